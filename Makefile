@@ -1,0 +1,94 @@
+# vpaudit - one plain Makefile.  `make` builds ./vpaudit; see README.md.
+CC      ?= cc
+CFLAGS  ?= -O2
+WARN    := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
+YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
+YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+CPPFLAGS += -I. -I/usr/include/openblas -MMD -MP $(YAML_CFLAGS)
+LDLIBS   += $(YAML_LIBS) -llapacke -lopenblas -lm -lpthread
+BUILD   ?= build
+
+LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
+            scenarios/*.c reports/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/replay/%)
+BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
+BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
+
+.PHONY: all test asan valgrind fuzz bench lint deps clean tests-bin
+all: vpaudit
+
+vpaudit: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libvpaudit.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libvpaudit.a tests/unit/harness.h
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvpaudit.a $(LDLIBS)
+
+$(BUILD)/replay/%: tests/fuzz/%.c tests/fuzz/replay.c $(BUILD)/libvpaudit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -DVPA_FUZZ_REPLAY $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(BUILD)/libvpaudit.a $(LDLIBS)
+
+$(BUILD)/bench/%: bench/%.c $(BUILD)/libvpaudit.a
+	@mkdir -p $(dir $@)
+	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvpaudit.a $(LDLIBS)
+
+tests-bin: vpaudit $(UNIT_BIN) $(REPLAY_BIN)
+
+# The whole suite; the last line is "N passed, N failed".
+test: tests-bin
+	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit sh tests/run.sh
+
+# Tests under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build folder.
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		LDFLAGS="-fsanitize=address,undefined" VPAUDIT_BIN=vpaudit-asan vpaudit-asan tests-bin-asan
+	@ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan sh tests/run.sh
+
+vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+tests-bin-asan: $(UNIT_BIN) $(REPLAY_BIN)
+
+valgrind: tests-bin
+	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit VPA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run.sh
+
+# libFuzzer builds (clang from Debian); run e.g. build-fuzz/fuzz_scores tests/fuzz/corpus/scores
+fuzz:
+	@mkdir -p build-fuzz
+	@for f in $(FUZZ_SRC); do \
+	  n=$$(basename $$f .c); \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -I/usr/include/openblas $(YAML_CFLAGS) \
+	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
+	  echo "built build-fuzz/$$n"; done
+
+bench: vpaudit $(BENCH_BIN)
+	@sh bench/run.sh
+
+# Layering: metrics/ includes only core/base.h; nothing but core/la.c includes cblas/lapacke.
+lint:
+	@! grep -n '#include' metrics/*.c metrics/*.h | grep -v -e '<' -e 'metrics.h"' -e 'core/base.h"' || \
+	  { echo "lint: metrics/ may include only core/base.h"; exit 1; }
+	@! grep -ln 'cblas.h\|lapacke.h' $$(ls */*.c | grep -v '^core/la.c$$') || \
+	  { echo "lint: only core/la.c may include cblas.h / lapacke.h"; exit 1; }
+	@! grep -n 'system(\|popen(' $(LIB_SRC) cli/main.c || { echo "lint: no system()/popen()"; exit 1; }
+	@echo "lint: ok"
+
+deps:
+	sh .ci/deps
+
+clean:
+	rm -rf build build-asan build-fuzz vpaudit vpaudit-asan
+
+-include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)

@@ -1,0 +1,9 @@
+/* PLACEHOLDER during development: replaced by the real command. */
+#include "cli/cli.h"
+#include <stdio.h>
+int cmd_metrics(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	fprintf(stderr, "vpaudit: error: 'metrics' is not implemented yet\n");
+	return 1;
+}

@@ -1,0 +1,9 @@
+/* PLACEHOLDER during development: replaced by the real command. */
+#include "cli/cli.h"
+#include <stdio.h>
+int cmd_report(int argc, char **argv)
+{
+	(void)argc; (void)argv;
+	fprintf(stderr, "vpaudit: error: 'report' is not implemented yet\n");
+	return 1;
+}

@@ -1,0 +1,102 @@
+/*
+ * cli/main.c - the command table.  `vpaudit help` is generated from it.
+ * exit() appears only here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *args;
+	const char *summary;
+};
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct command commands[] = {
+	{"run", cmd_run, "SCENARIO.yaml [-o OUTDIR] [--seed N] [--threads N] [--no-plots] [--quiet]",
+	 "build the scenario's targets, run its attacks, write the report, check its gates"},
+	{"validate", cmd_validate, "SCENARIO.yaml", "check a scenario file; silent and exit 0 when valid"},
+	{"report", cmd_report, "RESULTS.json [-o DIR]", "re-render HTML/PDF/JUnit from a results file"},
+	{"gate", cmd_gate, "RESULTS.json [--scenario S.yaml] [--baseline OLD.json]",
+	 "evaluate gates on a results file (exit 3 when one fails)"},
+	{"metrics", cmd_metrics, "SCORES [--key TRIALS] | --tar FILE --non FILE [options]",
+	 "EER, Cllr, Cllr_min, linkability, minDCF, ZEBRA of a score set"},
+	{"dp", cmd_dp, "epsilon|sigma|gaussian [options]", "differential-privacy accountant (RDP, Gaussian mechanisms)"},
+	{"exposure", cmd_exposure, "--canary X --candidates FILE [--extrapolate] [--json]",
+	 "canary exposure (Carlini et al. 2019)"},
+	{"version", cmd_version, "", "print the version"},
+	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
+};
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: vpaudit COMMAND [ARGS]\n\n"
+		   "vpaudit %s - privacy auditing and attack evaluation for speech and voice ML\n\n"
+		   "commands:\n", VPA_VERSION);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-9s %s\n            %s\n", commands[i].name, commands[i].args,
+			commands[i].summary);
+	fprintf(f, "\nexit status: 0 ok, 1 error, 2 usage, 3 a gate failed\n"
+		   "`vpaudit COMMAND --help` shows a command's options.\n");
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argv;
+	if (argc > 1)
+		return cli_usage_error("version", "takes no arguments");
+	printf("vpaudit %s\n", VPA_VERSION);
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	if (argc > 1) {
+		for (size_t i = 0; i < N_COMMANDS; i++)
+			if (!strcmp(argv[1], commands[i].name) && commands[i].fn != cmd_help &&
+			    commands[i].fn != cmd_version) {
+				char *av[] = {argv[1], "--help", NULL};
+				return commands[i].fn(2, av);
+			}
+		return cli_usage_error("help", "unknown command '%s'", argv[1]);
+	}
+	usage(stdout);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *name = argv[1];
+	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
+		name = "help";
+	else if (!strcmp(name, "--version"))
+		name = "version";
+	int rc = -1;
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name)) {
+			rc = commands[i].fn(argc - 1, argv + 1);
+			break;
+		}
+	if (rc < 0) {
+		fprintf(stderr, "vpaudit: error: unknown command '%s' (see 'vpaudit help')\n", name);
+		return 2;
+	}
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "vpaudit: error: cannot write to standard output: %s\n",
+			strerror(errno));
+		return rc ? rc : 1;
+	}
+	exit(rc);
+}

@@ -1,0 +1,374 @@
+/* core/base.c - errors, allocation, buffers, files, RNG.  See base.h. */
+#include "base.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+int vpa_quiet;
+
+void vpa_err_init(struct vpa_err *err)
+{
+	err->status = 0;
+	err->msg[0] = '\0';
+}
+
+int vpa_fail(struct vpa_err *err, int status, const struct vpa_loc *loc,
+	     const char *fmt, ...)
+{
+	if (!err || err->status)
+		return status;
+	size_t off = 0;
+	if (loc && loc->file) {
+		if (loc->line > 0 && loc->col > 0)
+			off = snprintf(err->msg, sizeof(err->msg), "%s:%ld:%ld: ",
+				       loc->file, loc->line, loc->col);
+		else if (loc->line > 0)
+			off = snprintf(err->msg, sizeof(err->msg), "%s:%ld: ",
+				       loc->file, loc->line);
+		else
+			off = snprintf(err->msg, sizeof(err->msg), "%s: ", loc->file);
+		if (off >= sizeof(err->msg))
+			off = sizeof(err->msg) - 1;
+	}
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err->msg + off, sizeof(err->msg) - off, fmt, ap);
+	va_end(ap);
+	/* One line: replace control characters a message may have picked up. */
+	for (char *p = err->msg; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	err->status = status;
+	return status;
+}
+
+int vpa_exit_code(int status)
+{
+	switch (status) {
+	case VPA_OK: return 0;
+	case VPA_EUSAGE: return 2;
+	case VPA_EGATE: return 3;
+	default: return 1;
+	}
+}
+
+void vpa_warn(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("vpaudit: warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+_Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "vpaudit: BUG at %s:%d: ", file, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}
+
+static _Noreturn void oom(size_t n)
+{
+	fprintf(stderr, "vpaudit: out of memory (allocating %zu bytes)\n", n);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+	if (!q)
+		oom(n);
+	return q;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = xmalloc(n);
+	memcpy(p, s, n);
+	return p;
+}
+
+size_t xmul(size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		VPA_BUG("size overflow: %zu * %zu", n, size);
+	return n * size;
+}
+
+void vpa_buf_init(struct vpa_buf *b)
+{
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+void vpa_buf_release(struct vpa_buf *b)
+{
+	free(b->data);
+	vpa_buf_init(b);
+}
+
+static void buf_grow(struct vpa_buf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void vpa_buf_add(struct vpa_buf *b, const void *p, size_t n)
+{
+	buf_grow(b, n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void vpa_buf_puts(struct vpa_buf *b, const char *s)
+{
+	vpa_buf_add(b, s, strlen(s));
+}
+
+void vpa_buf_printf(struct vpa_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		VPA_BUG("vsnprintf failed");
+	buf_grow(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+const char *vpa_buf_str(struct vpa_buf *b)
+{
+	buf_grow(b, 0);
+	b->data[b->len] = '\0';
+	return b->data;
+}
+
+int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *err)
+{
+	struct vpa_loc loc = {path, 0, 0};
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return vpa_fail(err, VPA_EIO, &loc, "cannot open: %s", strerror(errno));
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	char chunk[1 << 16];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		vpa_buf_add(&b, chunk, n);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		vpa_buf_release(&b);
+		return vpa_fail(err, VPA_EIO, &loc, "read error");
+	}
+	vpa_buf_str(&b);
+	*data = b.data;
+	*len = b.len;
+	return 0;
+}
+
+FILE *vpa_atomic_open(const char *path, struct vpa_atomic *a, struct vpa_err *err)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s.tmp.%ld", path, (long)getpid());
+	a->path = xstrdup(path);
+	a->tmp = b.data;
+	a->f = fopen(a->tmp, "wb");
+	if (!a->f) {
+		struct vpa_loc loc = {path, 0, 0};
+		vpa_fail(err, VPA_EIO, &loc, "cannot write: %s", strerror(errno));
+		free(a->path);
+		free(a->tmp);
+		a->path = a->tmp = NULL;
+		return NULL;
+	}
+	return a->f;
+}
+
+int vpa_atomic_commit(struct vpa_atomic *a, struct vpa_err *err)
+{
+	struct vpa_loc loc = {a->path, 0, 0};
+	int rc = 0;
+	int bad = ferror(a->f);
+	if (fclose(a->f) != 0 || bad) {
+		rc = vpa_fail(err, VPA_EIO, &loc, "write error");
+		remove(a->tmp);
+	} else if (rename(a->tmp, a->path) != 0) {
+		rc = vpa_fail(err, VPA_EIO, &loc, "cannot rename into place: %s",
+			      strerror(errno));
+		remove(a->tmp);
+	}
+	free(a->path);
+	free(a->tmp);
+	a->path = a->tmp = NULL;
+	a->f = NULL;
+	return rc;
+}
+
+void vpa_atomic_abort(struct vpa_atomic *a)
+{
+	if (a->f)
+		fclose(a->f);
+	if (a->tmp)
+		remove(a->tmp);
+	free(a->path);
+	free(a->tmp);
+	a->path = a->tmp = NULL;
+	a->f = NULL;
+}
+
+int vpa_mkdirs(const char *path, struct vpa_err *err)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+	for (char *s = p + 1;; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+				struct vpa_loc loc = {path, 0, 0};
+				rc = vpa_fail(err, VPA_EIO, &loc, "cannot create folder: %s",
+					      strerror(errno));
+				break;
+			}
+			*s = c;
+			if (c == '\0')
+				break;
+		}
+	}
+	struct stat st;
+	if (!rc && (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))) {
+		struct vpa_loc loc = {path, 0, 0};
+		rc = vpa_fail(err, VPA_EIO, &loc, "not a folder");
+	}
+	free(p);
+	return rc;
+}
+
+double vpa_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+void vpa_rng_seed(struct vpa_rng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+void vpa_rng_split(struct vpa_rng *child, uint64_t seed, const char *name)
+{
+	/* FNV-1a of the name, mixed with the seed. */
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		h ^= *p;
+		h *= 0x100000001b3ULL;
+	}
+	uint64_t x = seed ^ h;
+	vpa_rng_seed(child, splitmix64(&x) ^ h);
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+uint64_t vpa_rng_u64(struct vpa_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t result = rotl(s[1] * 5, 7) * 9;
+	uint64_t t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+double vpa_rng_uniform(struct vpa_rng *r)
+{
+	return (vpa_rng_u64(r) >> 11) * 0x1.0p-53;
+}
+
+uint64_t vpa_rng_below(struct vpa_rng *r, uint64_t n)
+{
+	if (n == 0)
+		VPA_BUG("vpa_rng_below(0)");
+	uint64_t lim = -n % n; /* 2^64 mod n */
+	for (;;) {
+		uint64_t x = vpa_rng_u64(r);
+		if (x >= lim)
+			return x % n;
+	}
+}
+
+double vpa_rng_normal(struct vpa_rng *r)
+{
+	/* Box-Muller; one value per call keeps streams independent of call pairing. */
+	double u1 = vpa_rng_uniform(r), u2 = vpa_rng_uniform(r);
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+void vpa_progress(const char *stage, size_t k, size_t n, double t0)
+{
+	if (vpa_quiet || !isatty(2))
+		return;
+	fprintf(stderr, "\r%s: %zu/%zu  %.1fs\033[K", stage, k, n, vpa_now() - t0);
+	if (k == n)
+		fputc('\n', stderr);
+	fflush(stderr);
+}

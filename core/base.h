@@ -1,0 +1,134 @@
+/*
+ * core/base.h - status codes, error context, allocation, small utilities.
+ *
+ * Every fallible function returns int (0 or a negative enum vpa_status) and
+ * takes `struct vpa_err *err` last.  vpa_fail() records the first error only,
+ * so an error raised deep in a call chain is the one the user reads.
+ *
+ * Messages follow git's style: lowercase, no full stop, say what is wrong and
+ * quote the subject.  With a location they read `path:line:col: message`
+ * (1-based; col omitted when 0, line omitted when 0).
+ */
+#ifndef VPA_BASE_H
+#define VPA_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdarg.h>
+
+#define VPA_VERSION "0.1.0"
+
+enum vpa_status {
+	VPA_OK = 0,
+	VPA_EINPUT = -1, /* bad user input: file contents, options, scenario */
+	VPA_EIO = -2,    /* cannot open / read / write */
+	VPA_ENOMEM = -3, /* allocation failed where we can recover */
+	VPA_EUSAGE = -4, /* command-line usage (exit status 2) */
+	VPA_ENUMERIC = -5, /* numeric failure the user must see */
+	VPA_EGATE = -6,  /* a gate failed (exit status 3) */
+};
+
+/* A place in a user file.  line and col are 1-based; 0 means unknown. */
+struct vpa_loc {
+	const char *file; /* borrowed */
+	long line;
+	long col;
+};
+
+struct vpa_err {
+	int status;     /* 0 until the first vpa_fail */
+	char msg[1024]; /* the full one-line message, location included */
+};
+
+void vpa_err_init(struct vpa_err *err);
+
+/*
+ * Record an error (the first one wins) and return `status`.
+ *   return vpa_fail(err, VPA_EINPUT, &loc, "expected a number, got '%s'", tok);
+ * gives  "scores.txt:12:7: expected a number, got 'abc'".
+ * loc may be NULL.  err may be NULL (the error is then dropped).
+ */
+int vpa_fail(struct vpa_err *err, int status, const struct vpa_loc *loc,
+	     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Exit status for a status code: 0, 1 (error), 2 (usage), 3 (gate). */
+int vpa_exit_code(int status);
+
+/* "vpaudit: warning: ..." on stderr.  Warnings are never silent. */
+void vpa_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Set to 1 by --quiet: suppresses vpa_progress (never warnings or errors). */
+extern int vpa_quiet;
+
+/* Broken invariant: our bug, not the user's.  Prints file:line and aborts. */
+#define VPA_BUG(...) vpa_bug(__FILE__, __LINE__, __VA_ARGS__)
+_Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...);
+
+/* Allocation that cannot fail (prints "out of memory" and aborts). */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+/* n * size with overflow check (aborts on overflow). */
+size_t xmul(size_t n, size_t size);
+
+/* Growable byte buffer. */
+struct vpa_buf {
+	char *data; /* owned, NUL-terminated when len > 0 or after vpa_buf_str */
+	size_t len, cap;
+};
+void vpa_buf_init(struct vpa_buf *b);
+void vpa_buf_release(struct vpa_buf *b);
+void vpa_buf_add(struct vpa_buf *b, const void *p, size_t n);
+void vpa_buf_puts(struct vpa_buf *b, const char *s);
+void vpa_buf_printf(struct vpa_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+const char *vpa_buf_str(struct vpa_buf *b); /* borrowed, valid until next add */
+
+/*
+ * Read a whole file into memory (NUL-terminated; *len excludes the NUL).
+ * Caller frees *data with free().
+ */
+int vpa_read_file(const char *path, char **data /* OUT */, size_t *len /* OUT */,
+		  struct vpa_err *err);
+
+/*
+ * Atomic output: write to `path.tmp.PID`, then rename over `path`.
+ *   FILE *f = vpa_atomic_open(path, &a, err); ... vpa_atomic_commit(&a, err);
+ * On error call vpa_atomic_abort(&a) (removes the temporary).
+ */
+struct vpa_atomic {
+	char *path; /* owned */
+	char *tmp;  /* owned */
+	FILE *f;
+};
+FILE *vpa_atomic_open(const char *path, struct vpa_atomic *a, struct vpa_err *err);
+int vpa_atomic_commit(struct vpa_atomic *a, struct vpa_err *err);
+void vpa_atomic_abort(struct vpa_atomic *a);
+
+/* mkdir -p; 0 or VPA_EIO. */
+int vpa_mkdirs(const char *path, struct vpa_err *err);
+
+/* Seconds since an arbitrary epoch (monotonic). */
+double vpa_now(void);
+
+/*
+ * Random numbers: xoshiro256** seeded through splitmix64.  One generator per
+ * component: vpa_rng_split(parent, "name") derives an independent stream from
+ * a parent seed and a name, so results do not depend on call order or threads.
+ */
+struct vpa_rng {
+	uint64_t s[4];
+};
+void vpa_rng_seed(struct vpa_rng *r, uint64_t seed);
+void vpa_rng_split(struct vpa_rng *child /* OUT */, uint64_t seed, const char *name);
+uint64_t vpa_rng_u64(struct vpa_rng *r);
+double vpa_rng_uniform(struct vpa_rng *r);          /* [0, 1) */
+uint64_t vpa_rng_below(struct vpa_rng *r, uint64_t n); /* [0, n), unbiased */
+double vpa_rng_normal(struct vpa_rng *r);           /* N(0, 1) */
+
+/* Progress line on stderr when it is a terminal and not quiet. */
+void vpa_progress(const char *stage, size_t k, size_t n, double t0);
+
+#endif

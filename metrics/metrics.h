@@ -1,0 +1,298 @@
+/*
+ * metrics/metrics.h - the metrics engine: pure functions over scores and
+ * counts.  No I/O, no exit, no globals.  Includes only core/base.h.
+ *
+ * Definitions follow ../shared/DESIGN.md "Definitions" to the letter (BOSARIS /
+ * pyllr for PAV and ROCCH, the VoicePrivacy evaluation code for linkability and
+ * ZEBRA, TF Privacy for exposure, Google dp_accounting for RDP).
+ *
+ * Scores are double, "higher = more likely same source".  A score set is two
+ * arrays (target, non-target), each SORTED ASCENDING (vpa_sort_scores) and
+ * free of NaN/inf (the readers reject those).  Sorting happens once; every
+ * metric walks the two sorted arrays in one merge pass, so 115M trials cost
+ * one sort and a few linear passes.
+ *
+ * Optional per-trial weights (w_tar, w_non, same order as the sorted scores)
+ * let the bootstrap reuse the sorted order: a resample is a weight vector, not
+ * a new array.  NULL weights mean 1 for every trial.
+ */
+#ifndef VPA_METRICS_H
+#define VPA_METRICS_H
+
+#include "../core/base.h"
+
+/* ---- sorting ------------------------------------------------------------ */
+
+/*
+ * Sort x[0..n) ascending in place (LSD/MSD radix on the IEEE-754 bit pattern;
+ * -0.0 and +0.0 compare equal afterwards only if the caller normalised them:
+ * vpa_sort_scores maps -0.0 to +0.0 first).  If perm is not NULL it is
+ * permuted alongside (perm[i] moves with x[i]).  No NaN allowed.
+ */
+void vpa_sort_scores(double *x, uint32_t *perm /* may be NULL */, size_t n);
+
+/* ---- score sets --------------------------------------------------------- */
+
+struct vpa_scores {
+	const double *tar; /* (n_tar), sorted ascending, borrowed */
+	size_t n_tar;
+	const double *non; /* (n_non), sorted ascending, borrowed */
+	size_t n_non;
+	const double *w_tar; /* (n_tar) weights or NULL, borrowed */
+	const double *w_non; /* (n_non) weights or NULL, borrowed */
+};
+
+/* ---- PAV (ties pooled, BOSARIS / pyllr convention) ---------------------- */
+
+/*
+ * One block of the pool-adjacent-violators fit of P(target | score) on the
+ * merged sorted scores.  Tied scores are always in one block.  Blocks are in
+ * ascending score order; their posteriors t/(t+n) are non-decreasing.
+ */
+struct vpa_pav_block {
+	double lo, hi; /* smallest and largest score in the block */
+	double t, n;   /* (weighted) target and non-target counts */
+};
+
+struct vpa_pav {
+	struct vpa_pav_block *b; /* (n_blocks), owned */
+	size_t n_blocks;
+	double n_tar, n_non; /* totals (weighted), excluding laplace dummies */
+};
+
+/*
+ * Fit PAV.  laplace = 1 adds the dummy trials of the VoicePrivacy
+ * `optimal_llr(laplace=True)`: a target then a non-target below every score,
+ * and a target then a non-target above every score (each a block of its own
+ * before pooling); used by ZEBRA's worst-case strength of evidence.
+ * Errors: an empty class (VPA_EINPUT, "no target scores"/"no non-target scores").
+ */
+int vpa_pav_fit(const struct vpa_scores *s, int laplace, struct vpa_pav *out,
+		struct vpa_err *err);
+void vpa_pav_release(struct vpa_pav *p);
+
+/* LLR of a block: log(t/n) - log(N_tar/N_non)  (may be +-inf). */
+double vpa_pav_llr(const struct vpa_pav *p, size_t i);
+
+/* ---- individual metrics ------------------------------------------------- */
+
+/*
+ * ROC-convex-hull EER (BOSARIS rocch2eer) from a PAV fit without laplace.
+ * *threshold: a score on the hull segment where the EER is met (the boundary
+ * between the two blocks that make the segment's end points; midpoint of the
+ * gap between them).
+ */
+double vpa_eer_rocch(const struct vpa_pav *p, double *threshold /* OUT, may be NULL */);
+
+/*
+ * Threshold-sweep EER (DESIGN.md): thresholds at every distinct score scanned
+ * from the highest to the lowest, accept score >= threshold; the first index
+ * minimising |P_miss - P_fa|; EER = (P_miss + P_fa) / 2 there.
+ */
+double vpa_eer_sweep(const struct vpa_scores *s, double *threshold /* OUT, may be NULL */);
+
+/*
+ * Cllr in bits, scores read as natural-log LRs, computed with a stable softplus:
+ * 1/2 [ mean_tar log2(1+e^-s) + mean_non log2(1+e^s) ].  Arrays need not be sorted.
+ */
+double vpa_cllr(const struct vpa_scores *s);
+
+/* Cllr of the PAV-calibrated LLRs (no laplace); <= Cllr and <= 1. */
+double vpa_cllr_min(const struct vpa_pav *p);
+
+/*
+ * Normalised minimum detection cost: min over thresholds of
+ * (p_target C_miss P_miss + (1-p_target) C_fa P_fa) / min(p_target C_miss, (1-p_target) C_fa).
+ */
+double vpa_min_dcf(const struct vpa_scores *s, double p_target, double c_miss,
+		   double c_fa, double *threshold /* OUT, may be NULL */);
+
+/*
+ * DET points: for every distinct score t (ascending) the operating point of
+ * "accept score >= t", plus the point of accepting nothing (threshold +inf,
+ * P_miss = 1, P_fa = 0).  emit returns non-zero to stop.
+ */
+typedef int (*vpa_det_emit)(void *ctx, double threshold, double p_miss, double p_fa);
+void vpa_det_walk(const struct vpa_scores *s, vpa_det_emit emit, void *ctx);
+
+/*
+ * At most max_points DET points chosen for plotting (evenly in probit space,
+ * always including the extremes and the EER point).  Returns the count.
+ */
+size_t vpa_det_sample(const struct vpa_scores *s, size_t max_points,
+		      double *p_miss /* OUT (max_points) */, double *p_fa /* OUT (max_points) */);
+
+/* ---- linkability (Gomez-Barrero et al. 2017, VoicePrivacy code) --------- */
+
+struct vpa_linkability {
+	int defined;    /* 0 when fewer than 10 mated scores (no bins) */
+	double dsys;    /* D<->sys in [0,1]; NAN when undefined */
+	size_t n_bins;
+	double *centers; /* (n_bins) bin centres, owned */
+	double *p_mated; /* (n_bins) histogram density p(s|H), owned */
+	double *p_non;   /* (n_bins) density p(s|notH), owned */
+	double *d_local; /* (n_bins) local D(s), owned */
+};
+
+/*
+ * mated = target scores, non = non-target scores (sorted or not; weights as in
+ * struct vpa_scores).  n_bins = 0 picks the default min(floor(n_mated/10), 100).
+ * omega > 0.  Errors: empty non-mated set.
+ */
+int vpa_linkability(const struct vpa_scores *s, double omega, size_t n_bins,
+		    struct vpa_linkability *out, struct vpa_err *err);
+void vpa_linkability_release(struct vpa_linkability *l);
+
+/* ---- ZEBRA (Nautsch et al. 2020, VoicePrivacy code) --------------------- */
+
+struct vpa_zebra {
+	double dece;           /* D_ECE in bits */
+	double log10_lr_worst; /* max |LLR| / ln 10 over laplace-smoothed PAV LLRs */
+	char category;         /* '0', 'A'..'F' */
+};
+
+int vpa_zebra(const struct vpa_scores *s, struct vpa_zebra *out, struct vpa_err *err);
+
+/* ---- everything at once ------------------------------------------------- */
+
+struct vpa_metrics_opts {
+	double omega;     /* linkability prior ratio, default 1 */
+	size_t bins;      /* linkability bins, 0 = default */
+	double p_target;  /* min DCF prior, default 0.01 */
+	double c_miss, c_fa; /* default 1, 1 */
+};
+void vpa_metrics_opts_init(struct vpa_metrics_opts *o);
+
+struct vpa_metrics {
+	size_t n_tar, n_non;
+	double eer, eer_threshold;             /* ROCCH */
+	double eer_sweep, eer_sweep_threshold;
+	double cllr, cllr_min;
+	double min_dcf, min_dcf_threshold;
+	double linkability;  /* NAN when undefined */
+	int linkability_defined;
+	struct vpa_zebra zebra;
+	double frac_tied;    /* fraction of trials whose score equals another trial's */
+};
+
+/* All of the above on one sorted score set.  Errors: an empty class. */
+int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
+		    struct vpa_metrics *m /* OUT */, struct vpa_err *err);
+
+/* ---- bootstrap confidence intervals ------------------------------------- */
+
+/*
+ * Percentile bootstrap for EER (ROCCH), Cllr_min and linkability.
+ * If ids are given (tar_e/tar_t/non_e/non_t: enrolment and test identity
+ * index of each trial in the sorted order, in [0, n_e) and [0, n_t)), each
+ * replicate resamples enrolment identities and test identities with
+ * replacement and weights each trial by (count of its enrolment id) x (count
+ * of its test id); otherwise it resamples trials (multinomial weights).
+ * The sorted order is reused: a replicate is a weight vector.
+ */
+struct vpa_ci_opts {
+	double level;     /* e.g. 0.95 */
+	size_t reps;      /* default 1000 */
+	uint64_t seed;
+	const uint32_t *tar_e, *tar_t, *non_e, *non_t; /* all NULL or all set */
+	size_t n_e, n_t;
+	double omega;
+	size_t bins;
+};
+struct vpa_ci {
+	int by_identity;  /* 1: identities resampled; 0: trials */
+	size_t reps, reps_used; /* replicates drawn / with both classes present */
+	double eer_lo, eer_hi, cllr_min_lo, cllr_min_hi, link_lo, link_hi;
+};
+int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
+		     struct vpa_ci *out, struct vpa_err *err);
+
+/* ---- closed-set identification ------------------------------------------ */
+
+/*
+ * Rank of the true candidate among n scores (1 = best).  Ties count half
+ * (rank = 1 + #{higher} + #{tied others}/2), so chance rank is (n+1)/2.
+ */
+double vpa_rank(const double *scores, size_t n, size_t true_idx);
+
+struct vpa_ident {
+	size_t n_probes, population;
+	double mean_rank, mean_norm_rank; /* norm rank = rank / population */
+	double chance_rank;               /* (population + 1) / 2 */
+	double top1, top5, top10;         /* fraction of probes with rank <= k */
+};
+/* scores: (n_probes, population) row-major; truth: (n_probes) column index. */
+int vpa_identification(const double *scores, size_t n_probes, size_t population,
+		       const size_t *truth, struct vpa_ident *out, struct vpa_err *err);
+
+/* ---- exposure (Carlini et al. 2019, TF Privacy conventions) ------------- */
+
+/* log2 N - log2(1 + #{candidates <= canary}); N = n candidates. */
+double vpa_exposure_exact(double canary, const double *cand, size_t n);
+
+struct vpa_skewnorm {
+	double loc, scale, shape; /* xi, omega, alpha */
+};
+/* Maximum-likelihood fit (n >= 3, not all equal). */
+int vpa_skewnorm_fit(const double *x, size_t n, struct vpa_skewnorm *out,
+		     struct vpa_err *err);
+/* log of the skew-normal CDF, accurate in the far left tail. */
+double vpa_skewnorm_logcdf(const struct vpa_skewnorm *d, double x);
+/* -log2 F(canary) with F the fitted skew-normal CDF. */
+double vpa_exposure_extrapolated(double canary, const struct vpa_skewnorm *d);
+
+/* ---- d-exposure (Helali et al. 2020) ------------------------------------ */
+
+struct vpa_dexp_class {
+	double canary_conf;     /* conf of class C_i for the canary in context */
+	const double *ref_conf; /* (n_ref) conf of C_i for each reference word, borrowed */
+	size_t n_ref;           /* |C_i| */
+};
+/*
+ * per_class[i] = -log2 Pr_{w in C_i}[conf(w) >= conf(s)], the probability
+ * being max(#{w: conf(w) >= conf(s)}, 1) / |C_i| (ties count against the
+ * canary; clamped at the set's resolution so it never exceeds log2 |C_i|).
+ * max_class[i] = log2 |C_i|.  *mean = their average.  Errors: an empty class.
+ */
+int vpa_dexposure(const struct vpa_dexp_class *c, size_t k, double *per_class /* OUT (k) */,
+		  double *max_class /* OUT (k) */, double *mean /* OUT */,
+		  struct vpa_err *err);
+
+/* ---- differential privacy ----------------------------------------------- */
+
+/* The order grid of Google's dp_accounting: 1.1..10.9 step 0.1, 11..63, 128, 256, 512, 1024. */
+size_t vpa_rdp_orders(double *orders /* OUT, at least 160 */);
+
+/*
+ * RDP of one step of the Poisson-sampled Gaussian mechanism at order alpha
+ * (Mironov, Talwar, Zhang 2019; integer and fractional orders).  q in [0,1],
+ * sigma = noise multiplier > 0.
+ */
+double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha);
+
+/*
+ * (epsilon, delta) after `steps` steps, minimised over the order grid with
+ * eps = rdp + log1p(-1/a) - (log(delta) + log(a)) / (a - 1).
+ */
+int vpa_dp_epsilon(double q, double sigma, double steps, double delta,
+		   double *eps /* OUT */, double *order /* OUT, may be NULL */,
+		   struct vpa_err *err);
+
+/* Smallest noise multiplier with epsilon <= target (monotone search). */
+int vpa_dp_sigma(double q, double eps, double steps, double delta,
+		 double *sigma /* OUT */, struct vpa_err *err);
+
+/* Classical Gaussian mechanism: S sqrt(2 ln(1.25/delta)) / eps (valid for eps < 1). */
+double vpa_gauss_classic_sigma(double eps, double delta, double sens);
+
+/* Analytic Gaussian mechanism (Balle & Wang 2018): smallest sigma. */
+int vpa_gauss_analytic_sigma(double eps, double delta, double sens,
+			     double *sigma /* OUT */, struct vpa_err *err);
+/* Inverse: the epsilon a release with noise sigma gives at delta. */
+int vpa_gauss_analytic_epsilon(double sigma, double delta, double sens,
+			       double *eps /* OUT */, struct vpa_err *err);
+
+/* SNR of a noised update: ||update||_2 / ||noise||_2 (inf when noise is 0). */
+double vpa_snr(const double *update, const double *noise, size_t n);
+
+#endif

@@ -1,0 +1,72 @@
+/* tests/unit/test_base.c - errors, buffers, RNG. */
+#include "core/base.h"
+#include "harness.h"
+
+static void test_fail_keeps_first(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_loc loc = {"a.txt", 3, 7};
+	CHECK(vpa_fail(&err, VPA_EINPUT, &loc, "expected %s", "x") == VPA_EINPUT);
+	vpa_fail(&err, VPA_EIO, NULL, "second");
+	CHECK_STR(err.msg, "a.txt:3:7: expected x");
+	CHECK(err.status == VPA_EINPUT);
+	struct vpa_err e2;
+	vpa_err_init(&e2);
+	struct vpa_loc l2 = {"b", 2, 0};
+	vpa_fail(&e2, VPA_EINPUT, &l2, "bad\nline");
+	CHECK_STR(e2.msg, "b:2: bad line");
+}
+
+static void test_exit_codes(void)
+{
+	CHECK(vpa_exit_code(0) == 0);
+	CHECK(vpa_exit_code(VPA_EINPUT) == 1);
+	CHECK(vpa_exit_code(VPA_EUSAGE) == 2);
+	CHECK(vpa_exit_code(VPA_EGATE) == 3);
+}
+
+static void test_buf(void)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	for (int i = 0; i < 1000; i++)
+		vpa_buf_printf(&b, "%d,", i);
+	CHECK(b.len == 3890);
+	CHECK(!strncmp(vpa_buf_str(&b), "0,1,2,", 6));
+	vpa_buf_release(&b);
+}
+
+static void test_rng(void)
+{
+	struct vpa_rng a, b, c;
+	vpa_rng_split(&a, 42, "x");
+	vpa_rng_split(&b, 42, "x");
+	vpa_rng_split(&c, 42, "y");
+	CHECK(vpa_rng_u64(&a) == vpa_rng_u64(&b));
+	CHECK(vpa_rng_u64(&a) != vpa_rng_u64(&c));
+	/* Moments of the normal generator. */
+	double s = 0, s2 = 0;
+	int n = 200000;
+	for (int i = 0; i < n; i++) {
+		double x = vpa_rng_normal(&a);
+		s += x;
+		s2 += x * x;
+	}
+	CHECK_NEAR(s / n, 0.0, 0.01);
+	CHECK_NEAR(s2 / n, 1.0, 0.02);
+	int counts[3] = {0, 0, 0};
+	for (int i = 0; i < 30000; i++)
+		counts[vpa_rng_below(&a, 3)]++;
+	for (int k = 0; k < 3; k++)
+		CHECK(counts[k] > 9500 && counts[k] < 10500);
+}
+
+int main(void)
+{
+	RUN(test_fail_keeps_first);
+	RUN(test_exit_codes);
+	RUN(test_buf);
+	RUN(test_rng);
+	return DONE();
+}
