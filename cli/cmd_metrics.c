@@ -1,9 +1,472 @@
-/* PLACEHOLDER during development: replaced by the real command. */
+/*
+ * cli/cmd_metrics.c - `vpaudit metrics`: evaluate one score set.
+ *
+ * Reads the trials (core/io.h), sorts each class once (radix), runs every
+ * metric on the sorted arrays (metrics/metrics.h), optionally a bootstrap CI,
+ * DET points and plots, and prints a table or one JSON object.  All output
+ * (files and stdout) is produced only after every computation succeeded.
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli/cli.h"
-#include <stdio.h>
+#include "core/io.h"
+#include "core/json.h"
+#include "metrics/metrics.h"
+#include "reports/report.h"
+
+static const char usage_text[] =
+	"usage: vpaudit metrics SCORES [--key TRIALS] [options]\n"
+	"       vpaudit metrics --tar FILE --non FILE [options]\n"
+	"\n"
+	"SCORES has lines 'score label' or 'enroll test score label' (label target/nontarget,\n"
+	"tar/non or 1/0); with --key, SCORES has Kaldi lines 'enroll test score' and TRIALS\n"
+	"'enroll test target|nontarget', joined on (enroll, test).  --tar/--non take one score\n"
+	"per line or a 1-D .npy (float32/float64).\n"
+	"\n"
+	"options:\n"
+	"  --json             one JSON object on stdout instead of the table\n"
+	"  --omega W          linkability prior ratio (default 1)\n"
+	"  --bins N           linkability bins (default min(floor(n_target/10), 100))\n"
+	"  --p-target P       prior for min DCF (default 0.01, unit costs)\n"
+	"  --det FILE         write DET points: threshold p_miss p_fa\n"
+	"  --plot DIR         DET curve and linkability figure as SVG and PDF (gnuplot)\n"
+	"  --ci LEVEL         bootstrap confidence intervals (e.g. 0.95) for EER, Cllr_min,\n"
+	"                     linkability; resamples identities when ids are given\n"
+	"  --ci-reps N        bootstrap replicates (default 1000)\n"
+	"  --seed N           bootstrap seed (default 1)\n"
+	"  -h, --help         this text\n"
+	"\n"
+	"Scores are 'higher = same source'; Cllr reads them as natural-log LRs.\n"
+	"Exit status: 0 ok, 1 bad input, 2 usage.\n";
+
+struct opts {
+	const char *scores, *key, *tar, *non, *det, *plot;
+	int json;
+	struct vpa_metrics_opts m;
+	double ci_level;
+	unsigned long ci_reps, seed;
+};
+
+/* Sort one class; carry its id columns along when present. */
+static void sort_class(double *x, uint32_t *e, uint32_t *t, size_t n)
+{
+	if (!e) {
+		vpa_sort_scores(x, NULL, n);
+		return;
+	}
+	uint32_t *perm = xmalloc(xmul(n, sizeof(*perm)));
+	uint32_t *tmp = xmalloc(xmul(n, sizeof(*tmp)));
+	for (size_t i = 0; i < n; i++)
+		perm[i] = (uint32_t)i;
+	vpa_sort_scores(x, perm, n);
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = e[perm[i]];
+	memcpy(e, tmp, n * sizeof(*e));
+	for (size_t i = 0; i < n; i++)
+		tmp[i] = t[perm[i]];
+	memcpy(t, tmp, n * sizeof(*t));
+	free(tmp);
+	free(perm);
+}
+
+static int load(const struct opts *o, struct vpa_trials *tr, struct vpa_err *err)
+{
+	if (o->tar) {
+		int rc = vpa_read_score_list(o->tar, &tr->tar, &tr->n_tar, err);
+		if (!rc)
+			rc = vpa_read_score_list(o->non, &tr->non, &tr->n_non, err);
+		return rc;
+	}
+	if (o->key)
+		return vpa_read_scores_key(o->scores, o->key, tr, err);
+	return vpa_read_scores(o->scores, tr, err);
+}
+
+struct det_file {
+	struct vpa_buf *b;
+};
+
+static int det_emit(void *ctx, double thr, double p_miss, double p_fa)
+{
+	struct vpa_buf *b = ctx;
+	if (isinf(thr))
+		vpa_buf_printf(b, "inf %.10g %.10g\n", p_miss, p_fa);
+	else
+		vpa_buf_printf(b, "%.17g %.10g %.10g\n", thr, p_miss, p_fa);
+	return 0;
+}
+
+static struct vpa_json *num_array(const double *x, size_t n)
+{
+	struct vpa_json *a = vpa_json_arr();
+	for (size_t i = 0; i < n; i++)
+		vpa_json_push(a, vpa_json_num(x[i]));
+	return a;
+}
+
+static struct vpa_json *det_figure(const struct vpa_scores *s, const char *name, double eer)
+{
+	enum { MAXP = 300 };
+	double pm[MAXP], pf[MAXP];
+	size_t k = vpa_det_sample(s, MAXP, pm, pf);
+	struct vpa_json *fig = vpa_json_obj(), *series = vpa_json_arr(), *one = vpa_json_obj();
+	vpa_json_set_str(fig, "type", "det");
+	vpa_json_set_str(fig, "id", "det");
+	vpa_json_set_str(fig, "title", "DET curve");
+	vpa_json_set_str(one, "name", name);
+	vpa_json_set(one, "p_miss", num_array(pm, k));
+	vpa_json_set(one, "p_fa", num_array(pf, k));
+	vpa_json_set_num(one, "eer", eer);
+	vpa_json_push(series, one);
+	vpa_json_set(fig, "series", series);
+	return fig;
+}
+
+static struct vpa_json *link_figure(const struct vpa_linkability *l, double omega)
+{
+	struct vpa_json *fig = vpa_json_obj();
+	vpa_json_set_str(fig, "type", "linkability");
+	vpa_json_set_str(fig, "id", "linkability");
+	vpa_json_set_str(fig, "title", "Linkability");
+	vpa_json_set(fig, "centers", num_array(l->centers, l->n_bins));
+	vpa_json_set(fig, "p_mated", num_array(l->p_mated, l->n_bins));
+	vpa_json_set(fig, "p_non", num_array(l->p_non, l->n_bins));
+	vpa_json_set(fig, "d_local", num_array(l->d_local, l->n_bins));
+	vpa_json_set_num(fig, "dsys", l->dsys);
+	vpa_json_set_num(fig, "omega", omega);
+	return fig;
+}
+
+/* Render a figure to SVG and PDF bytes (nothing written yet). */
+static int render(const struct vpa_json *fig, struct vpa_buf *svg, struct vpa_buf *pdf,
+		  struct vpa_err *err)
+{
+	int rc = vpa_plot_render(fig, "svg", svg, err);
+	if (!rc)
+		rc = vpa_plot_render(fig, "pdf", pdf, err);
+	return rc;
+}
+
+static int write_bytes(const char *path, const struct vpa_buf *b, struct vpa_err *err)
+{
+	struct vpa_atomic a;
+	FILE *f = vpa_atomic_open(path, &a, err);
+	if (!f)
+		return err->status;
+	if (b->len)
+		fwrite(b->data, 1, b->len, f);
+	return vpa_atomic_commit(&a, err);
+}
+
+static const char *source_name(const struct opts *o)
+{
+	return o->scores ? o->scores : o->tar;
+}
+
+static void warnings(const struct opts *o, const struct vpa_metrics *m)
+{
+	const char *src = source_name(o);
+	if (m->eer > 0.5)
+		vpa_warn("%s: EER %.1f%% is above 50%%: scores may be reversed (higher must mean same source)",
+			 src, 100 * m->eer);
+	if (m->n_tar < 100)
+		vpa_warn("%s: only %zu target trials: the metrics are unreliable", src, m->n_tar);
+	if (m->n_non < 100)
+		vpa_warn("%s: only %zu non-target trials: the metrics are unreliable", src, m->n_non);
+	if (m->frac_tied > 0.1)
+		vpa_warn("%s: %.0f%% of the trials have tied scores: a threshold cannot split them",
+			 src, 100 * m->frac_tied);
+	if (!m->linkability_defined)
+		vpa_warn("%s: linkability is undefined with fewer than 10 target (mated) scores", src);
+}
+
+static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *m,
+				const struct vpa_ci *ci, size_t n_bins)
+{
+	struct vpa_json *j = vpa_json_obj(), *z = vpa_json_obj();
+	vpa_json_set_num(j, "n_target", (double)m->n_tar);
+	vpa_json_set_num(j, "n_nontarget", (double)m->n_non);
+	vpa_json_set_num(j, "eer", m->eer);
+	vpa_json_set_num(j, "eer_threshold", m->eer_threshold);
+	vpa_json_set_num(j, "eer_sweep", m->eer_sweep);
+	vpa_json_set_num(j, "eer_sweep_threshold", m->eer_sweep_threshold);
+	vpa_json_set_num(j, "cllr", m->cllr);
+	vpa_json_set_num(j, "cllr_min", m->cllr_min);
+	vpa_json_set(j, "linkability",
+		     m->linkability_defined ? vpa_json_num(m->linkability) : vpa_json_null());
+	vpa_json_set_num(j, "linkability_bins", (double)n_bins);
+	vpa_json_set_num(j, "omega", o->m.omega);
+	vpa_json_set_num(j, "min_dcf", m->min_dcf);
+	vpa_json_set_num(j, "min_dcf_threshold", m->min_dcf_threshold);
+	vpa_json_set_num(j, "p_target", o->m.p_target);
+	vpa_json_set_num(z, "dece", m->zebra.dece);
+	vpa_json_set_num(z, "log10_lr_worst", m->zebra.log10_lr_worst);
+	char cat[2] = {m->zebra.category, 0};
+	vpa_json_set_str(z, "category", cat);
+	vpa_json_set(j, "zebra", z);
+	vpa_json_set_num(j, "tied_fraction", m->frac_tied);
+	if (ci) {
+		struct vpa_json *c = vpa_json_obj(), *a;
+		vpa_json_set_num(c, "level", o->ci_level);
+		vpa_json_set_str(c, "method", ci->by_identity ? "bootstrap-identities" : "bootstrap-trials");
+		vpa_json_set_num(c, "reps", (double)ci->reps);
+		vpa_json_set_num(c, "reps_used", (double)ci->reps_used);
+		vpa_json_set_num(c, "seed", (double)o->seed);
+		double v[3][2] = {{ci->eer_lo, ci->eer_hi}, {ci->cllr_min_lo, ci->cllr_min_hi},
+				  {ci->link_lo, ci->link_hi}};
+		const char *names[3] = {"eer", "cllr_min", "linkability"};
+		for (int i = 0; i < 3; i++) {
+			a = vpa_json_arr();
+			vpa_json_push(a, vpa_json_num(v[i][0]));
+			vpa_json_push(a, vpa_json_num(v[i][1]));
+			vpa_json_set(c, names[i], a);
+		}
+		vpa_json_set(j, "ci", c);
+	}
+	return j;
+}
+
+static void print_table(struct vpa_buf *b, const struct opts *o, const struct vpa_metrics *m,
+			const struct vpa_ci *ci, size_t n_bins)
+{
+	if (o->scores)
+		vpa_buf_printf(b, "scores          %s%s%s\n", o->scores, o->key ? " joined with " : "",
+			       o->key ? o->key : "");
+	else
+		vpa_buf_printf(b, "scores          target %s, non-target %s\n", o->tar, o->non);
+	vpa_buf_printf(b, "trials          %zu target, %zu non-target\n", m->n_tar, m->n_non);
+	vpa_buf_printf(b, "EER (ROCCH)     %8.4f %%   threshold %.6g\n", 100 * m->eer, m->eer_threshold);
+	vpa_buf_printf(b, "EER (sweep)     %8.4f %%   threshold %.6g\n", 100 * m->eer_sweep,
+		       m->eer_sweep_threshold);
+	vpa_buf_printf(b, "Cllr            %8.4f bits\n", m->cllr);
+	vpa_buf_printf(b, "Cllr_min        %8.4f bits\n", m->cllr_min);
+	vpa_buf_printf(b, "min DCF         %8.4f     p_target %g, threshold %.6g\n", m->min_dcf,
+		       o->m.p_target, m->min_dcf_threshold);
+	if (m->linkability_defined)
+		vpa_buf_printf(b, "linkability     %8.4f     D<->sys, omega %g, %zu bins\n", m->linkability,
+			       o->m.omega, n_bins);
+	else
+		vpa_buf_printf(b, "linkability     undefined  (fewer than 10 target scores)\n");
+	vpa_buf_printf(b, "ZEBRA D_ECE     %8.4f bits\n", m->zebra.dece);
+	vpa_buf_printf(b, "ZEBRA log10 LR  %8.4f     worst case, category %c\n", m->zebra.log10_lr_worst,
+		       m->zebra.category);
+	if (ci) {
+		vpa_buf_printf(b, "%g%% confidence intervals: percentile bootstrap over %s, %zu replicates "
+				  "(%zu used), seed %lu\n",
+			       100 * o->ci_level, ci->by_identity ? "enrolment and test identities" : "trials",
+			       ci->reps, ci->reps_used, o->seed);
+		vpa_buf_printf(b, "  EER           [%.4f %%, %.4f %%]\n", 100 * ci->eer_lo, 100 * ci->eer_hi);
+		vpa_buf_printf(b, "  Cllr_min      [%.4f, %.4f] bits\n", ci->cllr_min_lo, ci->cllr_min_hi);
+		if (m->linkability_defined)
+			vpa_buf_printf(b, "  linkability   [%.4f, %.4f]\n", ci->link_lo, ci->link_hi);
+	}
+}
+
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { O_KEY = 256, O_TAR, O_NON, O_JSON, O_OMEGA, O_BINS, O_PT, O_DET, O_PLOT, O_CI,
+	       O_REPS, O_SEED };
+	static const struct option lo[] = {
+		{"key", required_argument, 0, O_KEY},   {"tar", required_argument, 0, O_TAR},
+		{"non", required_argument, 0, O_NON},   {"json", no_argument, 0, O_JSON},
+		{"omega", required_argument, 0, O_OMEGA}, {"bins", required_argument, 0, O_BINS},
+		{"p-target", required_argument, 0, O_PT}, {"det", required_argument, 0, O_DET},
+		{"plot", required_argument, 0, O_PLOT}, {"ci", required_argument, 0, O_CI},
+		{"ci-reps", required_argument, 0, O_REPS}, {"seed", required_argument, 0, O_SEED},
+		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+	unsigned long ul;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_KEY: o->key = optarg; break;
+		case O_TAR: o->tar = optarg; break;
+		case O_NON: o->non = optarg; break;
+		case O_JSON: o->json = 1; break;
+		case O_OMEGA:
+			if (cli_double("--omega", optarg, 0, INFINITY, 1, &o->m.omega))
+				return 2;
+			break;
+		case O_BINS:
+			if (cli_ulong("--bins", optarg, 1, 1000000, &ul))
+				return 2;
+			o->m.bins = ul;
+			break;
+		case O_PT:
+			if (cli_double("--p-target", optarg, 0, 1, 1, &o->m.p_target) || o->m.p_target >= 1) {
+				if (o->m.p_target >= 1)
+					fprintf(stderr, "vpaudit: error: --p-target must be in (0, 1), got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case O_DET: o->det = optarg; break;
+		case O_PLOT: o->plot = optarg; break;
+		case O_CI:
+			if (cli_double("--ci", optarg, 0, 1, 1, &o->ci_level) || o->ci_level >= 1) {
+				if (o->ci_level >= 1)
+					fprintf(stderr, "vpaudit: error: --ci must be in (0, 1), got '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case O_REPS:
+			if (cli_ulong("--ci-reps", optarg, 10, 1000000, &o->ci_reps))
+				return 2;
+			break;
+		case O_SEED:
+			if (cli_ulong("--seed", optarg, 0, ULONG_MAX, &o->seed))
+				return 2;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			return cli_usage_error("metrics", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("metrics", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->scores = argv[optind++];
+	if (optind < argc)
+		return cli_usage_error("metrics", "unexpected argument '%s'", argv[optind]);
+	if (o->tar || o->non) {
+		if (!o->tar || !o->non)
+			return cli_usage_error("metrics", "--tar and --non go together");
+		if (o->scores || o->key)
+			return cli_usage_error("metrics", "give either SCORES or --tar/--non, not both");
+	} else if (!o->scores) {
+		return cli_usage_error("metrics", "no score file given");
+	}
+	return 0;
+}
+
 int cmd_metrics(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "vpaudit: error: 'metrics' is not implemented yet\n");
-	return 1;
+	struct opts o;
+	memset(&o, 0, sizeof(o));
+	vpa_metrics_opts_init(&o.m);
+	o.ci_reps = 1000;
+	o.seed = 1;
+	int rc = parse_args(argc, argv, &o);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_trials tr;
+	vpa_trials_init(&tr);
+	struct vpa_metrics m;
+	struct vpa_ci ci;
+	struct vpa_linkability link = {0};
+	struct vpa_json *figs[2] = {NULL, NULL};
+	struct vpa_buf out, det, svg[2], pdf[2];
+	vpa_buf_init(&out);
+	vpa_buf_init(&det);
+	for (int i = 0; i < 2; i++) {
+		vpa_buf_init(&svg[i]);
+		vpa_buf_init(&pdf[i]);
+	}
+	int have_ci = 0;
+	size_t n_bins = 0;
+
+	if ((rc = load(&o, &tr, &err)))
+		goto out;
+	struct vpa_loc where = {source_name(&o), 0, 0};
+	if (tr.n_tar == 0) {
+		rc = vpa_fail(&err, VPA_EINPUT, &where, "no target trials: every metric needs both classes");
+		goto out;
+	}
+	if (tr.n_non == 0) {
+		rc = vpa_fail(&err, VPA_EINPUT, &where, "no non-target trials: every metric needs both classes");
+		goto out;
+	}
+	if (o.ci_level > 0 && (tr.n_tar > UINT32_MAX || tr.n_non > UINT32_MAX)) {
+		rc = vpa_fail(&err, VPA_EINPUT, &where, "--ci supports at most 2^32 trials per class");
+		goto out;
+	}
+	sort_class(tr.tar, o.ci_level > 0 ? tr.tar_e : NULL, tr.tar_t, tr.n_tar);
+	sort_class(tr.non, o.ci_level > 0 ? tr.non_e : NULL, tr.non_t, tr.n_non);
+	struct vpa_scores s = {tr.tar, tr.n_tar, tr.non, tr.n_non, NULL, NULL};
+	if ((rc = vpa_metrics_all(&s, &o.m, &m, &err)))
+		goto out;
+	n_bins = o.m.bins ? o.m.bins : (tr.n_tar / 10 < 100 ? tr.n_tar / 10 : 100);
+	if (o.ci_level > 0) {
+		struct vpa_ci_opts co = {.level = o.ci_level, .reps = o.ci_reps, .seed = o.seed,
+					 .omega = o.m.omega, .bins = o.m.bins};
+		if (tr.tar_e) {
+			co.tar_e = tr.tar_e;
+			co.tar_t = tr.tar_t;
+			co.non_e = tr.non_e;
+			co.non_t = tr.non_t;
+			co.n_e = tr.n_ids_e;
+			co.n_t = tr.n_ids_t;
+		}
+		if ((rc = vpa_bootstrap_ci(&s, &co, &ci, &err)))
+			goto out;
+		have_ci = 1;
+	}
+	if (o.det)
+		vpa_det_walk(&s, det_emit, &det);
+	if (o.plot) {
+		figs[0] = det_figure(&s, source_name(&o), m.eer);
+		if ((rc = render(figs[0], &svg[0], &pdf[0], &err)))
+			goto out;
+		if (m.linkability_defined) {
+			if ((rc = vpa_linkability(&s, o.m.omega, o.m.bins, &link, &err)))
+				goto out;
+			figs[1] = link_figure(&link, o.m.omega);
+			if ((rc = render(figs[1], &svg[1], &pdf[1], &err)))
+				goto out;
+		}
+	}
+	if (o.json) {
+		struct vpa_json *j = to_json(&o, &m, have_ci ? &ci : NULL, n_bins);
+		vpa_json_write(&out, j, 2);
+		vpa_buf_puts(&out, "\n");
+		vpa_json_free(j);
+	} else {
+		print_table(&out, &o, &m, have_ci ? &ci : NULL, n_bins);
+	}
+
+	/* Everything computed: now write. */
+	if (o.det && (rc = write_bytes(o.det, &det, &err)))
+		goto out;
+	if (o.plot) {
+		if ((rc = vpa_mkdirs(o.plot, &err)))
+			goto out;
+		const char *names[2] = {"det", "linkability"};
+		for (int i = 0; i < 2 && figs[i]; i++) {
+			struct vpa_buf p;
+			vpa_buf_init(&p);
+			vpa_buf_printf(&p, "%s/%s.svg", o.plot, names[i]);
+			rc = write_bytes(vpa_buf_str(&p), &svg[i], &err);
+			p.len = 0;
+			vpa_buf_printf(&p, "%s/%s.pdf", o.plot, names[i]);
+			if (!rc)
+				rc = write_bytes(vpa_buf_str(&p), &pdf[i], &err);
+			vpa_buf_release(&p);
+			if (rc)
+				goto out;
+		}
+	}
+	warnings(&o, &m);
+	fwrite(out.data, 1, out.len, stdout);
+out:
+	if (rc)
+		cli_error(&err);
+	for (int i = 0; i < 2; i++) {
+		vpa_json_free(figs[i]);
+		vpa_buf_release(&svg[i]);
+		vpa_buf_release(&pdf[i]);
+	}
+	vpa_linkability_release(&link);
+	vpa_buf_release(&out);
+	vpa_buf_release(&det);
+	vpa_trials_release(&tr);
+	return rc ? vpa_exit_code(rc) : 0;
 }
