@@ -7,6 +7,7 @@
  *                                trial counts - and DIR/scores10m.txt (10M 'score label')
  *   bench_metrics qsort DIR      baseline: load non.npy and sort it with libc qsort
  *   bench_metrics strtod FILE    baseline: parse the text file with fgets + strtod
+ *   bench_metrics parse FILE     vpaudit's reader (vpa_read_scores) alone
  * Each baseline prints "seconds MBps" on stdout.
  */
 #include <stdio.h>
@@ -119,8 +120,33 @@ static int base_strtod(const char *path)
 	return 0;
 }
 
+static int parse_only(const char *path)
+{
+	struct vpa_trials tr;
+	struct vpa_err err;
+	vpa_trials_init(&tr);
+	vpa_err_init(&err);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return 1;
+	fseek(f, 0, SEEK_END);
+	double bytes = (double)ftell(f);
+	fclose(f);
+	double t0 = vpa_now();
+	if (vpa_read_scores(path, &tr, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	double t = vpa_now() - t0;
+	printf("%.3f %.1f\n", t, bytes / 1e6 / t);
+	vpa_trials_release(&tr);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "parse"))
+		return parse_only(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "gen"))
 		return gen(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "qsort"))

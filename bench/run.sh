@@ -32,6 +32,9 @@ timed "vpaudit metrics scores10m.txt (all metrics)" ./vpaudit metrics "$DATA/sco
 w_txt=$wall
 read -r s_t s_mb < <("$BUILD/bench/bench_metrics" strtod "$DATA/scores10m.txt")
 printf '%-44s %8.2f s  %.0f MB/s\n' "baseline: fgets+strtod parse only" "$s_t" "$s_mb"
+read -r p_t p_mb < <("$BUILD/bench/bench_metrics" parse "$DATA/scores10m.txt")
+printf '%-44s %8.2f s  %.0f MB/s\n' "vpa_read_scores parse only" "$p_t" "$p_mb"
+awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+strtod = %.2fx  (budget: 200 MB/s)\n", a/b }'
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
 for b in "$BUILD"/bench/bench_*; do
