@@ -4,7 +4,7 @@ CFLAGS  ?= -O2
 WARN    := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
-CPPFLAGS += -I. -I/usr/include/openblas -MMD -MP $(YAML_CFLAGS)
+CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS)
 LDLIBS   += $(YAML_LIBS) -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build
 
@@ -69,7 +69,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do \
 	  n=$$(basename $$f .c); \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. -I/usr/include/openblas $(YAML_CFLAGS) \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) \
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 
