@@ -261,7 +261,8 @@ int vpa_dexposure(const struct vpa_dexp_class *c, size_t k, double *per_class /*
 /* ---- differential privacy ----------------------------------------------- */
 
 /* The order grid of Google's dp_accounting: 1.1..10.9 step 0.1, 11..63, 128, 256, 512, 1024. */
-size_t vpa_rdp_orders(double *orders /* OUT, at least 160 */);
+#define VPA_RDP_N_ORDERS 156
+size_t vpa_rdp_orders(double *orders /* OUT, at least VPA_RDP_N_ORDERS (156) */);
 
 /*
  * RDP of one step of the Poisson-sampled Gaussian mechanism at order alpha
@@ -278,7 +279,21 @@ int vpa_dp_epsilon(double q, double sigma, double steps, double delta,
 		   double *eps /* OUT */, double *order /* OUT, may be NULL */,
 		   struct vpa_err *err);
 
-/* Smallest noise multiplier with epsilon <= target (monotone search). */
+/*
+ * The conversion alone (dp_accounting compute_epsilon): orders (n) >= 1 and
+ * their accumulated RDP (n, may be +inf); the first minimising order wins;
+ * negative results clamp to 0; orders <= 1.01 give +inf (unless the KL
+ * shortcut delta^2 + expm1(-rdp) > 0 gives 0).  *eps may be +inf when every
+ * order is infinite.  Errors: delta outside (0,1), an order < 1, NaN RDP.
+ */
+int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double delta,
+		       double *eps /* OUT */, double *order /* OUT, may be NULL */,
+		       struct vpa_err *err);
+
+/*
+ * Smallest noise multiplier with epsilon <= target (monotone search:
+ * doubling, then bisection to 1e-12 relative).  q = 0 or steps = 0 give 0.
+ */
 int vpa_dp_sigma(double q, double eps, double steps, double delta,
 		 double *sigma /* OUT */, struct vpa_err *err);
 
@@ -294,5 +309,21 @@ int vpa_gauss_analytic_epsilon(double sigma, double delta, double sens,
 
 /* SNR of a noised update: ||update||_2 / ||noise||_2 (inf when noise is 0). */
 double vpa_snr(const double *update, const double *noise, size_t n);
+
+/* ---- special functions used above (exported for tests and attacks) ------ */
+
+/* log Phi(z), standard normal CDF, accurate for every z (asymptotic series
+ * below -20; never -inf for finite z). */
+double vpa_log_ndtr(double z);
+
+/*
+ * Owen's T function T(h, a) = 1/(2 pi) int_0^a exp(-h^2 (1+x^2)/2) / (1+x^2) dx
+ * to about 1e-15 relative (Gauss-Legendre on [0, min(a,1)], Owen's identity
+ * T(h,a) + T(ah,1/a) = (Phi(h) + Phi(ah))/2 - Phi(h)Phi(ah) - [h<0]/2 for a > 1).
+ */
+double vpa_owens_t(double h, double a);
+
+/* log of the skew-normal density at x. */
+double vpa_skewnorm_logpdf(const struct vpa_skewnorm *d, double x);
 
 #endif
