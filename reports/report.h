@@ -34,15 +34,22 @@ enum {
  * temporary name and renamed when complete.  no_plots: HTML without SVG and
  * PDF without figures (gnuplot is then not needed; PDF needs gnuplot anyway,
  * so with no_plots the PDF is skipped with a warning).  A missing gnuplot
- * is an error (VPA_EIO, "gnuplot not found: install gnuplot-nox or use
+ * is an error (VPA_EIO, "gnuplot not found: install gnuplot-nox or run with
  * --no-plots").
+ *
+ * Every file is rendered in memory first (results.json, report.html,
+ * report.pdf, junit.xml); only when all succeeded are they written, each to
+ * OUTDIR/NAME.tmp.PID, and renamed into place after all temporaries were
+ * written.  On error the temporaries are removed and nothing is renamed.
+ * The results are checked first with vpa_report_check(results, "results", ...).
  */
 int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,
 		     int no_plots, struct vpa_err *err);
 
 /*
  * Render one figure with gnuplot (fork/exec, data on stdin, no shell) into
- * out as "svg" or "pdf" bytes.
+ * out as "svg" or "pdf" bytes.  The SVG is a complete document (XML prolog
+ * included); the PDF is 6.4 x 4.2 inches.  Bytes are appended to out.
  */
 int vpa_plot_render(const struct vpa_json *fig, const char *format, struct vpa_buf *out,
 		    struct vpa_err *err);
@@ -63,5 +70,81 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
  */
 int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 		       struct vpa_err *err);
+
+/* ---- Building blocks of the writers (exposed for tests and tools) ---- */
+
+/*
+ * Check that `results` is a "vpaudit.results/1" document the writers can
+ * render: "schema" (exactly "vpaudit.results/1"), "scenario" (an object with
+ * a string "name"), "attacks" (objects with a string "id" and optional valid
+ * "figures"), "records" (objects with a string "attack" and an object
+ * "metrics"); optional "targets", "figures", "gates" (objects with string
+ * "attack", "metric" and a boolean "pass"), "warnings" (strings).  `name`
+ * (borrowed) names the file in messages:
+ *   "results.json: missing 'records'"
+ *   "results.json:3:13: unsupported schema 'x' (expected 'vpaudit.results/1')"
+ * (line:col come from the parsed DOM; omitted for a built DOM).  VPA_EINPUT.
+ */
+int vpa_report_check(const struct vpa_json *results, const char *name, struct vpa_err *err);
+
+/* The same check for one figure (see the FIGURE types above). */
+int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err *err);
+
+/*
+ * Render the files into memory (appended to out).  Each expects a checked
+ * DOM (vpa_report_check).  HTML: self-contained, one inline <svg> per figure
+ * (none when no_plots).  PDF: one multi-page document made by one gnuplot
+ * run.  JUnit: cannot fail.
+ */
+int vpa_report_html(const struct vpa_json *results, int no_plots, struct vpa_buf *out,
+		    struct vpa_err *err);
+int vpa_report_pdf(const struct vpa_json *results, struct vpa_buf *out, struct vpa_err *err);
+void vpa_report_junit(const struct vpa_json *results, struct vpa_buf *out);
+
+/* Append s with & < > " ' escaped (valid in HTML/XML text and attributes). */
+void vpa_xml_escape(struct vpa_buf *out, const char *s);
+
+/*
+ * Format a metric value for a table cell (plain text, not escaped):
+ * null -> "undefined"; counts (key "n", "n_*", "*_count", "reps", integral
+ * values only) -> "900"; rates (key "eer", "eer_*" except "*_threshold",
+ * "*_rate", "accuracy", "top1", "top5", "tpr", "fpr", "fnr", "tnr",
+ * "p_miss", "p_fa") -> "12.34%"; other numbers -> at most 4 decimals
+ * ("0.1235", "2.1", "1.235e-05"); strings as they are; booleans
+ * "true"/"false"; arrays "[a, b]" (each element by the same rule).
+ * The key's last dotted component decides ("zebra.dece" -> "dece").
+ */
+void vpa_report_fmt(struct vpa_buf *out, const char *key, const struct vpa_json *v);
+
+/*
+ * Render n figures as n SVG documents in one gnuplot run.  svgs is an array
+ * of n initialised buffers; svgs[i] receives figure i's SVG element without
+ * the XML prolog, with its element ids prefixed "vpa<prefix+i>-" so several
+ * can be inlined into one HTML page.
+ */
+int vpa_plot_svgs(const struct vpa_json *const *figs, size_t n, size_t prefix,
+		  struct vpa_buf *svgs, struct vpa_err *err);
+
+/*
+ * Append the gnuplot commands that draw one figure (from `reset` to its
+ * `plot` command, data as inline blocks named $<tag>_...).  The terminal is
+ * set by the caller.  Checks the figure first (vpa_plot_check).
+ */
+int vpa_plot_script(const struct vpa_json *fig, const char *tag, struct vpa_buf *script,
+		    struct vpa_err *err);
+
+/* Append s as a gnuplot single-quoted string ('' for ', control chars -> space). */
+void vpa_gnuplot_quote(struct vpa_buf *out, const char *s);
+
+/*
+ * Run gnuplot (the first executable "gnuplot" on PATH, with -d: no init
+ * files) with `script` on its standard input; its standard output is
+ * appended to out.  Errors (VPA_EIO): "gnuplot not found: install
+ * gnuplot-nox or run with --no-plots"; "gnuplot failed: line 3: undefined
+ * variable: foo" (gnuplot's first error line, or its exit status);
+ * "gnuplot timed out after 300 s".  Warnings gnuplot prints are passed on
+ * with vpa_warn().
+ */
+int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct vpa_err *err);
 
 #endif

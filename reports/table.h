@@ -1,0 +1,50 @@
+/*
+ * reports/table.h - private to reports/: the tables the HTML and PDF writers
+ * share (gate summary, per-attack metrics), as plain text cells.  Both
+ * writers render the same model, so the PDF says what the HTML says.
+ */
+#ifndef VPA_REPORT_TABLE_H
+#define VPA_REPORT_TABLE_H
+
+#include "reports/report.h"
+
+enum { VPA_ROW_PLAIN, VPA_ROW_PASS, VPA_ROW_FAIL };
+
+struct vpa_table {
+	size_t n_rows, n_cols;
+	size_t n_key;   /* leading label columns (repeated when a table is split) */
+	char **head;    /* (n_cols), owned */
+	int *numeric;   /* (n_cols): right-aligned numbers */
+	char **cells;   /* (n_rows * n_cols), owned, plain text (not escaped) */
+	int *row_class; /* (n_rows): VPA_ROW_* */
+	char *note;     /* owned or NULL: a sentence shown under the table */
+};
+
+void vpa_table_release(struct vpa_table *t);
+
+/* Summary: one row per gate (attack, metric, [layer], value, bound, result). */
+void vpa_table_gates(const struct vpa_json *results, struct vpa_table *t /* OUT */);
+
+/*
+ * Metrics of one attack: one row per record of that attack (label columns
+ * sub/layer/sweep when any record sets them), one column per metric key
+ * present (nested objects flattened as "zebra.dece"), a "KEY 95% CI" column
+ * after each metric with a confidence interval.  0 rows when the attack has
+ * no records.
+ */
+void vpa_table_attack(const struct vpa_json *results, const char *attack,
+		      struct vpa_table *t /* OUT */);
+
+/* The bound of a gate as text: ">= 30.00%", "<= 0.2", "in [a, b]". */
+void vpa_gate_bound(struct vpa_buf *out, const struct vpa_json *gate, int raw);
+
+/* The "simulated" target ids, ", "-separated; empty when none. */
+void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out);
+
+/* Number of figures in results (attacks' and scenario-level). */
+size_t vpa_count_figures(const struct vpa_json *results);
+
+/* Number of UTF-8 code points in s (for monospace alignment). */
+size_t vpa_utf8_width(const char *s);
+
+#endif

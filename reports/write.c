@@ -1,0 +1,362 @@
+/*
+ * reports/write.c - vpa_report_write (render everything, then write every
+ * file atomically), the results check, and the escaping and number
+ * formatting shared by the writers.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/report.h"
+
+#define SCHEMA "vpaudit.results/1"
+
+/* ---- escaping and formatting ---- */
+
+void vpa_xml_escape(struct vpa_buf *out, const char *s)
+{
+	const char *run = s;
+	for (; *s; s++) {
+		const char *rep = NULL;
+		unsigned char c = (unsigned char)*s;
+		switch (c) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&#39;"; break;
+		default:
+			/* XML 1.0 forbids most control characters, even escaped. */
+			if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f)
+				rep = " ";
+		}
+		if (rep) {
+			vpa_buf_add(out, run, (size_t)(s - run));
+			vpa_buf_puts(out, rep);
+			run = s + 1;
+		}
+	}
+	vpa_buf_add(out, run, (size_t)(s - run));
+}
+
+static const char *last_component(const char *key)
+{
+	const char *dot = strrchr(key, '.');
+	return dot ? dot + 1 : key;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+static int is_count_key(const char *k)
+{
+	return !strcmp(k, "n") || !strncmp(k, "n_", 2) || ends_with(k, "_count") ||
+	       !strcmp(k, "count") || !strcmp(k, "reps") || !strcmp(k, "reps_used");
+}
+
+static int is_rate_key(const char *k)
+{
+	static const char *const rates[] = {"eer", "accuracy", "top1", "top5", "tpr", "fpr",
+					    "fnr", "tnr", "p_miss", "p_fa"};
+	for (size_t i = 0; i < sizeof(rates) / sizeof(*rates); i++)
+		if (!strcmp(k, rates[i]))
+			return 1;
+	if (!strncmp(k, "eer_", 4) && !ends_with(k, "threshold"))
+		return 1;
+	return ends_with(k, "_rate");
+}
+
+/* Plain number: integers whole, else at most 4 decimals, else 4 digits. */
+static void fmt_plain(struct vpa_buf *out, double x)
+{
+	if (x == 0)
+		x = 0; /* no "-0" */
+	double ax = fabs(x);
+	if (x == floor(x) && ax < 1e15) {
+		vpa_buf_printf(out, "%.0f", x);
+		return;
+	}
+	if (ax >= 1e-3 && ax < 1e6) {
+		char tmp[64];
+		snprintf(tmp, sizeof(tmp), "%.4f", x);
+		char *e = tmp + strlen(tmp);
+		while (e[-1] == '0')
+			*--e = '\0';
+		if (e[-1] == '.')
+			*--e = '\0';
+		if (!strcmp(tmp, "-0"))
+			strcpy(tmp, "0");
+		vpa_buf_puts(out, tmp);
+		return;
+	}
+	vpa_buf_printf(out, "%.4g", x);
+}
+
+static void fmt_number(struct vpa_buf *out, const char *k, double x)
+{
+	if (!isfinite(x)) {
+		vpa_buf_puts(out, "undefined");
+		return;
+	}
+	if (is_count_key(k) && x == floor(x) && fabs(x) < 1e15) {
+		vpa_buf_printf(out, "%.0f", x == 0 ? 0 : x);
+		return;
+	}
+	if (is_rate_key(k)) {
+		double p = 100 * x;
+		if (p == 0 || fabs(p) >= 0.01)
+			vpa_buf_printf(out, "%.2f%%", p == 0 ? 0 : p);
+		else
+			vpa_buf_printf(out, "%.2g%%", p);
+		return;
+	}
+	fmt_plain(out, x);
+}
+
+void vpa_report_fmt(struct vpa_buf *out, const char *key, const struct vpa_json *v)
+{
+	const char *k = last_component(key);
+	if (!v) {
+		vpa_buf_puts(out, "undefined");
+		return;
+	}
+	switch (v->type) {
+	case VPA_JSON_NULL:
+		vpa_buf_puts(out, "undefined");
+		break;
+	case VPA_JSON_BOOL:
+		vpa_buf_puts(out, v->boolean ? "true" : "false");
+		break;
+	case VPA_JSON_NUM:
+		fmt_number(out, k, v->num);
+		break;
+	case VPA_JSON_STR:
+		vpa_buf_puts(out, v->str);
+		break;
+	case VPA_JSON_ARR:
+		if (v->n > 6) {
+			vpa_buf_printf(out, "(%zu values)", v->n);
+			break;
+		}
+		vpa_buf_puts(out, "[");
+		for (size_t i = 0; i < v->n; i++) {
+			if (i)
+				vpa_buf_puts(out, ", ");
+			vpa_report_fmt(out, key, v->items[i]);
+		}
+		vpa_buf_puts(out, "]");
+		break;
+	case VPA_JSON_OBJ:
+		vpa_buf_printf(out, "(%zu fields)", v->n);
+		break;
+	}
+}
+
+/* ---- the results check ---- */
+
+static int bad(struct vpa_err *err, const char *name, const struct vpa_json *at,
+	       const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int bad(struct vpa_err *err, const char *name, const struct vpa_json *at,
+	       const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct vpa_loc loc = {name, at ? at->line : 0, at ? at->col : 0};
+	return vpa_fail(err, VPA_EINPUT, &loc, "%s", msg);
+}
+
+/* obj[key] must exist (when required) and have type t; *out the value or NULL. */
+static int want(const struct vpa_json *obj, const char *key, enum vpa_json_type t, int required,
+		const char *what, const char *ctx, const char *name,
+		const struct vpa_json **out, struct vpa_err *err)
+{
+	const struct vpa_json *v = vpa_json_get(obj, key);
+	*out = NULL;
+	if (!v || (!required && v->type == VPA_JSON_NULL)) {
+		if (!required)
+			return 0;
+		if (ctx)
+			return bad(err, name, obj, "%s: missing '%s'", ctx, key);
+		return bad(err, name, NULL, "missing '%s'", key);
+	}
+	if (v->type != t) {
+		if (ctx)
+			return bad(err, name, v, "%s: '%s' must be %s", ctx, key, what);
+		return bad(err, name, v, "'%s' must be %s", key, what);
+	}
+	*out = v;
+	return 0;
+}
+
+static int check_figures(const struct vpa_json *figs, const char *name, struct vpa_err *err)
+{
+	for (size_t i = 0; figs && i < figs->n; i++) {
+		int rc = vpa_plot_check(figs->items[i], name, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
+{
+	const struct vpa_json *v, *arr;
+	char ctx[96];
+	int rc;
+	if (!r || r->type != VPA_JSON_OBJ)
+		return bad(err, name, r, "expected a JSON object at the top level");
+	if ((rc = want(r, "schema", VPA_JSON_STR, 1, "a string", NULL, name, &v, err)))
+		return rc;
+	if (strcmp(v->str, SCHEMA))
+		return bad(err, name, v, "unsupported schema '%s' (expected '%s')", v->str, SCHEMA);
+	if ((rc = want(r, "scenario", VPA_JSON_OBJ, 1, "an object", NULL, name, &v, err)) ||
+	    (rc = want(v, "name", VPA_JSON_STR, 1, "a string", "scenario", name, &v, err)))
+		return rc;
+	static const char *const opt_str[] = {"vpaudit_version", "started", "status"};
+	for (size_t k = 0; k < sizeof(opt_str) / sizeof(*opt_str); k++)
+		if ((rc = want(r, opt_str[k], VPA_JSON_STR, 0, "a string", NULL, name, &v, err)))
+			return rc;
+	if ((rc = want(r, "seed", VPA_JSON_NUM, 0, "a number", NULL, name, &v, err)) ||
+	    (rc = want(r, "wall_time", VPA_JSON_OBJ, 0, "an object", NULL, name, &v, err)))
+		return rc;
+
+	if ((rc = want(r, "targets", VPA_JSON_ARR, 0, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; arr && i < arr->n; i++) {
+		const struct vpa_json *t = arr->items[i];
+		snprintf(ctx, sizeof(ctx), "target %zu", i + 1);
+		if (t->type != VPA_JSON_OBJ)
+			return bad(err, name, t, "%s must be an object", ctx);
+		if ((rc = want(t, "id", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(t, "simulated", VPA_JSON_BOOL, 0, "true or false", ctx, name, &v, err)))
+			return rc;
+	}
+
+	if ((rc = want(r, "attacks", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct vpa_json *a = arr->items[i], *figs;
+		snprintf(ctx, sizeof(ctx), "attack %zu", i + 1);
+		if (a->type != VPA_JSON_OBJ)
+			return bad(err, name, a, "%s must be an object", ctx);
+		if ((rc = want(a, "id", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(a, "figures", VPA_JSON_ARR, 0, "an array", ctx, name, &figs, err)) ||
+		    (rc = check_figures(figs, name, err)))
+			return rc;
+	}
+
+	if ((rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct vpa_json *rec = arr->items[i];
+		snprintf(ctx, sizeof(ctx), "record %zu", i + 1);
+		if (rec->type != VPA_JSON_OBJ)
+			return bad(err, name, rec, "%s must be an object", ctx);
+		if ((rc = want(rec, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(rec, "metrics", VPA_JSON_OBJ, 1, "an object", ctx, name, &v, err)) ||
+		    (rc = want(rec, "ci", VPA_JSON_OBJ, 0, "an object", ctx, name, &v, err)))
+			return rc;
+	}
+
+	if ((rc = want(r, "figures", VPA_JSON_ARR, 0, "an array", NULL, name, &arr, err)) ||
+	    (rc = check_figures(arr, name, err)))
+		return rc;
+
+	if ((rc = want(r, "gates", VPA_JSON_ARR, 0, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; arr && i < arr->n; i++) {
+		const struct vpa_json *g = arr->items[i];
+		snprintf(ctx, sizeof(ctx), "gate %zu", i + 1);
+		if (g->type != VPA_JSON_OBJ)
+			return bad(err, name, g, "%s must be an object", ctx);
+		if ((rc = want(g, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(g, "metric", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(g, "pass", VPA_JSON_BOOL, 1, "true or false", ctx, name, &v, err)) ||
+		    (rc = want(g, "value", VPA_JSON_NUM, 0, "a number or null", ctx, name, &v, err)) ||
+		    (rc = want(g, "min", VPA_JSON_NUM, 0, "a number or null", ctx, name, &v, err)) ||
+		    (rc = want(g, "max", VPA_JSON_NUM, 0, "a number or null", ctx, name, &v, err)) ||
+		    (rc = want(g, "message", VPA_JSON_STR, 0, "a string", ctx, name, &v, err)))
+			return rc;
+	}
+
+	if ((rc = want(r, "warnings", VPA_JSON_ARR, 0, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; arr && i < arr->n; i++)
+		if (arr->items[i]->type != VPA_JSON_STR)
+			return bad(err, name, arr->items[i], "warning %zu must be a string", i + 1);
+	return 0;
+}
+
+/* ---- writing ---- */
+
+int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,
+		     int no_plots, struct vpa_err *err)
+{
+	static const char *const names[4] = {"results.json", "report.html", "report.pdf", "junit.xml"};
+	struct vpa_buf data[4], path;
+	struct vpa_atomic a[4];
+	int want_f[4] = {!!(formats & VPA_REPORT_JSON), !!(formats & VPA_REPORT_HTML),
+			 !!(formats & VPA_REPORT_PDF), !!(formats & VPA_REPORT_JUNIT)};
+	memset(a, 0, sizeof(a));
+	vpa_buf_init(&path);
+	for (int k = 0; k < 4; k++)
+		vpa_buf_init(&data[k]);
+
+	int rc = vpa_report_check(results, "results", err);
+	if (rc)
+		goto out;
+	/* 1. Render everything in memory. */
+	if (want_f[0]) {
+		vpa_json_write(&data[0], results, 2);
+		vpa_buf_puts(&data[0], "\n");
+	}
+	if (want_f[1] && (rc = vpa_report_html(results, no_plots, &data[1], err)))
+		goto out;
+	if (want_f[2] && no_plots) {
+		vpa_warn("report.pdf is not written with --no-plots (it is drawn by gnuplot)");
+		want_f[2] = 0;
+	}
+	if (want_f[2] && (rc = vpa_report_pdf(results, &data[2], err)))
+		goto out;
+	if (want_f[3])
+		vpa_report_junit(results, &data[3]);
+
+	/* 2. Write every temporary; 3. rename them all. */
+	if ((rc = vpa_mkdirs(outdir, err)))
+		goto out;
+	for (int k = 0; k < 4; k++) {
+		if (!want_f[k])
+			continue;
+		path.len = 0;
+		vpa_buf_printf(&path, "%s/%s", outdir, names[k]);
+		FILE *f = vpa_atomic_open(path.data, &a[k], err);
+		if (!f) {
+			rc = VPA_EIO;
+			goto out;
+		}
+		if ((data[k].len && fwrite(data[k].data, 1, data[k].len, f) != data[k].len) ||
+		    fflush(f) != 0) {
+			struct vpa_loc loc = {path.data, 0, 0};
+			rc = vpa_fail(err, VPA_EIO, &loc, "cannot write: %s", strerror(errno));
+			goto out;
+		}
+	}
+	for (int k = 0; k < 4; k++)
+		if (want_f[k] && !rc)
+			rc = vpa_atomic_commit(&a[k], err);
+out:
+	for (int k = 0; k < 4; k++) {
+		if (a[k].path)
+			vpa_atomic_abort(&a[k]);
+		vpa_buf_release(&data[k]);
+	}
+	vpa_buf_release(&path);
+	return rc;
+}
