@@ -33,6 +33,15 @@ void vpa_trials_release(struct vpa_trials *t);
  * Score file with lines `score label` or `enroll test score label`
  * (label target/nontarget, also 1/0, also tar/non).  The column count is fixed
  * by the first data line.  Large files are parsed at hundreds of MB/s.
+ * Columns are separated by spaces and/or tabs.  Labels are exactly one of
+ * target, nontarget, tar, non, 1, 0 (case-sensitive).  A class with no trials
+ * is not an error here (n_tar or n_non may be 0); a file with no trial at all
+ * is ("FILE: no trials").  Other errors: "FILE:LINE:COL: expected a number,
+ * got 'abc'", "...: score is not finite: 'nan'", "...: unknown label 'x':
+ * expected target, nontarget, tar, non, 1 or 0", "FILE:LINE: expected 2
+ * columns as on line 1, found 3", a NUL byte, a line over 1 MiB.
+ * Ids (4 columns) are interned: ids_e / ids_t list each distinct id once, in
+ * order of first appearance.  On error *out is left empty (released).
  */
 int vpa_read_scores(const char *path, struct vpa_trials *out, struct vpa_err *err);
 
@@ -43,6 +52,17 @@ int vpa_read_scores(const char *path, struct vpa_trials *out, struct vpa_err *er
  */
 int vpa_read_scores_key(const char *scores, const char *key, struct vpa_trials *out,
 			struct vpa_err *err);
+/*
+ * The same from memory (the fuzz target's entry point); the names are for
+ * messages.  Both files have exactly 3 columns; key labels as above.  Trials
+ * come out in score-file order.  Errors, e.g.
+ *   "key.txt:7: pair 'spk1' 'utt9' is in the key but not in the scores (scores.txt)"
+ *   "scores.txt:3: pair 'a' 'b' is in the scores but not in the key (key.txt)"
+ *   "scores.txt:9: duplicate pair 'a' 'b' (first on line 2)"
+ */
+int vpa_parse_scores_key(const char *sname, const char *sbuf, size_t slen,
+			 const char *kname, const char *kbuf, size_t klen,
+			 struct vpa_trials *out, struct vpa_err *err);
 
 /*
  * One-class list: a text file with one score per line, or a 1-D .npy
@@ -51,6 +71,9 @@ int vpa_read_scores_key(const char *scores, const char *key, struct vpa_trials *
  */
 int vpa_read_score_list(const char *path, double **x /* OUT */, size_t *n /* OUT */,
 			struct vpa_err *err);
+/* The same from memory (.npy chosen by the magic only).  Caller frees *x. */
+int vpa_parse_score_list(const char *name, const char *buf, size_t len,
+			 double **x /* OUT */, size_t *n /* OUT */, struct vpa_err *err);
 
 /* .npy arrays (versions 1.0, 2.0, 3.0; '<f4', '<f8'; 1-D or 2-D; C order). */
 struct vpa_npy {
@@ -78,6 +101,12 @@ int vpa_parse_scores(const char *name, const char *buf, size_t len,
  * Fast number parsing shared by the text readers: parses a decimal float at
  * [p, end) and returns the end pointer, or NULL if the token is not a finite
  * number.  Correctly rounded (fast path for short mantissas, strtod otherwise).
+ * Grammar: [+-]? (D+ ('.' D*)? | '.' D+) ([eE] [+-]? D+)?, so 1, -1.5, .5, 5.,
+ * 1e-3, 1.5E+10, +2; no leading space, no nan/inf, no hex.  The number must
+ * end at `end` or at a byte outside [0-9A-Za-z._+-] (a space, ',', ']' ...),
+ * else NULL: "1.2.3", "1e", "1.5abc".  Out-of-range values ("1e999") give
+ * NULL; underflow gives a subnormal or zero, as strtod.  The result equals
+ * strtod's bit for bit.
  */
 const char *vpa_parse_double(const char *p, const char *end, double *out);
 
