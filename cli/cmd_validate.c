@@ -1,9 +1,46 @@
-/* PLACEHOLDER during development: replaced by the real command. */
-#include "cli/cli.h"
+/* cli/cmd_validate.c - `vpaudit validate SCENARIO.yaml`: silent and 0 when valid. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "scenarios/scenario.h"
+
+static const char usage[] =
+	"usage: vpaudit validate SCENARIO.yaml\n\n"
+	"Checks the scenario completely (keys, types, ranges, ids, kinds, links between\n"
+	"attacks and targets, import files, gates, sweep) without running anything.\n"
+	"Prints nothing and exits 0 when it is valid; otherwise prints the first error\n"
+	"as FILE:LINE:COL: message, with the offending line, and exits 1.\n";
+
 int cmd_validate(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "vpaudit: error: 'validate' is not implemented yet\n");
-	return 1;
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			fputs(usage, stdout);
+			return 0;
+		}
+		return cli_usage_error("validate", "unknown option");
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("validate", argc - optind ? "expected one scenario file"
+								: "missing the scenario file");
+	struct vpa_err err;
+	struct vpa_scenario *s = NULL;
+	vpa_err_init(&err);
+	if (vpa_scenario_load(argv[optind], &s, &err)) {
+		int rc = cli_error(&err);
+		struct vpa_buf b;
+		vpa_buf_init(&b);
+		vpa_error_context(err.msg, &b);
+		if (b.len)
+			fputs(b.data, stderr);
+		vpa_buf_release(&b);
+		return rc;
+	}
+	vpa_scenario_free(s);
+	return 0;
 }

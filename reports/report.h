@@ -71,6 +71,19 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
 int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 		       struct vpa_err *err);
 
+/*
+ * `vpaudit gate --baseline`: compare every record of results with the record
+ * of baseline that has the same (attack, sub, layer, sweep) and flag each
+ * metric that moved in its leaky direction (vpa_metric_direction) by more
+ * than tolerance (absolute).  *flags: array of {"attack","sub","layer",
+ * "sweep","metric","old","new","delta","message"}, caller frees.  Returns 0
+ * when nothing moved, VPA_EGATE when something did, VPA_EINPUT on bad input.
+ */
+int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *baseline,
+		       double tolerance, struct vpa_json **flags /* OUT */, struct vpa_err *err);
+/* +1: higher is leakier (linkability), -1: lower is leakier (eer), 0: not compared. */
+int vpa_metric_direction(const char *metric);
+
 /* ---- Building blocks of the writers (exposed for tests and tools) ---- */
 
 /*

@@ -1,0 +1,100 @@
+/*
+ * attacks/attacks.h - attack kinds: what a scenario's `attacks:` entries can
+ * be.  An attack turns a built target into score sets and those into records
+ * (reports/README.md "records") and figures.
+ *
+ * A kind is one file (attacks/<kind>.c) exporting one `struct
+ * vpa_attack_kind` and one line in the table of attacks/registry.c.
+ *
+ * Every attack that ends in a score set calls vpa_record_from_scores(), so
+ * that all records carry the same metrics, intervals, warnings and figures.
+ */
+#ifndef VPA_ATTACKS_H
+#define VPA_ATTACKS_H
+
+#include "core/base.h"
+#include "core/json.h"
+#include "core/io.h"
+#include "metrics/metrics.h"
+#include "targets/targets.h"
+
+/* What one run of an attack produces (the pipeline adds "sweep"). */
+struct vpa_attack_out {
+	struct vpa_json *records; /* array of records, owned by the caller */
+	struct vpa_json *figures; /* array of figures, owned by the caller */
+};
+
+struct vpa_attack_kind {
+	const char *name;
+	const struct vpa_schema *schema;    /* its own keys (not id/kind/target) */
+	const char *const *target_kinds;    /* NULL-terminated: kinds it can attack */
+	const char *const *metrics;         /* NULL-terminated: gateable metric names
+					       ("eer", "zebra.dece", ...) */
+	int has_layers;                     /* records carry "layer" */
+	const char *doc;
+	/* Cross-key checks (cfg and its target's cfg are schema-checked); may be NULL. */
+	int (*validate)(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			const struct vpa_ynode *target_cfg, struct vpa_err *err);
+	/*
+	 * The sub names (attackers/conditions) the attack will produce for this
+	 * target, known before running, so that gates can be checked: returns
+	 * the count and sets *names (caller frees the array; strings borrowed
+	 * from the nodes).  NULL hook: no subs (records have "sub": null).
+	 */
+	size_t (*subs)(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
+		       const char ***names /* OUT */);
+	/* Run on a built target; append records and figures to out. */
+	int (*run)(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+		   const struct vpa_target *t, struct vpa_attack_out *out,
+		   struct vpa_err *err);
+	/* Title for the report section ("Score sets of 'vpc'"); caller frees. */
+	char *(*title)(const char *id, const struct vpa_ynode *cfg, const char *target_id);
+};
+
+const struct vpa_attack_kind *vpa_attack_kind_find(const char *name);
+size_t vpa_attack_kinds(const struct vpa_attack_kind *const **kinds /* OUT */);
+/* 1 when kind k can attack a target of kind `target_kind`. */
+int vpa_attack_can_target(const struct vpa_attack_kind *k, const char *target_kind);
+
+/* The common keys of every attack: id, kind, target. */
+extern const struct vpa_schema vpa_attack_common_schema;
+
+/* ---- score set -> record + figures (shared by every attack) -------------- */
+
+struct vpa_eval_opts {
+	struct vpa_metrics_opts m; /* omega, bins, p_target, c_miss, c_fa */
+	double ci_level;           /* 0 = no interval, else in (0, 1) */
+	size_t ci_reps;            /* bootstrap replicates */
+	uint64_t seed;             /* the scenario seed; split per attack/sub/layer */
+	size_t det_points;         /* at most this many DET points per series (300) */
+};
+void vpa_eval_opts_init(struct vpa_eval_opts *o);
+
+/*
+ * One score set in, one record out:
+ *   {"attack": attack, "sub": sub|null, "layer": layer|null, "sweep": null,
+ *    "metrics": {n_target, n_nontarget, eer, eer_threshold, eer_sweep, cllr,
+ *                cllr_min, linkability, min_dcf, zebra: {dece, log10_lr_worst,
+ *                category}, frac_tied},
+ *    "ci": {level, method, reps, eer, cllr_min, linkability} (when ci_level > 0)}
+ * appended to out->records; its linkability figure (when defined) appended to
+ * out->figures; its DET series {"name", "p_miss", "p_fa", "eer"} appended to
+ * det_series (an array, may be NULL).  Sanity warnings (EER > 0.5, fewer than
+ * 100 trials of a class, many ties, undefined linkability) go to
+ * ctx->warnings and stderr.  The bootstrap stream is
+ * vpa_rng_split(seed, "ci/ATTACK/SUB/LAYER"): results do not depend on
+ * order or threads.  t is borrowed and not modified (a sorted copy is made).
+ * layer < 0: no layer.
+ */
+int vpa_record_from_scores(struct vpa_run_ctx *ctx, const char *attack, const char *sub,
+			   long layer, const struct vpa_trials *t,
+			   const struct vpa_eval_opts *o, struct vpa_attack_out *out,
+			   struct vpa_json *det_series, struct vpa_err *err);
+
+/* {"type":"det","id":ID,"title":TITLE,"series":series} (takes series). */
+struct vpa_json *vpa_det_figure(const char *id, const char *title, struct vpa_json *series);
+
+/* ---- kind `evaluate` ----------------------------------------------------- */
+extern const struct vpa_attack_kind vpa_attack_evaluate;
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * scenarios/run.c - the run pipeline: targets -> attacks -> records, once
+ * or once per sweep value, into the results DOM of reports/README.md.
+ *
+ * Sweeps rebuild only what the swept key touches: with `targets.X.key` the
+ * target X is rebuilt per value and the attacks on X rerun; with
+ * `attacks.A.key` only A reruns.  Everything else is built and run once and
+ * its records carry "sweep": null.
+ */
+#include "scenarios/scenario.h"
+#include "targets/targets.h"
+#include "attacks/attacks.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
+					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
+
+/* When a kind's error has no location, blame the YAML item it came from. */
+static int blame(struct vpa_err *err, int rc, const char *file, const struct vpa_ynode *n,
+		 const char *what, const char *id)
+{
+	const char *m = err->msg;
+	const char *sp = strchr(m, ' ');
+	size_t lim = sp ? (size_t)(sp - m) : strlen(m);
+	for (size_t i = 0; i + 1 < lim; i++)
+		if (m[i] == ':' && isdigit((unsigned char)m[i + 1]))
+			return rc; /* already located */
+	char old[sizeof(err->msg)];
+	memcpy(old, err->msg, sizeof(old));
+	int st = err->status;
+	vpa_err_init(err);
+	struct vpa_loc loc = vpa_node_loc(file, n);
+	vpa_fail(err, st, &loc, "%s '%s': %s", what, id, old);
+	return rc;
+}
+
+static void iso_now(char *buf, size_t n)
+{
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int build_target(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, size_t i,
+			const struct vpa_ynode *cfg, struct vpa_target *t, struct vpa_err *err)
+{
+	memset(t, 0, sizeof(*t));
+	t->kind = s->targets[i].kind;
+	t->id = s->targets[i].id;
+	int rc = t->kind->build(ctx, cfg, t, err);
+	if (rc)
+		blame(err, rc, s->file, cfg, "target", t->id);
+	if (!t->info)
+		t->info = vpa_json_obj();
+	return rc;
+}
+
+static struct vpa_json *target_entry(const struct vpa_scenario *s, size_t i,
+				     const struct vpa_target *t)
+{
+	const struct vpa_scn_target *st = &s->targets[i];
+	struct vpa_json *o = vpa_json_obj();
+	vpa_json_set_str(o, "id", st->id);
+	vpa_json_set_str(o, "kind", st->kind->name);
+	const struct vpa_schema *sch[1] = {st->kind->schema};
+	const char *source = vpa_schema_find(sch, 1, "source")
+				     ? vpa_cfg_str(st->cfg, st->kind->schema, "source")
+				     : NULL;
+	vpa_json_set_str(o, "source", source ? source : (t->simulated ? "simulate" : "import"));
+	vpa_json_set(o, "simulated", vpa_json_bool(t->simulated));
+	vpa_json_set(o, "info", vpa_json_clone(t->info));
+	return o;
+}
+
+/* Suffix figure ids and titles with the sweep value. */
+static void tag_figures(struct vpa_json *figs, size_t from, const char *param, const char *value,
+			size_t k)
+{
+	for (size_t i = from; i < figs->n; i++) {
+		struct vpa_json *f = figs->items[i];
+		struct vpa_buf b;
+		const char *id = vpa_json_get_str(f, "id");
+		if (id) {
+			vpa_buf_init(&b);
+			vpa_buf_printf(&b, "%s-s%zu", id, k + 1);
+			vpa_json_set_str(f, "id", vpa_buf_str(&b));
+			vpa_buf_release(&b);
+		}
+		const char *title = vpa_json_get_str(f, "title");
+		vpa_buf_init(&b);
+		vpa_buf_printf(&b, "%s (%s = %s)", title ? title : "", param, value);
+		vpa_json_set_str(f, "title", vpa_buf_str(&b));
+		vpa_buf_release(&b);
+	}
+}
+
+static int run_attack(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, size_t ai,
+		      const struct vpa_ynode *cfg, const struct vpa_target *t,
+		      struct vpa_json *records, struct vpa_json *figures,
+		      const struct vpa_ynode *sweep_value, size_t k, struct vpa_err *err)
+{
+	const struct vpa_scn_attack *a = &s->attacks[ai];
+	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
+	int rc = a->kind->run(ctx, a->id, cfg, t, &out, err);
+	if (rc) {
+		blame(err, rc, s->file, cfg, "attack", a->id);
+		goto out;
+	}
+	for (size_t i = 0; i < out.records->n; i++) {
+		struct vpa_json *r = out.records->items[i];
+		vpa_json_set(r, "sweep", sweep_value ? vpa_json_num(strtod(sweep_value->str, NULL))
+						     : vpa_json_null());
+	}
+	if (sweep_value)
+		tag_figures(out.figures, 0, s->sweep_param, sweep_value->str, k);
+	for (size_t i = 0; i < out.records->n; i++)
+		vpa_json_push(records, vpa_json_clone(out.records->items[i]));
+	for (size_t i = 0; i < out.figures->n; i++)
+		vpa_json_push(figures, vpa_json_clone(out.figures->items[i]));
+out:
+	vpa_json_free(out.records);
+	vpa_json_free(out.figures);
+	return rc;
+}
+
+/* Flatten the numeric metrics of a record: "eer", "zebra.dece", ... */
+static void metric_names(const struct vpa_json *m, const char *prefix, char ***names, size_t *n)
+{
+	for (size_t i = 0; m && m->type == VPA_JSON_OBJ && i < m->n; i++) {
+		char name[256];
+		snprintf(name, sizeof(name), "%s%s", prefix, m->keys[i]);
+		if (m->items[i]->type == VPA_JSON_OBJ) {
+			char p2[260];
+			snprintf(p2, sizeof(p2), "%s.", name);
+			metric_names(m->items[i], p2, names, n);
+			continue;
+		}
+		if (m->items[i]->type != VPA_JSON_NUM && m->items[i]->type != VPA_JSON_NULL)
+			continue;
+		/* counts and thresholds are not privacy-utility curves */
+		if (strstr(name, "threshold") || !strncmp(name, "n_", 2) || !strcmp(name, "frac_tied"))
+			continue;
+		int dup = 0;
+		for (size_t j = 0; j < *n; j++)
+			dup |= !strcmp((*names)[j], name);
+		if (dup)
+			continue;
+		*names = xrealloc(*names, (*n + 1) * sizeof(**names));
+		(*names)[(*n)++] = xstrdup(name);
+	}
+}
+
+static const struct vpa_json *metric_at(const struct vpa_json *m, const char *path)
+{
+	char buf[256];
+	snprintf(buf, sizeof(buf), "%s", path);
+	const struct vpa_json *cur = m;
+	for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+		cur = vpa_json_get(cur, tok);
+	return cur;
+}
+
+static int same_json(const struct vpa_json *a, const struct vpa_json *b)
+{
+	if (!a || !b)
+		return a == b;
+	if (a->type != b->type)
+		return 0;
+	if (a->type == VPA_JSON_NUM)
+		return a->num == b->num;
+	if (a->type == VPA_JSON_STR)
+		return !strcmp(a->str, b->str);
+	return a->type == VPA_JSON_NULL;
+}
+
+/* One "lines" figure per swept attack and metric: x = value, one series per sub/layer. */
+static void sweep_figures(const struct vpa_scenario *s, const struct vpa_json *records,
+			  struct vpa_json *figures)
+{
+	const struct vpa_ynode *vals = s->sweep_values;
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < vals->n; i++) {
+		double x = strtod(vals->items[i]->str, NULL);
+		lo = fmin(lo, x);
+		hi = fmax(hi, x);
+	}
+	int logx = lo > 0 && hi / lo >= 100;
+	for (size_t ai = 0; ai < s->n_attacks; ai++) {
+		const char *aid = s->attacks[ai].id;
+		char **names = NULL;
+		size_t nn = 0;
+		for (size_t r = 0; r < records->n; r++) {
+			const struct vpa_json *rec = records->items[r];
+			const struct vpa_json *sw = vpa_json_get(rec, "sweep");
+			if (strcmp(vpa_json_get_str(rec, "attack"), aid) || !sw ||
+			    sw->type == VPA_JSON_NULL)
+				continue;
+			metric_names(vpa_json_get(rec, "metrics"), "", &names, &nn);
+		}
+		for (size_t mi = 0; mi < nn; mi++) {
+			struct vpa_json *series = vpa_json_arr();
+			/* group records by (sub, layer) in first-seen order */
+			for (size_t r = 0; r < records->n; r++) {
+				const struct vpa_json *rec = records->items[r];
+				const struct vpa_json *sw = vpa_json_get(rec, "sweep");
+				if (strcmp(vpa_json_get_str(rec, "attack"), aid) || !sw ||
+				    sw->type == VPA_JSON_NULL)
+					continue;
+				const struct vpa_json *sub = vpa_json_get(rec, "sub");
+				const struct vpa_json *lay = vpa_json_get(rec, "layer");
+				int seen = 0;
+				for (size_t q = 0; q < r && !seen; q++) {
+					const struct vpa_json *o = records->items[q];
+					const struct vpa_json *osw = vpa_json_get(o, "sweep");
+					seen = !strcmp(vpa_json_get_str(o, "attack"), aid) && osw &&
+					       osw->type != VPA_JSON_NULL &&
+					       same_json(vpa_json_get(o, "sub"), sub) &&
+					       same_json(vpa_json_get(o, "layer"), lay);
+				}
+				if (seen)
+					continue;
+				struct vpa_json *xs = vpa_json_arr(), *ys = vpa_json_arr();
+				for (size_t q = r; q < records->n; q++) {
+					const struct vpa_json *o = records->items[q];
+					const struct vpa_json *osw = vpa_json_get(o, "sweep");
+					if (strcmp(vpa_json_get_str(o, "attack"), aid) || !osw ||
+					    osw->type == VPA_JSON_NULL ||
+					    !same_json(vpa_json_get(o, "sub"), sub) ||
+					    !same_json(vpa_json_get(o, "layer"), lay))
+						continue;
+					const struct vpa_json *y =
+						metric_at(vpa_json_get(o, "metrics"), names[mi]);
+					if (!y || y->type != VPA_JSON_NUM)
+						continue; /* undefined: no point */
+					vpa_json_push(xs, vpa_json_num(osw->num));
+					vpa_json_push(ys, vpa_json_num(y->num));
+				}
+				struct vpa_buf nb;
+				vpa_buf_init(&nb);
+				if (sub && sub->type == VPA_JSON_STR)
+					vpa_buf_puts(&nb, sub->str);
+				else
+					vpa_buf_puts(&nb, aid);
+				if (lay && lay->type == VPA_JSON_NUM)
+					vpa_buf_printf(&nb, " layer %g", lay->num);
+				struct vpa_json *se = vpa_json_obj();
+				vpa_json_set_str(se, "name", vpa_buf_str(&nb));
+				vpa_json_set(se, "x", xs);
+				vpa_json_set(se, "y", ys);
+				vpa_json_push(series, se);
+				vpa_buf_release(&nb);
+			}
+			struct vpa_buf id, title;
+			vpa_buf_init(&id);
+			vpa_buf_init(&title);
+			vpa_buf_printf(&id, "sweep-%s-%s", aid, names[mi]);
+			for (char *p = id.data; *p; p++)
+				if (*p == '.')
+					*p = '-';
+			vpa_buf_printf(&title, "%s: %s against %s", aid, names[mi], s->sweep_param);
+			struct vpa_json *f = vpa_json_obj();
+			vpa_json_set_str(f, "type", "lines");
+			vpa_json_set_str(f, "id", vpa_buf_str(&id));
+			vpa_json_set_str(f, "title", vpa_buf_str(&title));
+			vpa_json_set_str(f, "xlabel", s->sweep_param);
+			vpa_json_set_str(f, "ylabel", names[mi]);
+			vpa_json_set(f, "logx", vpa_json_bool(logx));
+			vpa_json_set(f, "series", series);
+			vpa_json_push(figures, f);
+			vpa_buf_release(&id);
+			vpa_buf_release(&title);
+		}
+		for (size_t mi = 0; mi < nn; mi++)
+			free(names[mi]);
+		free(names);
+	}
+}
+
+int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
+		     struct vpa_json **results, struct vpa_err *err)
+{
+	double t0 = vpa_now();
+	struct vpa_json *R = vpa_json_obj();
+	struct vpa_json *warnings = vpa_json_arr();
+	struct vpa_json *records = vpa_json_arr(), *figures = vpa_json_arr();
+	struct vpa_json *tjs = vpa_json_arr(), *ajs = vpa_json_arr();
+	struct vpa_json **afigs = xcalloc(s->n_attacks, sizeof(*afigs));
+	struct vpa_target *built = xcalloc(s->n_targets, sizeof(*built));
+	int *have = xcalloc(s->n_targets, sizeof(*have));
+	int rc = 0;
+	char started[32];
+	*results = NULL;
+	iso_now(started, sizeof(started));
+	struct vpa_run_ctx ctx = {s->file, s->dir, o->seed_set ? o->seed : s->seed,
+				  o->threads > 0 ? o->threads : 1, warnings};
+	for (size_t i = 0; i < s->n_attacks; i++)
+		afigs[i] = vpa_json_arr();
+
+	int sw_t = s->has_sweep && !s->sweep_is_attack; /* a target is swept */
+	int sw_a = s->has_sweep && s->sweep_is_attack;
+	size_t nv = s->has_sweep ? s->sweep_values->n : 0;
+
+	/* targets that do not depend on the sweep value: built once */
+	double tt = vpa_now();
+	size_t n_build = s->n_targets - (sw_t ? 1 : 0) + (sw_t ? nv : 0), k_build = 0;
+	for (size_t i = 0; i < s->n_targets; i++) {
+		if (sw_t && i == s->sweep_index)
+			continue;
+		rc = build_target(&ctx, s, i, s->targets[i].cfg, &built[i], err);
+		have[i] = 1; /* released on failure too: a kind may fail half-built */
+		if (rc)
+			goto out;
+		vpa_progress("targets", ++k_build, n_build, t0);
+	}
+	double t_targets = vpa_now() - tt, t_attacks = 0;
+
+	/* attacks that do not depend on the sweep value: run once */
+	double ta = vpa_now();
+	size_t n_runs = 0, k_run = 0;
+	for (size_t a = 0; a < s->n_attacks; a++) {
+		int dep = (sw_t && s->attacks[a].target == s->sweep_index) ||
+			  (sw_a && a == s->sweep_index);
+		n_runs += dep ? nv : 1;
+	}
+	for (size_t a = 0; a < s->n_attacks; a++) {
+		int dep = (sw_t && s->attacks[a].target == s->sweep_index) ||
+			  (sw_a && a == s->sweep_index);
+		if (dep)
+			continue;
+		if ((rc = run_attack(&ctx, s, a, s->attacks[a].cfg, &built[s->attacks[a].target],
+				     records, afigs[a], NULL, 0, err)))
+			goto out;
+		vpa_progress("attacks", ++k_run, n_runs, t0);
+	}
+	t_attacks += vpa_now() - ta;
+
+	for (size_t v = 0; v < nv; v++) {
+		const struct vpa_ynode *val = s->sweep_values->items[v];
+		if (sw_t) {
+			size_t ti = s->sweep_index;
+			struct vpa_ynode *cfg = vpa_scenario_swept_cfg(s, s->targets[ti].cfg, val);
+			tt = vpa_now();
+			if (have[ti]) {
+				vpa_target_release(&built[ti]);
+				have[ti] = 0;
+			}
+			rc = build_target(&ctx, s, ti, cfg, &built[ti], err);
+			have[ti] = 1;
+			vpa_ynode_free(cfg);
+			t_targets += vpa_now() - tt;
+			if (rc)
+				goto out;
+			vpa_progress("targets", ++k_build, n_build, t0);
+		}
+		ta = vpa_now();
+		for (size_t a = 0; a < s->n_attacks; a++) {
+			int dep = (sw_t && s->attacks[a].target == s->sweep_index) ||
+				  (sw_a && a == s->sweep_index);
+			if (!dep)
+				continue;
+			struct vpa_ynode *cfg = sw_a ? vpa_scenario_swept_cfg(s, s->attacks[a].cfg, val)
+						     : NULL;
+			rc = run_attack(&ctx, s, a, cfg ? cfg : s->attacks[a].cfg,
+					&built[s->attacks[a].target], records, afigs[a], val, v, err);
+			vpa_ynode_free(cfg);
+			if (rc)
+				goto out;
+			vpa_progress("attacks", ++k_run, n_runs, t0);
+		}
+		t_attacks += vpa_now() - ta;
+		if (sw_t && v == 0) {
+			/* the targets list shows the first value's info */
+			for (size_t i = 0; i < s->n_targets; i++)
+				vpa_json_push(tjs, target_entry(s, i, &built[i]));
+		}
+	}
+	if (!sw_t)
+		for (size_t i = 0; i < s->n_targets; i++)
+			vpa_json_push(tjs, target_entry(s, i, &built[i]));
+
+	for (size_t a = 0; a < s->n_attacks; a++) {
+		const struct vpa_scn_attack *at = &s->attacks[a];
+		struct vpa_json *o2 = vpa_json_obj();
+		vpa_json_set_str(o2, "id", at->id);
+		vpa_json_set_str(o2, "kind", at->kind->name);
+		vpa_json_set_str(o2, "target", s->targets[at->target].id);
+		char *title = at->kind->title ? at->kind->title(at->id, at->cfg, s->targets[at->target].id)
+					      : NULL;
+		vpa_json_set_str(o2, "title", title ? title : at->id);
+		free(title);
+		vpa_json_set(o2, "figures", afigs[a]);
+		afigs[a] = NULL;
+		vpa_json_push(ajs, o2);
+	}
+	if (s->has_sweep)
+		sweep_figures(s, records, figures);
+
+	vpa_json_set_str(R, "schema", "vpaudit.results/1");
+	vpa_json_set_str(R, "vpaudit_version", VPA_VERSION);
+	struct vpa_json *sc = vpa_json_obj();
+	vpa_json_set_str(sc, "name", s->name);
+	vpa_json_set(sc, "description", s->description ? vpa_json_str(s->description)
+						       : vpa_json_null());
+	vpa_json_set_str(sc, "file", s->file);
+	vpa_json_set(sc, "echo", vpa_scenario_echo(s));
+	vpa_json_set(R, "scenario", sc);
+	vpa_json_set_num(R, "seed", (double)ctx.seed);
+	vpa_json_set_str(R, "started", started);
+	struct vpa_json *wt = vpa_json_obj(), *stages = vpa_json_obj();
+	vpa_json_set_num(wt, "total", vpa_now() - t0);
+	vpa_json_set_num(stages, "load", 0);
+	vpa_json_set_num(stages, "targets", t_targets);
+	vpa_json_set_num(stages, "attacks", t_attacks);
+	vpa_json_set_num(stages, "report", 0);
+	vpa_json_set(wt, "stages", stages);
+	vpa_json_set(R, "wall_time", wt);
+	vpa_json_set(R, "targets", tjs);
+	tjs = NULL;
+	vpa_json_set(R, "attacks", ajs);
+	ajs = NULL;
+	vpa_json_set(R, "records", records);
+	records = NULL;
+	if (s->has_sweep) {
+		struct vpa_json *sw = vpa_json_obj(), *vals = vpa_json_arr();
+		vpa_json_set_str(sw, "param", s->sweep_param);
+		for (size_t v = 0; v < nv; v++)
+			vpa_json_push(vals, vpa_json_num(strtod(s->sweep_values->items[v]->str, NULL)));
+		vpa_json_set(sw, "values", vals);
+		vpa_json_set(R, "sweep", sw);
+	} else {
+		vpa_json_set(R, "sweep", vpa_json_null());
+	}
+	vpa_json_set(R, "figures", figures);
+	figures = NULL;
+	vpa_json_set(R, "gates", vpa_json_arr());
+	vpa_json_set(R, "tolerance", vpa_json_num(s->tolerance)); /* NAN -> null */
+	vpa_json_set_str(R, "status", "pass");
+	vpa_json_set(R, "warnings", warnings);
+	warnings = NULL;
+	*results = R;
+	R = NULL;
+out:
+	for (size_t i = 0; i < s->n_targets; i++)
+		if (have[i])
+			vpa_target_release(&built[i]);
+	for (size_t i = 0; i < s->n_attacks; i++)
+		vpa_json_free(afigs[i]);
+	free(afigs);
+	free(built);
+	free(have);
+	vpa_json_free(R);
+	vpa_json_free(warnings);
+	vpa_json_free(records);
+	vpa_json_free(figures);
+	vpa_json_free(tjs);
+	vpa_json_free(ajs);
+	return rc;
+}

@@ -1,0 +1,559 @@
+/*
+ * scenarios/validate.c - key schemas as data: checking a mapping against
+ * them, "did you mean", typed getters with defaults, and the Markdown
+ * reference generated from the same tables (so docs and checks agree).
+ */
+#include "scenarios/scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vpa_loc vpa_node_loc(const char *file, const struct vpa_ynode *n)
+{
+	struct vpa_loc loc = {file, n ? n->line : 0, n ? n->col : 0};
+	return loc;
+}
+
+char *vpa_path_join(const char *dir, const char *path)
+{
+	if (path[0] == '/' || !dir || !*dir || !strcmp(dir, "."))
+		return xstrdup(path);
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s/%s", dir, path);
+	return b.data;
+}
+
+/* ---- did you mean ---------------------------------------------------------- */
+
+/* Optimal string alignment distance, case-insensitive, capped at 100 chars. */
+static size_t osa(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	if (n > 100 || m > 100)
+		return 1000;
+	size_t d[101][101];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			int ca = tolower((unsigned char)a[i - 1]), cb = tolower((unsigned char)b[j - 1]);
+			size_t c = d[i - 1][j - 1] + (ca != cb);
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && ca == tolower((unsigned char)b[j - 2]) &&
+			    tolower((unsigned char)a[i - 2]) == cb && d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+const char *vpa_did_you_mean(const char *word, const char *const *cands, size_t n)
+{
+	size_t len = strlen(word), best = (size_t)-1;
+	const char *pick = NULL;
+	size_t limit = len < 4 ? 1 : 2;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = osa(word, cands[i]);
+		if (d < best) {
+			best = d;
+			pick = cands[i];
+		}
+	}
+	if (!pick || best > limit || best >= len)
+		return NULL;
+	return pick;
+}
+
+/* ---- schema lookups -------------------------------------------------------- */
+
+const struct vpa_key *vpa_schema_find(const struct vpa_schema *const *schemas, size_t n,
+				      const char *name)
+{
+	for (size_t s = 0; s < n; s++)
+		for (const struct vpa_key *k = schemas[s]->keys; k->name; k++)
+			if (!strcmp(k->name, name))
+				return k;
+	return NULL;
+}
+
+/* "a, b or c" of the choices "a|b|c" */
+static void choices_text(struct vpa_buf *b, const char *choices)
+{
+	const char *p = choices;
+	int first = 1;
+	while (*p) {
+		const char *e = strchr(p, '|');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (!first)
+			vpa_buf_puts(b, e ? ", " : " or ");
+		vpa_buf_printf(b, "'%.*s'", (int)l, p);
+		first = 0;
+		p += l + (e ? 1 : 0);
+	}
+}
+
+static int choice_ok(const char *choices, const char *s)
+{
+	size_t sl = strlen(s);
+	const char *p = choices;
+	while (*p) {
+		const char *e = strchr(p, '|');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		if (l == sl && !memcmp(p, s, l))
+			return 1;
+		p += l + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+static const char *choice_near(const char *choices, const char *s, char *store, size_t cap)
+{
+	const char *cands[64];
+	char tmp[1024];
+	size_t n = 0;
+	snprintf(tmp, sizeof(tmp), "%s", choices);
+	for (char *t = strtok(tmp, "|"); t && n < 64; t = strtok(NULL, "|"))
+		cands[n++] = t;
+	const char *m = vpa_did_you_mean(s, cands, n);
+	if (!m)
+		return NULL;
+	snprintf(store, cap, "%s", m);
+	return store;
+}
+
+static void fmt_num(struct vpa_buf *b, double x)
+{
+	vpa_buf_printf(b, "%g", x);
+}
+
+/* "an integer >= 0", "a number in (0, 1)", ... */
+static void range_text(struct vpa_buf *b, const struct vpa_key *k)
+{
+	vpa_buf_puts(b, k->type == VPA_K_INT ? "an integer" : "a number");
+	int has_lo = isfinite(k->lo), has_hi = isfinite(k->hi);
+	if (has_lo && has_hi) {
+		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_LO) ? " in (" : " in [");
+		fmt_num(b, k->lo);
+		vpa_buf_puts(b, ", ");
+		fmt_num(b, k->hi);
+		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_HI) ? ")" : "]");
+	} else if (has_lo) {
+		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_LO) ? " > " : " >= ");
+		fmt_num(b, k->lo);
+	} else if (has_hi) {
+		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_HI) ? " < " : " <= ");
+		fmt_num(b, k->hi);
+	}
+}
+
+static int in_range(const struct vpa_key *k, double x)
+{
+	if (isfinite(k->lo) && (x < k->lo || ((k->flags & VPA_KF_OPEN_LO) && x <= k->lo)))
+		return 0;
+	if (isfinite(k->hi) && (x > k->hi || ((k->flags & VPA_KF_OPEN_HI) && x >= k->hi)))
+		return 0;
+	return 1;
+}
+
+static int parse_num(const char *s, double *x)
+{
+	char *end;
+	if (!*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (*end || errno == ERANGE || !isfinite(v))
+		return -1;
+	/* refuse hex floats and "infinity"-like words strtod accepts */
+	for (const char *p = s; *p; p++)
+		if (*p == 'x' || *p == 'X' || *p == 'n' || *p == 'N' || *p == 'i' || *p == 'I')
+			return -1;
+	*x = v;
+	return 0;
+}
+
+static int parse_int(const char *s, long long *x)
+{
+	char *end;
+	if (!*s || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (*end || errno == ERANGE)
+		return -1;
+	*x = v;
+	return 0;
+}
+
+static int parse_bool(const char *s, int *x)
+{
+	if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+		*x = 1;
+		return 0;
+	}
+	if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+		*x = 0;
+		return 0;
+	}
+	return -1;
+}
+
+static int name_ok(const char *s, int allow_dot)
+{
+	if (!*s)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if (!isalnum(*p) && *p != '_' && *p != '-' && !(allow_dot && *p == '.'))
+			return 0;
+	return 1;
+}
+
+/* The text of a scalar for messages: quoted and shortened. */
+static const char *shown(const struct vpa_ynode *v, char *store, size_t cap)
+{
+	if (v->type != VPA_YSCALAR)
+		return vpa_ynode_what(v);
+	if (vpa_ynode_is_null(v))
+		return "an empty value";
+	size_t l = strlen(v->str);
+	if (l > 40)
+		snprintf(store, cap, "'%.37s...'", v->str);
+	else
+		snprintf(store, cap, "'%s'", v->str);
+	return store;
+}
+
+int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
+		  const struct vpa_ynode *v, struct vpa_err *err)
+{
+	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	struct vpa_buf b;
+	char st[64];
+	int rc = 0;
+	vpa_buf_init(&b);
+	switch (k->type) {
+	case VPA_K_STR:
+	case VPA_K_PATH:
+	case VPA_K_NAME:
+	case VPA_K_ID:
+		if (v->type != VPA_YSCALAR || vpa_ynode_is_null(v) || !*v->str) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be %s, got %s", k->name,
+				      k->type == VPA_K_PATH ? "a file path" : "a string",
+				      shown(v, st, sizeof(st)));
+		} else if (k->type == VPA_K_ID && !name_ok(v->str, 0)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' must use only letters, digits, '_' and '-', got %s",
+				      k->name, shown(v, st, sizeof(st)));
+		} else if (k->type == VPA_K_NAME && !name_ok(v->str, 1)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' must use only letters, digits, '.', '_' and '-', got %s",
+				      k->name, shown(v, st, sizeof(st)));
+		}
+		break;
+	case VPA_K_INT:
+	case VPA_K_NUM: {
+		double x = 0;
+		long long i = 0;
+		int bad = v->type != VPA_YSCALAR || !v->plain;
+		if (!bad && k->type == VPA_K_INT) {
+			bad = parse_int(v->str, &i) != 0;
+			x = (double)i;
+		} else if (!bad) {
+			bad = parse_num(v->str, &x) != 0;
+		}
+		if (bad || !in_range(k, x)) {
+			range_text(&b, k);
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be %s, got %s", k->name,
+				      vpa_buf_str(&b), shown(v, st, sizeof(st)));
+		}
+		break;
+	}
+	case VPA_K_BOOL: {
+		int x;
+		if (v->type != VPA_YSCALAR || !v->plain || parse_bool(v->str, &x))
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be true or false, got %s",
+				      k->name, shown(v, st, sizeof(st)));
+		break;
+	}
+	case VPA_K_ENUM:
+		if (v->type != VPA_YSCALAR || !choice_ok(k->choices, v->str)) {
+			char near[128];
+			choices_text(&b, k->choices);
+			if (v->type == VPA_YSCALAR && choice_near(k->choices, v->str, near, sizeof(near)))
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "'%s' must be %s, got %s (did you mean '%s'?)", k->name,
+					      vpa_buf_str(&b), shown(v, st, sizeof(st)), near);
+			else
+				rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be %s, got %s",
+					      k->name, vpa_buf_str(&b), shown(v, st, sizeof(st)));
+		}
+		break;
+	case VPA_K_ENUMLIST:
+		if (v->type != VPA_YSEQ) {
+			choices_text(&b, k->choices);
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be a list of %s, got %s",
+				      k->name, vpa_buf_str(&b), shown(v, st, sizeof(st)));
+			break;
+		}
+		if ((k->flags & VPA_KF_NONEMPTY) && v->n == 0) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must not be empty", k->name);
+			break;
+		}
+		for (size_t i = 0; i < v->n && !rc; i++) {
+			struct vpa_key item = *k;
+			item.type = VPA_K_ENUM;
+			rc = vpa_key_check(ctx, &item, v->items[i], err);
+		}
+		break;
+	case VPA_K_MAP:
+		if (v->type != VPA_YMAP) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be a mapping, got %s",
+				      k->name, shown(v, st, sizeof(st)));
+			break;
+		}
+		if (k->sub) {
+			const struct vpa_schema *s[1] = {k->sub};
+			rc = vpa_schema_check(ctx, s, 1, v, k->name, err);
+		}
+		break;
+	case VPA_K_MAPLIST:
+	case VPA_K_KINDLIST:
+	case VPA_K_LIST:
+		if (v->type != VPA_YSEQ) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be a list, got %s", k->name,
+				      shown(v, st, sizeof(st)));
+			break;
+		}
+		if ((k->flags & VPA_KF_NONEMPTY) && v->n == 0) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must not be empty", k->name);
+			break;
+		}
+		for (size_t i = 0; i < v->n && !rc; i++) {
+			const struct vpa_ynode *it = v->items[i];
+			struct vpa_loc il = vpa_node_loc(ctx->file, it);
+			if (k->type == VPA_K_LIST) {
+				if (it->type != VPA_YSCALAR || vpa_ynode_is_null(it))
+					rc = vpa_fail(err, VPA_EINPUT, &il,
+						      "each item of '%s' must be a value, got %s",
+						      k->name, shown(it, st, sizeof(st)));
+				continue;
+			}
+			if (it->type != VPA_YMAP) {
+				rc = vpa_fail(err, VPA_EINPUT, &il,
+					      "each item of '%s' must be a mapping, got %s", k->name,
+					      shown(it, st, sizeof(st)));
+				continue;
+			}
+			if (k->type == VPA_K_MAPLIST && k->sub) {
+				const struct vpa_schema *s[1] = {k->sub};
+				char what[128];
+				snprintf(what, sizeof(what), "an item of '%s'", k->name);
+				rc = vpa_schema_check(ctx, s, 1, it, what, err);
+			}
+		}
+		break;
+	}
+	vpa_buf_release(&b);
+	return rc;
+}
+
+int vpa_schema_check(const struct vpa_kind_ctx *ctx, const struct vpa_schema *const *schemas,
+		     size_t n_schemas, const struct vpa_ynode *map, const char *what,
+		     struct vpa_err *err)
+{
+	struct vpa_loc loc = vpa_node_loc(ctx->file, map);
+	char st[64];
+	if (map->type != VPA_YMAP)
+		return vpa_fail(err, VPA_EINPUT, &loc, "%s must be a mapping, got %s", what,
+				shown(map, st, sizeof(st)));
+	/* unknown keys first: a typo is the likeliest cause of everything else */
+	for (size_t i = 0; i < map->n; i++) {
+		const char *name = map->keys[i]->str;
+		if (vpa_schema_find(schemas, n_schemas, name))
+			continue;
+		const char *cands[256] = {0};
+		size_t n = 0;
+		for (size_t s = 0; s < n_schemas; s++)
+			for (const struct vpa_key *k = schemas[s]->keys; k->name && n < 256; k++)
+				cands[n++] = k->name;
+		struct vpa_loc kl = vpa_node_loc(ctx->file, map->keys[i]);
+		const char *near = vpa_did_you_mean(name, cands, n);
+		if (near)
+			return vpa_fail(err, VPA_EINPUT, &kl,
+					"unknown key '%s' in %s (did you mean '%s'?)", name, what,
+					near);
+		struct vpa_buf b;
+		vpa_buf_init(&b);
+		for (size_t j = 0; j < n; j++)
+			vpa_buf_printf(&b, "%s%s", j ? ", " : "", cands[j]);
+		int rc = vpa_fail(err, VPA_EINPUT, &kl, "unknown key '%s' in %s (expected one of: %s)",
+				  name, what, vpa_buf_str(&b));
+		vpa_buf_release(&b);
+		return rc;
+	}
+	for (size_t s = 0; s < n_schemas; s++)
+		for (const struct vpa_key *k = schemas[s]->keys; k->name; k++)
+			if (k->required && !vpa_ymap_get(map, k->name))
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"%s is missing required key '%s'", what, k->name);
+	for (size_t i = 0; i < map->n; i++) {
+		const struct vpa_key *k = vpa_schema_find(schemas, n_schemas, map->keys[i]->str);
+		int rc = vpa_key_check(ctx, k, map->items[i], err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* ---- getters --------------------------------------------------------------- */
+
+static const char *raw_value(const struct vpa_ynode *map, const struct vpa_schema *s,
+			     const char *key, int need)
+{
+	const struct vpa_schema *ss[1] = {s};
+	const struct vpa_key *k = vpa_schema_find(ss, 1, key);
+	if (!k)
+		VPA_BUG("key '%s' is not in schema '%s'", key, s->name);
+	const struct vpa_ynode *v = vpa_ymap_get(map, key);
+	if (v && v->type == VPA_YSCALAR)
+		return v->str;
+	if (!k->dflt && need)
+		VPA_BUG("key '%s' of '%s' has no value and no default", key, s->name);
+	return k->dflt;
+}
+
+double vpa_cfg_num(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
+{
+	double x;
+	if (parse_num(raw_value(map, s, key, 1), &x))
+		VPA_BUG("key '%s' is not a number after validation", key);
+	return x;
+}
+
+long long vpa_cfg_int(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
+{
+	long long x;
+	if (parse_int(raw_value(map, s, key, 1), &x))
+		VPA_BUG("key '%s' is not an integer after validation", key);
+	return x;
+}
+
+int vpa_cfg_bool(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
+{
+	int x;
+	if (parse_bool(raw_value(map, s, key, 1), &x))
+		VPA_BUG("key '%s' is not a boolean after validation", key);
+	return x;
+}
+
+const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
+{
+	return raw_value(map, s, key, 0);
+}
+
+/* ---- echo typing (used by scenario.c) ------------------------------------ */
+
+struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k);
+struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k)
+{
+	double x;
+	long long i;
+	int b;
+	if (k && k->type == VPA_K_NUM && v->plain && !parse_num(v->str, &x))
+		return vpa_json_num(x);
+	if (k && k->type == VPA_K_INT && v->plain && !parse_int(v->str, &i))
+		return vpa_json_num((double)i);
+	if (k && k->type == VPA_K_BOOL && v->plain && !parse_bool(v->str, &b))
+		return vpa_json_bool(b);
+	if (!k && v->plain) { /* untyped (sweep values): guess like YAML does */
+		if (vpa_ynode_is_null(v))
+			return vpa_json_null();
+		if (!parse_num(v->str, &x))
+			return vpa_json_num(x);
+		if (!parse_bool(v->str, &b))
+			return vpa_json_bool(b);
+	}
+	return vpa_json_str(v->str);
+}
+
+/* ---- the reference --------------------------------------------------------- */
+
+static const char *type_text(const struct vpa_key *k, struct vpa_buf *b)
+{
+	switch (k->type) {
+	case VPA_K_STR: return "string";
+	case VPA_K_NAME: return "name ([A-Za-z0-9._-])";
+	case VPA_K_ID: return "id ([A-Za-z0-9_-])";
+	case VPA_K_INT:
+	case VPA_K_NUM:
+		range_text(b, k);
+		return vpa_buf_str(b);
+	case VPA_K_BOOL: return "true or false";
+	case VPA_K_ENUM:
+		vpa_buf_puts(b, "one of ");
+		choices_text(b, k->choices);
+		return vpa_buf_str(b);
+	case VPA_K_PATH: return "file path (relative to the scenario's folder)";
+	case VPA_K_ENUMLIST:
+		vpa_buf_puts(b, "list of ");
+		choices_text(b, k->choices);
+		return vpa_buf_str(b);
+	case VPA_K_MAP: return "mapping";
+	case VPA_K_MAPLIST: return "list of mappings";
+	case VPA_K_LIST: return "list of values";
+	case VPA_K_KINDLIST: return "list of mappings (by `kind`)";
+	}
+	return "?";
+}
+
+static void md_cell(struct vpa_buf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '|')
+			vpa_buf_puts(out, "\\|");
+		else if (*s == '\n')
+			vpa_buf_puts(out, " ");
+		else
+			vpa_buf_add(out, s, 1);
+	}
+}
+
+void vpa_schema_table(struct vpa_buf *out, const struct vpa_schema *s);
+void vpa_schema_table(struct vpa_buf *out, const struct vpa_schema *s)
+{
+	vpa_buf_puts(out, "| key | type | required | default | example | meaning |\n"
+			  "|---|---|---|---|---|---|\n");
+	for (const struct vpa_key *k = s->keys; k->name; k++) {
+		struct vpa_buf t;
+		vpa_buf_init(&t);
+		vpa_buf_printf(out, "| `%s` | ", k->name);
+		md_cell(out, type_text(k, &t));
+		vpa_buf_printf(out, " | %s | ", k->required ? "yes" : "no");
+		if (k->dflt) {
+			vpa_buf_puts(out, "`");
+			md_cell(out, k->dflt);
+			vpa_buf_puts(out, "`");
+		} else {
+			vpa_buf_puts(out, "-");
+		}
+		vpa_buf_puts(out, " | ");
+		if (k->example) {
+			vpa_buf_puts(out, "`");
+			md_cell(out, k->example);
+			vpa_buf_puts(out, "`");
+		}
+		vpa_buf_puts(out, " | ");
+		md_cell(out, k->doc ? k->doc : "");
+		vpa_buf_puts(out, " |\n");
+		vpa_buf_release(&t);
+	}
+}

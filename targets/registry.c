@@ -1,0 +1,63 @@
+/*
+ * targets/registry.c - the table of target kinds.  Adding a kind: one file
+ * exporting `const struct vpa_target_kind vpa_target_X` (declared in
+ * targets.h) and one line in `kinds` below.
+ */
+#include "targets/targets.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct vpa_target_kind *const kinds[] = {
+	&vpa_target_scores,
+};
+
+static const struct vpa_key common_keys[] = {
+	{"id", VPA_K_ID, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "vpc",
+	 "unique among targets; attacks name it in `target:`"},
+	{"kind", VPA_K_STR, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "scores",
+	 "one of the target kinds below"},
+	{NULL},
+};
+const struct vpa_schema vpa_target_common_schema = {"target", common_keys};
+
+const struct vpa_target_kind *vpa_target_kind_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kinds[i]->name, name))
+			return kinds[i];
+	return NULL;
+}
+
+size_t vpa_target_kinds(const struct vpa_target_kind *const **out)
+{
+	*out = kinds;
+	return sizeof(kinds) / sizeof(kinds[0]);
+}
+
+void vpa_target_release(struct vpa_target *t)
+{
+	if (t->kind && t->kind->free)
+		t->kind->free(t);
+	vpa_json_free(t->info);
+	t->info = NULL;
+	t->data = NULL;
+}
+
+void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	vpa_warn("%s", s);
+	if (ctx && ctx->warnings)
+		vpa_json_push(ctx->warnings, vpa_json_str(s));
+	free(s);
+}

@@ -1,0 +1,81 @@
+/*
+ * targets/targets.h - target kinds: what a scenario's `targets:` entries can
+ * be, and the built targets the attacks work on.
+ *
+ * A kind is one file (targets/<kind>.c) exporting one `struct
+ * vpa_target_kind` and one line in the table of targets/registry.c.  Its keys
+ * are data (a struct vpa_schema, see scenarios/scenario.h), so validation,
+ * "did you mean", defaults and scenarios/README.md agree.
+ *
+ * Lifecycle: the scenario loader checks every entry with the schema (the
+ * common keys `id` and `kind` plus the kind's keys), then calls validate()
+ * (cross-key checks, files that must exist); the pipeline calls build() once
+ * (or once per sweep value when a key of the target is swept) and free().
+ */
+#ifndef VPA_TARGETS_H
+#define VPA_TARGETS_H
+
+#include "core/base.h"
+#include "core/json.h"
+#include "core/io.h"
+#include "scenarios/scenario.h"
+
+/* What the pipeline hands to kinds while it runs. */
+struct vpa_run_ctx {
+	const char *file;   /* the scenario path (for node locations), borrowed */
+	const char *dir;    /* its folder: relative paths resolve against it */
+	uint64_t seed;      /* the scenario seed (after --seed) */
+	int threads;        /* >= 1: our own parallel loops use this many threads */
+	struct vpa_json *warnings; /* array: vpa_ctx_warn appends here, borrowed */
+};
+
+/* A warning: appended to results "warnings" and printed on stderr. */
+void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A built target. */
+struct vpa_target {
+	const struct vpa_target_kind *kind;
+	const char *id;         /* borrowed from the scenario */
+	int simulated;          /* 1: made by a simulator (labelled in every report) */
+	struct vpa_json *info;  /* kind-specific description for results, owned */
+	void *data;             /* kind-specific, owned, released by kind->free */
+};
+
+struct vpa_target_kind {
+	const char *name;
+	const struct vpa_schema *schema; /* its own keys (not id/kind) */
+	const char *doc;                 /* a paragraph for the reference */
+	/* Cross-key checks after the schema check; may be NULL. */
+	int (*validate)(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			struct vpa_err *err);
+	/* Build or import; fills out->data, out->info, out->simulated. */
+	int (*build)(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+		     struct vpa_target *out, struct vpa_err *err);
+	void (*free)(struct vpa_target *t); /* releases data (not info) */
+};
+
+/* The table.  NULL when unknown. */
+const struct vpa_target_kind *vpa_target_kind_find(const char *name);
+size_t vpa_target_kinds(const struct vpa_target_kind *const **kinds /* OUT */);
+/* Release a built target (kind->free, info); NULL-safe fields. */
+void vpa_target_release(struct vpa_target *t);
+
+/* The common keys of every target: id, kind. */
+extern const struct vpa_schema vpa_target_common_schema;
+
+/* ---- kind `scores`: imported score sets ---------------------------------- */
+
+struct vpa_score_set {
+	char *name;              /* owned */
+	struct vpa_trials trials; /* owned, file order */
+};
+
+struct vpa_scores_target {
+	struct vpa_score_set *sets; /* (n_sets), owned */
+	size_t n_sets;
+};
+
+extern const struct vpa_target_kind vpa_target_scores;
+
+#endif
