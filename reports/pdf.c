@@ -296,7 +296,7 @@ int vpa_report_pdf(const struct vpa_json *r, struct vpa_buf *out, struct vpa_err
 	int rc = 0;
 	size_t k = 0;
 
-	vpa_buf_puts(&s, "set terminal pdfcairo size 11.69in,8.27in font 'Sans,10' noenhanced\n");
+	vpa_buf_puts(&s, "set terminal pdfcairo size 11.69in,8.27in font 'Sans,12' noenhanced\n");
 	put_front(&p, r);
 
 	const struct vpa_json *attacks = arr_at(r, "attacks");

@@ -337,6 +337,8 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 			const struct vpa_json *v = col_ci[cc] ? (ci ? vpa_json_get(ci, col_key[cc]) : NULL)
 							      : (m ? get_path(m, col_key[cc]) : NULL);
 			cells[cc] = v ? fmt_cell(col_key[cc], v) : xstrdup("-");
+			if (v && v->type == VPA_JSON_STR)
+				t->numeric[cc] = 0; /* text columns align left */
 		}
 		row++;
 	}

@@ -1,0 +1,392 @@
+/*
+ * tests/unit/test_plot.c - the gnuplot driver (reports/plot.c): quoting, the
+ * process plumbing (large input and output, errors, a missing or failing
+ * gnuplot), each figure type as SVG and PDF, the figure checks, the DET
+ * clamping and the id prefixes of inlined SVG.  Needs gnuplot on PATH.
+ */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "reports/report.h"
+
+static struct vpa_json *nums(const double *x, size_t n)
+{
+	struct vpa_json *a = vpa_json_arr();
+	for (size_t i = 0; i < n; i++)
+		vpa_json_push(a, vpa_json_num(x[i]));
+	return a;
+}
+
+static struct vpa_json *det_fig(double eer)
+{
+	static const double pm[] = {1, 0.6, 0.35, 0.1, 0};
+	static const double pf[] = {0, 0.1, 0.35, 0.6, 1};
+	struct vpa_json *f = vpa_json_obj(), *ser = vpa_json_arr(), *s = vpa_json_obj();
+	vpa_json_set_str(f, "type", "det");
+	vpa_json_set_str(f, "id", "d");
+	vpa_json_set_str(f, "title", "DET 'quoted' \\ back @_x");
+	vpa_json_set_str(s, "name", "it's");
+	vpa_json_set(s, "p_miss", nums(pm, 5));
+	vpa_json_set(s, "p_fa", nums(pf, 5));
+	vpa_json_set_num(s, "eer", eer);
+	vpa_json_push(ser, s);
+	vpa_json_set(f, "series", ser);
+	return f;
+}
+
+static struct vpa_json *link_fig(void)
+{
+	static const double c[] = {-1, 0, 1, 2}, m[] = {0.05, 0.2, 0.5, 0.25}, n[] = {0.4, 0.4, 0.15, 0.05},
+			    d[] = {0, 0, 0.5, 0.66};
+	struct vpa_json *f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "linkability");
+	vpa_json_set_str(f, "title", "Linkability");
+	vpa_json_set(f, "centers", nums(c, 4));
+	vpa_json_set(f, "p_mated", nums(m, 4));
+	vpa_json_set(f, "p_non", nums(n, 4));
+	vpa_json_set(f, "d_local", nums(d, 4));
+	vpa_json_set_num(f, "dsys", 0.3);
+	vpa_json_set_num(f, "omega", 1);
+	return f;
+}
+
+static struct vpa_json *lines_fig(size_t npts, int logx)
+{
+	struct vpa_json *f = vpa_json_obj(), *ser = vpa_json_arr(), *s = vpa_json_obj();
+	struct vpa_json *x = vpa_json_arr(), *y = vpa_json_arr();
+	vpa_json_set_str(f, "type", "lines");
+	vpa_json_set_str(f, "title", "Lines");
+	vpa_json_set_str(f, "xlabel", "x");
+	vpa_json_set_str(f, "ylabel", "y");
+	vpa_json_set(f, "logx", vpa_json_bool(logx));
+	for (size_t i = 0; i < npts; i++) {
+		vpa_json_push(x, vpa_json_num((double)i + (logx ? 1 : 0)));
+		vpa_json_push(y, i == 2 ? vpa_json_null() : vpa_json_num(sin((double)i / 10)));
+	}
+	vpa_json_set_str(s, "name", "sin");
+	vpa_json_set(s, "x", x);
+	vpa_json_set(s, "y", y);
+	vpa_json_push(ser, s);
+	vpa_json_set(f, "series", ser);
+	return f;
+}
+
+static void test_quote(void)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_gnuplot_quote(&b, "it's a \\ \"x\"\nnext@_^");
+	CHECK_STR(vpa_buf_str(&b), "'it''s a \\ \"x\" next@_^'");
+	vpa_buf_release(&b);
+}
+
+static void test_run_and_errors(void)
+{
+	struct vpa_err err;
+	struct vpa_buf out;
+	vpa_err_init(&err);
+	vpa_buf_init(&out);
+	static const char ok[] = "set terminal svg\nplot x\n";
+	CHECK(vpa_gnuplot_run(ok, strlen(ok), &out, &err) == 0);
+	CHECK(out.len > 0 && strstr(vpa_buf_str(&out), "<svg") != NULL);
+
+	/* A script error surfaces with gnuplot's own error line. */
+	vpa_buf_release(&out);
+	vpa_buf_init(&out);
+	static const char bad[] = "set terminal svg\nset xrange [0:1]\nplot foo_undefined\n";
+	CHECK(vpa_gnuplot_run(bad, strlen(bad), &out, &err) == VPA_EIO);
+	CHECK(!strncmp(err.msg, "gnuplot failed: line ", 21));
+	CHECK(strstr(err.msg, "undefined variable: foo_undefined") != NULL);
+
+	vpa_err_init(&err);
+	static const char bad2[] = "set terminal svg\nset foo\n";
+	CHECK(vpa_gnuplot_run(bad2, strlen(bad2), &out, &err) == VPA_EIO);
+	CHECK(strstr(err.msg, "unrecognized option") != NULL);
+	vpa_buf_release(&out);
+}
+
+/* Large input and large output at once: the poll loop must not deadlock. */
+static void test_large_io(void)
+{
+	struct vpa_err err;
+	struct vpa_buf out;
+	vpa_err_init(&err);
+	vpa_buf_init(&out);
+	struct vpa_json *f = lines_fig(60000, 0);
+	double t0 = vpa_now();
+	CHECK(vpa_plot_render(f, "svg", &out, &err) == 0);
+	CHECK(out.len > 1000000); /* 60k points as SVG path text */
+	CHECK(vpa_now() - t0 < 60);
+	vpa_json_free(f);
+	vpa_buf_release(&out);
+}
+
+static char *make_tmpdir(void)
+{
+	char tmpl[] = "/tmp/vpa_test_plot.XXXXXX";
+	char *d = mkdtemp(tmpl);
+	return d ? xstrdup(d) : NULL;
+}
+
+static void test_missing_and_failing_gnuplot(void)
+{
+	char *dir = make_tmpdir();
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	char *saved = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	struct vpa_err err;
+	struct vpa_buf out;
+	vpa_buf_init(&out);
+
+	setenv("PATH", dir, 1);
+	vpa_err_init(&err);
+	struct vpa_json *f = det_fig(0.2);
+	CHECK(vpa_plot_render(f, "svg", &out, &err) == VPA_EIO);
+	CHECK_STR(err.msg, "gnuplot not found: install gnuplot-nox or run with --no-plots");
+
+	/* A "gnuplot" that fails without reading its (large) input. */
+	struct vpa_buf p;
+	vpa_buf_init(&p);
+	vpa_buf_printf(&p, "%s/gnuplot", dir);
+	FILE *g = fopen(p.data, "w");
+	CHECK(g != NULL);
+	if (g) {
+		fputs("#!/bin/sh\necho 'fatal: broken on purpose' >&2\nexit 3\n", g);
+		fclose(g);
+		chmod(p.data, 0755);
+		struct vpa_json *big = lines_fig(200000, 0);
+		vpa_err_init(&err);
+		CHECK(vpa_plot_render(big, "svg", &out, &err) == VPA_EIO);
+		CHECK_STR(err.msg, "gnuplot failed: fatal: broken on purpose");
+		vpa_json_free(big);
+		remove(p.data);
+	}
+	/* An executable that is not a regular file is skipped: a folder. */
+	mkdir(p.data, 0755);
+	vpa_err_init(&err);
+	CHECK(vpa_plot_render(f, "svg", &out, &err) == VPA_EIO);
+	CHECK_STR(err.msg, "gnuplot not found: install gnuplot-nox or run with --no-plots");
+	rmdir(p.data);
+	setenv("PATH", saved, 1);
+	rmdir(dir);
+	vpa_json_free(f);
+	vpa_buf_release(&p);
+	vpa_buf_release(&out);
+	free(saved);
+	free(dir);
+}
+
+static void render_both(struct vpa_json *f)
+{
+	struct vpa_err err;
+	struct vpa_buf svg, pdf;
+	vpa_err_init(&err);
+	vpa_buf_init(&svg);
+	vpa_buf_init(&pdf);
+	CHECK(vpa_plot_render(f, "svg", &svg, &err) == 0);
+	CHECK(svg.len > 0 && strstr(vpa_buf_str(&svg), "<svg") != NULL);
+	CHECK(svg.len > 0 && strstr(svg.data, "</svg>") != NULL);
+	CHECK(vpa_plot_render(f, "pdf", &pdf, &err) == 0);
+	CHECK(pdf.len > 4 && !memcmp(pdf.data, "%PDF", 4));
+	if (err.status)
+		printf("#   %s\n", err.msg);
+	vpa_buf_release(&svg);
+	vpa_buf_release(&pdf);
+}
+
+static void test_figure_types(void)
+{
+	struct vpa_json *f[] = {det_fig(0.2), det_fig(0.45), link_fig(), lines_fig(30, 0),
+				lines_fig(30, 1)};
+	for (size_t i = 0; i < sizeof(f) / sizeof(*f); i++) {
+		render_both(f[i]);
+		vpa_json_free(f[i]);
+	}
+	/* The title with quotes and backslashes reaches the SVG verbatim (escaped for XML). */
+	struct vpa_json *d = det_fig(0.2);
+	struct vpa_buf svg;
+	struct vpa_err err;
+	vpa_buf_init(&svg);
+	vpa_err_init(&err);
+	CHECK(vpa_plot_render(d, "svg", &svg, &err) == 0);
+	CHECK(svg.len && strstr(vpa_buf_str(&svg), "DET 'quoted' \\ back @_x") != NULL);
+	CHECK(svg.len && strstr(svg.data, "it's (EER 20.00%)") != NULL);
+	vpa_buf_release(&svg);
+	vpa_json_free(d);
+}
+
+/* An empty figure still renders (a "no data" frame), and so do undefined values. */
+static void test_empty_figures(void)
+{
+	struct vpa_json *f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "lines");
+	vpa_json_set(f, "series", vpa_json_arr());
+	render_both(f);
+	vpa_json_free(f);
+	f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "det");
+	vpa_json_set(f, "series", vpa_json_arr());
+	render_both(f);
+	vpa_json_free(f);
+	f = link_fig();
+	vpa_json_set(f, "dsys", vpa_json_null());
+	render_both(f);
+	vpa_json_free(f);
+}
+
+static void test_det_clamping(void)
+{
+	struct vpa_err err;
+	struct vpa_buf s;
+	vpa_err_init(&err);
+	vpa_buf_init(&s);
+	/* EER <= 30%: axes 0.1%..40%; p = 0 and p = 1 go to the limits. */
+	struct vpa_json *f = det_fig(0.2);
+	CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&s), "$t_s0 << EOD\n0.001 0.4\n0.1 0.4\n0.35 0.35\n0.4 0.1\n0.4 0.001\nEOD\n") != NULL);
+	CHECK(strstr(s.data, "set xrange [invnorm(0.001):invnorm(0.4)]") != NULL);
+	CHECK(strstr(s.data, "'0.1' invnorm(0.001)") != NULL);
+	CHECK(strstr(s.data, "'40' invnorm(0.4)") != NULL);
+	CHECK(strstr(s.data, "$t_e0 << EOD\n0.2\nEOD\n") != NULL);
+	vpa_json_free(f);
+	/* EER > 30%: axes 0.1%..99.9%. */
+	s.len = 0;
+	f = det_fig(0.45);
+	CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&s), "$t_s0 << EOD\n0.001 0.999\n0.1 0.6\n") != NULL);
+	CHECK(strstr(s.data, "set yrange [invnorm(0.001):invnorm(0.999)]") != NULL);
+	vpa_json_free(f);
+	vpa_buf_release(&s);
+}
+
+static void test_checks(void)
+{
+	struct vpa_err err;
+	struct vpa_json *f = det_fig(0.1);
+	vpa_err_init(&err);
+	CHECK(vpa_plot_check(f, NULL, &err) == 0);
+	/* unequal lengths */
+	struct vpa_json *s = vpa_json_get(f, "series")->items[0];
+	vpa_json_push(vpa_json_get(s, "p_fa"), vpa_json_num(0.5));
+	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "figure 'd': series 1: 'p_fa' has 6 values but 'p_miss' has 5");
+	vpa_json_free(f);
+
+	f = link_fig();
+	vpa_json_push(vpa_json_get(f, "p_non"), vpa_json_str("x"));
+	vpa_err_init(&err);
+	CHECK(vpa_plot_check(f, "r.json", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "r.json: figure 'linkability': 'p_non' must be an array of numbers");
+	vpa_json_free(f);
+
+	f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "pie");
+	vpa_err_init(&err);
+	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "figure 'pie': unknown type 'pie' (expected det, linkability or lines)");
+	vpa_json_set_str(f, "type", "lines");
+	vpa_err_init(&err);
+	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "figure 'lines': missing 'series'");
+	vpa_json_free(f);
+
+	/* A bad figure never reaches gnuplot. */
+	f = link_fig();
+	vpa_json_set(f, "centers", vpa_json_num(3));
+	struct vpa_buf out;
+	vpa_buf_init(&out);
+	vpa_err_init(&err);
+	CHECK(vpa_plot_render(f, "svg", &out, &err) == VPA_EINPUT);
+	CHECK(out.len == 0);
+	vpa_buf_release(&out);
+	vpa_json_free(f);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_svgs_batch(void)
+{
+	struct vpa_json *f[3] = {det_fig(0.1), link_fig(), lines_fig(10, 0)};
+	struct vpa_buf svgs[3];
+	struct vpa_err err;
+	vpa_err_init(&err);
+	for (int i = 0; i < 3; i++)
+		vpa_buf_init(&svgs[i]);
+	CHECK(vpa_plot_svgs((const struct vpa_json *const *)f, 3, 5, svgs, &err) == 0);
+	for (int i = 0; i < 3; i++) {
+		const char *s = vpa_buf_str(&svgs[i]);
+		CHECK(!strncmp(s, "<svg", 4)); /* prolog stripped */
+		CHECK(count(s, "<svg") == 1);
+		CHECK(count(s, "</svg>") == 1);
+		CHECK(strstr(s, "<?xml") == NULL);
+		char want[64];
+		snprintf(want, sizeof(want), "id='vpa%d-gpDot'", 5 + i);
+		CHECK(strstr(s, want) != NULL);
+		/* every id and reference carries the prefix */
+		CHECK(count(s, " id='") == count(s, " id='vpa"));
+		CHECK(count(s, " id=\"") == count(s, " id=\"vpa"));
+		CHECK(count(s, "href='#") == count(s, "href='#vpa"));
+	}
+	CHECK(strstr(svgs[1].data, "D\xe2\x86\x94sys = 0.300") != NULL);
+	for (int i = 0; i < 3; i++) {
+		vpa_buf_release(&svgs[i]);
+		vpa_json_free(f[i]);
+	}
+}
+
+static void test_plot_files(void)
+{
+	char *dir = make_tmpdir();
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	struct vpa_buf base, p;
+	vpa_buf_init(&base);
+	vpa_buf_init(&p);
+	vpa_buf_printf(&base, "%s/det", dir);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *f = det_fig(0.2);
+	CHECK(vpa_plot_files(f, base.data, &err) == 0);
+	char *data = NULL;
+	size_t len = 0;
+	vpa_buf_printf(&p, "%s.svg", base.data);
+	CHECK(vpa_read_file(p.data, &data, &len, &err) == 0 && strstr(data, "<svg"));
+	free(data);
+	remove(p.data);
+	p.len = 0;
+	vpa_buf_printf(&p, "%s.pdf", base.data);
+	data = NULL;
+	CHECK(vpa_read_file(p.data, &data, &len, &err) == 0 && len > 4 && !memcmp(data, "%PDF", 4));
+	free(data);
+	remove(p.data);
+	CHECK(rmdir(dir) == 0); /* nothing else (no temporaries) was left */
+	vpa_json_free(f);
+	vpa_buf_release(&base);
+	vpa_buf_release(&p);
+	free(dir);
+}
+
+int main(void)
+{
+	RUN(test_quote);
+	RUN(test_run_and_errors);
+	RUN(test_large_io);
+	RUN(test_missing_and_failing_gnuplot);
+	RUN(test_figure_types);
+	RUN(test_empty_figures);
+	RUN(test_det_clamping);
+	RUN(test_checks);
+	RUN(test_svgs_batch);
+	RUN(test_plot_files);
+	return DONE();
+}
