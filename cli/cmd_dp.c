@@ -1,9 +1,298 @@
-/* PLACEHOLDER during development: replaced by the real command. */
-#include "cli/cli.h"
+/*
+ * cli/cmd_dp.c - `vpaudit dp`: the differential-privacy accountant.
+ *
+ *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--json]
+ *   vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]
+ *   vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]
+ *
+ * epsilon/sigma: RDP of the Poisson-sampled Gaussian mechanism over
+ * dp_accounting's order grid (metrics/dp.c, metrics/DP.md); gaussian: one
+ * release, analytic (Balle & Wang 2018) and classical (Dwork & Roth Thm 3.22)
+ * noise.  Everything is computed before anything is printed.
+ */
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "core/json.h"
+#include "metrics/metrics.h"
+
+static const char usage_text[] =
+	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--json]\n"
+	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]\n"
+	"       vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]\n"
+	"\n"
+	"epsilon   (epsilon, delta) after T steps of the Poisson-sampled Gaussian mechanism:\n"
+	"          RDP accountant (Mironov, Talwar, Zhang 2019) over the order grid of Google's\n"
+	"          dp_accounting, converted with eps = rdp + log1p(-1/a) - (log delta + log a)/(a-1);\n"
+	"          prints epsilon and the optimal order\n"
+	"sigma     the smallest noise multiplier whose epsilon is at most E\n"
+	"gaussian  noise for one release of a query with L2 sensitivity S: the analytic Gaussian\n"
+	"          mechanism (Balle & Wang 2018) and the classical S sqrt(2 ln(1.25/delta))/eps,\n"
+	"          which is only valid for epsilon < 1 (Dwork & Roth, Thm 3.22)\n"
+	"\n"
+	"options:\n"
+	"  --q Q             sampling rate per step, in [0, 1] (e.g. clients per round / population)\n"
+	"  --sigma Z         noise multiplier (noise std / clipping norm), > 0\n"
+	"  --steps T         number of steps (rounds), an integer >= 1\n"
+	"  --delta D         target delta, in (0, 1)\n"
+	"  --epsilon E       target epsilon, > 0\n"
+	"  --sensitivity S   L2 sensitivity for 'gaussian' (default 1), > 0\n"
+	"  --json            one JSON object on stdout: {\"epsilon\", \"order\"}, {\"sigma\"} or\n"
+	"                    {\"sigma\", \"sigma_classic\", \"classic_valid\"}\n"
+	"  -h, --help        this text\n"
+	"\n"
+	"Exit status: 0 ok, 1 numeric failure, 2 usage.\n";
+
+enum sub { SUB_EPSILON, SUB_SIGMA, SUB_GAUSSIAN };
+
+struct opts {
+	enum sub sub;
+	const char *name; /* "dp epsilon" etc. for messages */
+	double q, sigma, steps, delta, eps, sens;
+	int has_q, has_sigma, has_steps, has_delta, has_eps, has_sens, json;
+};
+
+/* x in (0, 1): cli_double checks (0, 1], the open upper end is ours */
+static int open_unit(const char *opt, const char *s, double *out)
+{
+	if (cli_double(opt, s, 0, 1, 1, out))
+		return 1;
+	if (*out >= 1) {
+		fprintf(stderr, "vpaudit: error: %s must be a number in (0, 1), got '%s'\n", opt, s);
+		return 1;
+	}
+	return 0;
+}
+
+enum { O_Q = 256, O_SIGMA, O_STEPS, O_DELTA, O_EPS, O_SENS, O_JSON };
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{"q", required_argument, NULL, O_Q},
+		{"sigma", required_argument, NULL, O_SIGMA},
+		{"steps", required_argument, NULL, O_STEPS},
+		{"delta", required_argument, NULL, O_DELTA},
+		{"epsilon", required_argument, NULL, O_EPS},
+		{"sensitivity", required_argument, NULL, O_SENS},
+		{"json", no_argument, NULL, O_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
+		switch (c) {
+		case O_Q:
+			if (cli_double("--q", optarg, 0, 1, 0, &o->q))
+				return 2;
+			o->has_q = 1;
+			break;
+		case O_SIGMA:
+			if (cli_double("--sigma", optarg, 0, INFINITY, 1, &o->sigma))
+				return 2;
+			o->has_sigma = 1;
+			break;
+		case O_STEPS:
+			/* a double so that 1e6 is accepted; it must be a whole number */
+			if (cli_double("--steps", optarg, 1, 1e15, 0, &o->steps))
+				return 2;
+			if (o->steps != floor(o->steps)) {
+				fprintf(stderr, "vpaudit: error: --steps must be a whole number >= 1, got '%s'\n",
+					optarg);
+				return 2;
+			}
+			o->has_steps = 1;
+			break;
+		case O_DELTA:
+			if (open_unit("--delta", optarg, &o->delta))
+				return 2;
+			o->has_delta = 1;
+			break;
+		case O_EPS:
+			if (cli_double("--epsilon", optarg, 0, INFINITY, 1, &o->eps))
+				return 2;
+			o->has_eps = 1;
+			break;
+		case O_SENS:
+			if (cli_double("--sensitivity", optarg, 0, INFINITY, 1, &o->sens))
+				return 2;
+			o->has_sens = 1;
+			break;
+		case O_JSON:
+			o->json = 1;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case ':':
+			return cli_usage_error(o->name, "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error(o->name, "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(o->name, "unexpected argument '%s'", argv[optind]);
+
+	/* which options each subcommand needs, and which it does not take */
+	const int need_q = o->sub != SUB_GAUSSIAN, need_sigma = o->sub == SUB_EPSILON;
+	const int need_steps = o->sub != SUB_GAUSSIAN, need_eps = o->sub != SUB_EPSILON;
+	if (need_q && !o->has_q)
+		return cli_usage_error(o->name, "missing --q");
+	if (need_sigma && !o->has_sigma)
+		return cli_usage_error(o->name, "missing --sigma");
+	if (need_eps && !o->has_eps)
+		return cli_usage_error(o->name, "missing --epsilon");
+	if (need_steps && !o->has_steps)
+		return cli_usage_error(o->name, "missing --steps");
+	if (!o->has_delta)
+		return cli_usage_error(o->name, "missing --delta");
+	if (!need_q && o->has_q)
+		return cli_usage_error(o->name, "--q is not an option of '%s'", o->name);
+	if (!need_sigma && o->has_sigma)
+		return cli_usage_error(o->name, "--sigma is not an option of '%s'", o->name);
+	if (!need_eps && o->has_eps)
+		return cli_usage_error(o->name, "--epsilon is not an option of '%s'", o->name);
+	if (!need_steps && o->has_steps)
+		return cli_usage_error(o->name, "--steps is not an option of '%s'", o->name);
+	if (o->sub != SUB_GAUSSIAN && o->has_sens)
+		return cli_usage_error(o->name, "--sensitivity is only an option of 'dp gaussian'");
+	return 0;
+}
+
+static void emit_json(struct vpa_json *obj)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_json_write(&b, obj, 0);
+	printf("%s\n", vpa_buf_str(&b));
+	vpa_buf_release(&b);
+	vpa_json_free(obj);
+}
+
+static int run_epsilon(const struct opts *o)
+{
+	struct vpa_err err;
+	double eps, order;
+	vpa_err_init(&err);
+	if (vpa_dp_epsilon(o->q, o->sigma, o->steps, o->delta, &eps, &order, &err))
+		return cli_error(&err);
+	if (!isfinite(eps)) {
+		vpa_fail(&err, VPA_ENUMERIC, NULL,
+			 "epsilon is unbounded at every RDP order: noise multiplier %g is too small",
+			 o->sigma);
+		return cli_error(&err);
+	}
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "epsilon", eps);
+		vpa_json_set_num(j, "order", order);
+		emit_json(j);
+		return 0;
+	}
+	printf("accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)\n");
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("noise multiplier  %.10g\n", o->sigma);
+	printf("steps             %.15g\n", o->steps);
+	printf("delta             %.10g\n", o->delta);
+	printf("epsilon           %.6g\n", eps);
+	printf("optimal order     %.10g\n", order);
+	return 0;
+}
+
+static int run_sigma(const struct opts *o)
+{
+	struct vpa_err err;
+	double sigma, eps = 0, order = 0;
+	vpa_err_init(&err);
+	if (vpa_dp_sigma(o->q, o->eps, o->steps, o->delta, &sigma, &err))
+		return cli_error(&err);
+	if (sigma > 0 && vpa_dp_epsilon(o->q, sigma, o->steps, o->delta, &eps, &order, &err))
+		return cli_error(&err);
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "sigma", sigma);
+		emit_json(j);
+		return 0;
+	}
+	printf("accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)\n");
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("steps             %.15g\n", o->steps);
+	printf("delta             %.10g\n", o->delta);
+	printf("target epsilon    %.10g\n", o->eps);
+	if (sigma == 0) {
+		printf("noise multiplier  0  (nothing is released: q = 0)\n");
+		return 0;
+	}
+	printf("noise multiplier  %.6g\n", sigma);
+	printf("epsilon reached   %.6g at order %.10g\n", eps, order);
+	return 0;
+}
+
+static int run_gaussian(const struct opts *o)
+{
+	struct vpa_err err;
+	double sens = o->has_sens ? o->sens : 1, sigma;
+	vpa_err_init(&err);
+	if (vpa_gauss_analytic_sigma(o->eps, o->delta, sens, &sigma, &err))
+		return cli_error(&err);
+	double classic = vpa_gauss_classic_sigma(o->eps, o->delta, sens);
+	int valid = o->eps < 1;
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "sigma", sigma);
+		vpa_json_set_num(j, "sigma_classic", classic);
+		vpa_json_set(j, "classic_valid", vpa_json_bool(valid));
+		emit_json(j);
+		return 0;
+	}
+	printf("epsilon           %.10g\n", o->eps);
+	printf("delta             %.10g\n", o->delta);
+	printf("sensitivity       %.10g\n", sens);
+	printf("sigma (analytic)  %.6g  Balle & Wang 2018\n", sigma);
+	printf("sigma (classical) %.6g  S sqrt(2 ln(1.25/delta)) / epsilon%s\n", classic,
+	       valid ? "" : "  NOT VALID: Dwork & Roth Thm 3.22 needs epsilon < 1");
+	return 0;
+}
+
 int cmd_dp(int argc, char **argv)
 {
-	(void)argc; (void)argv;
-	fprintf(stderr, "vpaudit: error: 'dp' is not implemented yet\n");
-	return 1;
+	struct opts o;
+	memset(&o, 0, sizeof o);
+	if (argc < 2)
+		return cli_usage_error("dp", "missing subcommand: epsilon, sigma or gaussian");
+	const char *s = argv[1];
+	if (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(s, "epsilon")) {
+		o.sub = SUB_EPSILON;
+		o.name = "dp epsilon";
+	} else if (!strcmp(s, "sigma")) {
+		o.sub = SUB_SIGMA;
+		o.name = "dp sigma";
+	} else if (!strcmp(s, "gaussian")) {
+		o.sub = SUB_GAUSSIAN;
+		o.name = "dp gaussian";
+	} else {
+		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
+	}
+	int rc = parse(argc - 1, argv + 1, &o);
+	if (rc == -1)
+		return 0; /* --help */
+	if (rc)
+		return rc;
+	switch (o.sub) {
+	case SUB_EPSILON:
+		return run_epsilon(&o);
+	case SUB_SIGMA:
+		return run_sigma(&o);
+	default:
+		return run_gaussian(&o);
+	}
 }

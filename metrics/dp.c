@@ -33,7 +33,7 @@
 static double log_add(double x, double y)
 {
 	double a = x < y ? x : y, b = x < y ? y : x;
-	if (a == -INFINITY)
+	if (a == -INFINITY || b == INFINITY)
 		return b;
 	return log1p(exp(a - b)) + b;
 }
@@ -152,7 +152,10 @@ double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha)
 		return NAN;
 	if (q == 0)
 		return 0;
-	if (isinf(alpha) || sigma == 0)
+	/* sigma^2 underflows below 1e-154 (dp_accounting divides by zero
+	 * there): such a mechanism adds no noise to speak of, +inf is the
+	 * honest bound */
+	if (isinf(alpha) || sigma < 1e-150)
 		return INFINITY;
 	if (q == 1)
 		return alpha / (2 * sigma * sigma);
