@@ -1,0 +1,465 @@
+/*
+ * tests/unit/test_report.c - the report writers (reports/write.c, html.c,
+ * junit.c, pdf.c, table.c): escaping, number formatting, the results check
+ * with its messages, one <svg> per figure, the SIMULATED banner, JUnit
+ * failure counts and escaping, the PDF, and vpa_report_write's all-or-nothing
+ * file writing.  Uses tests/golden/reports/results.json (see its README).
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "reports/report.h"
+#include "reports/table.h"
+
+#define GOLDEN "tests/golden/reports/results.json"
+
+static struct vpa_json *load_text(const char *name, const char *text, struct vpa_err *err)
+{
+	return vpa_json_parse(name, text, strlen(text), err);
+}
+
+static struct vpa_json *golden(void)
+{
+	struct vpa_err err;
+	char *text = NULL;
+	size_t len = 0;
+	vpa_err_init(&err);
+	if (vpa_read_file(GOLDEN, &text, &len, &err)) {
+		printf("#   %s\n", err.msg);
+		return NULL;
+	}
+	struct vpa_json *r = vpa_json_parse(GOLDEN, text, len, &err);
+	if (!r)
+		printf("#   %s\n", err.msg);
+	free(text);
+	return r;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+/* Occurrences in binary data (PDF streams contain NUL bytes). */
+static size_t count_mem(const char *hay, size_t len, const char *needle)
+{
+	size_t n = 0, m = strlen(needle);
+	for (const char *p = hay, *end = hay + len; (p = memmem(p, (size_t)(end - p), needle, m)); p++)
+		n++;
+	return n;
+}
+
+static void test_escape(void)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_xml_escape(&b, "<a href=\"x\">&'\x01ok</a>");
+	CHECK_STR(vpa_buf_str(&b), "&lt;a href=&quot;x&quot;&gt;&amp;&#39; ok&lt;/a&gt;");
+	b.len = 0;
+	vpa_xml_escape(&b, "plain \xc3\xa9t\xc3\xa9");
+	CHECK_STR(vpa_buf_str(&b), "plain \xc3\xa9t\xc3\xa9");
+	vpa_buf_release(&b);
+}
+
+static void fmt_case(const char *key, struct vpa_json *v, const char *want)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_report_fmt(&b, key, v);
+	CHECK_STR(vpa_buf_str(&b), want);
+	vpa_buf_release(&b);
+	vpa_json_free(v);
+}
+
+static struct vpa_json *pair(double a, double b)
+{
+	struct vpa_json *x = vpa_json_arr();
+	vpa_json_push(x, vpa_json_num(a));
+	vpa_json_push(x, vpa_json_num(b));
+	return x;
+}
+
+static void test_format(void)
+{
+	fmt_case("eer", vpa_json_num(0.1), "10.00%");
+	fmt_case("eer", vpa_json_num(0.123456), "12.35%");
+	fmt_case("eer", vpa_json_num(0), "0.00%");
+	fmt_case("eer", vpa_json_num(0.00001), "0.001%");
+	fmt_case("eer", vpa_json_null(), "undefined");
+	fmt_case("eer", NULL, "undefined");
+	fmt_case("eer_sweep", vpa_json_num(0.5), "50.00%");
+	fmt_case("eer_threshold", vpa_json_num(-0.4), "-0.4");
+	fmt_case("eer_sweep_threshold", vpa_json_num(1.25), "1.25");
+	fmt_case("top1", vpa_json_num(1), "100.00%");
+	fmt_case("false_accept_rate", vpa_json_num(0.02), "2.00%");
+	fmt_case("n_target", vpa_json_num(900), "900");
+	fmt_case("n_target", vpa_json_num(2.5), "2.5");
+	fmt_case("reps", vpa_json_num(1000), "1000");
+	fmt_case("cllr", vpa_json_num(0.123456), "0.1235");
+	fmt_case("cllr", vpa_json_num(2.1), "2.1");
+	fmt_case("cllr", vpa_json_num(1), "1");
+	fmt_case("cllr", vpa_json_num(-0.0), "0");
+	fmt_case("cllr", vpa_json_num(-0.00001), "-1e-05");
+	fmt_case("cllr", vpa_json_num(0.00004), "4e-05");
+	fmt_case("cllr", vpa_json_num(123456.789), "123456.789");
+	fmt_case("cllr", vpa_json_num(1234567.5), "1.235e+06");
+	fmt_case("linkability", vpa_json_num(0.42), "0.42");
+	fmt_case("zebra.dece", vpa_json_num(0.02), "0.02");
+	fmt_case("zebra.category", vpa_json_str("C"), "C");
+	fmt_case("x.eer", vpa_json_num(0.25), "25.00%");
+	fmt_case("flag", vpa_json_bool(1), "true");
+	fmt_case("eer", pair(0.06, 0.1), "[6.00%, 10.00%]");
+	fmt_case("linkability", pair(0.37, 0.46), "[0.37, 0.46]");
+}
+
+static void check_msg(const char *text, const char *want)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *r = load_text("r.json", text, &err);
+	CHECK(r != NULL);
+	if (!r) {
+		printf("#   %s\n", err.msg);
+		return;
+	}
+	CHECK(vpa_report_check(r, "r.json", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, want);
+	vpa_json_free(r);
+}
+
+#define HEAD "{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"}, "
+
+static void test_check(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *g = golden();
+	CHECK(g && vpa_report_check(g, GOLDEN, &err) == 0);
+	vpa_json_free(g);
+
+	check_msg("[1]", "r.json:1:1: expected a JSON object at the top level");
+	check_msg("{}", "r.json: missing 'schema'");
+	check_msg("{\n  \"schema\": \"vpaudit.results/2\"}",
+		  "r.json:2:13: unsupported schema 'vpaudit.results/2' (expected 'vpaudit.results/1')");
+	check_msg("{\"schema\": 1}", "r.json:1:12: 'schema' must be a string");
+	check_msg("{\"schema\": \"vpaudit.results/1\"}", "r.json: missing 'scenario'");
+	check_msg("{\"schema\": \"vpaudit.results/1\", \"scenario\": {}}",
+		  "r.json:1:45: scenario: missing 'name'");
+	check_msg(HEAD "\"attacks\": []}", "r.json: missing 'records'");
+	check_msg(HEAD "\"records\": []}", "r.json: missing 'attacks'");
+	check_msg(HEAD "\"attacks\": [], \"records\": {}}", "r.json:1:86: 'records' must be an array");
+	check_msg(HEAD "\"attacks\": [], \"records\": [{\"attack\": \"a\"}]}",
+		  "r.json:1:87: record 1: missing 'metrics'");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\", \"figures\": [{\"type\": \"bar\"}]}], \"records\": []}",
+		  "r.json:1:105: figure 'bar': unknown type 'bar' (expected det, linkability or lines)");
+	check_msg(HEAD "\"attacks\": [], \"records\": [], \"gates\": [{\"attack\": \"a\", \"metric\": \"eer\"}]}",
+		  "r.json:1:100: gate 1: missing 'pass'");
+	check_msg(HEAD "\"attacks\": [], \"records\": [], \"warnings\": [3]}",
+		  "r.json:1:103: warning 1 must be a string");
+	check_msg(HEAD "\"attacks\": [], \"records\": [], \"targets\": [{\"id\": \"t\", \"simulated\": 1}]}",
+		  "r.json:1:127: target 1: 'simulated' must be true or false");
+}
+
+static void test_tables(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	struct vpa_table t;
+	vpa_table_gates(g, &t);
+	CHECK(t.n_rows == 3 && t.n_cols == 6);
+	CHECK_STR(t.cells[0 * 6 + 3], "30.00%");
+	CHECK_STR(t.cells[0 * 6 + 4], ">= 30.00%");
+	CHECK_STR(t.cells[0 * 6 + 5], "PASS");
+	CHECK_STR(t.cells[1 * 6 + 4], "<= 0.1");
+	CHECK_STR(t.cells[1 * 6 + 5], "FAIL");
+	CHECK_STR(t.cells[2 * 6 + 2], "3");
+	CHECK_STR(t.cells[2 * 6 + 3], "undefined");
+	CHECK(t.row_class[0] == VPA_ROW_PASS && t.row_class[1] == VPA_ROW_FAIL &&
+	      t.row_class[2] == VPA_ROW_FAIL);
+	vpa_table_release(&t);
+
+	vpa_table_attack(g, "eval", &t);
+	CHECK(t.n_rows == 4);
+	CHECK(t.n_key == 2);
+	/* labels, then each metric with its CI right after it, nested keys flattened */
+	static const char *const heads[] = {"attacker / condition", "targets.sim<1>.leakage", "n_target",
+					    "n_nontarget", "eer", "eer 95% CI", "eer_threshold", "cllr",
+					    "cllr_min", "linkability", "linkability 95% CI", "min_dcf",
+					    "zebra.dece", "zebra.log10_lr_worst", "zebra.category"};
+	CHECK(t.n_cols == sizeof(heads) / sizeof(*heads));
+	for (size_t c = 0; c < t.n_cols && c < sizeof(heads) / sizeof(*heads); c++)
+		CHECK_STR(t.head[c], heads[c]);
+	CHECK_STR(t.cells[0 * t.n_cols + 0], "ignorant");
+	CHECK_STR(t.cells[0 * t.n_cols + 4], "35.00%");
+	CHECK_STR(t.cells[0 * t.n_cols + 5], "-"); /* no CI for that record */
+	CHECK_STR(t.cells[1 * t.n_cols + 5], "[6.00%, 10.00%]");
+	CHECK_STR(t.cells[1 * t.n_cols + 14], "C");
+	CHECK(t.numeric[4] && !t.numeric[0] && !t.numeric[14]);
+	CHECK_STR(t.note, "95% confidence intervals by bootstrap-trials (1000 replicates).");
+	vpa_table_release(&t);
+
+	vpa_table_attack(g, "layers", &t);
+	CHECK(t.n_rows == 6 && t.n_key == 2);
+	CHECK_STR(t.head[0], "layer");
+	CHECK_STR(t.cells[2 * t.n_cols + 3], "undefined"); /* accuracy null at layer 3 */
+	vpa_table_release(&t);
+
+	vpa_table_attack(g, "nosuch", &t);
+	CHECK(t.n_rows == 0);
+	vpa_table_release(&t);
+	vpa_json_free(g);
+}
+
+static void test_html(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	struct vpa_err err;
+	struct vpa_buf h;
+	vpa_err_init(&err);
+	vpa_buf_init(&h);
+	CHECK(vpa_report_html(g, 0, &h, &err) == 0);
+	const char *s = vpa_buf_str(&h);
+	CHECK(vpa_count_figures(g) == 4);
+	CHECK(count(s, "<svg") == 4);
+	CHECK(count(s, "</svg>") == 4);
+	CHECK(count(s, "<figure") == 4);
+	/* self-contained: no script, no external resource */
+	CHECK(strstr(s, "<script") == NULL);
+	CHECK(strstr(s, "src=") == NULL);
+	CHECK(strstr(s, "<link") == NULL);
+	CHECK(strstr(s, "@import") == NULL);
+	CHECK(strstr(s, "url(http") == NULL);
+	CHECK(strstr(s, "href=\"http") == NULL && strstr(s, "href='http") == NULL);
+	CHECK(strstr(s, "@media print") != NULL);
+	/* escaping of strings from the results */
+	CHECK(strstr(s, "&lt;b&gt;escaped&lt;/b&gt; &amp; &quot;quoted&quot;") != NULL);
+	CHECK(strstr(s, "<b>escaped") == NULL);
+	CHECK(strstr(s, "sim&lt;1&gt;") != NULL);
+	CHECK(strstr(s, "sim<1>") == NULL);
+	CHECK(strstr(s, "3 duplicate trials &lt;ignored&gt;") != NULL);
+	/* banner, summary first, verdicts */
+	CHECK(strstr(s, "class=\"banner\"") != NULL);
+	CHECK(strstr(s, "<strong>SIMULATED</strong>") != NULL);
+	const char *summary = strstr(s, "id=\"summary\""), *attack = strstr(s, "id=\"attack-1\"");
+	CHECK(summary && attack && summary < attack);
+	CHECK(count(s, "<tr class=\"fail\">") == 2);
+	CHECK(count(s, "<tr class=\"pass\">") == 1);
+	CHECK(strstr(s, "3 gates, 2 failed.") != NULL);
+	/* figures sit inside their attack's section, the sweep figure after the attacks */
+	const char *det = strstr(s, "id=\"fig-eval-det\""), *a2 = strstr(s, "id=\"attack-2\"");
+	const char *sweep = strstr(s, "id=\"fig-sweep-eer\"");
+	CHECK(det && a2 && sweep && attack < det && det < a2 && a2 < sweep);
+
+	/* --no-plots: no SVG, a note instead */
+	h.len = 0;
+	CHECK(vpa_report_html(g, 1, &h, &err) == 0);
+	s = vpa_buf_str(&h);
+	CHECK(count(s, "<svg") == 0);
+	CHECK(strstr(s, "2 figures omitted (--no-plots).") != NULL);
+	CHECK(count(s, "1 figure omitted (--no-plots).") == 2);
+
+	/* no simulated target: no banner */
+	struct vpa_json *t = vpa_json_get(g, "targets");
+	vpa_json_set(t->items[1], "simulated", vpa_json_bool(0));
+	h.len = 0;
+	CHECK(vpa_report_html(g, 1, &h, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&h), "class=\"banner\"") == NULL);
+	vpa_buf_release(&h);
+	vpa_json_free(g);
+}
+
+static void test_junit(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	struct vpa_buf j;
+	vpa_buf_init(&j);
+	vpa_report_junit(g, &j);
+	const char *s = vpa_buf_str(&j);
+	static const char prolog[] = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites ";
+	CHECK(!strncmp(s, prolog, strlen(prolog)));
+	CHECK(strstr(s, "<testsuite name=\"golden-report\" tests=\"3\" failures=\"2\"") != NULL);
+	CHECK(count(s, "<testsuite ") == 1);
+	CHECK(count(s, "<testcase ") == 3);
+	CHECK(count(s, "<failure ") == 2);
+	CHECK(strstr(s, "<testcase classname=\"vpaudit.gates\" name=\"eval.ignorant eer &gt;= 0.3\" time=\"0\"/>") != NULL);
+	CHECK(strstr(s, "<failure type=\"gate\" message=\"linkability = 0.42, bound &lt;= 0.1\">") != NULL);
+	CHECK(strstr(s, "message=\"accuracy = undefined, bound &lt;= 0.6\"") != NULL);
+	CHECK(strstr(s, "name=\"layers accuracy &lt;= 0.6 (layer 3)\"") != NULL);
+	CHECK(strstr(s, "scenarios/golden.yaml:21:5: eval.lazy_informed linkability = 0.42 &gt; 0.1 &lt;leaky&gt; &amp; &quot;bad&quot;") != NULL);
+	CHECK(strstr(s, "<leaky>") == NULL);
+
+	/* no gates: one empty testsuite */
+	vpa_json_set(g, "gates", vpa_json_arr());
+	j.len = 0;
+	vpa_report_junit(g, &j);
+	s = vpa_buf_str(&j);
+	CHECK(strstr(s, "<testsuites name=\"vpaudit\" tests=\"0\" failures=\"0\"") != NULL);
+	CHECK(count(s, "<testsuite ") == 1 && count(s, "<testcase") == 0);
+	CHECK(strstr(s, "tests=\"0\"") != NULL);
+	vpa_buf_release(&j);
+	vpa_json_free(g);
+}
+
+static void test_pdf(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	struct vpa_err err;
+	struct vpa_buf p;
+	vpa_err_init(&err);
+	vpa_buf_init(&p);
+	CHECK(vpa_report_pdf(g, &p, &err) == 0);
+	if (err.status)
+		printf("#   %s\n", err.msg);
+	CHECK(p.len > 4 && !memcmp(p.data, "%PDF", 4));
+	/* page 1 (front), 2 attack pages + their 3 figures, sweep page + 1 figure, warnings */
+	CHECK(count_mem(p.data, p.len, "/Type /Page\n") + count_mem(p.data, p.len, "/Type /Page ") +
+		      count_mem(p.data, p.len, "/Type /Page>") == 9);
+	/* one /Pages tree, and the text is real text: the font is embedded */
+	CHECK(count_mem(p.data, p.len, "/Type /Pages") >= 1);
+	CHECK(count_mem(p.data, p.len, "/FontFile") >= 1);
+	vpa_buf_release(&p);
+	vpa_json_free(g);
+}
+
+/* Number of entries in a folder other than . and .. */
+static int n_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+	if (!d)
+		return -1;
+	for (struct dirent *e; (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void rm_dir(const char *dir)
+{
+	static const char *const names[] = {"results.json", "report.html", "report.pdf", "junit.xml"};
+	struct vpa_buf p;
+	vpa_buf_init(&p);
+	for (int k = 0; k < 4; k++) {
+		p.len = 0;
+		vpa_buf_printf(&p, "%s/%s", dir, names[k]);
+		remove(p.data);
+	}
+	rmdir(dir);
+	vpa_buf_release(&p);
+}
+
+static void test_write(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	char tmpl[] = "/tmp/vpa_test_report.XXXXXX";
+	char *base = mkdtemp(tmpl);
+	CHECK(base != NULL);
+	if (!base) {
+		vpa_json_free(g);
+		return;
+	}
+	struct vpa_buf dir;
+	vpa_buf_init(&dir);
+	vpa_buf_printf(&dir, "%s/a/b", base);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_ALL, 0, &err) == 0);
+	CHECK(n_entries(dir.data) == 4);
+	/* results.json reads back to the same text */
+	struct vpa_buf p, again;
+	vpa_buf_init(&p);
+	vpa_buf_init(&again);
+	vpa_buf_printf(&p, "%s/results.json", dir.data);
+	char *text = NULL;
+	size_t len = 0;
+	CHECK(vpa_read_file(p.data, &text, &len, &err) == 0);
+	vpa_json_write(&again, g, 2);
+	vpa_buf_puts(&again, "\n");
+	CHECK(text && len == again.len && !memcmp(text, again.data, len));
+	free(text);
+	rm_dir(dir.data);
+
+	/* --no-plots: no PDF (warned), the rest written */
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_ALL, 1, &err) == 0);
+	CHECK(n_entries(dir.data) == 3);
+	rm_dir(dir.data);
+
+	/* a bad figure: an error and no file at all (not even results.json) */
+	struct vpa_json *figs = vpa_json_get(g, "figures");
+	vpa_json_set_str(figs->items[0], "type", "pie");
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_ALL, 0, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "results: figure 'sweep-eer': unknown type 'pie' (expected det, linkability or lines)");
+	CHECK(n_entries(dir.data) == -1); /* not even created */
+	vpa_json_set_str(figs->items[0], "type", "lines");
+
+	/* gnuplot missing: nothing written either */
+	char *saved = xstrdup(getenv("PATH") ? getenv("PATH") : "");
+	setenv("PATH", base, 1);
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_ALL, 0, &err) == VPA_EIO);
+	CHECK_STR(err.msg, "gnuplot not found: install gnuplot-nox or run with --no-plots");
+	CHECK(n_entries(dir.data) == -1);
+	/* ... unless --no-plots */
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_HTML | VPA_REPORT_JUNIT, 1, &err) == 0);
+	CHECK(n_entries(dir.data) == 2);
+	setenv("PATH", saved, 1);
+	free(saved);
+	rm_dir(dir.data);
+
+	/* an outdir that is a file */
+	p.len = 0;
+	vpa_buf_printf(&p, "%s/file", base);
+	FILE *f = fopen(p.data, "w");
+	if (f)
+		fclose(f);
+	vpa_err_init(&err);
+	CHECK(vpa_report_write(g, p.data, VPA_REPORT_JUNIT, 0, &err) == VPA_EIO);
+	CHECK(strstr(err.msg, "/file: ") != NULL);
+	remove(p.data);
+
+	dir.len = 0;
+	vpa_buf_printf(&dir, "%s/a", base);
+	rmdir(dir.data);
+	CHECK(rmdir(base) == 0 || (printf("#   %s not empty\n", base), 0));
+	vpa_buf_release(&p);
+	vpa_buf_release(&again);
+	vpa_buf_release(&dir);
+	vpa_json_free(g);
+}
+
+int main(void)
+{
+	RUN(test_escape);
+	RUN(test_format);
+	RUN(test_check);
+	RUN(test_tables);
+	RUN(test_html);
+	RUN(test_junit);
+	RUN(test_pdf);
+	RUN(test_write);
+	return DONE();
+}
