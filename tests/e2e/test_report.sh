@@ -1,0 +1,75 @@
+# tests/e2e/test_report.sh - `vpaudit report` on the golden results file
+# (tests/golden/reports/results.json: 4 figures, 3 gates of which 2 fail,
+# status "fail", a simulated target).  Run from the repository top.
+. tests/e2e/lib.sh
+G=$PWD/tests/golden/reports/results.json
+has() { grep -q -- "$2" "$1"; }
+n_svg() { grep -o '<svg' "$1" | wc -l; }
+
+# 1. Re-render into another folder: every file, results.json copied verbatim.
+t_run "report -o DIR on the golden sample exits 3 (its gates failed)" 3 -- report "$G" -o "$T/out"
+t_ok "no output on stdout" test ! -s "$OUT"
+for f in results.json report.html report.pdf junit.xml; do
+	t_ok "$f written" test -s "$T/out/$f"
+done
+t_ok "no temporaries left" test -z "$(ls "$T/out" | grep tmp)"
+t_ok "results.json copied verbatim" cmp -s "$G" "$T/out/results.json"
+figs=$(grep -c '"type": "\(det\|linkability\|lines\)"' "$G")
+t_ok "the sample has 4 figures" test "$figs" = 4
+t_ok "report.html has one <svg per figure" test "$(n_svg "$T/out/report.html")" = "$figs"
+t_ok "report.html is self-contained" sh -c "! grep -q -e '<script' -e 'src=' -e '<link' -e '@import' '$T/out/report.html'"
+t_ok "report.html names the simulated target" has "$T/out/report.html" '<strong>SIMULATED</strong> &mdash;.*sim&lt;1&gt;'
+t_ok "report.html summary shows the failed gate" has "$T/out/report.html" '<tr class="fail"><td>eval.lazy_informed</td><td>linkability</td>'
+t_ok "pdfinfo reads report.pdf" sh -c "pdfinfo '$T/out/report.pdf' > '$T/pdfinfo'"
+t_ok "report.pdf has 9 pages" has "$T/pdfinfo" '^Pages: *9$'
+pdftotext -layout "$T/out/report.pdf" "$T/pdf.txt" 2>/dev/null
+t_ok "pdftotext finds the scenario name" has "$T/pdf.txt" 'vpaudit report: golden-report'
+t_ok "pdftotext finds the failing gate line" has "$T/pdf.txt" 'eval.lazy_informed *linkability *worst *0.42 *<= 0.1 *FAIL'
+t_ok "pdftotext finds the passing gate line" has "$T/pdf.txt" 'eval.ignorant *eer *worst *30.00% *>= 30.00% *PASS'
+t_ok "pdftotext finds a metrics table" has "$T/pdf.txt" 'lazy_informed .*8.00% *\[6.00%, 10.00%\]'
+t_ok "junit.xml: 3 tests, 2 failures" has "$T/out/junit.xml" '<testsuite name="golden-report" tests="3" failures="2"'
+t_ok "junit.xml: the failure quotes metric, value and bound" \
+	has "$T/out/junit.xml" '<failure type="gate" message="linkability = 0.42, bound &lt;= 0.1">'
+t_ok "junit.xml: an undefined metric is a failure" has "$T/out/junit.xml" 'message="accuracy = undefined, bound &lt;= 0.6"'
+t_ok "junit.xml is well-formed enough: 2 </failure>" test "$(grep -c '</failure>' "$T/out/junit.xml")" = 2
+
+# 2. In place (no -o): results.json is not rewritten.
+mkdir -p "$T/in" && cp "$G" "$T/in/results.json" && chmod a-w "$T/in/results.json"
+t_run "report in place" 3 -- report "$T/in/results.json"
+t_ok "in place: the three reports written" test -s "$T/in/report.html" -a -s "$T/in/report.pdf" -a -s "$T/in/junit.xml"
+t_ok "in place: results.json untouched" cmp -s "$G" "$T/in/results.json"
+t_ok "in place: nothing else" test "$(ls "$T/in" | wc -l)" = 4
+# -o naming the same folder another way is still the same folder
+t_run "report -o SAME/." 3 -- report "$T/in/results.json" -o "$T/in/."
+t_ok "-o SAME: results.json untouched" cmp -s "$G" "$T/in/results.json"
+
+# 3. A passing results file exits 0.
+sed 's/"status": "fail"/"status": "pass"/' "$G" > "$T/pass.json"
+t_run "status pass exits 0" 0 -- report "$T/pass.json" -o "$T/pass"
+
+# 4. --no-plots: no SVG, no PDF (with a warning), gnuplot not needed.
+mkdir -p "$T/empty"
+PATH=$T/empty t_run "--no-plots without gnuplot" 3 -- report "$G" -o "$T/np" --no-plots
+t_ok "--no-plots: no <svg" test "$(n_svg "$T/np/report.html")" = 0
+t_ok "--no-plots: a note instead" has "$T/np/report.html" '2 figures omitted (--no-plots)'
+t_ok "--no-plots: no report.pdf" test ! -e "$T/np/report.pdf"
+t_ok "--no-plots: the warning says why" has "$ERR" '^vpaudit: warning: report.pdf is not written with --no-plots'
+
+# 5. No gnuplot: one clear error, nothing written.
+PATH=$T/empty t_run "no gnuplot on PATH" 1 -- report "$G" -o "$T/nog"
+t_ok "no gnuplot: the exact message" test "$(cat "$ERR")" = "vpaudit: error: gnuplot not found: install gnuplot-nox or run with --no-plots"
+t_ok "no gnuplot: no file written" test ! -e "$T/nog/report.html" -a ! -e "$T/nog/junit.xml" -a ! -e "$T/nog/results.json"
+
+# 6. Bad inputs (exact one-line errors).
+printf '{"schema": "vpaudit.results/1",\n "scenario": {"name": 3}}\n' > "$T/bad.json"
+t_run "scenario name not a string" 1 -- report "$T/bad.json"
+t_ok "scenario name: message" test "$(cat "$ERR")" = "vpaudit: error: $T/bad.json:2:23: scenario: 'name' must be a string"
+printf '{"schema": "vpaudit.results/1", "scenario": {"name": "x"}, "attacks": [], "records": [' > "$T/trunc.json"
+t_run "truncated JSON" 1 -- report "$T/trunc.json"
+t_ok "truncated JSON: one line with line:col" sh -c "test \$(wc -l < '$ERR') = 1 && grep -q '^vpaudit: error: $T/trunc.json:1:[0-9]*: ' '$ERR'"
+t_run "a folder as RESULTS" 1 -- report "$T"
+t_ok "a folder: one line" test "$(wc -l < "$ERR")" = 1
+touch "$T/file"
+t_run "-o names a file" 1 -- report "$G" -o "$T/file" --no-plots
+t_ok "-o file: message" has "$ERR" "^vpaudit: error: $T/file: "
+t_done
