@@ -199,7 +199,7 @@ static int run_epsilon(const struct opts *o)
 	printf("noise multiplier  %.10g\n", o->sigma);
 	printf("steps             %.15g\n", o->steps);
 	printf("delta             %.10g\n", o->delta);
-	printf("epsilon           %.6g\n", eps);
+	printf("epsilon           %.8g\n", eps);
 	printf("optimal order     %.10g\n", order);
 	return 0;
 }
@@ -228,8 +228,8 @@ static int run_sigma(const struct opts *o)
 		printf("noise multiplier  0  (nothing is released: q = 0)\n");
 		return 0;
 	}
-	printf("noise multiplier  %.6g\n", sigma);
-	printf("epsilon reached   %.6g at order %.10g\n", eps, order);
+	printf("noise multiplier  %.8g\n", sigma);
+	printf("epsilon reached   %.8g at order %.10g\n", eps, order);
 	return 0;
 }
 
@@ -253,8 +253,8 @@ static int run_gaussian(const struct opts *o)
 	printf("epsilon           %.10g\n", o->eps);
 	printf("delta             %.10g\n", o->delta);
 	printf("sensitivity       %.10g\n", sens);
-	printf("sigma (analytic)  %.6g  Balle & Wang 2018\n", sigma);
-	printf("sigma (classical) %.6g  S sqrt(2 ln(1.25/delta)) / epsilon%s\n", classic,
+	printf("sigma (analytic)  %.8g  Balle & Wang 2018\n", sigma);
+	printf("sigma (classical) %.8g  S sqrt(2 ln(1.25/delta)) / epsilon%s\n", classic,
 	       valid ? "" : "  NOT VALID: Dwork & Roth Thm 3.22 needs epsilon < 1");
 	return 0;
 }

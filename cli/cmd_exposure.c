@@ -122,7 +122,10 @@ int cmd_exposure(int argc, char **argv)
 	struct vpa_skewnorm sn = {0, 1, 0};
 	if (extrapolate) {
 		if (vpa_skewnorm_fit(cand, n, &sn, &err)) {
-			rc = cli_error(&err);
+			struct vpa_err named; /* say which file could not be fitted */
+			vpa_err_init(&named);
+			vpa_fail(&named, err.status, NULL, "%s: %s", file, err.msg);
+			rc = cli_error(&named);
 			goto out;
 		}
 		extra = vpa_exposure_extrapolated(canary, &sn);
