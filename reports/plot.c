@@ -4,11 +4,15 @@
  * gnuplot runs as a child process (fork/execv, never a shell): the script,
  * data included as inline blocks ($name << EOD), goes to its standard input
  * and the terminal output (SVG or PDF bytes) comes back on its standard
- * output, because no `set output` is given.  Standard input is one end of a
- * socketpair so a gnuplot that dies early gives EPIPE (send with
- * MSG_NOSIGNAL) rather than a SIGPIPE that would kill vpaudit.  All three
- * descriptors are serviced by one poll() loop, so neither side can block the
- * other however large the script or the output.
+ * output, because no `set output` is given.  gnuplot is told to read the
+ * file /dev/stdin rather than to read commands from standard input: its
+ * interactive reader is 4-5 times slower on large inline data than its file
+ * reader (3.9 s against 0.9 s for 100 DET figures).  SIGPIPE is blocked in
+ * the calling thread while we write, so a gnuplot that dies early gives EPIPE
+ * instead of killing vpaudit; a SIGPIPE raised meanwhile is consumed before
+ * the mask is restored.  All three descriptors are serviced by one poll()
+ * loop, so neither side can block the other however large the script or
+ * the output.
  *
  * Figures (see reports/README.md):
  *   det          probit ("normal deviate") axes: a probability p is drawn at
@@ -26,10 +30,11 @@
 #include <fcntl.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +84,27 @@ static void set_nonblock(int fd)
 }
 
 /*
+ * Where "line N: " starts in an error line of gnuplot: at its start (commands
+ * read interactively) or after the quoted file name ("/dev/stdin" line 3: ...).
+ */
+static const char *error_position(const char *a, const char *z)
+{
+	const char *p = a;
+	if (*p == '"') {
+		const char *q = memchr(p + 1, '"', (size_t)(z - p - 1));
+		if (!q || q + 1 >= z || q[1] != ' ')
+			return NULL;
+		p = q + 2;
+	}
+	if (z - p < 7 || strncmp(p, "line ", 5))
+		return NULL;
+	const char *d = p + 5;
+	while (d < z && *d >= '0' && *d <= '9')
+		d++;
+	return d > p + 5 && d < z && *d == ':' ? p : NULL;
+}
+
+/*
  * The first line of gnuplot's stderr that reports an error: "line N: ..."
  * lines that are not warnings, else the first non-blank line that is not
  * an echo of the script ("gnuplot> ...") or a caret.  Returns a malloc'd
@@ -100,8 +126,9 @@ static char *first_error_line(const char *s)
 			int is_warning = memmem(a, (size_t)(z - a), "arning:", 7) != NULL ||
 					 memmem(a, (size_t)(z - a), "ARNING:", 7) != NULL;
 			int is_echo = !strncmp(a, "gnuplot>", 8) || (z - a == 1 && *a == '^');
-			if (!strncmp(a, "line ", 5) && !is_warning)
-				return strndup(a, (size_t)(z - a));
+			const char *l = error_position(a, z);
+			if (l && !is_warning)
+				return strndup(l, (size_t)(z - l));
 			if (!fallback && !is_warning && !is_echo) {
 				fallback = a;
 				fallback_n = (size_t)(z - a);
@@ -148,8 +175,13 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 	pid_t pid = -1;
 	struct vpa_buf eb;
 	vpa_buf_init(&eb);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in) != 0 ||
-	    pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
+	sigset_t pipe_set, old_mask, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	sigpending(&pending);
+	int pipe_was_pending = sigismember(&pending, SIGPIPE);
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
 		rc = vpa_fail(err, VPA_EIO, NULL, "cannot start gnuplot: %s", strerror(errno));
 		goto out;
 	}
@@ -160,27 +192,29 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 	}
 	if (pid == 0) {
 		/* Child: only async-signal-safe calls until execv. */
-		if (dup2(in[1], 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
+		if (dup2(in[0], 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(127);
-		char *argv[] = {"gnuplot", "-d", NULL};
+		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+		char *argv[] = {"gnuplot", "-d", "/dev/stdin", NULL};
 		execv(exe, argv);
 		static const char msg[] = "cannot execute gnuplot\n";
 		ssize_t w = write(2, msg, sizeof(msg) - 1);
 		(void)w;
 		_exit(127);
 	}
-	close(in[1]);
+	close(in[0]);
 	close(po[1]);
 	close(pe[1]);
-	in[1] = po[1] = pe[1] = -1;
-	set_nonblock(in[0]);
+	in[0] = po[1] = pe[1] = -1;
+	set_nonblock(in[1]);
 	set_nonblock(po[0]);
 	set_nonblock(pe[0]);
 
 	size_t sent = 0;
 	int open_in = 1, open_out = 1, open_err = 1;
 	if (len == 0) {
-		shutdown(in[0], SHUT_WR);
+		close(in[1]);
+		in[1] = -1;
 		open_in = 0;
 	}
 	double t0 = vpa_now();
@@ -189,7 +223,7 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 		struct pollfd p[3];
 		int np = 0, i_in = -1, i_out = -1, i_err = -1;
 		if (open_in) {
-			p[np] = (struct pollfd){in[0], POLLOUT, 0};
+			p[np] = (struct pollfd){in[1], POLLOUT, 0};
 			i_in = np++;
 		}
 		if (open_out) {
@@ -213,13 +247,14 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 		if (r <= 0)
 			continue;
 		if (i_in >= 0 && p[i_in].revents) {
-			ssize_t w = send(in[0], script + sent, len - sent, MSG_NOSIGNAL);
+			ssize_t w = write(in[1], script + sent, len - sent);
 			if (w > 0)
 				sent += (size_t)w;
 			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				sent = len; /* gnuplot stopped reading: its stderr says why */
+				sent = len; /* EPIPE: gnuplot stopped reading, its stderr says why */
 			if (sent == len) {
-				shutdown(in[0], SHUT_WR);
+				close(in[1]);
+				in[1] = -1;
 				open_in = 0;
 			}
 		}
@@ -248,7 +283,7 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 	int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
 	/* An error line without "warning" means the script failed even if the
 	 * exit status says otherwise. */
-	if (!failed && line && strncmp(line, "line ", 5) == 0)
+	if (!failed && line && !strncmp(line, "line ", 5))
 		failed = 1;
 	if (failed) {
 		if (line)
@@ -279,6 +314,13 @@ out:
 	}
 	vpa_buf_release(&eb);
 	free(exe);
+	/* Consume a SIGPIPE our writes raised, then restore the caller's mask. */
+	sigpending(&pending);
+	if (!pipe_was_pending && sigismember(&pending, SIGPIPE)) {
+		struct timespec zero = {0, 0};
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
 	return rc;
 }
 
@@ -764,24 +806,29 @@ static void copy_svg(struct vpa_buf *out, const char *p, const char *end, const 
 	const char *svg = memmem(p, (size_t)(end - p), "<svg", 4);
 	if (svg)
 		p = svg;
-	while (p < end) {
-		static const char *const pats[] = {" id='", " id=\"", "href='#", "href=\"#", "url(#"};
-		const char *best = NULL;
-		size_t best_len = 0;
-		for (size_t k = 0; k < sizeof(pats) / sizeof(*pats); k++) {
-			const char *hit = memmem(p, (size_t)(end - p), pats[k], strlen(pats[k]));
-			if (hit && (!best || hit < best)) {
-				best = hit;
-				best_len = strlen(pats[k]);
-			}
-		}
-		if (!best) {
+	static const char *const pats[] = {" id='", " id=\"", "href='#", "href=\"#", "url(#"};
+	enum { NP = sizeof(pats) / sizeof(*pats) };
+	/* next[k]: the next hit of pats[k] at or after p (NULL: none left), so
+	 * the text is scanned once per pattern, not once per hit. */
+	const char *next[NP];
+	for (size_t k = 0; k < NP; k++)
+		next[k] = memmem(p, (size_t)(end - p), pats[k], strlen(pats[k]));
+	for (;;) {
+		size_t best = NP;
+		for (size_t k = 0; k < NP; k++)
+			if (next[k] && (best == NP || next[k] < next[best]))
+				best = k;
+		if (best == NP) {
 			vpa_buf_add(out, p, (size_t)(end - p));
 			break;
 		}
-		vpa_buf_add(out, p, (size_t)(best - p) + best_len);
+		size_t n = strlen(pats[best]);
+		vpa_buf_add(out, p, (size_t)(next[best] - p) + n);
 		vpa_buf_puts(out, prefix);
-		p = best + best_len;
+		p = next[best] + n;
+		for (size_t k = 0; k < NP; k++)
+			if (next[k] && next[k] < p)
+				next[k] = memmem(p, (size_t)(end - p), pats[k], strlen(pats[k]));
 	}
 }
 
