@@ -109,7 +109,7 @@ static const struct vpa_json *arr_at(const struct vpa_json *obj, const char *key
 }
 
 /* Figures [first, first + n) of the global figure list, as <figure>s. */
-static void put_figures(struct vpa_buf *b, const struct vpa_json *figs, struct vpa_buf *svgs,
+static void put_figures(struct vpa_buf *b, const struct vpa_json *figs, const struct vpa_buf *svgs,
 			size_t first, int no_plots)
 {
 	if (!figs || figs->n == 0)
@@ -241,19 +241,9 @@ static void put_targets(struct vpa_buf *b, const struct vpa_json *r)
 	vpa_buf_puts(b, "</tbody></table></div>\n</section>\n");
 }
 
-int vpa_report_html(const struct vpa_json *r, int no_plots, struct vpa_buf *b, struct vpa_err *err)
+void vpa_collect_figures(const struct vpa_json *r, const struct vpa_json **figs)
 {
 	const struct vpa_json *attacks = arr_at(r, "attacks"), *sfigs = arr_at(r, "figures");
-	const struct vpa_json *warnings = arr_at(r, "warnings"), *gates = arr_at(r, "gates");
-	const struct vpa_json *sc = vpa_json_get(r, "scenario");
-	size_t n_figs = vpa_count_figures(r);
-	struct vpa_buf *svgs = xcalloc(n_figs ? n_figs : 1, sizeof(*svgs));
-	const struct vpa_json **figs = xcalloc(n_figs ? n_figs : 1, sizeof(*figs));
-	struct vpa_buf sim;
-	vpa_buf_init(&sim);
-	int rc = 0;
-
-	/* All figures in one gnuplot run, in page order. */
 	size_t k = 0;
 	for (size_t i = 0; attacks && i < attacks->n; i++) {
 		const struct vpa_json *f = arr_at(attacks->items[i], "figures");
@@ -262,8 +252,33 @@ int vpa_report_html(const struct vpa_json *r, int no_plots, struct vpa_buf *b, s
 	}
 	for (size_t j = 0; sfigs && j < sfigs->n; j++)
 		figs[k++] = sfigs->items[j];
-	if (!no_plots && (rc = vpa_plot_svgs(figs, n_figs, 0, svgs, err)))
-		goto out;
+}
+
+int vpa_report_html(const struct vpa_json *r, int no_plots, struct vpa_buf *b, struct vpa_err *err)
+{
+	size_t n_figs = vpa_count_figures(r);
+	struct vpa_buf *svgs = xcalloc(n_figs ? n_figs : 1, sizeof(*svgs));
+	const struct vpa_json **figs = xcalloc(n_figs ? n_figs : 1, sizeof(*figs));
+	vpa_collect_figures(r, figs);
+	/* All figures in one gnuplot run, in page order. */
+	int rc = no_plots ? 0 : vpa_plot_svgs(figs, n_figs, 0, svgs, err);
+	if (!rc)
+		vpa_html_assemble(r, no_plots, svgs, b);
+	for (size_t i = 0; i < n_figs; i++)
+		vpa_buf_release(&svgs[i]);
+	free(svgs);
+	free(figs);
+	return rc;
+}
+
+void vpa_html_assemble(const struct vpa_json *r, int no_plots, const struct vpa_buf *svgs,
+		       struct vpa_buf *b)
+{
+	const struct vpa_json *attacks = arr_at(r, "attacks"), *sfigs = arr_at(r, "figures");
+	const struct vpa_json *warnings = arr_at(r, "warnings"), *gates = arr_at(r, "gates");
+	const struct vpa_json *sc = vpa_json_get(r, "scenario");
+	struct vpa_buf sim;
+	vpa_buf_init(&sim);
 
 	vpa_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 			"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
@@ -380,11 +395,5 @@ int vpa_report_html(const struct vpa_json *r, int no_plots, struct vpa_buf *b, s
 	vpa_buf_printf(b, "<footer>Rendered by vpaudit %s from results schema vpaudit.results/1%s.</footer>\n"
 			  "</body>\n</html>\n",
 		       VPA_VERSION, no_plots ? "; plots omitted (--no-plots)" : "; plots by gnuplot");
-out:
-	for (size_t i = 0; i < n_figs; i++)
-		vpa_buf_release(&svgs[i]);
-	free(svgs);
-	free(figs);
 	vpa_buf_release(&sim);
-	return rc;
 }

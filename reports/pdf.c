@@ -288,15 +288,25 @@ static void put_front(struct pages *p, const struct vpa_json *r)
 
 int vpa_report_pdf(const struct vpa_json *r, struct vpa_buf *out, struct vpa_err *err)
 {
-	struct vpa_buf s, footer;
+	struct vpa_buf s;
 	vpa_buf_init(&s);
+	int rc = vpa_report_pdf_script(r, &s, err);
+	if (!rc)
+		rc = vpa_gnuplot_run(s.data, s.len, out, err);
+	vpa_buf_release(&s);
+	return rc;
+}
+
+int vpa_report_pdf_script(const struct vpa_json *r, struct vpa_buf *script, struct vpa_err *err)
+{
+	struct vpa_buf footer;
 	vpa_buf_init(&footer);
 	vpa_buf_printf(&footer, "vpaudit report: %s", vpa_json_get_str(vpa_json_get(r, "scenario"), "name"));
-	struct pages p = {&s, footer.data, TOP, 0, 0};
+	struct pages p = {script, footer.data, TOP, 0, 0};
 	int rc = 0;
 	size_t k = 0;
 
-	vpa_buf_puts(&s, "set terminal pdfcairo size 11.69in,8.27in font 'Sans,12' noenhanced\n");
+	vpa_buf_puts(script, "set terminal pdfcairo size 11.69in,8.27in font 'Sans,12' noenhanced\n");
 	put_front(&p, r);
 
 	const struct vpa_json *attacks = arr_at(r, "attacks");
@@ -358,9 +368,6 @@ int vpa_report_pdf(const struct vpa_json *r, struct vpa_buf *out, struct vpa_err
 		}
 	}
 	page_end(&p);
-	if (!rc)
-		rc = vpa_gnuplot_run(s.data, s.len, out, err);
-	vpa_buf_release(&s);
 	vpa_buf_release(&footer);
 	return rc;
 }

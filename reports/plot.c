@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reports/report.h"
+#include "reports/table.h"
 
 #define GNUPLOT_TIMEOUT_S 300
 
@@ -165,36 +165,44 @@ static void forward_warnings(const char *s)
 	free(last);
 }
 
-int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct vpa_err *err)
+/* One gnuplot child. */
+struct job {
+	const char *script; /* borrowed */
+	size_t len, sent;
+	struct vpa_buf *out; /* borrowed: stdout is appended here */
+	struct vpa_buf eb;   /* stderr */
+	pid_t pid;
+	int in, po, pe; /* our ends: stdin (write), stdout, stderr (read); -1 when closed */
+	int status;
+};
+
+static void close_fd(int *fd)
 {
-	char *exe = NULL;
-	int rc = find_gnuplot(&exe, err);
-	if (rc)
-		return rc;
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Start one gnuplot reading /dev/stdin; SIGPIPE is already blocked. */
+static int start_job(struct job *j, const char *exe, const sigset_t *child_mask,
+		     struct vpa_err *err)
+{
 	int in[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
-	pid_t pid = -1;
-	struct vpa_buf eb;
-	vpa_buf_init(&eb);
-	sigset_t pipe_set, old_mask, pending;
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
-	sigpending(&pending);
-	int pipe_was_pending = sigismember(&pending, SIGPIPE);
 	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
-		rc = vpa_fail(err, VPA_EIO, NULL, "cannot start gnuplot: %s", strerror(errno));
-		goto out;
+		int e = errno;
+		for (int k = 0; k < 2; k++) {
+			close_fd(&in[k]);
+			close_fd(&po[k]);
+			close_fd(&pe[k]);
+		}
+		return vpa_fail(err, VPA_EIO, NULL, "cannot start gnuplot: %s", strerror(e));
 	}
-	pid = fork();
-	if (pid < 0) {
-		rc = vpa_fail(err, VPA_EIO, NULL, "cannot start gnuplot: %s", strerror(errno));
-		goto out;
-	}
+	pid_t pid = fork();
 	if (pid == 0) {
 		/* Child: only async-signal-safe calls until execv. */
 		if (dup2(in[0], 0) < 0 || dup2(po[1], 1) < 0 || dup2(pe[1], 2) < 0)
 			_exit(127);
-		pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+		pthread_sigmask(SIG_SETMASK, child_mask, NULL);
 		char *argv[] = {"gnuplot", "-d", "/dev/stdin", NULL};
 		execv(exe, argv);
 		static const char msg[] = "cannot execute gnuplot\n";
@@ -202,118 +210,147 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 		(void)w;
 		_exit(127);
 	}
-	close(in[0]);
-	close(po[1]);
-	close(pe[1]);
-	in[0] = po[1] = pe[1] = -1;
-	set_nonblock(in[1]);
-	set_nonblock(po[0]);
-	set_nonblock(pe[0]);
+	int e = errno;
+	close_fd(&in[0]);
+	close_fd(&po[1]);
+	close_fd(&pe[1]);
+	if (pid < 0) {
+		close_fd(&in[1]);
+		close_fd(&po[0]);
+		close_fd(&pe[0]);
+		return vpa_fail(err, VPA_EIO, NULL, "cannot start gnuplot: %s", strerror(e));
+	}
+	j->pid = pid;
+	j->in = in[1];
+	j->po = po[0];
+	j->pe = pe[0];
+	set_nonblock(j->in);
+	set_nonblock(j->po);
+	set_nonblock(j->pe);
+	if (j->len == 0)
+		close_fd(&j->in);
+	return 0;
+}
 
-	size_t sent = 0;
-	int open_in = 1, open_out = 1, open_err = 1;
-	if (len == 0) {
-		close(in[1]);
-		in[1] = -1;
-		open_in = 0;
-	}
-	double t0 = vpa_now();
-	char chunk[65536];
-	while (open_out || open_err) {
-		struct pollfd p[3];
-		int np = 0, i_in = -1, i_out = -1, i_err = -1;
-		if (open_in) {
-			p[np] = (struct pollfd){in[1], POLLOUT, 0};
-			i_in = np++;
-		}
-		if (open_out) {
-			p[np] = (struct pollfd){po[0], POLLIN, 0};
-			i_out = np++;
-		}
-		if (open_err) {
-			p[np] = (struct pollfd){pe[0], POLLIN, 0};
-			i_err = np++;
-		}
-		int r = poll(p, (nfds_t)np, 1000);
-		if (r < 0 && errno != EINTR) {
-			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot: poll: %s", strerror(errno));
-			goto out;
-		}
-		if (vpa_now() - t0 > GNUPLOT_TIMEOUT_S) {
-			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot timed out after %d s",
-				      GNUPLOT_TIMEOUT_S);
-			goto out;
-		}
-		if (r <= 0)
-			continue;
-		if (i_in >= 0 && p[i_in].revents) {
-			ssize_t w = write(in[1], script + sent, len - sent);
-			if (w > 0)
-				sent += (size_t)w;
-			else if (w < 0 && errno != EAGAIN && errno != EINTR)
-				sent = len; /* EPIPE: gnuplot stopped reading, its stderr says why */
-			if (sent == len) {
-				close(in[1]);
-				in[1] = -1;
-				open_in = 0;
-			}
-		}
-		int fds[2] = {i_out, i_err};
-		for (int k = 0; k < 2; k++) {
-			if (fds[k] < 0 || !p[fds[k]].revents)
-				continue;
-			int fd = k == 0 ? po[0] : pe[0];
-			ssize_t got = read(fd, chunk, sizeof(chunk));
-			if (got > 0)
-				vpa_buf_add(k == 0 ? out : &eb, chunk, (size_t)got);
-			else if (got == 0 || (errno != EAGAIN && errno != EINTR)) {
-				if (k == 0)
-					open_out = 0;
-				else
-					open_err = 0;
-			}
-		}
-	}
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	pid = -1;
-	vpa_buf_str(&eb);
-	char *line = first_error_line(eb.data);
-	int failed = !WIFEXITED(status) || WEXITSTATUS(status) != 0;
-	/* An error line without "warning" means the script failed even if the
+/* Turn a finished job's exit status and stderr into 0 or an error. */
+static int finish_job(struct job *j, struct vpa_err *err)
+{
+	int rc = 0;
+	vpa_buf_str(&j->eb);
+	char *line = first_error_line(j->eb.data);
+	int st = j->status;
+	int failed = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	/* An error line that is no warning means the script failed even if the
 	 * exit status says otherwise. */
 	if (!failed && line && !strncmp(line, "line ", 5))
 		failed = 1;
 	if (failed) {
 		if (line)
 			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot failed: %s", line);
-		else if (WIFEXITED(status))
-			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot failed: exit status %d",
-				      WEXITSTATUS(status));
+		else if (WIFEXITED(st))
+			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot failed: exit status %d", WEXITSTATUS(st));
 		else
-			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot failed: killed by signal %d",
-				      WTERMSIG(status));
+			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot failed: killed by signal %d", WTERMSIG(st));
 	} else {
-		forward_warnings(eb.data);
+		forward_warnings(j->eb.data);
 	}
 	free(line);
-out:
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+	return rc;
+}
+
+int vpa_gnuplot_run_many(const char *const *scripts, const size_t *lens, size_t n,
+			 struct vpa_buf *outs, struct vpa_err *err)
+{
+	if (n == 0)
+		return 0;
+	char *exe = NULL;
+	int rc = find_gnuplot(&exe, err);
+	if (rc)
+		return rc;
+	struct job *jobs = xcalloc(n, sizeof(*jobs));
+	struct pollfd *p = xcalloc(3 * n, sizeof(*p));
+	struct { size_t job; int which; } *who = xcalloc(3 * n, sizeof(*who));
+	for (size_t i = 0; i < n; i++) {
+		jobs[i] = (struct job){scripts[i], lens[i], 0, &outs[i], {0}, -1, -1, -1, -1, 0};
+		vpa_buf_init(&jobs[i].eb);
+	}
+	sigset_t pipe_set, old_mask, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_mask);
+	sigpending(&pending);
+	int pipe_was_pending = sigismember(&pending, SIGPIPE);
+
+	for (size_t i = 0; i < n && !rc; i++)
+		rc = start_job(&jobs[i], exe, &old_mask, err);
+	double t0 = vpa_now();
+	char chunk[65536];
+	while (!rc) {
+		nfds_t np = 0;
+		for (size_t i = 0; i < n; i++) {
+			struct job *j = &jobs[i];
+			int fds[3] = {j->in, j->po, j->pe};
+			for (int k = 0; k < 3; k++)
+				if (fds[k] >= 0) {
+					p[np] = (struct pollfd){fds[k], k ? POLLIN : POLLOUT, 0};
+					who[np].job = i;
+					who[np++].which = k;
+				}
+		}
+		/* Done when every stdout and stderr reached end of file. */
+		int reading = 0;
+		for (nfds_t q = 0; q < np; q++)
+			reading |= who[q].which != 0;
+		if (!reading)
+			break;
+		int r = poll(p, np, 1000);
+		if (r < 0 && errno != EINTR) {
+			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot: poll: %s", strerror(errno));
+			break;
+		}
+		if (vpa_now() - t0 > GNUPLOT_TIMEOUT_S) {
+			rc = vpa_fail(err, VPA_EIO, NULL, "gnuplot timed out after %d s", GNUPLOT_TIMEOUT_S);
+			break;
+		}
+		for (nfds_t q = 0; r > 0 && q < np; q++) {
+			if (!p[q].revents)
+				continue;
+			struct job *j = &jobs[who[q].job];
+			if (who[q].which == 0) {
+				ssize_t w = write(j->in, j->script + j->sent, j->len - j->sent);
+				if (w > 0)
+					j->sent += (size_t)w;
+				else if (w < 0 && errno != EAGAIN && errno != EINTR)
+					j->sent = j->len; /* EPIPE: gnuplot stopped reading; stderr says why */
+				if (j->sent == j->len)
+					close_fd(&j->in);
+				continue;
+			}
+			int *fd = who[q].which == 1 ? &j->po : &j->pe;
+			ssize_t got = read(*fd, chunk, sizeof(chunk));
+			if (got > 0)
+				vpa_buf_add(who[q].which == 1 ? j->out : &j->eb, chunk, (size_t)got);
+			else if (got == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(fd);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct job *j = &jobs[i];
+		if (j->pid <= 0)
+			continue;
+		if (rc)
+			kill(j->pid, SIGKILL);
+		while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
 			;
+		if (!rc)
+			rc = finish_job(j, err);
 	}
-	for (int k = 0; k < 2; k++) {
-		if (in[k] >= 0)
-			close(in[k]);
-		if (po[k] >= 0)
-			close(po[k]);
-		if (pe[k] >= 0)
-			close(pe[k]);
+	for (size_t i = 0; i < n; i++) {
+		close_fd(&jobs[i].in);
+		close_fd(&jobs[i].po);
+		close_fd(&jobs[i].pe);
+		vpa_buf_release(&jobs[i].eb);
 	}
-	vpa_buf_release(&eb);
-	free(exe);
 	/* Consume a SIGPIPE our writes raised, then restore the caller's mask. */
 	sigpending(&pending);
 	if (!pipe_was_pending && sigismember(&pending, SIGPIPE)) {
@@ -321,7 +358,16 @@ out:
 		sigtimedwait(&pipe_set, NULL, &zero);
 	}
 	pthread_sigmask(SIG_SETMASK, &old_mask, NULL);
+	free(who);
+	free(p);
+	free(jobs);
+	free(exe);
 	return rc;
+}
+
+int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct vpa_err *err)
+{
+	return vpa_gnuplot_run_many(&script, &len, 1, out, err);
 }
 
 /* ---- script text ---- */
@@ -832,6 +878,40 @@ static void copy_svg(struct vpa_buf *out, const char *p, const char *end, const 
 	}
 }
 
+int vpa_plot_svgs_script(const struct vpa_json *const *figs, size_t n, struct vpa_buf *s,
+			 struct vpa_err *err)
+{
+	vpa_buf_puts(s, svg_term);
+	for (size_t i = 0; i < n; i++) {
+		char tag[32];
+		snprintf(tag, sizeof(tag), "f%zu", i);
+		int rc = vpa_plot_script(figs[i], tag, s, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int vpa_plot_svgs_split(const struct vpa_buf *gout, size_t n, size_t prefix, struct vpa_buf *svgs,
+			struct vpa_err *err)
+{
+	/* gnuplot writes one complete document per plot, each ending "</svg>". */
+	const char *p = gout->data, *end = gout->data + gout->len;
+	for (size_t i = 0; i < n; i++) {
+		const char *close = p ? memmem(p, (size_t)(end - p), "</svg>", 6) : NULL;
+		if (!close)
+			return vpa_fail(err, VPA_EIO, NULL,
+					"gnuplot produced %zu SVG documents for %zu figures", i, n);
+		close += 6;
+		char pre[48];
+		snprintf(pre, sizeof(pre), "vpa%zu-", prefix + i);
+		copy_svg(&svgs[i], p, close, pre);
+		vpa_buf_puts(&svgs[i], "\n");
+		p = close;
+	}
+	return 0;
+}
+
 int vpa_plot_svgs(const struct vpa_json *const *figs, size_t n, size_t prefix,
 		  struct vpa_buf *svgs, struct vpa_err *err)
 {
@@ -840,35 +920,11 @@ int vpa_plot_svgs(const struct vpa_json *const *figs, size_t n, size_t prefix,
 	struct vpa_buf s, out;
 	vpa_buf_init(&s);
 	vpa_buf_init(&out);
-	int rc = 0;
-	vpa_buf_puts(&s, svg_term);
-	for (size_t i = 0; i < n && !rc; i++) {
-		char tag[32];
-		snprintf(tag, sizeof(tag), "f%zu", i);
-		rc = vpa_plot_script(figs[i], tag, &s, err);
-	}
+	int rc = vpa_plot_svgs_script(figs, n, &s, err);
 	if (!rc)
 		rc = vpa_gnuplot_run(s.data, s.len, &out, err);
-	if (rc)
-		goto out;
-	/* gnuplot writes one complete document per plot, each ending "</svg>". */
-	vpa_buf_str(&out);
-	const char *p = out.data, *end = out.data + out.len;
-	for (size_t i = 0; i < n; i++) {
-		const char *close = memmem(p, (size_t)(end - p), "</svg>", 6);
-		if (!close) {
-			rc = vpa_fail(err, VPA_EIO, NULL,
-				      "gnuplot produced %zu SVG documents for %zu figures", i, n);
-			goto out;
-		}
-		close += 6;
-		char pre[48];
-		snprintf(pre, sizeof(pre), "vpa%zu-", prefix + i);
-		copy_svg(&svgs[i], p, close, pre);
-		vpa_buf_puts(&svgs[i], "\n");
-		p = close;
-	}
-out:
+	if (!rc)
+		rc = vpa_plot_svgs_split(&out, n, prefix, svgs, err);
 	vpa_buf_release(&s);
 	vpa_buf_release(&out);
 	return rc;

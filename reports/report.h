@@ -160,4 +160,13 @@ void vpa_gnuplot_quote(struct vpa_buf *out, const char *s);
  */
 int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct vpa_err *err);
 
+/*
+ * n gnuplot runs at once (one process each, all serviced by one poll loop,
+ * so they use several cores): scripts[i] (lens[i] bytes) in, standard output
+ * appended to outs[i].  When a run fails, the error is that of the first
+ * failing run in index order; the others are still waited for.
+ */
+int vpa_gnuplot_run_many(const char *const *scripts, const size_t *lens, size_t n,
+			 struct vpa_buf *outs, struct vpa_err *err);
+
 #endif

@@ -44,6 +44,26 @@ void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out);
 /* Number of figures in results (attacks' and scenario-level). */
 size_t vpa_count_figures(const struct vpa_json *results);
 
+/*
+ * The figures of results in page order (each attack's, then the scenario's);
+ * figs has room for vpa_count_figures(results) pointers (borrowed).
+ */
+void vpa_collect_figures(const struct vpa_json *results, const struct vpa_json **figs);
+
+/* vpa_plot_svgs in two halves, so that its gnuplot run can run alongside others. */
+int vpa_plot_svgs_script(const struct vpa_json *const *figs, size_t n, struct vpa_buf *script,
+			 struct vpa_err *err);
+int vpa_plot_svgs_split(const struct vpa_buf *gnuplot_out, size_t n, size_t prefix,
+			struct vpa_buf *svgs, struct vpa_err *err);
+
+/* report.html around SVGs already rendered (svgs: one per figure, page order; unused with no_plots). */
+void vpa_html_assemble(const struct vpa_json *results, int no_plots, const struct vpa_buf *svgs,
+		       struct vpa_buf *out);
+
+/* The gnuplot script of report.pdf (terminal included). */
+int vpa_report_pdf_script(const struct vpa_json *results, struct vpa_buf *script,
+			  struct vpa_err *err);
+
 /* Number of UTF-8 code points in s (for monospace alignment). */
 size_t vpa_utf8_width(const char *s);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/report.h"
+#include "reports/table.h"
 
 #define SCHEMA "vpaudit.results/1"
 
@@ -296,6 +296,46 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 
 /* ---- writing ---- */
 
+/* report.html (with plots) and report.pdf, their gnuplot runs in parallel. */
+static int render_html_pdf(const struct vpa_json *r, struct vpa_buf *html, struct vpa_buf *pdf,
+			   struct vpa_err *err)
+{
+	size_t n_figs = vpa_count_figures(r);
+	const struct vpa_json **figs = xcalloc(n_figs ? n_figs : 1, sizeof(*figs));
+	struct vpa_buf *svgs = xcalloc(n_figs ? n_figs : 1, sizeof(*svgs));
+	struct vpa_buf scripts[2], outs[2];
+	for (int k = 0; k < 2; k++) {
+		vpa_buf_init(&scripts[k]);
+		vpa_buf_init(&outs[k]);
+	}
+	vpa_collect_figures(r, figs);
+	int rc = vpa_plot_svgs_script(figs, n_figs, &scripts[0], err);
+	if (!rc)
+		rc = vpa_report_pdf_script(r, &scripts[1], err);
+	if (!rc) {
+		const char *text[2] = {scripts[0].data, scripts[1].data};
+		size_t lens[2] = {scripts[0].len, scripts[1].len};
+		/* Without figures the SVG run has nothing to draw: skip it. */
+		int first = n_figs ? 0 : 1;
+		rc = vpa_gnuplot_run_many(text + first, lens + first, (size_t)(2 - first), outs + first, err);
+	}
+	if (!rc && n_figs)
+		rc = vpa_plot_svgs_split(&outs[0], n_figs, 0, svgs, err);
+	if (!rc) {
+		vpa_html_assemble(r, 0, svgs, html);
+		vpa_buf_add(pdf, outs[1].data, outs[1].len);
+	}
+	for (size_t i = 0; i < n_figs; i++)
+		vpa_buf_release(&svgs[i]);
+	for (int k = 0; k < 2; k++) {
+		vpa_buf_release(&scripts[k]);
+		vpa_buf_release(&outs[k]);
+	}
+	free(svgs);
+	free(figs);
+	return rc;
+}
+
 int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,
 		     int no_plots, struct vpa_err *err)
 {
@@ -317,14 +357,20 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 		vpa_json_write(&data[0], results, 2);
 		vpa_buf_puts(&data[0], "\n");
 	}
-	if (want_f[1] && (rc = vpa_report_html(results, no_plots, &data[1], err)))
-		goto out;
 	if (want_f[2] && no_plots) {
 		vpa_warn("report.pdf is not written with --no-plots (it is drawn by gnuplot)");
 		want_f[2] = 0;
 	}
-	if (want_f[2] && (rc = vpa_report_pdf(results, &data[2], err)))
-		goto out;
+	if (want_f[1] && want_f[2]) {
+		/* The two gnuplot runs side by side. */
+		if ((rc = render_html_pdf(results, &data[1], &data[2], err)))
+			goto out;
+	} else {
+		if (want_f[1] && (rc = vpa_report_html(results, no_plots, &data[1], err)))
+			goto out;
+		if (want_f[2] && (rc = vpa_report_pdf(results, &data[2], err)))
+			goto out;
+	}
 	if (want_f[3])
 		vpa_report_junit(results, &data[3]);
 

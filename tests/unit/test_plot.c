@@ -107,6 +107,29 @@ static void test_run_and_errors(void)
 	vpa_buf_release(&out);
 }
 
+/* Several runs at once: separate outputs; the first failing run (by index) reports. */
+static void test_run_many(void)
+{
+	static const char *const scripts[3] = {"set terminal svg\nplot x\n",
+					       "set terminal pdfcairo\nplot x**2\n",
+					       "set terminal svg\nset xrange [0:1]\nplot nope_b\n"};
+	size_t lens[3];
+	struct vpa_buf outs[3];
+	struct vpa_err err;
+	for (int i = 0; i < 3; i++) {
+		lens[i] = strlen(scripts[i]);
+		vpa_buf_init(&outs[i]);
+	}
+	vpa_err_init(&err);
+	CHECK(vpa_gnuplot_run_many(scripts, lens, 2, outs, &err) == 0);
+	CHECK(outs[0].len && strstr(vpa_buf_str(&outs[0]), "<svg") && !strstr(outs[0].data, "%PDF"));
+	CHECK(outs[1].len > 4 && !memcmp(outs[1].data, "%PDF", 4));
+	CHECK(vpa_gnuplot_run_many(scripts, lens, 3, outs, &err) == VPA_EIO);
+	CHECK(strstr(err.msg, "undefined variable: nope_b") != NULL);
+	for (int i = 0; i < 3; i++)
+		vpa_buf_release(&outs[i]);
+}
+
 /* Large input and large output at once: the poll loop must not deadlock. */
 static void test_large_io(void)
 {
@@ -380,6 +403,7 @@ int main(void)
 {
 	RUN(test_quote);
 	RUN(test_run_and_errors);
+	RUN(test_run_many);
 	RUN(test_large_io);
 	RUN(test_missing_and_failing_gnuplot);
 	RUN(test_figure_types);
