@@ -583,9 +583,20 @@ static void put_pct(struct vpa_buf *b, double p)
 static void det_script(const struct vpa_json *fig, const char *tag, struct vpa_buf *s)
 {
 	const struct vpa_json *series = vpa_json_get(fig, "series");
+	/* The axis range follows the largest EER; a series without "eer" gets
+	 * the crossing of its curve with the diagonal, min_k max(p_miss, p_fa). */
 	double max_eer = 0;
 	for (size_t i = 0; i < series->n; i++) {
-		double e = vpa_json_get_num(series->items[i], "eer", NAN);
+		const struct vpa_json *one = series->items[i];
+		double e = vpa_json_get_num(one, "eer", NAN);
+		if (!isfinite(e)) {
+			const struct vpa_json *pf = vpa_json_get(one, "p_fa"), *pm = vpa_json_get(one, "p_miss");
+			for (size_t k = 0; k < pf->n; k++) {
+				double m = fmax(num_at(pf, k), num_at(pm, k));
+				if (isfinite(m) && !(m >= e))
+					e = m;
+			}
+		}
 		if (isfinite(e) && e > max_eer)
 			max_eer = e;
 	}

@@ -282,6 +282,14 @@ static void test_det_clamping(void)
 	CHECK(strstr(vpa_buf_str(&s), "$t_s0 << EOD\n0.001 0.999\n0.1 0.6\n") != NULL);
 	CHECK(strstr(s.data, "set yrange [invnorm(0.001):invnorm(0.999)]") != NULL);
 	vpa_json_free(f);
+	/* No "eer": the crossing of the curve, here max(0.35, 0.35), picks the wide axes. */
+	s.len = 0;
+	f = det_fig(0.2);
+	vpa_json_set(vpa_json_get(f, "series")->items[0], "eer", vpa_json_null());
+	CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&s), "set xrange [invnorm(0.001):invnorm(0.999)]") != NULL);
+	CHECK(strstr(s.data, "$t_e0") == NULL); /* no EER dot */
+	vpa_json_free(f);
 	vpa_buf_release(&s);
 }
 
