@@ -805,6 +805,59 @@ static void test_list_npy(void)
 	cleanup();
 }
 
+/* Files written by NumPy itself (tests/golden/io/README.md). */
+static const char *golden_err(const char *file)
+{
+	static struct vpa_err err;
+	char path[256];
+	struct vpa_npy a;
+	snprintf(path, sizeof(path), "tests/golden/io/%s", file);
+	vpa_err_init(&err);
+	if (vpa_npy_read(path, &a, &err) == 0) {
+		vpa_npy_release(&a);
+		return "";
+	}
+	/* drop the "tests/golden/io/" prefix */
+	return strncmp(err.msg, "tests/golden/io/", 16) ? err.msg : err.msg + 16;
+}
+
+static void test_npy_numpy_files(void)
+{
+	struct vpa_npy a;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_npy_read("tests/golden/io/np_f4_1d.npy", &a, &err) == 0);
+	CHECK(a.ndim == 1 && a.shape[0] == 4);
+	if (a.data && a.shape[0] == 4) {
+		CHECK(a.data[0] == (double)0.1f && a.data[1] == -2.5);
+		CHECK(a.data[2] == (double)3e38f && a.data[3] == (double)1e-45f);
+	}
+	vpa_npy_release(&a);
+	CHECK(vpa_npy_read("tests/golden/io/np_f8_2d.npy", &a, &err) == 0);
+	CHECK(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 3);
+	for (int i = 0; a.data && i < 6; i++)
+		CHECK(a.data[i] == i / 7.0);
+	vpa_npy_release(&a);
+	CHECK(vpa_npy_read("tests/golden/io/np_v2_f8.npy", &a, &err) == 0);
+	CHECK(a.ndim == 1 && a.shape[0] == 2 && a.data && a.data[0] == 1.5 && a.data[1] == -0.25);
+	vpa_npy_release(&a);
+	CHECK(vpa_npy_read("tests/golden/io/np_v3_f4.npy", &a, &err) == 0);
+	CHECK(a.ndim == 2 && a.shape[0] == 2 && a.shape[1] == 2 && a.data && a.data[3] == 4);
+	vpa_npy_release(&a);
+	CHECK(err.status == 0);
+	CHECK_STR(golden_err("np_be_f8.npy"), "np_be_f8.npy: big-endian dtype '>f8' is not "
+					      "supported: expected '<f4' or '<f8' (use arr.astype('<f8'))");
+	CHECK_STR(golden_err("np_fortran.npy"), "np_fortran.npy: Fortran-order arrays are not "
+						"supported: save a C-order array (np.ascontiguousarray)");
+	CHECK_STR(golden_err("np_i8.npy"), "np_i8.npy: unsupported dtype '<i8': expected '<f4' "
+					   "or '<f8' (float32 or float64, little-endian)");
+	double *x;
+	size_t n;
+	vpa_err_init(&err);
+	CHECK(vpa_read_score_list("tests/golden/io/np_col.npy", &x, &n, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "tests/golden/io/np_col.npy: expected a 1-D array of scores, got shape (3, 1)");
+}
+
 int main(void)
 {
 	RUN(test_parse_double_forms);
@@ -825,5 +878,6 @@ int main(void)
 	RUN(test_npy_f32_file);
 	RUN(test_npy_errors);
 	RUN(test_list_npy);
+	RUN(test_npy_numpy_files);
 	return DONE();
 }
