@@ -225,6 +225,8 @@ struct lines {
 
 static void lines_init(struct lines *L, const char *name, const char *buf, size_t len)
 {
+	if (!buf) /* (NULL, 0) is an empty file */
+		buf = "";
 	L->p = buf;
 	L->end = buf + len;
 	L->name = name;
@@ -302,7 +304,7 @@ static int lines_next(struct lines *L, struct vpa_err *err)
 /* A NUL byte anywhere is an error (binary file); report its line and column. */
 static int check_nul(const char *name, const char *buf, size_t len, struct vpa_err *err)
 {
-	const char *z = memchr(buf, '\0', len);
+	const char *z = len ? memchr(buf, '\0', len) : NULL;
 	if (!z)
 		return 0;
 	long line = 1;
@@ -1105,6 +1107,8 @@ int vpa_parse_score_list(const char *name, const char *buf, size_t len, double *
 {
 	*x = NULL;
 	*n = 0;
+	if (!buf)
+		buf = "";
 	if (has_npy_magic(buf, len)) {
 		struct vpa_npy a;
 		int rc = vpa_npy_parse(name, (const unsigned char *)buf, len, &a, err);

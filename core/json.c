@@ -736,6 +736,8 @@ static struct vpa_json *parse_value(struct jp *j, int depth)
 struct vpa_json *vpa_json_parse(const char *name, const char *text, size_t len,
 				struct vpa_err *err)
 {
+	if (!text) /* (NULL, 0) is an empty document */
+		text = "";
 	struct jp j = {name, text, text, text + len, 1, text, err};
 	/* RFC 8259 section 8.1: a parser may ignore a UTF-8 byte order mark. */
 	if (len >= 3 && !memcmp(text, "\xef\xbb\xbf", 3)) {

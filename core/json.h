@@ -36,7 +36,7 @@ struct vpa_json {
 struct vpa_json *vpa_json_null(void);
 struct vpa_json *vpa_json_bool(int b);
 struct vpa_json *vpa_json_num(double x);  /* non-finite -> null */
-struct vpa_json *vpa_json_str(const char *s);
+struct vpa_json *vpa_json_str(const char *s);   /* copies s; NULL -> null */
 struct vpa_json *vpa_json_arr(void);
 struct vpa_json *vpa_json_obj(void);
 
@@ -61,13 +61,20 @@ void vpa_json_free(struct vpa_json *v);
 /*
  * Write v.  indent = 0: one line; indent > 0: pretty-printed with that many
  * spaces.  Numbers are written in the shortest form that reads back exactly
- * (%.15g, %.16g or %.17g).  Strings are escaped (control chars as \u00XX).
+ * (%.15g, %.16g or %.17g); integers below 1e15 in magnitude without exponent
+ * ("123", "-0").  Strings are escaped (control chars as \u00XX); valid UTF-8
+ * passes through and invalid bytes become U+FFFD.  No trailing newline.
  */
 void vpa_json_write(struct vpa_buf *out, const struct vpa_json *v, int indent);
 
 /*
  * Parse (RFC 8259; depth limit 256; duplicate keys are an error).
- * Errors: `name:line:col: message`.  Returns NULL on error.
+ * Errors: `name:line:col: message` (col counts bytes from 1).  Returns NULL on
+ * error.  Strict: no comments, trailing commas, NaN/Infinity, leading zeros,
+ * raw control characters or invalid UTF-8 in strings, lone surrogates or
+ * \u0000 (strings are NUL-terminated); numbers beyond the double range are
+ * errors.  A leading UTF-8 byte order mark is skipped (RFC 8259 section 8.1).
+ * Every value records its line and col.
  */
 struct vpa_json *vpa_json_parse(const char *name, const char *text, size_t len,
 				struct vpa_err *err);
