@@ -256,6 +256,17 @@ static void sweep_figures(const struct vpa_scenario *s, const struct vpa_json *r
 				vpa_json_push(series, se);
 				vpa_buf_release(&nb);
 			}
+			/* a metric the value does not move (e.g. EER against omega): no figure */
+			int moves = 0;
+			for (size_t q = 0; q < series->n && !moves; q++) {
+				const struct vpa_json *ys = vpa_json_get(series->items[q], "y");
+				for (size_t z = 1; z < ys->n && !moves; z++)
+					moves = ys->items[z]->num != ys->items[0]->num;
+			}
+			if (!moves) {
+				vpa_json_free(series);
+				continue;
+			}
 			struct vpa_buf id, title;
 			vpa_buf_init(&id);
 			vpa_buf_init(&title);
@@ -291,6 +302,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	struct vpa_json *records = vpa_json_arr(), *figures = vpa_json_arr();
 	struct vpa_json *tjs = vpa_json_arr(), *ajs = vpa_json_arr();
 	struct vpa_json **afigs = xcalloc(s->n_attacks, sizeof(*afigs));
+	struct vpa_json **arecs = xcalloc(s->n_attacks, sizeof(*arecs));
 	struct vpa_target *built = xcalloc(s->n_targets, sizeof(*built));
 	int *have = xcalloc(s->n_targets, sizeof(*have));
 	int rc = 0;
@@ -299,8 +311,10 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	iso_now(started, sizeof(started));
 	struct vpa_run_ctx ctx = {s->file, s->dir, o->seed_set ? o->seed : s->seed,
 				  o->threads > 0 ? o->threads : 1, warnings};
-	for (size_t i = 0; i < s->n_attacks; i++)
+	for (size_t i = 0; i < s->n_attacks; i++) {
 		afigs[i] = vpa_json_arr();
+		arecs[i] = vpa_json_arr(); /* records in attack order, whatever the run order */
+	}
 
 	int sw_t = s->has_sweep && !s->sweep_is_attack; /* a target is swept */
 	int sw_a = s->has_sweep && s->sweep_is_attack;
@@ -334,7 +348,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		if (dep)
 			continue;
 		if ((rc = run_attack(&ctx, s, a, s->attacks[a].cfg, &built[s->attacks[a].target],
-				     records, afigs[a], NULL, 0, err)))
+				     arecs[a], afigs[a], NULL, 0, err)))
 			goto out;
 		vpa_progress("attacks", ++k_run, n_runs, t0);
 	}
@@ -367,7 +381,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 			struct vpa_ynode *cfg = sw_a ? vpa_scenario_swept_cfg(s, s->attacks[a].cfg, val)
 						     : NULL;
 			rc = run_attack(&ctx, s, a, cfg ? cfg : s->attacks[a].cfg,
-					&built[s->attacks[a].target], records, afigs[a], val, v, err);
+					&built[s->attacks[a].target], arecs[a], afigs[a], val, v, err);
 			vpa_ynode_free(cfg);
 			if (rc)
 				goto out;
@@ -384,6 +398,9 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		for (size_t i = 0; i < s->n_targets; i++)
 			vpa_json_push(tjs, target_entry(s, i, &built[i]));
 
+	for (size_t a = 0; a < s->n_attacks; a++)
+		for (size_t i = 0; i < arecs[a]->n; i++)
+			vpa_json_push(records, vpa_json_clone(arecs[a]->items[i]));
 	for (size_t a = 0; a < s->n_attacks; a++) {
 		const struct vpa_scn_attack *at = &s->attacks[a];
 		struct vpa_json *o2 = vpa_json_obj();
@@ -449,9 +466,12 @@ out:
 	for (size_t i = 0; i < s->n_targets; i++)
 		if (have[i])
 			vpa_target_release(&built[i]);
-	for (size_t i = 0; i < s->n_attacks; i++)
+	for (size_t i = 0; i < s->n_attacks; i++) {
 		vpa_json_free(afigs[i]);
+		vpa_json_free(arecs[i]);
+	}
 	free(afigs);
+	free(arecs);
 	free(built);
 	free(have);
 	vpa_json_free(R);
