@@ -64,14 +64,18 @@ struct vpa_pav {
  * Fit PAV.  laplace = 1 adds the dummy trials of the VoicePrivacy
  * `optimal_llr(laplace=True)`: a target then a non-target below every score,
  * and a target then a non-target above every score (each a block of its own
- * before pooling); used by ZEBRA's worst-case strength of evidence.
+ * before pooling); used by ZEBRA's worst-case strength of evidence.  The
+ * dummies sit at scores -inf and +inf, so a block whose lo and hi are both
+ * infinite holds dummies only.  Weights of 0 drop a trial.
  * Errors: an empty class (VPA_EINPUT, "no target scores"/"no non-target scores").
+ * Caller releases *out with vpa_pav_release (also after an error: *out is
+ * then empty).
  */
 int vpa_pav_fit(const struct vpa_scores *s, int laplace, struct vpa_pav *out,
 		struct vpa_err *err);
 void vpa_pav_release(struct vpa_pav *p);
 
-/* LLR of a block: log(t/n) - log(N_tar/N_non)  (may be +-inf). */
+/* LLR of a block: log(t/n) - log(N_tar/N_non)  (+inf when n = 0, -inf when t = 0). */
 double vpa_pav_llr(const struct vpa_pav *p, size_t i);
 
 /* ---- individual metrics ------------------------------------------------- */
@@ -88,6 +92,8 @@ double vpa_eer_rocch(const struct vpa_pav *p, double *threshold /* OUT, may be N
  * Threshold-sweep EER (DESIGN.md): thresholds at every distinct score scanned
  * from the highest to the lowest, accept score >= threshold; the first index
  * minimising |P_miss - P_fa|; EER = (P_miss + P_fa) / 2 there.
+ * NAN (and *threshold NAN) when a class is empty; min DCF too, and also for
+ * p_target outside (0,1) or non-positive costs.
  */
 double vpa_eer_sweep(const struct vpa_scores *s, double *threshold /* OUT, may be NULL */);
 
@@ -139,6 +145,9 @@ struct vpa_linkability {
  * struct vpa_scores).  n_bins = 0 picks the default min(floor(n_mated/10), 100).
  * omega > 0.  Errors: empty non-mated set.
  */
+/* fewer than 10 mated (sum of weights < 10) gives defined = 0 whatever
+ * n_bins; all scores equal gives defined = 1, dsys = 0, n_bins = 0.
+ * Caller releases *out with vpa_linkability_release (NULL-safe, idempotent). */
 int vpa_linkability(const struct vpa_scores *s, double omega, size_t n_bins,
 		    struct vpa_linkability *out, struct vpa_err *err);
 void vpa_linkability_release(struct vpa_linkability *l);
@@ -203,6 +212,8 @@ struct vpa_ci {
 	int by_identity;  /* 1: identities resampled; 0: trials */
 	size_t reps, reps_used; /* replicates drawn / with both classes present */
 	double eer_lo, eer_hi, cllr_min_lo, cllr_min_hi, link_lo, link_hi;
+	size_t link_reps_used; /* replicates with linkability defined (>= 10 mated
+				  draws); link_lo/hi are NAN when 0 */
 };
 int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 		     struct vpa_ci *out, struct vpa_err *err);
