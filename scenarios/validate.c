@@ -130,9 +130,12 @@ static const char *choice_near(const char *choices, const char *s, char *store, 
 	return store;
 }
 
-static void fmt_num(struct vpa_buf *b, double x)
+static void fmt_num(struct vpa_buf *b, double x, int integer)
 {
-	vpa_buf_printf(b, "%g", x);
+	if (integer)
+		vpa_buf_printf(b, "%.0f", x);
+	else
+		vpa_buf_printf(b, "%g", x);
 }
 
 /* "an integer >= 0", "a number in (0, 1)", ... */
@@ -142,16 +145,16 @@ static void range_text(struct vpa_buf *b, const struct vpa_key *k)
 	int has_lo = isfinite(k->lo), has_hi = isfinite(k->hi);
 	if (has_lo && has_hi) {
 		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_LO) ? " in (" : " in [");
-		fmt_num(b, k->lo);
+		fmt_num(b, k->lo, k->type == VPA_K_INT);
 		vpa_buf_puts(b, ", ");
-		fmt_num(b, k->hi);
+		fmt_num(b, k->hi, k->type == VPA_K_INT);
 		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_HI) ? ")" : "]");
 	} else if (has_lo) {
 		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_LO) ? " > " : " >= ");
-		fmt_num(b, k->lo);
+		fmt_num(b, k->lo, k->type == VPA_K_INT);
 	} else if (has_hi) {
 		vpa_buf_puts(b, (k->flags & VPA_KF_OPEN_HI) ? " < " : " <= ");
-		fmt_num(b, k->hi);
+		fmt_num(b, k->hi, k->type == VPA_K_INT);
 	}
 }
 
@@ -322,7 +325,9 @@ int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
 		}
 		if (k->sub) {
 			const struct vpa_schema *s[1] = {k->sub};
-			rc = vpa_schema_check(ctx, s, 1, v, k->name, err);
+			char what[128];
+			snprintf(what, sizeof(what), "'%s'", k->name);
+			rc = vpa_schema_check(ctx, s, 1, v, what, err);
 		}
 		break;
 	case VPA_K_MAPLIST:
