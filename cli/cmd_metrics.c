@@ -170,9 +170,11 @@ static const char *source_name(const struct opts *o)
 static void warnings(const struct opts *o, const struct vpa_metrics *m)
 {
 	const char *src = source_name(o);
-	if (m->eer > 0.5)
-		vpa_warn("%s: EER %.1f%% is above 50%%: scores may be reversed (higher must mean same source)",
-			 src, 100 * m->eer);
+	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
+	 * reversed scores show in the sweep EER. */
+	if (m->eer_sweep > 0.5)
+		vpa_warn("%s: EER %.1f%% (threshold sweep) is above 50%%: scores may be reversed "
+			 "(higher must mean same source)", src, 100 * m->eer_sweep);
 	if (m->n_tar < 100)
 		vpa_warn("%s: only %zu target trials: the metrics are unreliable", src, m->n_tar);
 	if (m->n_non < 100)
