@@ -48,13 +48,13 @@ tests-bin: vpaudit $(UNIT_BIN) $(REPLAY_BIN)
 
 # The whole suite; the last line is "N passed, N failed".
 test: tests-bin
-	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit sh tests/run.sh
+	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit bash tests/run.sh
 
 # Tests under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build folder.
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" VPAUDIT_BIN=vpaudit-asan vpaudit-asan tests-bin-asan
-	@ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan sh tests/run.sh
+	@ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
 
 vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -62,7 +62,7 @@ vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 tests-bin-asan: $(UNIT_BIN) $(REPLAY_BIN)
 
 valgrind: tests-bin
-	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit VPA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full" sh tests/run.sh
+	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit VPA_WRAP="valgrind -q --error-exitcode=99 --leak-check=full" bash tests/run.sh
 
 # libFuzzer builds (clang from Debian); run e.g. build-fuzz/fuzz_scores tests/fuzz/corpus/scores
 fuzz:
