@@ -1,0 +1,68 @@
+#!/bin/bash
+# tests/e2e/test_gate.sh - `vpaudit gate`: the gates stored in a results
+# file, those of --scenario, --baseline with the leaky directions and the
+# tolerance, exit codes 0 / 1 / 2 / 3.
+. tests/e2e/lib.sh
+D=$PWD/scenarios/data
+not_grep() { ! grep -q "$@"; }
+
+t_run "make results" 0 -- run scenarios/scores-example.yaml -o "$T/a" --quiet --no-plots
+R=$T/a/results.json
+t_run "gate on stored gates" 0 -- gate "$R"
+t_ok "one PASS line per gate" test "$(grep -c '^PASS ' "$OUT")" = 3
+t_ok "PASS line with value and bound" grep -qx 'PASS eval.lazy_informed linkability = 0.35854 <= 0.6' "$OUT"
+
+mkdir -p "$T/s"
+scn() { # $1 file, $2 lazy_informed scores, $3 extra YAML
+	cat > "$1" <<YAML
+name: g
+targets:
+  - id: vpc
+    kind: scores
+    sets:
+      - {name: ignorant, scores: $D/ignorant.txt}
+      - {name: lazy_informed, scores: $2}
+      - {name: semi_informed, scores: $D/semi_informed.scores, key: $D/semi_informed.trials}
+attacks:
+  - {id: eval, kind: evaluate, target: vpc, ci: 0.95}
+$3
+YAML
+}
+scn "$T/s/strict.yaml" "$D/lazy_informed.txt" "gates:
+  - {attack: eval, metric: eer, min: 0.2}
+  - {attack: eval.ignorant, metric: zebra.dece, max: 0.5}"
+t_run "gate --scenario with a failing gate" 3 -- gate "$R" --scenario "$T/s/strict.yaml"
+t_ok "FAIL line names the worst sub" grep -qx 'FAIL eval eer = 0.1225 < 0.2 (worst of 3 records: sub semi_informed)' "$OUT"
+t_ok "PASS line for the nested metric" grep -q '^PASS eval.ignorant zebra.dece = ' "$OUT"
+
+# a scenario gate on a metric absent from the results is an error blaming its line
+scn "$T/s/other.yaml" "$D/lazy_informed.txt" "gates:
+  - {attack: eval.ignorant, metric: eer, min: 0.2}"
+sed 's/"name": "ignorant"/"name": "renamed"/; s/"sub": "ignorant"/"sub": "renamed"/' "$R" > "$T/renamed.json"
+t_run "gate naming a sub missing from the results" 1 -- gate "$T/renamed.json" --scenario "$T/s/other.yaml"
+t_ok "error names the gate's line" grep -qx "vpaudit: error: $T/s/other.yaml:12:5: gate names 'eval.ignorant', but attack 'eval' has no sub 'ignorant' in the results" "$ERR"
+
+# --baseline: lazy_informed now scores like semi_informed (a leakier system)
+scn "$T/s/leaky.yaml" "$D/semi_informed.scores, key: $D/semi_informed.trials" "tolerance: 0.02"
+t_run "leaky results" 0 -- run "$T/s/leaky.yaml" -o "$T/b" --quiet --no-plots
+t_run "--baseline flags the leak" 3 -- gate "$T/b/results.json" --baseline "$R"
+t_ok "eer flagged (lower is leakier)" grep -q '^FAIL baseline: eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
+t_ok "linkability flagged (higher is leakier)" grep -q '^FAIL baseline: eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
+t_ok "unchanged sets not flagged" not_grep 'baseline: eval.ignorant' "$OUT"
+t_run "no change against itself" 0 -- gate "$R" --baseline "$R"
+t_ok "PASS baseline line" grep -q '^PASS baseline: no metric moved' "$OUT"
+t_run "the other direction is not a leak" 0 -- gate "$R" --baseline "$T/b/results.json"
+scn "$T/s/tol.yaml" "$D/lazy_informed.txt" "tolerance: 1"
+t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/results.json" --baseline "$R" --scenario "$T/s/tol.yaml"
+
+# errors and usage
+printf '{"records": [1, 2,]}\n' > "$T/bad.json"
+t_run "bad JSON" 1 -- gate "$T/bad.json"
+t_ok "bad JSON names file:line:col" grep -q "^vpaudit: error: $T/bad.json:1:" "$ERR"
+printf '{"schema": "x"}\n' > "$T/norec.json"
+t_run "not a results file" 1 -- gate "$T/norec.json"
+t_run "missing results file" 1 -- gate "$T/none.json"
+t_run "no argument" 2 -- gate
+t_run "unknown option" 2 -- gate "$R" --strict
+t_run "--help" 0 -- gate --help
+t_done

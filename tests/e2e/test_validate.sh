@@ -1,0 +1,52 @@
+#!/bin/bash
+# tests/e2e/test_validate.sh - `vpaudit validate`: the shipped scenarios are
+# valid (silent, exit 0); every broken scenario in scenarios-bad/ fails with
+# exit 1 and exactly its line of scenarios-bad/expected as the first stderr
+# line, followed by the offending line; usage errors exit 2.
+. tests/e2e/lib.sh
+top=$PWD
+
+for f in scenarios/*.yaml; do
+	t_run "valid $f" 0 -- validate "$f"
+	t_ok "valid $f prints nothing" test ! -s "$OUT" -a ! -s "$ERR"
+done
+
+n=0
+while IFS= read -r want; do
+	f=${want%%:*}
+	n=$((n + 1))
+	(cd tests/e2e/scenarios-bad && ${VPA_WRAP:-} "$VPAUDIT" validate "$f" > "$OUT" 2> "$ERR"); rc=$?
+	got=$(head -n 1 "$ERR")
+	if [ "$rc" = 1 ] && [ "$got" = "vpaudit: error: $want" ] && [ ! -s "$OUT" ]; then
+		echo "ok - bad $f"; t_pass=$((t_pass + 1))
+	else
+		echo "not ok - bad $f (exit $rc)"; echo "#   got:  $got"; echo "#   want: vpaudit: error: $want"
+		t_fail=$((t_fail + 1))
+	fi
+	# the offending line follows (numbered like a compiler), unless the file has none
+	line=$(echo "$want" | cut -d: -f2)
+	second=$(sed -n 2p "$ERR")
+	if [ "$line" -le "$(wc -l < "tests/e2e/scenarios-bad/$f")" ]; then
+		t_ok "bad $f: offending line $line shown" \
+			test "$second" = "$(printf '%5d | %s' "$line" "$(sed -n "${line}p" "tests/e2e/scenarios-bad/$f")")"
+	else
+		t_ok "bad $f: no source line past the end of the file" test -z "$second"
+	fi
+done < tests/e2e/scenarios-bad/expected
+t_ok "at least 25 broken scenarios ($n)" test "$n" -ge 25
+t_ok "every broken scenario has an expected line" \
+	test "$(ls tests/e2e/scenarios-bad/*.yaml | wc -l)" = "$n"
+
+# paths resolve against the scenario's folder, whatever the current directory
+mkdir -p "$T/elsewhere"
+(cd "$T/elsewhere" && "$VPAUDIT" validate "$top/scenarios/scores-example.yaml" > "$OUT" 2> "$ERR"); rc=$?
+t_ok "validate from another directory" test "$rc" = 0 -a ! -s "$ERR"
+
+t_run "missing scenario file" 1 -- validate "$T/nope.yaml"
+t_ok "missing scenario file message" grep -q "^vpaudit: error: $T/nope.yaml: cannot open: No such file or directory$" "$ERR"
+t_run "no argument" 2 -- validate
+t_run "two arguments" 2 -- validate scenarios/quickstart.yaml scenarios/quickstart.yaml
+t_run "unknown option" 2 -- validate --frobnicate scenarios/quickstart.yaml
+t_run "--help" 0 -- validate --help
+t_ok "--help prints usage" grep -q "^usage: vpaudit validate SCENARIO.yaml" "$OUT"
+t_done
