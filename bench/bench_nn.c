@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	double best = 1e30;
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 3; k++) {
 		double t0 = vpa_now();
 		vpa_nn_forward(net, &b, VPA_NN_EVAL, &err);
 		double t = vpa_now() - t0;
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < T * K; i++)
 		dz[i] = (float)(1e-3 * vpa_rng_normal(&r));
 	best = 1e30;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 2; k++) {
 		double t0 = vpa_now();
 		vpa_nn_forward(net, &b, VPA_NN_TRAIN, &err);
 		vpa_nn_zero_grad(net);
@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 	double loss;
 	vpa_nn_train_step(lm, &o, &lb, &tg, 0, &loss, &err);
 	best = 1e30;
-	for (int k = 0; k < 3; k++) {
+	for (int k = 0; k < 2; k++) {
 		double t0 = vpa_now();
 		vpa_nn_train_step(lm, &o, &lb, &tg, 0, &loss, &err);
 		double t = vpa_now() - t0;
