@@ -6,7 +6,7 @@
  *
  *   bench_nn [THREADS]      (default: 2 OpenBLAS threads)
  *
- * Baseline: SGEMM 2048 x 2048 x 2048 (best of 5).  Workload: a Kaldi-like
+ * Baseline: SGEMM 2048 x 2048 x 2048 (best of 5, before and after the TDNN).  Workload: a Kaldi-like
  * TDNN, input 40, six TDNN layers of 512 with contexts {-2..2}, {-1,0,1},
  * {-1,0,1}, {-3,0,3}, {-3,0,3}, {0}, each followed by ReLU and batch norm
  * (EVAL mode), on 20,000 frames in utterances of 150..450 frames; every
@@ -98,6 +98,13 @@ int main(int argc, char **argv)
 		vpa_nn_forward(net, &b, VPA_NN_EVAL, &err);
 		double t = vpa_now() - t0;
 		best = t < best ? t : best;
+	}
+	/* the machine is shared: measure the baseline again and keep its best,
+	 * so the ratio is a lower bound rather than flattered by a slow moment */
+	double peak2 = sgemm_gflops(2048);
+	if (peak2 > peak) {
+		peak = peak2;
+		printf("SGEMM 2048^3 again (best kept):           %8.1f GFLOP/s\n", peak);
 	}
 	double gf = flops / best / 1e9;
 	printf("TDNN 6x512 forward, %zu frames (%zu utts): %8.1f GFLOP/s  %.3f s/model\n", T, n_seq,
