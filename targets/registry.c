@@ -48,16 +48,12 @@ void vpa_target_release(struct vpa_target *t)
 
 void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
 {
+	char s[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	char *s = xmalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	vsnprintf(s, sizeof(s), fmt, ap);
 	va_end(ap);
 	vpa_warn("%s", s);
 	if (ctx && ctx->warnings)
 		vpa_json_push(ctx->warnings, vpa_json_str(s));
-	free(s);
 }
