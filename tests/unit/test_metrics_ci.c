@@ -1,0 +1,193 @@
+/*
+ * tests/unit/test_metrics_ci.c - percentile bootstrap intervals: seeding,
+ * coverage of the point estimate, the skipped-replicate count, identity
+ * resampling, and input errors.
+ */
+#include "metrics/metrics.h"
+#include "tests/unit/harness.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t lcg = 1234567;
+static double unif(void)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return ((double)(lcg >> 11) + 0.5) / 9007199254740992.0;
+}
+static double gauss(void) { return sqrt(-2 * log(unif())) * cos(2 * M_PI * unif()); }
+
+static struct vpa_ci_opts opts(uint64_t seed)
+{
+	struct vpa_ci_opts o;
+	memset(&o, 0, sizeof o);
+	o.level = 0.95;
+	o.reps = 300;
+	o.seed = seed;
+	o.omega = 1;
+	return o;
+}
+
+static void test_trials(void)
+{
+	enum { NT = 200, NN = 800 };
+	double tar[NT], non[NN];
+	for (int i = 0; i < NT; i++)
+		tar[i] = 2 + gauss();
+	for (int i = 0; i < NN; i++)
+		non[i] = gauss();
+	vpa_sort_scores(tar, NULL, NT);
+	vpa_sort_scores(non, NULL, NN);
+	struct vpa_scores s = { tar, NT, non, NN, NULL, NULL };
+	struct vpa_metrics m;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(vpa_metrics_all(&s, NULL, &m, &e) == 0);
+
+	struct vpa_ci_opts o = opts(7);
+	struct vpa_ci a, b, c;
+	CHECK(vpa_bootstrap_ci(&s, &o, &a, &e) == 0);
+	CHECK(a.by_identity == 0 && a.reps == 300 && a.reps_used == 300);
+	CHECK(a.link_reps_used == 300);
+	CHECK(a.eer_lo <= m.eer && m.eer <= a.eer_hi && a.eer_lo < a.eer_hi);
+	CHECK(a.cllr_min_lo <= m.cllr_min && m.cllr_min <= a.cllr_min_hi);
+	CHECK(a.link_lo <= m.linkability && m.linkability <= a.link_hi);
+	/* EER of 2-sigma separated Gaussians ~0.16; with 200/800 trials the
+	 * 95% interval is a few points wide, not 0 and not 0.5 */
+	CHECK(a.eer_hi - a.eer_lo > 0.02 && a.eer_hi - a.eer_lo < 0.15);
+	/* same seed, same interval; another seed, another */
+	CHECK(vpa_bootstrap_ci(&s, &o, &b, &e) == 0);
+	CHECK(memcmp(&a, &b, sizeof a) == 0);
+	o.seed = 8;
+	CHECK(vpa_bootstrap_ci(&s, &o, &c, &e) == 0);
+	CHECK(c.eer_lo != a.eer_lo || c.eer_hi != a.eer_hi);
+	/* a wider level gives a wider interval */
+	o.seed = 7;
+	o.level = 0.5;
+	CHECK(vpa_bootstrap_ci(&s, &o, &c, &e) == 0);
+	CHECK(c.eer_lo >= a.eer_lo && c.eer_hi <= a.eer_hi);
+}
+
+/* 1 target + 1 non-target: a replicate of 2 draws misses a class w.p. 1/2 */
+static void test_skipped(void)
+{
+	double tar[] = { 1 }, non[] = { 0 };
+	struct vpa_scores s = { tar, 1, non, 1, NULL, NULL };
+	struct vpa_ci_opts o = opts(3);
+	o.reps = 1000;
+	struct vpa_ci ci;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&s, &o, &ci, &e) == 0);
+	CHECK(ci.reps == 1000 && ci.reps_used > 420 && ci.reps_used < 580);
+	CHECK(ci.eer_lo == 0 && ci.eer_hi == 0);
+	CHECK(ci.link_reps_used == 0 && isnan(ci.link_lo) && isnan(ci.link_hi));
+}
+
+/*
+ * Identities: scores carry a strong per-speaker offset, so trials of one
+ * speaker are correlated and resampling trials understates the spread;
+ * resampling speakers must give a wider interval.
+ */
+static void test_identities(void)
+{
+	enum { NS = 20, PER = 5 };
+	/* enrol speaker e, test utterance t (speaker t / PER); all pairs */
+	size_t nt = 0, nn = 0;
+	static double tar[NS * NS * PER], non[NS * NS * PER];
+	static uint32_t te[NS * NS * PER], tt[NS * NS * PER], ne[NS * NS * PER], nt_[NS * NS * PER];
+	double off[NS];
+	for (int i = 0; i < NS; i++)
+		off[i] = 2 * gauss();
+	struct rec {
+		double v;
+		uint32_t e, t;
+	};
+	static struct rec rt[NS * NS * PER], rn[NS * NS * PER];
+	for (uint32_t e = 0; e < NS; e++)
+		for (uint32_t t = 0; t < NS * PER; t++) {
+			uint32_t spk = t / PER;
+			if (spk == e)
+				rt[nt++] = (struct rec){ 3 + off[e] + 0.3 * gauss(), e, t };
+			else
+				rn[nn++] = (struct rec){ off[e] + 0.3 * gauss(), e, t };
+		}
+	/* sort with perm to carry the ids */
+	uint32_t *pt = malloc(nt * sizeof *pt), *pn = malloc(nn * sizeof *pn);
+	for (size_t i = 0; i < nt; i++) {
+		tar[i] = rt[i].v;
+		pt[i] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < nn; i++) {
+		non[i] = rn[i].v;
+		pn[i] = (uint32_t)i;
+	}
+	vpa_sort_scores(tar, pt, nt);
+	vpa_sort_scores(non, pn, nn);
+	for (size_t i = 0; i < nt; i++) {
+		te[i] = rt[pt[i]].e;
+		tt[i] = rt[pt[i]].t;
+		CHECK(tar[i] == rt[pt[i]].v);
+	}
+	for (size_t i = 0; i < nn; i++) {
+		ne[i] = rn[pn[i]].e;
+		nt_[i] = rn[pn[i]].t;
+	}
+	struct vpa_scores s = { tar, nt, non, nn, NULL, NULL };
+	struct vpa_ci_opts o = opts(11);
+	struct vpa_ci by_trial, by_id;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&s, &o, &by_trial, &e) == 0);
+	o.tar_e = te;
+	o.tar_t = tt;
+	o.non_e = ne;
+	o.non_t = nt_;
+	o.n_e = NS;
+	o.n_t = NS * PER;
+	CHECK(vpa_bootstrap_ci(&s, &o, &by_id, &e) == 0);
+	CHECK(by_id.by_identity == 1 && by_trial.by_identity == 0);
+	CHECK(by_id.reps_used > 250);
+	CHECK(by_id.cllr_min_hi - by_id.cllr_min_lo > 1.5 * (by_trial.cllr_min_hi - by_trial.cllr_min_lo));
+	CHECK(by_id.eer_hi - by_id.eer_lo > 1.5 * (by_trial.eer_hi - by_trial.eer_lo));
+
+	/* errors */
+	o.non_t = NULL;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&s, &o, &by_id, &e) == VPA_EINPUT);
+	CHECK_STR(e.msg, "bootstrap: identity lists must be given for all four of tar_e, "
+			 "tar_t, non_e, non_t or for none");
+	o.non_t = nt_;
+	o.n_t = 10;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&s, &o, &by_id, &e) == VPA_EINPUT);
+	CHECK(strstr(e.msg, "out of range [0, 10)") != NULL);
+	free(pt);
+	free(pn);
+}
+
+static void test_errors(void)
+{
+	double x[] = { 1, 2 };
+	struct vpa_scores empty = { x, 2, x, 0, NULL, NULL }, ok = { x, 2, x, 2, NULL, NULL };
+	struct vpa_ci_opts o = opts(1);
+	struct vpa_ci ci;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&empty, &o, &ci, &e) == VPA_EINPUT);
+	CHECK_STR(e.msg, "no non-target scores");
+	o.level = 1;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&ok, &o, &ci, &e) == VPA_EINPUT);
+	CHECK_STR(e.msg, "bootstrap level must be strictly between 0 and 1, got 1");
+}
+
+int main(void)
+{
+	RUN(test_trials);
+	RUN(test_skipped);
+	RUN(test_identities);
+	RUN(test_errors);
+	return DONE();
+}
