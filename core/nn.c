@@ -1296,7 +1296,8 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 		return 0;
 	}
 	double T = t->temperature, total = 0;
-	double *q = xmalloc(xmul(K, sizeof(double)));
+	float invT = (float)(1.0 / T);
+	float *q = xmalloc(xmul(K, sizeof(float)));
 	size_t b = 0;
 	int rc = 0;
 	for (size_t r = 0; r < R; r++) {
@@ -1307,18 +1308,19 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 			ti = b;
 		}
 		const float *zr = z + r * K;
-		double mx = zr[0] / T;
+		float mx = zr[0];
 		for (size_t k = 1; k < K; k++)
-			if (zr[k] / T > mx)
-				mx = zr[k] / T;
+			mx = zr[k] > mx ? zr[k] : mx;
+		mx *= invT;
+		/* exponentials in float (the bulk of the work for a 10k-word
+		 * vocabulary), sums and logs in double */
 		double s = 0;
 		for (size_t k = 0; k < K; k++) {
-			q[k] = exp(zr[k] / T - mx);
+			q[k] = expf(zr[k] * invT - mx);
 			s += q[k];
 		}
 		double lse = mx + log(s), w = t->weights ? t->weights[ti] : 1.0;
-		for (size_t k = 0; k < K; k++)
-			q[k] /= s;
+		float inv_s = (float)(1.0 / s);
 		double lr = 0, psum = 1;
 		if (t->labels) {
 			uint32_t y = t->labels[ti];
@@ -1327,12 +1329,12 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 					      "label %u of row %zu is outside 0..%zu", y, ti, K - 1);
 				goto out;
 			}
-			lr = lse - zr[y] / T;
+			lr = lse - (double)zr[y] / T;
 		} else {
 			const float *p = t->soft + ti * K;
 			psum = 0;
 			for (size_t k = 0; k < K; k++) {
-				lr += p[k] * (lse - zr[k] / T);
+				lr += p[k] * (lse - (double)zr[k] / T);
 				psum += p[k];
 			}
 		}
@@ -1340,10 +1342,15 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 		if (dlogits) {
 			/* d/dz_k of T^2 sum_j p_j (lse - z_j/T) = T (q_k sum_j p_j - p_k) */
 			float *d = dlogits + r * K;
-			double c = w * T / (double)R;
-			for (size_t k = 0; k < K; k++) {
-				double pk = t->labels ? (k == t->labels[ti]) : t->soft[ti * K + k];
-				d[k] = (float)(c * (q[k] * psum - pk));
+			float c = (float)(w * T / (double)R), qs = (float)psum * inv_s;
+			if (t->labels) {
+				for (size_t k = 0; k < K; k++)
+					d[k] = c * q[k] * qs;
+				d[t->labels[ti]] -= c;
+			} else {
+				const float *p = t->soft + ti * K;
+				for (size_t k = 0; k < K; k++)
+					d[k] = c * (q[k] * qs - p[k]);
 			}
 		}
 	}

@@ -67,12 +67,18 @@ void vpa_optim_step(struct vpa_optim *o, float *w, const float *g)
 	}
 	double b1 = o->beta1, b2 = o->beta2;
 	double c1 = 1.0 - pow(b1, (double)o->t), c2 = 1.0 - pow(b2, (double)o->t);
+	/* lr (m / c1) / (sqrt(v / c2) + eps) = lr_t m / (sqrt(v) + eps_t) with
+	 * lr_t = lr sqrt(c2) / c1, eps_t = eps sqrt(c2): float, vectorisable */
+	float lr_t = (float)(o->lr * sqrt(c2) / c1), eps_t = (float)(o->eps * sqrt(c2));
+	/* 1 - b computed in double: 1.0f - 0.999f is off by 1.3e-5 relative */
+	float fb1 = (float)b1, fb2 = (float)b2, ob1 = (float)(1.0 - b1), ob2 = (float)(1.0 - b2);
+	float fwd = (float)wd;
+	float *m = o->m, *v = o->v;
 	for (size_t i = 0; i < o->n; i++) {
-		double gi = (double)g[i] + wd * w[i];
-		double m = b1 * o->m[i] + (1 - b1) * gi, v = b2 * o->v[i] + (1 - b2) * gi * gi;
-		o->m[i] = (float)m;
-		o->v[i] = (float)v;
-		w[i] = (float)(w[i] - o->lr * (m / c1) / (sqrt(v / c2) + o->eps));
+		float gi = g[i] + fwd * w[i];
+		m[i] = fb1 * m[i] + ob1 * gi;
+		v[i] = fb2 * v[i] + ob2 * gi * gi;
+		w[i] -= lr_t * m[i] / (sqrtf(v[i]) + eps_t);
 	}
 }
 
