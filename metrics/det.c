@@ -105,9 +105,6 @@ struct sample {
 	size_t n, cap;
 	double *lev_m, *lev_f; /* (K) ascending probabilities Phi(z_k), owned */
 	size_t k, km, kf;      /* K, next P_miss level (up), next P_fa level (down) + 1 */
-	double W_t, W_n;
-	double eer_d, eer_pm, eer_pf; /* sweep-EER candidate */
-	int have_eer;
 };
 
 static void put(struct sample *S, double pm, double pf)
@@ -121,27 +118,14 @@ static void put(struct sample *S, double pm, double pf)
 	}
 }
 
-static int sample_emit(void *ctx, double threshold, double pm, double pf)
+/* keep the point if it is the first one or passes a level on either axis */
+static void check(struct sample *S, double pm, double pf)
 {
-	struct sample *S = ctx;
-	(void)threshold;
 	if (pm == 1 && pf == 0)
-		return 0; /* accept nothing: appended at the end */
-	/*
-	 * EER candidate as the sweep finds it (|fnr - fpr| with fnr = 1 - tpr);
-	 * the sweep scans downwards and keeps the first minimum, i.e. the last
-	 * one upwards, hence <=.
-	 */
-	double d = fabs(pm - pf);
-	if (d <= S->eer_d) {
-		S->eer_d = d;
-		S->eer_pm = pm;
-		S->eer_pf = pf;
-		S->have_eer = 1;
-	}
+		return; /* accept nothing: appended at the end */
 	if (S->n == 0) { /* accept all */
 		put(S, pm, pf);
-		return 0;
+		return;
 	}
 	int hit = 0;
 	while (S->km < S->k && pm >= S->lev_m[S->km]) {
@@ -154,7 +138,102 @@ static int sample_emit(void *ctx, double threshold, double pm, double pf)
 	}
 	if (hit)
 		put(S, pm, pf);
+}
+
+static int sample_emit(void *ctx, double threshold, double pm, double pf)
+{
+	(void)threshold;
+	check(ctx, pm, pf);
 	return 0;
+}
+
+/* first index in [i, n) with a[i] >= v */
+static size_t lower_bound(const double *a, size_t i, size_t n, double v)
+{
+	while (i < n) {
+		size_t m = i + (n - i) / 2;
+		if (a[m] < v)
+			i = m + 1;
+		else
+			n = m;
+	}
+	return i;
+}
+
+/* the group start at or after index k of a[lo..hi) (k > lo) */
+static size_t group_at_or_after(const double *a, size_t k, size_t hi)
+{
+	if (a[k - 1] != a[k])
+		return k;
+	return lower_bound(a, k, hi, nextafter(a[k], INFINITY));
+}
+
+/*
+ * The unweighted walk by runs: inside a run of one class only the other
+ * axis moves, and the first group past each of its levels is found by
+ * binary search, so a run of 10^8 non-targets costs K searches.  Same
+ * points as the walk over every group.
+ */
+static void sample_fast(const struct vpa_scores *s, struct sample *S)
+{
+	const double *tar = s->tar, *non = s->non;
+	size_t nt = s->n_tar, nn = s->n_non, i = 0, j = 0;
+	double W_t = (double)nt, W_n = (double)nn;
+
+	while (i < nt || j < nn) {
+		if (i < nt && j < nn && tar[i] == non[j]) {
+			check(S, (double)i / W_t, (double)(nn - j) / W_n);
+			double v = tar[i];
+			i = lower_bound(tar, i, nt, nextafter(v, INFINITY));
+			j = lower_bound(non, j, nn, nextafter(v, INFINITY));
+		} else if (j < nn && (i == nt || non[j] < tar[i])) {
+			size_t hi = i < nt ? lower_bound(non, j, nn, tar[i]) : nn, g = j;
+			double pm = (double)i / W_t;
+			check(S, pm, (double)(nn - g) / W_n);
+			while (S->kf > 0) {
+				double q = S->lev_f[S->kf - 1];
+				/* smallest k in (g, hi) with (nn - k)/W_n <= q */
+				size_t l = g + 1, h = hi;
+				while (l < h) {
+					size_t m = l + (h - l) / 2;
+					if ((double)(nn - m) / W_n <= q)
+						h = m;
+					else
+						l = m + 1;
+				}
+				if (l >= hi)
+					break;
+				g = group_at_or_after(non, l, hi);
+				if (g >= hi)
+					break;
+				check(S, pm, (double)(nn - g) / W_n);
+			}
+			j = hi;
+		} else {
+			size_t hi = j < nn ? lower_bound(tar, i, nt, non[j]) : nt, g = i;
+			double pf = (double)(nn - j) / W_n;
+			check(S, (double)g / W_t, pf);
+			while (S->km < S->k) {
+				double q = S->lev_m[S->km];
+				/* smallest k in (g, hi) with k/W_t >= q */
+				size_t l = g + 1, h = hi;
+				while (l < h) {
+					size_t m = l + (h - l) / 2;
+					if ((double)m / W_t >= q)
+						h = m;
+					else
+						l = m + 1;
+				}
+				if (l >= hi)
+					break;
+				g = group_at_or_after(tar, l, hi);
+				if (g >= hi)
+					break;
+				check(S, (double)g / W_t, pf);
+			}
+			i = hi;
+		}
+	}
 }
 
 /* probabilities of K levels evenly spaced in probit space for N trials */
@@ -163,6 +242,26 @@ static void levels(double *lev, size_t K, double N)
 	double zlo = sv_probit(1 / (N + 1)), zhi = -zlo;
 	for (size_t k = 0; k < K; k++)
 		lev[k] = sv_phi(zlo + ((double)k + 0.5) * (zhi - zlo) / (double)K);
+}
+
+/* the DET point of the sweep-EER threshold t: (targets < t, non-targets >= t) */
+static void eer_point(const struct vpa_scores *s, double t, double *pm, double *pf)
+{
+	double W_t = sv_total(s->w_tar, s->n_tar), W_n = sv_total(s->w_non, s->n_non);
+	size_t a = lower_bound(s->tar, 0, s->n_tar, t), b = lower_bound(s->non, 0, s->n_non, t);
+	double miss = 0, fa = 0;
+	if (s->w_tar)
+		for (size_t i = 0; i < a; i++)
+			miss += s->w_tar[i];
+	else
+		miss = (double)a;
+	if (s->w_non)
+		for (size_t i = b; i < s->n_non; i++)
+			fa += s->w_non[i];
+	else
+		fa = (double)(s->n_non - b);
+	*pm = miss / W_t;
+	*pf = fa / W_n;
 }
 
 size_t vpa_det_sample(const struct vpa_scores *s, size_t max_points, double *p_miss,
@@ -174,37 +273,40 @@ size_t vpa_det_sample(const struct vpa_scores *s, size_t max_points, double *p_m
 	memset(&S, 0, sizeof S);
 	S.pm = p_miss;
 	S.pf = p_fa;
-	S.W_t = sv_total(s->w_tar, s->n_tar);
-	S.W_n = sv_total(s->w_non, s->n_non);
-	S.eer_d = INFINITY;
 	/* room: accept all + accept nothing + EER + K per axis */
 	S.k = max_points >= 5 ? (max_points - 3) / 2 : 0;
 	S.cap = max_points >= 3 ? max_points - 2 : 0; /* keep room for the last two */
 	if (S.k) {
 		S.lev_m = xmalloc(xmul(S.k, sizeof(double)));
 		S.lev_f = xmalloc(xmul(S.k, sizeof(double)));
-		levels(S.lev_m, S.k, S.W_t);
-		levels(S.lev_f, S.k, S.W_n);
+		levels(S.lev_m, S.k, sv_total(s->w_tar, s->n_tar));
+		levels(S.lev_f, S.k, sv_total(s->w_non, s->n_non));
 	}
 	S.kf = S.k;
-	vpa_det_walk(s, sample_emit, &S);
+	if (!s->w_tar && !s->w_non)
+		sample_fast(s, &S);
+	else
+		vpa_det_walk(s, sample_emit, &S);
 	free(S.lev_m);
 	free(S.lev_f);
 
 	S.cap = max_points;
 	if (max_points >= 2)
 		put(&S, 1, 0);
-	/* insert the EER point in order (P_miss up, then P_fa down) */
-	if (S.have_eer && S.n < max_points) {
+	/* insert the sweep-EER point in order (P_miss up, then P_fa down) */
+	struct sv_sweep w;
+	double epm, epf;
+	sv_sweep(s, 0.01, 1, 1, &w);
+	eer_point(s, w.eer_threshold, &epm, &epf);
+	if (S.n < max_points) {
 		size_t at = 0;
-		while (at < S.n && (S.pm[at] < S.eer_pm ||
-				    (S.pm[at] == S.eer_pm && S.pf[at] > S.eer_pf)))
+		while (at < S.n && (S.pm[at] < epm || (S.pm[at] == epm && S.pf[at] > epf)))
 			at++;
-		if (!(at < S.n && S.pm[at] == S.eer_pm && S.pf[at] == S.eer_pf)) {
+		if (!(at < S.n && S.pm[at] == epm && S.pf[at] == epf)) {
 			memmove(S.pm + at + 1, S.pm + at, (S.n - at) * sizeof(double));
 			memmove(S.pf + at + 1, S.pf + at, (S.n - at) * sizeof(double));
-			S.pm[at] = S.eer_pm;
-			S.pf[at] = S.eer_pf;
+			S.pm[at] = epm;
+			S.pf[at] = epf;
 			S.n++;
 		}
 	}

@@ -629,6 +629,47 @@ static void test_weights_equal_repeats(void)
 	set_free(&r);
 }
 
+/*
+ * The unweighted sweep skips most groups of a single-class run (only the
+ * groups where a first minimum can be are evaluated); with unit weights the
+ * full per-group walk runs.  Both must agree to the bit, thresholds too.
+ */
+static void test_sweep_fast_equals_full(void)
+{
+	for (int trial = 0; trial < 300; trial++) {
+		size_t nt = 1 + (size_t)(unif() * (trial % 7 == 0 ? 3 : 400));
+		size_t nn = 1 + (size_t)(unif() * (trial % 5 == 0 ? 3 : 3000));
+		double q = trial % 3 == 0 ? 1 : trial % 3 == 1 ? 8 : 1e6; /* tie density */
+		double mu = unif() * 6 - 3;
+		double *tar = malloc(nt * sizeof *tar), *non = malloc(nn * sizeof *non);
+		double *w1 = malloc((nt > nn ? nt : nn) * sizeof *w1);
+		for (size_t i = 0; i < nt; i++)
+			tar[i] = round((mu + gauss()) * q) / q;
+		for (size_t i = 0; i < nn; i++)
+			non[i] = round(gauss() * q) / q;
+		for (size_t i = 0; i < (nt > nn ? nt : nn); i++)
+			w1[i] = 1;
+		vpa_sort_scores(tar, NULL, nt);
+		vpa_sort_scores(non, NULL, nn);
+		struct vpa_scores f = { tar, nt, non, nn, NULL, NULL }, w = { tar, nt, non, nn, w1, w1 };
+		double pt = trial % 2 ? 0.01 : 0.5 + 0.4 * unif();
+		double cm = 1 + (trial % 4), cf = 1 + (trial % 3);
+		double t1, t2, u1, u2;
+		double e1 = vpa_eer_sweep(&f, &t1), e2 = vpa_eer_sweep(&w, &t2);
+		double d1 = vpa_min_dcf(&f, pt, cm, cf, &u1), d2 = vpa_min_dcf(&w, pt, cm, cf, &u2);
+		int same = e1 == e2 && t1 == t2 && d1 == d2 && u1 == u2;
+		if (!same)
+			printf("#   trial %d: eer %.17g/%.17g thr %g/%g dcf %.17g/%.17g thr %g/%g\n",
+			       trial, e1, e2, t1, t2, d1, d2, u1, u2);
+		CHECK(same);
+		struct vpa_metrics a = all_of(&f), b = all_of(&w);
+		CHECK(a.frac_tied == b.frac_tied);
+		free(w1);
+		free(tar);
+		free(non);
+	}
+}
+
 /* ---- DET ---------------------------------------------------------------- */
 
 /* probit by bisection on erfc (independent of the library's) */
@@ -719,6 +760,32 @@ static void test_det(void)
 			gap = d;
 	}
 	CHECK(gap > 0.1 && gap < 0.6);
+	/* the unweighted walk by runs equals the walk over every group */
+	{
+		double *w1 = malloc(NN * sizeof *w1), qm[64], qf[64];
+		for (int i = 0; i < NN; i++)
+			w1[i] = 1;
+		for (int q = 0; q < 3; q++) {
+			double *t2 = malloc(NT * sizeof *t2), *n2 = malloc(NN * sizeof *n2);
+			double r = q == 0 ? 1e9 : q == 1 ? 10 : 1; /* tie density */
+			for (int i = 0; i < NT; i++)
+				t2[i] = round(b.tar[i] * r) / r;
+			for (int i = 0; i < NN; i++)
+				n2[i] = round(b.non[i] * r) / r;
+			struct vpa_scores f = { t2, NT, n2, NN, NULL, NULL };
+			struct vpa_scores w = { t2, NT, n2, NN, w1, w1 };
+			for (size_t mp = 1; mp <= 64; mp += 7) {
+				size_t k1 = vpa_det_sample(&f, mp, spm, spf);
+				size_t k2 = vpa_det_sample(&w, mp, qm, qf);
+				CHECK(k1 == k2 && k1 <= mp);
+				CHECK(k1 == k2 && !memcmp(spm, qm, k1 * sizeof *qm) &&
+				      !memcmp(spf, qf, k1 * sizeof *qf));
+			}
+			free(t2);
+			free(n2);
+		}
+		free(w1);
+	}
 	/* tiny budgets */
 	CHECK(vpa_det_sample(&b, 0, spm, spf) == 0);
 	CHECK(vpa_det_sample(&b, 1, spm, spf) == 1);
@@ -837,6 +904,7 @@ int main(void)
 	RUN(test_monotone_invariance);
 	RUN(test_bounds_random);
 	RUN(test_weights_equal_repeats);
+	RUN(test_sweep_fast_equals_full);
 	RUN(test_det);
 	RUN(test_min_dcf_hand);
 	RUN(test_errors);
