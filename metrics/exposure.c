@@ -319,15 +319,53 @@ static double nelder_mead(const struct fit_data *fd, double *p, const double *st
 	return f[b];
 }
 
+/* Solve (-H + lambda I) d = g, 3 x 3, Gaussian elimination with partial
+ * pivoting.  Returns 0 when singular or not finite. */
+static int solve3(const double H[3][3], double lambda, const double *g, double *d)
+{
+	double A[3][4];
+	for (int r = 0; r < 3; r++) {
+		for (int c = 0; c < 3; c++)
+			A[r][c] = -H[r][c] + (r == c ? lambda : 0);
+		A[r][3] = g[r];
+	}
+	for (int c = 0; c < 3; c++) {
+		int piv = c;
+		for (int r = c + 1; r < 3; r++)
+			if (fabs(A[r][c]) > fabs(A[piv][c]))
+				piv = r;
+		if (!(fabs(A[piv][c]) > 0))
+			return 0;
+		for (int k = 0; k < 4; k++) {
+			double t = A[c][k];
+			A[c][k] = A[piv][k];
+			A[piv][k] = t;
+		}
+		for (int r = 0; r < 3; r++)
+			if (r != c) {
+				double f = A[r][c] / A[c][c];
+				for (int k = c; k < 4; k++)
+					A[r][k] -= f * A[c][k];
+			}
+	}
+	for (int j = 0; j < 3; j++) {
+		d[j] = A[j][3] / A[j][j];
+		if (!isfinite(d[j]))
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Newton polish of the Nelder-Mead optimum on (xi, log omega, alpha) with the
  * analytic gradient and Hessian; a step is kept only when it lowers the
- * negative log-likelihood (halved up to 30 times), so it can only improve.
+ * negative log-likelihood, so it can only improve; Levenberg-Marquardt
+ * damping takes over where the Hessian is not negative definite.
  */
 static void newton_polish(const struct fit_data *fd, double *p)
 {
 	double f0 = nll(fd, p);
-	for (int it = 0; it < 50; it++) {
+	for (int it = 0; it < 200; it++) {
 		double xi = p[0], w = exp(p[1]), a = p[2];
 		/* derivatives of l = sum [-z^2/2 + log Phi(a z)] - n log w, z = (y - xi)/w */
 		double g[3] = {0}, H[3][3] = {{0}};
@@ -355,57 +393,39 @@ static void newton_polish(const struct fit_data *fd, double *p)
 		H[1][0] = H[0][1];
 		H[2][0] = H[0][2];
 		H[2][1] = H[1][2];
-		/* solve (-H) d = g (ascent on l) by Gaussian elimination with pivoting */
-		double A[3][4];
-		for (int r = 0; r < 3; r++) {
-			for (int col = 0; col < 3; col++)
-				A[r][col] = -H[r][col];
-			A[r][3] = g[r];
-		}
-		int ok = 1;
-		for (int col = 0; col < 3 && ok; col++) {
-			int piv = col;
-			for (int r = col + 1; r < 3; r++)
-				if (fabs(A[r][col]) > fabs(A[piv][col]))
-					piv = r;
-			if (!(fabs(A[piv][col]) > 0)) {
-				ok = 0;
-				break;
-			}
-			for (int k = 0; k < 4; k++) {
-				double t = A[col][k];
-				A[col][k] = A[piv][k];
-				A[piv][k] = t;
-			}
-			for (int r = 0; r < 3; r++)
-				if (r != col) {
-					double fct = A[r][col] / A[col][col];
-					for (int k = col; k < 4; k++)
-						A[r][k] -= fct * A[col][k];
-				}
-		}
-		if (!ok)
-			return;
-		double d[3] = {A[0][3] / A[0][0], A[1][3] / A[1][1], A[2][3] / A[2][2]};
-		if (!(isfinite(d[0]) && isfinite(d[1]) && isfinite(d[2])))
-			return;
-		double step = 1, q[3], fq = INFINITY;
+		/*
+		 * Levenberg-Marquardt: solve (-H + lambda I) d = g.  lambda = 0 is
+		 * Newton; where -H is not positive definite (the likelihood is
+		 * flat in the shape near 0, and not concave far from the optimum)
+		 * or the step does not lower the objective, lambda grows and d
+		 * turns towards the gradient, which always descends for a small
+		 * enough step.
+		 */
+		double scale_h = (fabs(H[0][0]) + fabs(H[1][1]) + fabs(H[2][2])) / 3 + 1e-300;
+		double lambda = 0, q[3], fq = INFINITY, d[3] = {0, 0, 0};
 		int improved = 0;
-		for (int k = 0; k < 30; k++, step /= 2) {
-			for (int j = 0; j < 3; j++)
-				q[j] = p[j] + step * d[j];
-			fq = nll(fd, q);
-			if (fq < f0) {
-				improved = 1;
-				break;
+		for (int tries = 0; tries < 40 && !improved; tries++) {
+			if (solve3(H, lambda, g, d)) {
+				double step = 1;
+				for (int k = 0; k < 8; k++, step /= 2) {
+					for (int j = 0; j < 3; j++)
+						q[j] = p[j] + step * d[j];
+					fq = nll(fd, q);
+					if (fq < f0) {
+						improved = 1;
+						break;
+					}
+				}
 			}
+			lambda = lambda == 0 ? 1e-6 * scale_h : lambda * 10;
 		}
 		if (!improved)
-			return; /* at the optimum to rounding, or not a descent direction */
+			return; /* at the optimum to rounding */
+		double moved = fabs(q[0] - p[0]) + fabs(q[1] - p[1]) + fabs(q[2] - p[2]);
 		for (int j = 0; j < 3; j++)
 			p[j] = q[j];
 		f0 = fq;
-		if (fabs(d[0]) + fabs(d[1]) + fabs(d[2]) < 1e-10 * (1 + fabs(p[2])))
+		if (moved < 1e-10 * (1 + fabs(p[2])))
 			return;
 	}
 }
@@ -413,7 +433,7 @@ static void newton_polish(const struct fit_data *fd, double *p)
 int vpa_skewnorm_fit(const double *x, size_t n, struct vpa_skewnorm *out, struct vpa_err *err)
 {
 	int rc = 0;
-	double *y = NULL;
+	double *y = NULL, *sub = NULL;
 	if (n < 3)
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"a skew-normal fit needs at least 3 values, got %zu", n);
@@ -457,29 +477,48 @@ int vpa_skewnorm_fit(const double *x, size_t n, struct vpa_skewnorm *out, struct
 	double omega = 1 / sqrt(1 - 2 * delta * delta / M_PI);
 	double xi = -omega * delta * sqrt(2 / M_PI);
 
-	struct fit_data fd = {y, n};
-	double p[3] = {xi, log(omega), alpha};
-	double best[3] = {p[0], p[1], p[2]}, fbest = nll(&fd, p);
-	/* a second start at the symmetric normal guards against a poor MoM start */
-	double p0[3] = {0, 0, 0};
-	double starts[2][3] = {{p[0], p[1], p[2]}, {p0[0], p0[1], p0[2]}};
+	/*
+	 * Large samples: the derivative-free search runs on a systematic
+	 * subsample of SUB_MAX values (every k-th), which lands within sampling
+	 * error of the full optimum; Newton then finishes on all the data in a
+	 * few passes.  Small samples use every value throughout.
+	 */
+	enum { SUB_MAX = 20000 };
+	struct fit_data fd = {y, n}, fs = fd;
+	if (n > SUB_MAX) {
+		size_t m = SUB_MAX, stride = n / m;
+		sub = xmalloc(xmul(m, sizeof *sub));
+		for (size_t i = 0; i < m; i++)
+			sub[i] = y[i * stride];
+		fs.y = sub;
+		fs.n = m;
+	}
+	/* two starts: method of moments, and the symmetric normal, which guards
+	 * against a poor moment estimate */
+	const double starts[2][3] = {{xi, log(omega), alpha}, {0, 0, 0}};
+	double best[3] = {starts[0][0], starts[0][1], starts[0][2]};
+	double fbest = nll(&fs, best);
 	/*
 	 * Nelder-Mead to a coarse optimum (robust: no derivatives, any start),
 	 * then Newton to full precision (quadratic convergence, one pass over
-	 * the data per step).  Two starts, the better optimum wins.
+	 * the data per step).  The better optimum wins.
 	 */
 	for (int s = 0; s < 2; s++) {
 		double q[3] = {starts[s][0], starts[s][1], starts[s][2]};
 		double step[3] = {0.3, 0.2, fmax(0.5, 0.3 * fabs(q[2]))};
-		nelder_mead(&fd, q, step, 1e-7, 1e-3, 1000);
-		newton_polish(&fd, q);
-		double fq = nll(&fd, q);
+		nelder_mead(&fs, q, step, 1e-7, 1e-3, 1000);
+		newton_polish(&fs, q);
+		double fq = nll(&fs, q);
 		if (fq < fbest) {
 			fbest = fq;
 			best[0] = q[0];
 			best[1] = q[1];
 			best[2] = q[2];
 		}
+	}
+	if (fs.y != fd.y) {
+		newton_polish(&fd, best);
+		fbest = nll(&fd, best);
 	}
 	if (!isfinite(fbest)) {
 		rc = vpa_fail(err, VPA_ENUMERIC, NULL, "skew-normal fit did not converge");
@@ -489,6 +528,7 @@ int vpa_skewnorm_fit(const double *x, size_t n, struct vpa_skewnorm *out, struct
 	out->scale = sd * exp(best[1]);
 	out->shape = best[2];
 out:
+	free(sub);
 	free(y);
 	return rc;
 }

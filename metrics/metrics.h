@@ -223,6 +223,7 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 /*
  * Rank of the true candidate among n scores (1 = best).  Ties count half
  * (rank = 1 + #{higher} + #{tied others}/2), so chance rank is (n+1)/2.
+ * NAN when true_idx >= n.
  */
 double vpa_rank(const double *scores, size_t n, size_t true_idx);
 
@@ -232,24 +233,37 @@ struct vpa_ident {
 	double chance_rank;               /* (population + 1) / 2 */
 	double top1, top5, top10;         /* fraction of probes with rank <= k */
 };
-/* scores: (n_probes, population) row-major; truth: (n_probes) column index. */
+/* scores: (n_probes, population) row-major; truth: (n_probes) column index.
+ * top-k counts rank <= k (a tie at rank 1.5 is not top-1).  Errors: no probes,
+ * empty population, truth out of range, a NaN score. */
 int vpa_identification(const double *scores, size_t n_probes, size_t population,
 		       const size_t *truth, struct vpa_ident *out, struct vpa_err *err);
 
 /* ---- exposure (Carlini et al. 2019, TF Privacy conventions) ------------- */
 
-/* log2 N - log2(1 + #{candidates <= canary}); N = n candidates. */
+/* log2 N - log2(1 + #{candidates <= canary}); N = n candidates (n >= 1; NAN
+ * for n = 0).  As TF Privacy, slightly negative (log2 N - log2(N+1)) for a
+ * canary at or above every candidate. */
 double vpa_exposure_exact(double canary, const double *cand, size_t n);
 
 struct vpa_skewnorm {
 	double loc, scale, shape; /* xi, omega, alpha */
 };
-/* Maximum-likelihood fit (n >= 3, not all equal). */
+/*
+ * Maximum-likelihood fit (n >= 3 finite values, not all equal): Nelder-Mead
+ * from the method-of-moments and the normal start, then Newton with
+ * Levenberg-Marquardt damping on all the data (above 20000 values the search
+ * runs on a systematic subsample first).  |shape| is capped at 1e4: for
+ * half-normal-like samples the likelihood grows without bound in the shape.
+ * Errors: VPA_EINPUT for the conditions above, VPA_ENUMERIC if no finite
+ * likelihood is found.
+ */
 int vpa_skewnorm_fit(const double *x, size_t n, struct vpa_skewnorm *out,
 		     struct vpa_err *err);
 /* log of the skew-normal CDF, accurate in the far left tail. */
 double vpa_skewnorm_logcdf(const struct vpa_skewnorm *d, double x);
-/* -log2 F(canary) with F the fitted skew-normal CDF. */
+/* -log2 F(canary) with F the fitted skew-normal CDF; >= 0, finite even when
+ * F underflows (the log CDF is integrated in log space in the far tail). */
 double vpa_exposure_extrapolated(double canary, const struct vpa_skewnorm *d);
 
 /* ---- d-exposure (Helali et al. 2020) ------------------------------------ */
