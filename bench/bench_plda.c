@@ -22,7 +22,7 @@
 
 static struct vpa_plda *make_plda(size_t d, struct vpa_rng *r)
 {
-	double *a = malloc(d * d * sizeof(double)), *B = malloc(d * d * sizeof(double));
+	double *a = calloc(d * d, sizeof(double)), *B = malloc(d * d * sizeof(double));
 	double *W = malloc(d * d * sizeof(double)), *mu = calloc(d, sizeof(double));
 	for (size_t i = 0; i < d * d; i++)
 		a[i] = vpa_rng_normal(r);

@@ -151,7 +151,7 @@ static void sim_set(struct vpa_embset *es, size_t d, size_t ns, size_t nu, const
 	vpa_rng_split(&r, seed, "noise");
 	double *spk = malloc(d * sizeof(double)), *x = malloc(d * sizeof(double));
 	for (size_t s = 0; s < ns; s++) {
-		char sid[64], uid[80];
+		char sid[64], uid[96];
 		snprintf(sid, sizeof(sid), "%s%zu", prefix, s);
 		vpa_rng_split(&rs, 1, sid);
 		for (size_t i = 0; i < d; i++)
