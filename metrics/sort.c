@@ -19,6 +19,7 @@
  */
 #include "metrics.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 typedef uint64_t __attribute__((may_alias)) u64a;
@@ -63,12 +64,76 @@ static void insertion_sort(u64a *a, uint32_t *p, size_t n)
 }
 
 /*
+ * Move every key of a[0..n) into its bucket (digit (key >> shift) & mask;
+ * bucket b spans [head[b], end[b]) on entry).  Sweeps in the manner of
+ * Skarupke's ska_sort: each sweep walks the unplaced part of every bucket
+ * and swaps each key into the head of its own bucket.  Unlike the
+ * cycle-leader loop of the American flag sort, the loads are sequential and
+ * independent, so the CPU overlaps them; a key swapped into the walked slot
+ * waits for the next sweep.
+ */
+static void permute(u64a *a, uint32_t *p, int shift, uint64_t mask, size_t *head,
+		    const size_t *end, size_t nb, uint32_t *rem)
+{
+	size_t nrem = 0;
+	for (size_t b = 0; b < nb; b++)
+		if (head[b] < end[b])
+			rem[nrem++] = (uint32_t)b;
+	while (nrem > 0) {
+		for (size_t r = 0; r < nrem; r++) {
+			size_t b = rem[r], e = end[b], i = head[b];
+			if (p) {
+				for (; i < e; i++) {
+					uint64_t v = a[i];
+					size_t h = head[(v >> shift) & mask]++;
+					a[i] = a[h];
+					a[h] = v;
+					uint32_t pv = p[i];
+					p[i] = p[h];
+					p[h] = pv;
+				}
+				continue;
+			}
+			for (; i + 4 <= e; i += 4) {
+				uint64_t v0 = a[i], v1 = a[i + 1], v2 = a[i + 2], v3 = a[i + 3];
+				size_t h0 = head[(v0 >> shift) & mask]++;
+				a[i] = a[h0];
+				a[h0] = v0;
+				size_t h1 = head[(v1 >> shift) & mask]++;
+				a[i + 1] = a[h1];
+				a[h1] = v1;
+				size_t h2 = head[(v2 >> shift) & mask]++;
+				a[i + 2] = a[h2];
+				a[h2] = v2;
+				size_t h3 = head[(v3 >> shift) & mask]++;
+				a[i + 3] = a[h3];
+				a[h3] = v3;
+			}
+			for (; i < e; i++) {
+				uint64_t v = a[i];
+				size_t h = head[(v >> shift) & mask]++;
+				a[i] = a[h];
+				a[h] = v;
+			}
+		}
+		size_t k = 0;
+		for (size_t r = 0; r < nrem; r++)
+			if (head[rem[r]] < end[rem[r]])
+				rem[k++] = rem[r];
+		nrem = k;
+	}
+}
+
+/*
  * Sort a[0..n) whose keys agree on every bit above `shift + 8`, by the byte at
- * `shift` and then recursively by the lower bytes.
+ * `shift` and then recursively by the lower bytes.  `shift` need not be a
+ * multiple of 8: below 8 the last digit is taken at 0, overlapping bits
+ * that are already equal inside the bucket.
  */
 static void flag_sort(u64a *a, uint32_t *p, size_t n, int shift)
 {
 	size_t cnt[256], head[256], end[256];
+	uint32_t rem[256];
 
 	for (;;) {
 		if (n <= INS_MAX) {
@@ -82,7 +147,7 @@ static void flag_sort(u64a *a, uint32_t *p, size_t n, int shift)
 		if (cnt[(a[0] >> shift) & 255] == n) {
 			if (shift == 0)
 				return;
-			shift -= 8;
+			shift = shift > 8 ? shift - 8 : 0;
 			continue;
 		}
 		break;
@@ -94,71 +159,67 @@ static void flag_sort(u64a *a, uint32_t *p, size_t n, int shift)
 		s += cnt[b];
 		end[b] = s;
 	}
-	/*
-	 * Permutation in sweeps (Skarupke's ska_sort variant of the American
-	 * flag loop): each sweep walks the unplaced part of every bucket and swaps
-	 * each key into the head of its own bucket.  Unlike the cycle-leader loop
-	 * the loads are sequential and independent, so the CPU overlaps them; a
-	 * key swapped into the walked slot waits for the next sweep.
-	 */
-	int rem[256], nrem = 0;
-	for (int b = 0; b < 256; b++)
-		if (head[b] < end[b])
-			rem[nrem++] = b;
-	while (nrem > 0) {
-		for (int r = 0; r < nrem; r++) {
-			int b = rem[r];
-			size_t e = end[b];
-			if (p) {
-				for (size_t i = head[b]; i < e; i++) {
-					uint64_t v = a[i];
-					size_t h = head[(v >> shift) & 255]++;
-					a[i] = a[h];
-					a[h] = v;
-					uint32_t pv = p[i];
-					p[i] = p[h];
-					p[h] = pv;
-				}
-			} else {
-				size_t i = head[b];
-				for (; i + 4 <= e; i += 4) {
-					uint64_t v0 = a[i], v1 = a[i + 1], v2 = a[i + 2], v3 = a[i + 3];
-					size_t h0 = head[(v0 >> shift) & 255]++;
-					a[i] = a[h0];
-					a[h0] = v0;
-					size_t h1 = head[(v1 >> shift) & 255]++;
-					a[i + 1] = a[h1];
-					a[h1] = v1;
-					size_t h2 = head[(v2 >> shift) & 255]++;
-					a[i + 2] = a[h2];
-					a[h2] = v2;
-					size_t h3 = head[(v3 >> shift) & 255]++;
-					a[i + 3] = a[h3];
-					a[h3] = v3;
-				}
-				for (; i < e; i++) {
-					uint64_t v = a[i];
-					size_t h = head[(v >> shift) & 255]++;
-					a[i] = a[h];
-					a[h] = v;
-				}
-			}
-		}
-		int k = 0;
-		for (int r = 0; r < nrem; r++)
-			if (head[rem[r]] < end[rem[r]])
-				rem[k++] = rem[r];
-		nrem = k;
-	}
+	permute(a, p, shift, 255, head, end, 256, rem);
 	if (shift == 0)
 		return;
+	int next = shift > 8 ? shift - 8 : 0;
 	size_t lo = 0;
 	for (int b = 0; b < 256; b++) {
 		size_t m = cnt[b];
 		if (m > 1)
-			flag_sort(a + lo, p ? p + lo : NULL, m, shift - 8);
+			flag_sort(a + lo, p ? p + lo : NULL, m, next);
 		lo += m;
 	}
+}
+
+/*
+ * The first level of a large sort takes a 16-bit digit at the highest bit
+ * where the keys differ (keys are stored minus the smallest key, so that
+ * this bit is as high as the spread of the data allows).  Real score sets
+ * occupy few exponents: with byte digits the first passes would split them
+ * into a handful of buckets (the sign and the top exponent bits); 16 bits
+ * reach a sixteenth of an exponent, so ~10^8 normal scores fall into ~300
+ * buckets of a few MB that finish in cache.  (Measured on 115M N(0,1)
+ * scores: 11-bit first digit 6.4 s, 16-bit 4.9 s, byte digits 8.0 s, on a
+ * loaded 2-core machine.)
+ */
+#define TOP_BITS 16
+#define TOP_MIN (1u << 20)
+
+static void flag_sort_top(u64a *a, uint32_t *p, size_t n, int msb)
+{
+	size_t nb = (size_t)1 << TOP_BITS;
+	int shift = msb + 1 - TOP_BITS;
+	if (shift < 0)
+		shift = 0;
+	size_t *cnt = xcalloc(nb, sizeof *cnt), *head = xmalloc(xmul(nb, sizeof *head));
+	size_t *end = xmalloc(xmul(nb, sizeof *end));
+	uint32_t *rem = xmalloc(xmul(nb, sizeof *rem));
+	uint64_t mask = nb - 1;
+
+	for (size_t i = 0; i < n; i++)
+		cnt[(a[i] >> shift) & mask]++;
+	size_t s = 0;
+	for (size_t b = 0; b < nb; b++) {
+		head[b] = s;
+		s += cnt[b];
+		end[b] = s;
+	}
+	permute(a, p, shift, mask, head, end, nb, rem);
+	if (shift > 0) {
+		int next = shift > 8 ? shift - 8 : 0;
+		size_t lo = 0;
+		for (size_t b = 0; b < nb; b++) {
+			size_t m = cnt[b];
+			if (m > 1)
+				flag_sort(a + lo, p ? p + lo : NULL, m, next);
+			lo += m;
+		}
+	}
+	free(rem);
+	free(end);
+	free(head);
+	free(cnt);
 }
 
 void vpa_sort_scores(double *x, uint32_t *perm, size_t n)
@@ -166,18 +227,27 @@ void vpa_sort_scores(double *x, uint32_t *perm, size_t n)
 	if (n < 2)
 		return;
 	u64a *a = (u64a *)(void *)x;
-	uint64_t diff = 0, k0;
+	uint64_t kmin = UINT64_MAX, kmax = 0;
 
-	a[0] = k0 = to_key(a[0]);
-	for (size_t i = 1; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		uint64_t k = to_key(a[i]);
 		a[i] = k;
-		diff |= k ^ k0;
+		if (k < kmin)
+			kmin = k;
+		if (k > kmax)
+			kmax = k;
 	}
-	if (diff) {
-		/* start at the byte holding the highest bit where keys differ */
-		int msb = 63 - __builtin_clzll(diff);
-		flag_sort(a, perm, n, (msb / 8) * 8);
+	if (kmin != kmax) {
+		/* sort key - kmin: same order, and the top bit is the spread's */
+		for (size_t i = 0; i < n; i++)
+			a[i] -= kmin;
+		int msb = 63 - __builtin_clzll(kmax - kmin);
+		if (n >= TOP_MIN && msb >= TOP_BITS)
+			flag_sort_top(a, perm, n, msb);
+		else
+			flag_sort(a, perm, n, msb >= 8 ? msb - 7 : 0);
+		for (size_t i = 0; i < n; i++)
+			a[i] += kmin;
 	}
 	for (size_t i = 0; i < n; i++)
 		a[i] = from_key(a[i]);
