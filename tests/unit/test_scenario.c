@@ -469,6 +469,155 @@ static void test_reference(void)
 	vpa_buf_release(&ref);
 }
 
+
+/* ---- the pipeline: a target sweep rebuilds only the swept target ---------- */
+
+static int fake_builds;
+static const struct vpa_key fake_keys[] = {
+	{"offset", VPA_K_NUM, 0, "0", -INFINITY, INFINITY, 0, NULL, NULL, "1", "shift of the target scores"},
+	{NULL},
+};
+static const struct vpa_schema fake_schema = {"target fake", fake_keys};
+
+/* 200 target scores i/100 + offset, 400 non-target scores i/200 (i from 0) */
+static int fake_build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+		      struct vpa_err *err)
+{
+	(void)ctx;
+	(void)err;
+	double off = vpa_cfg_num(cfg, &fake_schema, "offset");
+	struct vpa_scores_target *st = xcalloc(1, sizeof(*st));
+	st->sets = xcalloc(1, sizeof(*st->sets));
+	st->n_sets = 1;
+	st->sets[0].name = xstrdup("only");
+	struct vpa_trials *t = &st->sets[0].trials;
+	vpa_trials_init(t);
+	t->n_tar = 200;
+	t->n_non = 400;
+	t->tar = xmalloc(200 * sizeof(double));
+	t->non = xmalloc(400 * sizeof(double));
+	for (int i = 0; i < 200; i++)
+		t->tar[i] = i / 100.0 + off + 0.00123; /* no ties with the non-targets */
+	for (int i = 0; i < 400; i++)
+		t->non[i] = i / 200.0 + 0.0004;
+	out->data = st;
+	out->info = vpa_json_obj();
+	fake_builds++;
+	return 0;
+}
+
+static void fake_free(struct vpa_target *t)
+{
+	struct vpa_scores_target *st = t->data;
+	if (!st)
+		return;
+	free(st->sets[0].name);
+	vpa_trials_release(&st->sets[0].trials);
+	free(st->sets);
+	free(st);
+	t->data = NULL;
+}
+
+static const struct vpa_target_kind fake_kind = {"scores", &fake_schema, "test", NULL, fake_build,
+						 fake_free};
+
+static void test_pipeline_target_sweep(void)
+{
+	const char *text =
+		"name: p\n"
+		"targets:\n"
+		"  - {id: t0, kind: scores, sets: [{name: x, scores: data/ignorant.txt}]}\n"
+		"  - {id: t1, kind: scores, sets: [{name: ign, scores: data/ignorant.txt}]}\n"
+		"attacks:\n"
+		"  - {id: e0, kind: evaluate, target: t0}\n"
+		"  - {id: e1, kind: evaluate, target: t1}\n";
+	struct vpa_scenario *s = scn_ok(text);
+	struct vpa_err err;
+	struct vpa_ynode *vals = parse("[0, 1, 3]", &err);
+	CHECK(s && vals);
+	if (!s || !vals)
+		return;
+	/* t0 becomes a kind with a numeric key, swept over 0, 1, 3 */
+	s->targets[0].kind = &fake_kind;
+	s->has_sweep = 1;
+	s->sweep_is_attack = 0;
+	s->sweep_index = 0;
+	s->sweep_param = "targets.t0.offset";
+	s->sweep_path = "offset";
+	s->sweep_values = vals;
+	struct vpa_run_opts o = {0, 0, 1, 1};
+	struct vpa_json *r = NULL;
+	fake_builds = 0;
+	vpa_err_init(&err);
+	CHECK(vpa_scenario_run(s, &o, &r, &err) == 0);
+	CHECK(fake_builds == 3); /* once per value, the other target once */
+	if (r) {
+		const struct vpa_json *recs = vpa_json_get(r, "records");
+		CHECK(recs && recs->n == 4);
+		if (recs && recs->n == 4) {
+			/* attack order: e0 (three sweep values) then e1 (once, sweep null) */
+			double eer[3];
+			const double want_sweep[3] = {0, 1, 3};
+			for (int i = 0; i < 3; i++) {
+				CHECK_STR(vpa_json_get_str(recs->items[i], "attack"), "e0");
+				CHECK_NEAR(vpa_json_get_num(recs->items[i], "sweep", -1), want_sweep[i], 0);
+				eer[i] = vpa_json_get_num(vpa_json_get(recs->items[i], "metrics"), "eer", -1);
+			}
+			/* offset 3 separates the classes completely; each shift lowers the EER */
+			CHECK(eer[0] > eer[1] && eer[1] > eer[2]);
+			CHECK_NEAR(eer[2], 0, 0);
+			CHECK_STR(vpa_json_get_str(recs->items[3], "attack"), "e1");
+			CHECK(vpa_json_get(recs->items[3], "sweep")->type == VPA_JSON_NULL);
+		}
+		const struct vpa_json *sw = vpa_json_get(r, "sweep");
+		CHECK_STR(vpa_json_get_str(sw, "param"), "targets.t0.offset");
+		CHECK(vpa_json_get(sw, "values")->n == 3);
+		/* lines figures for e0 only; one point per value */
+		const struct vpa_json *figs = vpa_json_get(r, "figures");
+		int found = 0;
+		for (size_t i = 0; figs && i < figs->n; i++) {
+			const char *id = vpa_json_get_str(figs->items[i], "id");
+			CHECK(!strncmp(id, "sweep-e0-", 9));
+			if (!strcmp(id, "sweep-e0-eer")) {
+				const struct vpa_json *se = vpa_json_get(figs->items[i], "series");
+				CHECK(se->n == 1 && vpa_json_get(se->items[0], "x")->n == 3);
+				found = 1;
+			}
+		}
+		CHECK(found);
+		/* the attack figures are repeated per value for e0, once for e1 */
+		const struct vpa_json *atk = vpa_json_get(r, "attacks");
+		CHECK(vpa_json_get(atk->items[0], "figures")->n == 6); /* (DET + link) x 3 */
+		CHECK(vpa_json_get(atk->items[1], "figures")->n == 2);
+		CHECK_STR(vpa_json_get_str(vpa_json_get(atk->items[0], "figures")->items[2], "id"),
+			  "e0-det-s2");
+		CHECK_STR(vpa_json_get_str(r, "status"), "pass");
+		CHECK(vpa_json_get(r, "warnings")->n == 0);
+	}
+	vpa_json_free(r);
+	/* the same seed gives the same records; results do not depend on threads */
+	s->has_sweep = 0;
+	s->targets[0].kind = &vpa_target_scores;
+	struct vpa_run_opts o1 = {5, 1, 1, 1}, o2 = {5, 1, 2, 1};
+	struct vpa_json *r1 = NULL, *r2 = NULL;
+	CHECK(vpa_scenario_run(s, &o1, &r1, &err) == 0 && vpa_scenario_run(s, &o2, &r2, &err) == 0);
+	if (r1 && r2) {
+		struct vpa_buf b1, b2;
+		vpa_buf_init(&b1);
+		vpa_buf_init(&b2);
+		vpa_json_write(&b1, vpa_json_get(r1, "records"), 0);
+		vpa_json_write(&b2, vpa_json_get(r2, "records"), 0);
+		CHECK_STR(vpa_buf_str(&b1), vpa_buf_str(&b2));
+		CHECK(vpa_json_get_num(r1, "seed", 0) == 5);
+		vpa_buf_release(&b1);
+		vpa_buf_release(&b2);
+	}
+	vpa_json_free(r1);
+	vpa_json_free(r2);
+	vpa_ynode_free(vals);
+	vpa_scenario_free(s);
+}
+
 int main(void)
 {
 	RUN(test_marks);
@@ -480,5 +629,6 @@ int main(void)
 	RUN(test_error_context);
 	RUN(test_load_file);
 	RUN(test_reference);
+	RUN(test_pipeline_target_sweep);
 	return DONE();
 }
