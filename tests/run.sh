@@ -25,12 +25,14 @@ add_suite() { # $1 = output file of a suite
 }
 
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# A hang must fail the run, not stall CI: every suite runs under a time limit.
+TO="timeout -k 10 ${VPA_TEST_TIMEOUT:-900}"
 
 for t in "$BUILD"/tests/test_*; do
 	[ -x "$t" ] || continue
 	name=$(basename "$t")
 	echo "# $name"
-	${VPA_WRAP:-} "$t" > "$tmp/out" 2>&1; rc=$?
+	$TO ${VPA_WRAP:-} "$t" > "$tmp/out" 2>&1; rc=$?
 	grep -E '^(not ok|#)' "$tmp/out"
 	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$tmp/out"; then
 		echo "not ok - $name exited $rc"; cat "$tmp/out" | tail -n 20; fail=$((fail + 1))
@@ -41,7 +43,7 @@ done
 for r in "$BUILD"/replay/fuzz_*; do
 	[ -x "$r" ] || continue
 	name=$(basename "$r"); corpus=tests/fuzz/corpus/${name#fuzz_}
-	if ${VPA_WRAP:-} "$r" "$corpus" > "$tmp/out" 2>&1; then
+	if $TO ${VPA_WRAP:-} "$r" "$corpus" > "$tmp/out" 2>&1; then
 		echo "ok - replay $name ($(grep -c . "$tmp/out") inputs)"; pass=$((pass + 1))
 	else
 		echo "not ok - replay $name"; tail -n 20 "$tmp/out"; fail=$((fail + 1))
@@ -53,7 +55,7 @@ for d in tests/e2e/[0-9]*/; do
 	name=$(basename "$d")
 	mapfile -t args < "$d/args"
 	want=$(cat "$d/status" 2>/dev/null || echo 0)
-	(cd "$d" && ${VPA_WRAP:-} "$VPAUDIT" "${args[@]}" > "$tmp/stdout" 2> "$tmp/stderr"); rc=$?
+	(cd "$d" && $TO ${VPA_WRAP:-} "$VPAUDIT" "${args[@]}" > "$tmp/stdout" 2> "$tmp/stderr"); rc=$?
 	ok=1; why=""
 	[ "$rc" = "$want" ] || { ok=0; why="exit $rc, expected $want"; }
 	if [ -f "$d/stdout" ] && ! cmp -s "$d/stdout" "$tmp/stdout"; then ok=0; why="$why; stdout differs"; fi
@@ -71,7 +73,8 @@ for s in tests/e2e/test_*.sh; do
 	[ -f "$s" ] || continue
 	name=$(basename "$s")
 	echo "# $name"
-	(cd "$top" && bash "$s") > "$tmp/out" 2>&1
+	(cd "$top" && $TO bash "$s") > "$tmp/out" 2>&1; rc=$?
+	[ $rc = 124 ] && echo "not ok - $name timed out" && fail=$((fail + 1))
 	grep -E '^(not ok|#)' "$tmp/out"
 	add_suite "$tmp/out" "$name"
 done
