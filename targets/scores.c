@@ -41,11 +41,14 @@ static int file_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v,
 	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
 	struct stat st;
 	int rc = 0;
-	if (stat(path, &st) != 0 && strcmp(path, v->str))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s' (looked for '%s'): %s", v->str,
-			      path, strerror(errno));
-	else if (stat(path, &st) != 0)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
+	if (stat(path, &st) != 0) {
+		if (strcmp(path, v->str))
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s' (looked for '%s'): %s",
+				      v->str, path, strerror(errno));
+		else
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str,
+				      strerror(errno));
+	}
 	else if (S_ISDIR(st.st_mode))
 		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a score file",
 			      v->str);
