@@ -17,8 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
-					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
 
 /* When a kind's error has no location, blame the YAML item it came from. */
 static int blame(struct vpa_err *err, int rc, const char *file, const struct vpa_ynode *n,

@@ -406,8 +406,6 @@ static void set_path(struct vpa_ynode *map, const char *path, const struct vpa_y
 
 /* The item's config with the sweep value `v` substituted.  Caller frees. */
 struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
-					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
-struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
 					 const struct vpa_ynode *cfg, const struct vpa_ynode *v)
 {
 	struct vpa_ynode *c = vpa_ynode_clone(cfg);

@@ -217,6 +217,14 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 		       struct vpa_scenario **out /* OUT */, struct vpa_err *err);
 void vpa_scenario_free(struct vpa_scenario *s);
 
+/*
+ * The config of the swept item (cfg: its target or attack mapping) with the
+ * sweep's key path set to the value node v (keeps v's mark).  Caller frees
+ * with vpa_ynode_free.
+ */
+struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
+					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
+
 /* The scenario as JSON, scalars typed by the schema.  Caller frees. */
 struct vpa_json *vpa_scenario_echo(const struct vpa_scenario *s);
 /*

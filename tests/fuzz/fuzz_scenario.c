@@ -12,8 +12,6 @@
 #include "scenarios/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
-					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

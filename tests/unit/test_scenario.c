@@ -16,8 +16,6 @@
 #include "scenarios/scenario.h"
 #include "targets/targets.h"
 
-struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
-					 const struct vpa_ynode *cfg, const struct vpa_ynode *v);
 
 static struct vpa_ynode *parse(const char *text, struct vpa_err *err)
 {
