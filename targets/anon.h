@@ -1,0 +1,244 @@
+/*
+ * targets/anon.h - anonymised speech: Affinity Propagation (apcluster.c),
+ * the x-vector anonymiser of the VoicePrivacy baseline with the COMPRISE
+ * D2.3 design choices (anonymiser.c), the generative simulator of x-vectors
+ * and of their anonymised counterparts (sim_speech.c), and the built target
+ * of kind `anonymised_speech` (anon_speech.c) that the `linkage`,
+ * `identification` and `slicing` attacks read.
+ *
+ * targets/README.md documents the simulation model and the anonymiser.
+ * Matrices are row-major double, shapes written (rows, cols).
+ */
+#ifndef VPA_ANON_H
+#define VPA_ANON_H
+
+#include "core/base.h"
+#include "core/embset.h"
+#include "core/plda.h"
+#include "targets/targets.h"
+
+/* ---- Affinity Propagation (Frey & Dueck, Science 2007) ------------------- */
+
+struct vpa_ap_opts {
+	double damping;     /* lambda in [0.5, 1): new = lambda old + (1-lambda) update (0.5) */
+	int max_iter;       /* 200 */
+	int conv_iter;      /* stop when the exemplar set is unchanged this many iterations (15) */
+	int pref_median;    /* 1: preference = median of the off-diagonal similarities (default);
+			       0: use `preference` */
+	double preference;
+};
+void vpa_ap_opts_init(struct vpa_ap_opts *o);
+
+/*
+ * Cluster n points given similarities s (n, n) (s[i*n+k]: how well k suits
+ * i as its exemplar; the diagonal is ignored and replaced by the
+ * preference).  Messages (responsibility r, availability a):
+ *   r(i,k) = s(i,k) - max_{k' != k} [a(i,k') + s(i,k')]
+ *   a(i,k) = min(0, r(k,k) + sum_{i' not in {i,k}} max(0, r(i',k)))   (i != k)
+ *   a(k,k) = sum_{i' != k} max(0, r(i',k))
+ * each damped.  Exemplars: k with r(k,k) + a(k,k) > 0; every other point
+ * joins the exemplar of largest s(i,k).  When no exemplar emerges, the point
+ * with the largest r(k,k) + a(k,k) is the single exemplar.
+ * label (n) gets the cluster index of each point (clusters numbered in
+ * increasing exemplar index), exemplar (n) the exemplar of each cluster
+ * (first *n_clusters entries).  *iters: iterations run; *converged: 1 when
+ * the exemplars were stable for conv_iter iterations.
+ */
+int vpa_apcluster(const double *s, size_t n, const struct vpa_ap_opts *o,
+		  uint32_t *label /* OUT (n) */, uint32_t *exemplar /* OUT (n) */,
+		  size_t *n_clusters /* OUT */, int *iters /* OUT, may be NULL */,
+		  int *converged /* OUT, may be NULL */, struct vpa_err *err);
+
+/* ---- the anonymiser ------------------------------------------------------- */
+
+enum vpa_anon_distance { VPA_ANON_COSINE = 0, VPA_ANON_PLDA = 1 };
+enum vpa_anon_proximity {
+	VPA_ANON_RANDOM = 0, VPA_ANON_NEAR, VPA_ANON_FAR, VPA_ANON_DENSE, VPA_ANON_SPARSE
+};
+enum vpa_anon_gender { VPA_ANON_SAME = 0, VPA_ANON_OPPOSITE, VPA_ANON_GRANDOM };
+enum vpa_anon_assign { VPA_ANON_SPEAKER = 0, VPA_ANON_UTTERANCE };
+
+struct vpa_anon_cfg {
+	int distance;   /* enum vpa_anon_distance (plda) */
+	int proximity;  /* enum vpa_anon_proximity (far: the VPC baseline) */
+	int gender;     /* enum vpa_anon_gender (same) */
+	int assignment; /* enum vpa_anon_assign (speaker) */
+	size_t n;       /* N candidates kept by near/far (200) */
+	size_t n_star;  /* N* averaged into a pseudo-speaker (100) */
+	struct vpa_ap_opts ap;
+};
+void vpa_anon_cfg_init(struct vpa_anon_cfg *c);
+/* Names <-> values ("cosine", "plda", "random", "near", ...); -1 when unknown. */
+int vpa_anon_parse(const char *what, const char *name);
+const char *vpa_anon_name(const char *what, int value); /* what: distance|proximity|gender|assignment */
+
+/*
+ * A prepared anonymiser: the pool's speaker-level x-vectors (the mean of
+ * each pool speaker's utterances, DESIGN.md), split by gender, the PLDA
+ * back-end for the `plda` distance (trained on the pool's utterances, as the
+ * VPC baseline trains its selection PLDA on the pool), and for dense/sparse
+ * the Affinity Propagation clusters of each gender's pool (similarity =
+ * minus the distance).  Errors: pool speakers with no gender, an empty pool
+ * of a gender the choices need ("the pool has no female speaker"), N*
+ * greater than N, a pool of one gender smaller than N for near/far.
+ * Owned pointer; free with vpa_anonymiser_free.
+ */
+struct vpa_anonymiser;
+struct vpa_anonymiser *vpa_anonymiser_new(const struct vpa_embset *pool,
+					  const struct vpa_anon_cfg *cfg, struct vpa_err *err);
+void vpa_anonymiser_free(struct vpa_anonymiser *a);
+/* AP results of one pool gender ('m' or 'f') after vpa_anonymiser_new (dense/sparse only). */
+size_t vpa_anonymiser_clusters(const struct vpa_anonymiser *a, char gender,
+			       const uint32_t **label /* OUT */, size_t *n_pool /* OUT */);
+
+/* Pseudo-speakers of a source set. */
+struct vpa_anon_result {
+	size_t n_pseudo, d;
+	double *pseudo;      /* (n_pseudo, d), owned: the averaged pool vectors, not normalised */
+	char **id;           /* (n_pseudo) owned: the source speaker (speaker level) or utterance id */
+	char *gender;        /* (n_pseudo) pool gender used, owned */
+	uint32_t *of_utt;    /* (src n) pseudo-speaker index of each source utterance, owned */
+};
+void vpa_anon_result_release(struct vpa_anon_result *r);
+
+/*
+ * Anonymise src: for every source speaker (speaker level: its mean vector)
+ * or utterance (utterance level), pick the pool gender (same / opposite /
+ * coin flip), rank the pool of that gender by distance (cosine: 1 - cos on
+ * the raw vectors, one GEMM; plda: minus the LLR with the source as the
+ * enrolment, one GEMM), choose N* candidates by the proximity rule and
+ * average them.  Randomness: one stream per source, vpa_rng_split(seed,
+ * "anon/STREAM/ID"), so results depend on neither order nor threads.
+ * Errors: dimension mismatch with the pool, a source speaker with no gender
+ * when the gender rule needs it.
+ */
+int vpa_anonymise(const struct vpa_anonymiser *a, const struct vpa_embset *src, uint64_t seed,
+		  const char *stream, struct vpa_anon_result *out /* OUT */, struct vpa_err *err);
+
+/* Write the pseudo-speakers as a Kaldi text archive `id  [ v1 ... ]` (%.9g). */
+int vpa_anon_write_ark(const struct vpa_anon_result *r, const char *path, struct vpa_err *err);
+
+/* ---- the simulator (sim_speech.c) ----------------------------------------- */
+
+/*
+ * x = m + g(gender) + V y_spk + s(dur) (U z_utt + sigma_e e_utt),
+ * s(dur) = sqrt(1 + tau / dur); anonymised:
+ * x~ = c + G (p - c) + leakage V y_spk + C w_utt + s(dur) (U z~_utt + sigma_e e~_utt),
+ * c = m + g(gender of p), G = synth_gain.
+ * targets/README.md gives every parameter and default.
+ */
+struct vpa_sim_cfg {
+	size_t dim;          /* d (256) */
+	size_t spk_rank;     /* columns of V (150) */
+	size_t utt_rank;     /* columns of U (100) */
+	size_t synth_rank;   /* columns of C (8) */
+	double spk_scale;    /* speaker std along V's leading direction (0.35) */
+	double spk_decay;    /* ratio of V's last to first column scale (0.3) */
+	double utt_scale;    /* std of U's entries times sqrt(d) (0.6) */
+	double noise;        /* sigma_e (0.25) */
+	double gender_sep;   /* |g_m - g_f| (4.0) */
+	double tau;          /* duration constant in seconds (4) */
+	double dur_mean;     /* median utterance duration, log-normal (8 s) */
+	double dur_sigma;    /* log-normal sigma (0.5); clipped to [1, 30] s */
+	double leakage;      /* residual of the original speaker in anonymised speech (0.1) */
+	double synth_noise;  /* std of the synthesiser channel C w (2) */
+	double synth_gain;   /* G: the synthesised voice's deviation from its gender's mean
+				voice is G times the pseudo-speaker's (12) */
+};
+void vpa_sim_cfg_init(struct vpa_sim_cfg *c);
+
+struct vpa_sim; /* the drawn model (m, g, V, U, C) */
+struct vpa_sim *vpa_sim_new(const struct vpa_sim_cfg *c, uint64_t seed);
+void vpa_sim_free(struct vpa_sim *s);
+size_t vpa_sim_dim(const struct vpa_sim *s);
+
+/* Latent speaker factors of speaker id (deterministic in the id and seed). */
+void vpa_sim_speaker(const struct vpa_sim *s, const char *spk, double *y /* OUT (spk_rank) */);
+/* A duration for utterance id (log-normal, deterministic in the id). */
+double vpa_sim_duration(const struct vpa_sim *s, const char *utt);
+/*
+ * One original utterance embedding (x, d values) of a speaker with latent
+ * y and gender, of duration dur.  The utterance noise is drawn from the
+ * stream named by utt, so the same utterance cut to another duration keeps
+ * its draws and only their scale s(dur) changes (slicing).
+ */
+void vpa_sim_utterance(const struct vpa_sim *s, const double *y, char gender, double dur,
+		       const char *utt, double *x /* OUT (d) */);
+/* The anonymised version given the pseudo-speaker p (d values). */
+void vpa_sim_anon_utterance(const struct vpa_sim *s, const double *y, const double *p,
+			    char pseudo_gender, double dur, const char *utt, double *x /* OUT (d) */);
+/* (utt names the synthesis: "TAG/UTT", so two syntheses of one utterance differ.) */
+
+/*
+ * A set of n_spk speakers ("PREFIX-s0001", ...) with utt_per_spk utterances
+ * each ("PREFIX-s0001-u001"), genders alternating f, m, durations from
+ * the duration model.  *out initialised and empty.
+ */
+void vpa_sim_make_set(const struct vpa_sim *s, const char *prefix, size_t n_spk,
+		      size_t utt_per_spk, struct vpa_embset *out /* OUT */);
+/*
+ * The anonymised counterpart of src (same ids, speakers, genders,
+ * durations): utterance i gets pseudo-speaker r->of_utt[i].  dur_cap > 0
+ * cuts every utterance to at most dur_cap seconds (slicing); also for
+ * vpa_sim_remake (the original set re-drawn at the capped durations).
+ */
+void vpa_sim_anon_set(const struct vpa_sim *s, const struct vpa_embset *src,
+		      const struct vpa_anon_result *r, double dur_cap, const char *tag,
+		      struct vpa_embset *out /* OUT */);
+void vpa_sim_remake(const struct vpa_sim *s, const struct vpa_embset *src, double dur_cap,
+		    struct vpa_embset *out /* OUT */);
+
+/* ---- the built target (anon_speech.c) -------------------------------------- */
+
+/*
+ * Trials: enrolment speaker e[i] (index into enroll's speakers, the same
+ * speaker ids in every enrolment variant) against test row t[i] (into trial,
+ * the same rows in trial_anon).
+ */
+struct vpa_anon_trials {
+	size_t n;
+	uint32_t *e, *t;      /* (n) each, owned */
+	unsigned char *tar;   /* (n), owned */
+};
+
+struct vpa_anon_target {
+	int simulated;
+	struct vpa_embset train, train_anon;     /* train_anon empty when absent */
+	struct vpa_embset enroll;                /* original enrolment */
+	struct vpa_embset enroll_anon;           /* anonymised by the attacker (own draws), or empty */
+	struct vpa_embset enroll_informed;       /* anonymised with the trials' pseudo-speakers, or empty */
+	struct vpa_embset trial, trial_anon;     /* trial_anon rows align with trial rows */
+	struct vpa_anon_trials trials;
+	/* identification population: extra enrolment speakers (may be empty) */
+	struct vpa_embset pop, pop_anon, pop_informed;
+	/* simulate only (else NULL): for slicing */
+	struct vpa_sim *sim;
+	struct vpa_anon_result trial_pseudo;     /* the user's pseudo-speakers of the trial set */
+	struct vpa_backend_cfg backend;          /* the attacker's back-end recipe */
+};
+
+extern const struct vpa_target_kind vpa_target_anonymised_speech;
+
+/* Same-gender trials of every enrolment speaker against every test row. */
+void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,
+			  struct vpa_anon_trials *out /* OUT */);
+void vpa_anon_trials_release(struct vpa_anon_trials *t);
+
+
+/* ---- helpers shared by attacks/linkage.c and attacks/identify.c ---------- */
+
+/* Attack validation: an imported target must hold the sets each attacker
+ * (bit k of `attackers`: baseline, ignorant, lazy_informed, semi_informed,
+ * informed) needs. */
+int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			   const struct vpa_ynode *target_cfg, unsigned attackers,
+			   struct vpa_err *err);
+/* D_diag of the VoicePrivacy voice similarity matrix of es under back-end b
+ * (attacks/linkage.c documents it); NAN when undefined. */
+double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *es);
+/* vpa_backend_train with `what` named in the error; NULL on error. */
+struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
+					const struct vpa_backend_cfg *cfg, const char *what,
+					struct vpa_err *err);
+
+#endif

@@ -1,0 +1,801 @@
+/*
+ * targets/anon_speech.c - target kind `anonymised_speech`: utterance
+ * embeddings (x-vectors) of original and anonymised speech in the roles the
+ * attacks need (train, pool, enroll, trial, their anonymised versions), either
+ * simulated (targets/sim_speech.c + targets/anonymiser.c; documented in
+ * targets/README.md) or imported from Kaldi archives / .npy files.
+ */
+#include "targets/anon.h"
+#include "core/kaldi.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- schema ----------------------------------------------------------------- */
+
+#define INF INFINITY
+static const struct vpa_key anon_keys[] = {
+	{"distance", VPA_K_ENUM, 0, "plda", -INF, INF, 0, "cosine|plda", NULL, "cosine",
+	 "distance between the source and pool x-vectors: 1 - cosine, or minus the PLDA LLR "
+	 "(PLDA trained on the pool)"},
+	{"proximity", VPA_K_ENUM, 0, "far", -INF, INF, 0, "random|near|far|dense|sparse", NULL,
+	 "near", "which pool speakers are averaged: N* at random of the whole pool, of the N "
+	 "nearest, of the N farthest, or half of a dense / sparse Affinity Propagation cluster"},
+	{"gender", VPA_K_ENUM, 0, "same", -INF, INF, 0, "same|opposite|random", NULL, "same",
+	 "pool gender: the source's, the other one, or a coin flip per source"},
+	{"assignment", VPA_K_ENUM, 0, "speaker", -INF, INF, 0, "speaker|utterance", NULL,
+	 "utterance", "one pseudo-speaker per source speaker (its mean x-vector) or per utterance"},
+	{"n", VPA_K_INT, 0, "200", 1, 1e9, 0, NULL, NULL, "200",
+	 "N: candidates kept by near / far"},
+	{"n_star", VPA_K_INT, 0, "100", 1, 1e9, 0, NULL, NULL, "100",
+	 "N*: pool x-vectors averaged into a pseudo-speaker (at most n)"},
+	{"ap_damping", VPA_K_NUM, 0, "0.5", 0.5, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.7",
+	 "Affinity Propagation damping (dense / sparse); the preference is the median similarity"},
+	{"ap_max_iter", VPA_K_INT, 0, "200", 1, 100000, 0, NULL, NULL, "500",
+	 "Affinity Propagation iteration limit"},
+	{"ap_conv_iter", VPA_K_INT, 0, "15", 1, 100000, 0, NULL, NULL, "15",
+	 "stop when the exemplars are unchanged for this many iterations"},
+	{"pseudo_out", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/pseudo.ark",
+	 "write the trial speakers' pseudo-speaker x-vectors here as a Kaldi text archive (relative "
+	 "to the current directory), to feed your own synthesiser"},
+	{NULL},
+};
+static const struct vpa_schema anon_schema = {"anonymiser", anon_keys};
+
+static const struct vpa_key backend_keys[] = {
+	{"lda_dim", VPA_K_INT, 0, "200", 0, 100000, 0, NULL, NULL, "150",
+	 "LDA output dimension (0 = no LDA); must be below the embedding dimension"},
+	{"scoring", VPA_K_ENUM, 0, "plda", -INF, INF, 0, "plda|cosine", NULL, "cosine",
+	 "the attacker's scoring after LDA and length normalisation"},
+	{"length_norm", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "length normalisation after LDA (Kaldi's default)"},
+	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations"},
+	{NULL},
+};
+static const struct vpa_schema backend_schema = {"back-end", backend_keys};
+
+static const struct vpa_key sim_keys[] = {
+	{"dim", VPA_K_INT, 0, "256", 2, 4096, 0, NULL, NULL, "256", "embedding dimension d"},
+	{"spk_rank", VPA_K_INT, 0, "150", 1, 4096, 0, NULL, NULL, "150",
+	 "rank of the speaker subspace V (at most dim - 1)"},
+	{"utt_rank", VPA_K_INT, 0, "100", 0, 4096, 0, NULL, NULL, "100",
+	 "rank of the session subspace U"},
+	{"synth_rank", VPA_K_INT, 0, "8", 0, 4096, 0, NULL, NULL, "8",
+	 "rank of the synthesiser channel C (inside the leading speaker directions)"},
+	{"spk_scale", VPA_K_NUM, 0, "0.35", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "0.35",
+	 "speaker standard deviation along the leading direction of V"},
+	{"spk_decay", VPA_K_NUM, 0, "0.3", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.3",
+	 "scale of V's last direction relative to its first (geometric decay)"},
+	{"utt_scale", VPA_K_NUM, 0, "0.6", 0, INF, 0, NULL, NULL, "0.6",
+	 "session variability: std of U's entries times sqrt(dim)"},
+	{"noise", VPA_K_NUM, 0, "0.25", 0, INF, 0, NULL, NULL, "0.25",
+	 "isotropic residual standard deviation sigma_e"},
+	{"gender_sep", VPA_K_NUM, 0, "4", 0, INF, 0, NULL, NULL, "4",
+	 "distance between the male and female means"},
+	{"tau", VPA_K_NUM, 0, "4", 0, INF, 0, NULL, NULL, "4",
+	 "duration constant (s): session noise is scaled by sqrt(1 + tau / duration)"},
+	{"dur_mean", VPA_K_NUM, 0, "8", 1, 30, 0, NULL, NULL, "8",
+	 "median utterance duration in seconds (log-normal, clipped to [1, 30])"},
+	{"dur_sigma", VPA_K_NUM, 0, "0.5", 0, 5, 0, NULL, NULL, "0.5",
+	 "log-normal sigma of the durations"},
+	{"leakage", VPA_K_NUM, 0, "0.1", 0, 1, 0, NULL, NULL, "0.3",
+	 "fraction of the original speaker's factor left in anonymised speech"},
+	{"synth_noise", VPA_K_NUM, 0, "2", 0, INF, 0, NULL, NULL, "2",
+	 "std of the synthesiser channel C w added to anonymised embeddings"},
+	{"synth_gain", VPA_K_NUM, 0, "12", 0, INF, 0, NULL, NULL, "12",
+	 "the synthesised voice's deviation from its gender's mean voice, relative to the "
+	 "pseudo-speaker's (an average of N* voices is much less distinct than one voice)"},
+	{"train_speakers", VPA_K_INT, 0, "400", 2, 1000000, 0, NULL, NULL, "400",
+	 "speakers of the attacker's training set (back-end)"},
+	{"train_utts", VPA_K_INT, 0, "10", 2, 10000, 0, NULL, NULL, "10",
+	 "utterances per training speaker"},
+	{"pool_speakers", VPA_K_INT, 0, "600", 2, 1000000, 0, NULL, NULL, "600",
+	 "speakers of the anonymisation pool (half of each gender)"},
+	{"pool_utts", VPA_K_INT, 0, "4", 2, 10000, 0, NULL, NULL, "4",
+	 "utterances per pool speaker"},
+	{"test_speakers", VPA_K_INT, 0, "40", 2, 1000000, 0, NULL, NULL, "40",
+	 "test speakers (enrolment and trials), half of each gender"},
+	{"enroll_utts", VPA_K_INT, 0, "5", 1, 10000, 0, NULL, NULL, "5",
+	 "enrolment utterances per test speaker"},
+	{"trial_utts", VPA_K_INT, 0, "20", 1, 10000, 0, NULL, NULL, "20",
+	 "trial utterances per test speaker"},
+	{"population", VPA_K_INT, 0, "0", 0, 10000000, 0, NULL, NULL, "2000",
+	 "extra enrolment speakers for the identification attack (0 = none)"},
+	{NULL},
+};
+static const struct vpa_schema sim_schema = {"simulation", sim_keys};
+
+static const struct vpa_key set_keys[] = {
+	{"vectors", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64"},
+	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "ids.txt",
+	 ".npy only: one utterance id per row, or `utt spk` lines"},
+	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "utt2spk",
+	 "`utt spk` lines (required unless `ids` has two columns)"},
+	{"spk2gender", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "spk2gender",
+	 "`spk m|f` lines"},
+	{"utt2dur", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "utt2dur",
+	 "`utt seconds` lines"},
+	{NULL},
+};
+static const struct vpa_schema set_schema = {"embedding set", set_keys};
+
+#define SETKEY(name, req, doc)                                                            \
+	{name, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                     \
+	 "{vectors: " name "/xvector.ark, utt2spk: " name "/utt2spk}", doc}
+static const struct vpa_key import_keys[] = {
+	SETKEY("train", 1, "original training data of the attacker's back-end"),
+	SETKEY("train_anon", 0, "anonymised training data (semi-informed and informed attackers)"),
+	SETKEY("pool", 0, "anonymisation pool (with spk2gender): vpaudit then writes the pseudo-"
+			  "speakers of the trial speakers (`anonymiser.pseudo_out`)"),
+	SETKEY("enroll", 1, "original enrolment utterances"),
+	SETKEY("enroll_anon", 0, "enrolment anonymised by the attacker with the same method and its "
+				 "own draws (lazy- and semi-informed)"),
+	SETKEY("enroll_informed", 0, "enrolment anonymised with the trial speakers' own "
+				     "pseudo-speakers (informed)"),
+	SETKEY("trial", 1, "original trial utterances"),
+	SETKEY("trial_anon", 0, "anonymised trial utterances (same utterance ids); every attacker "
+				"but the baseline needs it"),
+	SETKEY("population", 0, "extra original enrolment speakers for identification"),
+	SETKEY("population_anon", 0, "the same anonymised by the attacker"),
+	SETKEY("population_informed", 0, "the same anonymised with their own pseudo-speakers"),
+	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "enrolls",
+	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
+	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trials",
+	 "VoicePrivacy `trials`: `enroll_spk test_utt target|nontarget` (default: every "
+	 "same-gender pair, which needs spk2gender)"},
+	{NULL},
+};
+static const struct vpa_schema import_schema = {"import", import_keys};
+
+static const struct vpa_key keys[] = {
+	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import", NULL, "simulate",
+	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings"},
+	{"anonymiser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &anon_schema,
+	 "{distance: plda, proximity: far, gender: same, assignment: speaker}",
+	 "the x-vector anonymiser's design choices (simulate; import with a pool)"},
+	{"backend", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &backend_schema,
+	 "{lda_dim: 200, scoring: plda}", "the attacker's speaker-verification back-end"},
+	{"simulate", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &sim_schema,
+	 "{leakage: 0.1, test_speakers: 40}", "the simulation model and sizes"},
+	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
+	 "{train: {...}, enroll: {...}, trial: {...}, trial_anon: {...}}",
+	 "the embedding sets (source: import)"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"target anonymised_speech", keys};
+
+/* ---- validation -------------------------------------------------------------- */
+
+static int path_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, struct vpa_err *err)
+{
+	if (!v)
+		return 0;
+	char *path = vpa_path_join(ctx->dir, v->str);
+	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	struct stat st;
+	int rc = 0;
+	if (stat(path, &st) != 0)
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
+	free(path);
+	return rc;
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    struct vpa_err *err)
+{
+	const char *source = vpa_cfg_str(cfg, &schema, "source");
+	const struct vpa_ynode *imp = vpa_ymap_get(cfg, "import");
+	const struct vpa_ynode *sim = vpa_ymap_get(cfg, "simulate");
+	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
+	struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
+	if (!strcmp(source, "import")) {
+		if (!imp)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"source 'import' needs an `import:` mapping with the embedding sets");
+		if (sim) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
+			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
+		}
+		for (size_t i = 0; i < imp->n; i++) {
+			const struct vpa_ynode *v = imp->items[i];
+			if (v->type == VPA_YMAP) {
+				for (size_t j = 0; j < v->n; j++)
+					if (path_ok(ctx, v->items[j], err))
+						return err->status;
+			} else if (path_ok(ctx, v, err)) {
+				return err->status;
+			}
+		}
+	} else if (imp) {
+		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "import"));
+		return vpa_fail(err, VPA_EINPUT, &l2, "`import:` is only for source 'import'");
+	}
+	if (an) {
+		long long n = vpa_cfg_int(an, &anon_schema, "n");
+		long long ns = vpa_cfg_int(an, &anon_schema, "n_star");
+		if (ns > n) {
+			const struct vpa_ynode *k = vpa_ymap_key(an, "n_star");
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : an);
+			return vpa_fail(err, VPA_EINPUT, &l2, "n_star (%lld) must not exceed n (%lld)", ns,
+					n);
+		}
+	}
+	if (sim) {
+		long long d = vpa_cfg_int(sim, &sim_schema, "dim");
+		long long rs = vpa_cfg_int(sim, &sim_schema, "spk_rank");
+		if (rs >= d) {
+			const struct vpa_ynode *k = vpa_ymap_key(sim, "spk_rank");
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : sim);
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"spk_rank (%lld) must be below dim (%lld)", rs, d);
+		}
+	}
+	const struct vpa_ynode *be = vpa_ymap_get(cfg, "backend");
+	if (!strcmp(source, "simulate")) {
+		long long d = vpa_cfg_int(sim, &sim_schema, "dim");
+		long long ld = vpa_cfg_int(be, &backend_schema, "lda_dim");
+		if (ld >= d) {
+			const struct vpa_ynode *k = be ? vpa_ymap_key(be, "lda_dim") : NULL;
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : cfg);
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"backend lda_dim (%lld) must be below the embedding dimension (%lld)",
+					ld, d);
+		}
+	}
+	return 0;
+}
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+void vpa_anon_trials_release(struct vpa_anon_trials *t)
+{
+	free(t->e);
+	free(t->t);
+	free(t->tar);
+	memset(t, 0, sizeof(*t));
+}
+
+void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,
+			  struct vpa_anon_trials *out)
+{
+	size_t cap = 16, n = 0;
+	memset(out, 0, sizeof(*out));
+	out->e = xmalloc(cap * sizeof(uint32_t));
+	out->t = xmalloc(cap * sizeof(uint32_t));
+	out->tar = xmalloc(cap);
+	for (size_t s = 0; s < enroll->n_spk; s++) {
+		char ge = enroll->gender ? enroll->gender[s] : 0;
+		for (size_t i = 0; i < trial->n; i++) {
+			char gt = vpa_embset_utt_gender(trial, i);
+			if (ge && gt && ge != gt)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				out->e = realloc(out->e, cap * sizeof(uint32_t));
+				out->t = realloc(out->t, cap * sizeof(uint32_t));
+				out->tar = realloc(out->tar, cap);
+				if (!out->e || !out->t || !out->tar)
+					VPA_BUG("out of memory");
+			}
+			out->e[n] = (uint32_t)s;
+			out->t[n] = (uint32_t)i;
+			out->tar[n] = !strcmp(enroll->spk_id[s], trial->spk_id[trial->spk[i]]);
+			n++;
+		}
+	}
+	out->n = n;
+}
+
+static void anon_free(struct vpa_target *t)
+{
+	struct vpa_anon_target *a = t->data;
+	if (!a)
+		return;
+	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
+				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
+				     &a->pop_anon, &a->pop_informed};
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		vpa_embset_release(sets[i]);
+	vpa_anon_trials_release(&a->trials);
+	vpa_sim_free(a->sim);
+	vpa_anon_result_release(&a->trial_pseudo);
+	free(a);
+	t->data = NULL;
+}
+
+static void init_sets(struct vpa_anon_target *a)
+{
+	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
+				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
+				     &a->pop_anon, &a->pop_informed};
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		vpa_embset_init(sets[i]);
+}
+
+static void read_anon_cfg(const struct vpa_ynode *an, struct vpa_anon_cfg *c)
+{
+	vpa_anon_cfg_init(c);
+	c->distance = vpa_anon_parse("distance", vpa_cfg_str(an, &anon_schema, "distance"));
+	c->proximity = vpa_anon_parse("proximity", vpa_cfg_str(an, &anon_schema, "proximity"));
+	c->gender = vpa_anon_parse("gender", vpa_cfg_str(an, &anon_schema, "gender"));
+	c->assignment = vpa_anon_parse("assignment", vpa_cfg_str(an, &anon_schema, "assignment"));
+	c->n = (size_t)vpa_cfg_int(an, &anon_schema, "n");
+	c->n_star = (size_t)vpa_cfg_int(an, &anon_schema, "n_star");
+	c->ap.damping = vpa_cfg_num(an, &anon_schema, "ap_damping");
+	c->ap.max_iter = (int)vpa_cfg_int(an, &anon_schema, "ap_max_iter");
+	c->ap.conv_iter = (int)vpa_cfg_int(an, &anon_schema, "ap_conv_iter");
+}
+
+static void read_backend_cfg(const struct vpa_ynode *be, struct vpa_backend_cfg *b)
+{
+	vpa_backend_cfg_init(b);
+	b->lda_dim = (size_t)vpa_cfg_int(be, &backend_schema, "lda_dim");
+	b->scoring = !strcmp(vpa_cfg_str(be, &backend_schema, "scoring"), "cosine") ? VPA_SCORE_COSINE
+										    : VPA_SCORE_PLDA;
+	b->length_norm = vpa_cfg_bool(be, &backend_schema, "length_norm");
+	b->em_iters = (int)vpa_cfg_int(be, &backend_schema, "em_iters");
+}
+
+/*
+ * The informed attacker's pseudo-speaker map for `set`: each utterance gets
+ * the user's pseudo-speaker of its speaker (speaker level), or of the
+ * speaker's trial utterance number (j mod count) (utterance level).
+ */
+static int informed_map(const struct vpa_anon_result *user, const struct vpa_embset *trial,
+			const struct vpa_embset *set, int spk_level, struct vpa_anon_result *out,
+			struct vpa_err *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->n_pseudo = user->n_pseudo;
+	out->d = user->d;
+	out->pseudo = user->pseudo; /* borrowed: only pseudo and of_utt are used */
+	out->of_utt = xmalloc(xmul(set->n ? set->n : 1, sizeof(uint32_t)));
+	uint32_t *seen = xcalloc(set->n_spk ? set->n_spk : 1, sizeof(uint32_t));
+	for (size_t i = 0; i < set->n; i++) {
+		const char *spk = set->spk_id[set->spk[i]];
+		long ts = vpa_embset_find_spk(trial, spk);
+		if (ts < 0) {
+			free(seen);
+			free(out->of_utt);
+			out->of_utt = NULL;
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"speaker '%s' has no trial utterance: no pseudo-speaker to inform "
+					"the attacker of", spk);
+		}
+		if (spk_level) {
+			out->of_utt[i] = (uint32_t)ts;
+		} else {
+			size_t cnt = 0, want = seen[set->spk[i]]++, pick = 0;
+			for (size_t r = 0; r < trial->n; r++)
+				if (trial->spk[r] == (uint32_t)ts)
+					cnt++;
+			want %= cnt;
+			for (size_t r = 0; r < trial->n; r++)
+				if (trial->spk[r] == (uint32_t)ts && want-- == 0) {
+					pick = r;
+					break;
+				}
+			out->of_utt[i] = user->of_utt[pick];
+		}
+	}
+	free(seen);
+	return 0;
+}
+
+static void set_info(struct vpa_json *info, const char *name, const struct vpa_embset *es)
+{
+	if (!es->n)
+		return;
+	struct vpa_json *o = vpa_json_obj();
+	vpa_json_set_num(o, "utterances", (double)es->n);
+	vpa_json_set_num(o, "speakers", (double)es->n_spk);
+	vpa_json_set_num(o, "dim", (double)es->d);
+	vpa_json_set(info, name, o);
+}
+
+static void anon_info(struct vpa_json *info, const struct vpa_anon_cfg *c)
+{
+	struct vpa_json *o = vpa_json_obj();
+	vpa_json_set_str(o, "distance", vpa_anon_name("distance", c->distance));
+	vpa_json_set_str(o, "proximity", vpa_anon_name("proximity", c->proximity));
+	vpa_json_set_str(o, "gender", vpa_anon_name("gender", c->gender));
+	vpa_json_set_str(o, "assignment", vpa_anon_name("assignment", c->assignment));
+	vpa_json_set_num(o, "n", (double)c->n);
+	vpa_json_set_num(o, "n_star", (double)c->n_star);
+	vpa_json_set(info, "anonymiser", o);
+}
+
+static uint64_t target_seed(uint64_t seed, const char *id)
+{
+	char name[300];
+	struct vpa_rng r;
+	snprintf(name, sizeof(name), "target/%s", id);
+	vpa_rng_split(&r, seed, name);
+	return vpa_rng_u64(&r);
+}
+
+/* ---- simulate ------------------------------------------------------------------ */
+
+static int build_sim(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *t,
+		     struct vpa_anon_target *a, struct vpa_err *err)
+{
+	const struct vpa_ynode *sm = vpa_ymap_get(cfg, "simulate");
+	struct vpa_sim_cfg sc;
+	struct vpa_anon_cfg ac;
+	struct vpa_anonymiser *an = NULL;
+	struct vpa_embset pool, test;
+	struct vpa_anon_result r;
+	int rc = 0;
+	vpa_embset_init(&pool);
+	vpa_embset_init(&test);
+	memset(&r, 0, sizeof(r));
+	vpa_sim_cfg_init(&sc);
+#define SN(k) sc.k = vpa_cfg_num(sm, &sim_schema, #k)
+#define SI(k) sc.k = (size_t)vpa_cfg_int(sm, &sim_schema, #k)
+	SI(dim);
+	SI(spk_rank);
+	SI(utt_rank);
+	SI(synth_rank);
+	SN(spk_scale);
+	SN(spk_decay);
+	SN(utt_scale);
+	SN(noise);
+	SN(gender_sep);
+	SN(tau);
+	SN(dur_mean);
+	SN(dur_sigma);
+	SN(leakage);
+	SN(synth_noise);
+	SN(synth_gain);
+#undef SN
+#undef SI
+	size_t n_train = (size_t)vpa_cfg_int(sm, &sim_schema, "train_speakers");
+	size_t u_train = (size_t)vpa_cfg_int(sm, &sim_schema, "train_utts");
+	size_t n_pool = (size_t)vpa_cfg_int(sm, &sim_schema, "pool_speakers");
+	size_t u_pool = (size_t)vpa_cfg_int(sm, &sim_schema, "pool_utts");
+	size_t n_test = (size_t)vpa_cfg_int(sm, &sim_schema, "test_speakers");
+	size_t u_enr = (size_t)vpa_cfg_int(sm, &sim_schema, "enroll_utts");
+	size_t u_tri = (size_t)vpa_cfg_int(sm, &sim_schema, "trial_utts");
+	size_t n_pop = (size_t)vpa_cfg_int(sm, &sim_schema, "population");
+	read_anon_cfg(vpa_ymap_get(cfg, "anonymiser"), &ac);
+	uint64_t seed = target_seed(ctx->seed, t->id);
+
+	a->sim = vpa_sim_new(&sc, seed);
+	vpa_sim_make_set(a->sim, "train", n_train, u_train, &a->train);
+	vpa_sim_make_set(a->sim, "pool", n_pool, u_pool, &pool);
+	vpa_sim_make_set(a->sim, "test", n_test, u_enr + u_tri, &test);
+	/* the first enroll_utts utterances of each test speaker enrol, the rest are trials */
+	size_t *ei = xmalloc(xmul(test.n, sizeof(size_t))), *ti = xmalloc(xmul(test.n, sizeof(size_t)));
+	size_t ne = 0, nt = 0;
+	for (size_t i = 0; i < test.n; i++) {
+		if (i % (u_enr + u_tri) < u_enr)
+			ei[ne++] = i;
+		else
+			ti[nt++] = i;
+	}
+	vpa_embset_subset_rows(&test, ei, ne, &a->enroll);
+	vpa_embset_subset_rows(&test, ti, nt, &a->trial);
+	free(ei);
+	free(ti);
+
+	if (!(an = vpa_anonymiser_new(&pool, &ac, err))) {
+		rc = err->status;
+		goto out;
+	}
+	/* the user's anonymisation of the published trials */
+	if ((rc = vpa_anonymise(an, &a->trial, seed, "user", &a->trial_pseudo, err)))
+		goto out;
+	vpa_sim_anon_set(a->sim, &a->trial, &a->trial_pseudo, 0, "user", &a->trial_anon);
+	/* the attacker's own anonymisation of enrolment and training data */
+	if ((rc = vpa_anonymise(an, &a->enroll, seed, "attacker", &r, err)))
+		goto out;
+	vpa_sim_anon_set(a->sim, &a->enroll, &r, 0, "attacker", &a->enroll_anon);
+	vpa_anon_result_release(&r);
+	if ((rc = vpa_anonymise(an, &a->train, seed, "attacker", &r, err)))
+		goto out;
+	vpa_sim_anon_set(a->sim, &a->train, &r, 0, "attacker", &a->train_anon);
+	vpa_anon_result_release(&r);
+	/* informed: the enrolment re-synthesised with the trial speakers' pseudo-speakers */
+	if ((rc = informed_map(&a->trial_pseudo, &a->trial, &a->enroll,
+			       ac.assignment == VPA_ANON_SPEAKER, &r, err)))
+		goto out;
+	vpa_sim_anon_set(a->sim, &a->enroll, &r, 0, "informed", &a->enroll_informed);
+	free(r.of_utt);
+	memset(&r, 0, sizeof(r));
+	if (n_pop) {
+		vpa_sim_make_set(a->sim, "pop", n_pop, u_enr, &a->pop);
+		if ((rc = vpa_anonymise(an, &a->pop, seed, "attacker", &r, err)))
+			goto out;
+		vpa_sim_anon_set(a->sim, &a->pop, &r, 0, "attacker", &a->pop_anon);
+		vpa_anon_result_release(&r);
+		if ((rc = vpa_anonymise(an, &a->pop, seed, "user", &r, err)))
+			goto out;
+		vpa_sim_anon_set(a->sim, &a->pop, &r, 0, "informed", &a->pop_informed);
+		vpa_anon_result_release(&r);
+	}
+	vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
+
+	struct vpa_json *si = vpa_json_obj();
+	vpa_json_set_num(si, "dim", (double)sc.dim);
+	vpa_json_set_num(si, "leakage", sc.leakage);
+	vpa_json_set_num(si, "synth_noise", sc.synth_noise);
+	vpa_json_set(t->info, "simulation", si);
+	set_info(t->info, "pool", &pool);
+out:
+	vpa_anon_result_release(&r);
+	vpa_anonymiser_free(an);
+	vpa_embset_release(&pool);
+	vpa_embset_release(&test);
+	if (!rc)
+		anon_info(t->info, &ac);
+	return rc;
+}
+
+/* ---- import -------------------------------------------------------------------- */
+
+static int import_set(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, const char *role,
+		      int need_gender, struct vpa_embset *out, struct vpa_err *err)
+{
+	const struct vpa_ynode *m = vpa_ymap_get(imp, role);
+	if (!m)
+		return 0;
+	char *p[5] = {NULL};
+	const char *k[5] = {"vectors", "ids", "utt2spk", "spk2gender", "utt2dur"};
+	for (int i = 0; i < 5; i++) {
+		const char *v = vpa_cfg_str(m, &set_schema, k[i]);
+		p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
+	}
+	struct vpa_embset_src src = {p[0], p[1], p[2], p[3], p[4], need_gender};
+	int rc = vpa_embset_import(&src, out, err);
+	for (int i = 0; i < 5; i++)
+		free(p[i]);
+	if (rc) {
+		char old[sizeof(err->msg)];
+		memcpy(old, err->msg, sizeof(old));
+		int st = err->status;
+		vpa_err_init(err);
+		struct vpa_loc loc = vpa_node_loc(ctx->file, m);
+		/* messages of the readers already name the file and line */
+		rc = vpa_fail(err, st, strchr(old, ':') ? NULL : &loc, "%s%s%s", old,
+			      strchr(old, ':') ? "" : " in set ", strchr(old, ':') ? "" : role);
+	}
+	return rc;
+}
+
+/* Rows of `src` reordered to the utterances of `ref` (all must exist). */
+static int align_rows(const struct vpa_embset *ref, const struct vpa_embset *src,
+		      const char *what, struct vpa_embset *out, struct vpa_err *err)
+{
+	size_t *idx = xmalloc(xmul(ref->n ? ref->n : 1, sizeof(size_t)));
+	for (size_t i = 0; i < ref->n; i++) {
+		long r = vpa_embset_find_utt(src, ref->utt[i]);
+		if (r < 0) {
+			free(idx);
+			return vpa_fail(err, VPA_EINPUT, NULL, "%s: no embedding for utterance '%s'", what,
+					ref->utt[i]);
+		}
+		idx[i] = (size_t)r;
+	}
+	struct vpa_embset tmp;
+	vpa_embset_init(&tmp);
+	vpa_embset_subset_rows(src, idx, ref->n, &tmp);
+	free(idx);
+	vpa_embset_release(out);
+	*out = tmp;
+	return 0;
+}
+
+/* Speakers of `src` in the order of `ref`'s speakers (all must exist). */
+static int align_spk(const struct vpa_embset *ref, struct vpa_embset *set, const char *what,
+		     struct vpa_err *err)
+{
+	if (!set->n)
+		return 0;
+	uint32_t *idx = xmalloc(xmul(ref->n_spk ? ref->n_spk : 1, sizeof(uint32_t)));
+	for (size_t s = 0; s < ref->n_spk; s++) {
+		long k = vpa_embset_find_spk(set, ref->spk_id[s]);
+		if (k < 0) {
+			free(idx);
+			return vpa_fail(err, VPA_EINPUT, NULL, "%s: no utterance of enrolment speaker '%s'",
+					what, ref->spk_id[s]);
+		}
+		idx[s] = (uint32_t)k;
+	}
+	struct vpa_embset tmp;
+	vpa_embset_init(&tmp);
+	vpa_embset_subset_spk(set, idx, ref->n_spk, &tmp);
+	free(idx);
+	/* genders of the reference (the anonymised copies may lack spk2gender) */
+	if (ref->gender)
+		for (size_t s = 0; s < ref->n_spk; s++)
+			if (ref->gender[s])
+				vpa_embset_set_gender(&tmp, (uint32_t)s, ref->gender[s]);
+	vpa_embset_release(set);
+	*set = tmp;
+	return 0;
+}
+
+static int select_enrolls(const char *path, struct vpa_embset *set, struct vpa_err *err)
+{
+	if (!set->n)
+		return 0;
+	struct vpa_embset tmp;
+	vpa_embset_init(&tmp);
+	int rc = vpa_embset_select_list(set, path, &tmp, err);
+	if (rc) {
+		vpa_embset_release(&tmp);
+		return rc;
+	}
+	vpa_embset_release(set);
+	*set = tmp;
+	return 0;
+}
+
+static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+			struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
+{
+	const struct vpa_ynode *imp = vpa_ymap_get(cfg, "import");
+	const char *trials = vpa_cfg_str(imp, &import_schema, "trials");
+	const char *enrolls = vpa_cfg_str(imp, &import_schema, "enrolls");
+	struct vpa_embset pool;
+	int rc = 0;
+	vpa_embset_init(&pool);
+	struct {
+		const char *role;
+		struct vpa_embset *es;
+		int need_gender;
+	} roles[] = {
+		{"train", &a->train, 0},
+		{"train_anon", &a->train_anon, 0},
+		{"pool", &pool, 1},
+		{"enroll", &a->enroll, trials == NULL},
+		{"enroll_anon", &a->enroll_anon, 0},
+		{"enroll_informed", &a->enroll_informed, 0},
+		{"trial", &a->trial, trials == NULL},
+		{"trial_anon", &a->trial_anon, 0},
+		{"population", &a->pop, 0},
+		{"population_anon", &a->pop_anon, 0},
+		{"population_informed", &a->pop_informed, 0},
+	};
+	size_t nr = sizeof(roles) / sizeof(roles[0]);
+	for (size_t i = 0; i < nr; i++)
+		if ((rc = import_set(ctx, imp, roles[i].role, roles[i].need_gender, roles[i].es, err)))
+			goto out;
+	/* one dimension for all */
+	for (size_t i = 1; i < nr; i++)
+		if (roles[i].es->n && roles[i].es->d != a->train.d) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "dimension mismatch: set '%s' has dimension %zu, 'train' has %zu",
+				      roles[i].role, roles[i].es->d, a->train.d);
+			goto out;
+		}
+	size_t lda = (size_t)vpa_cfg_int(vpa_ymap_get(cfg, "backend"), &backend_schema, "lda_dim");
+	if (lda >= a->train.d) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "backend lda_dim (%zu) must be below the embedding dimension (%zu)", lda,
+			      a->train.d);
+		goto out;
+	}
+	if (enrolls) {
+		char *p = vpa_path_join(ctx->dir, enrolls);
+		rc = select_enrolls(p, &a->enroll, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_anon, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_informed, err);
+		free(p);
+		if (rc)
+			goto out;
+	}
+	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
+	    (rc = align_spk(&a->enroll, &a->enroll_informed, "enroll_informed", err)) ||
+	    (rc = align_spk(&a->pop, &a->pop_anon, "population_anon", err)) ||
+	    (rc = align_spk(&a->pop, &a->pop_informed, "population_informed", err)))
+		goto out;
+	if (a->trial_anon.n &&
+	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
+		goto out;
+	if (trials) {
+		struct vpa_kaldi_trials kt;
+		char *p = vpa_path_join(ctx->dir, trials);
+		vpa_kaldi_trials_init(&kt);
+		rc = vpa_kaldi_read_trials(p, &kt, err);
+		free(p);
+		if (!rc) {
+			a->trials.n = kt.n;
+			a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+			a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+			a->trials.tar = xmalloc(kt.n ? kt.n : 1);
+			memcpy(a->trials.tar, kt.target, kt.n);
+			rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
+						       a->trials.t, err);
+		}
+		vpa_kaldi_trials_release(&kt);
+		if (rc)
+			goto out;
+	} else {
+		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
+	}
+	/* the anonymiser on the imported pool: pseudo-speakers for the user's synthesiser */
+	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
+	if (pool.n) {
+		struct vpa_anon_cfg ac;
+		read_anon_cfg(an, &ac);
+		struct vpa_anonymiser *A = vpa_anonymiser_new(&pool, &ac, err);
+		if (!A) {
+			rc = err->status;
+			goto out;
+		}
+		rc = vpa_anonymise(A, &a->trial, target_seed(ctx->seed, t->id), "user",
+				   &a->trial_pseudo, err);
+		vpa_anonymiser_free(A);
+		if (rc)
+			goto out;
+		anon_info(t->info, &ac);
+		set_info(t->info, "pool", &pool);
+	}
+out:
+	vpa_embset_release(&pool);
+	return rc;
+}
+
+static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+		 struct vpa_err *err)
+{
+	struct vpa_anon_target *a = xcalloc(1, sizeof(*a));
+	init_sets(a);
+	out->data = a;
+	out->info = vpa_json_obj();
+	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
+	out->simulated = a->simulated = sim;
+	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
+	int rc = sim ? build_sim(ctx, cfg, out, a, err) : build_import(ctx, cfg, out, a, err);
+	if (rc)
+		return rc;
+	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");
+	if (pout) {
+		if (!a->trial_pseudo.n_pseudo)
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"anonymiser pseudo_out needs the anonymisation pool (import: pool)");
+		if ((rc = vpa_anon_write_ark(&a->trial_pseudo, pout, err)))
+			return rc;
+		vpa_json_set_str(out->info, "pseudo_out", pout);
+	}
+	set_info(out->info, "train", &a->train);
+	set_info(out->info, "train_anon", &a->train_anon);
+	set_info(out->info, "enroll", &a->enroll);
+	set_info(out->info, "enroll_anon", &a->enroll_anon);
+	set_info(out->info, "enroll_informed", &a->enroll_informed);
+	set_info(out->info, "trial", &a->trial);
+	set_info(out->info, "trial_anon", &a->trial_anon);
+	set_info(out->info, "population", &a->pop);
+	size_t nt = 0;
+	for (size_t i = 0; i < a->trials.n; i++)
+		nt += a->trials.tar[i];
+	vpa_json_set_num(out->info, "n_target", (double)nt);
+	vpa_json_set_num(out->info, "n_nontarget", (double)(a->trials.n - nt));
+	return 0;
+}
+
+const struct vpa_target_kind vpa_target_anonymised_speech = {
+	.name = "anonymised_speech",
+	.schema = &schema,
+	.doc = "Utterance embeddings (x-vectors) of original and anonymised speech in the roles "
+	       "the `linkage`, `identification` and `slicing` attacks need: the attacker's "
+	       "training data (original and anonymised), the anonymisation pool, enrolment and "
+	       "trials (original, anonymised by the user, anonymised by the attacker).  "
+	       "`source: simulate` draws them from the generative model of targets/README.md and "
+	       "anonymises them with the x-vector anonymiser (VoicePrivacy baseline with the "
+	       "COMPRISE design choices); reports mark it simulated.  `source: import` reads "
+	       "Kaldi archives or .npy files with utt2spk, spk2gender, utt2dur, enrolls and "
+	       "trials.",
+	.validate = validate,
+	.build = build,
+	.free = anon_free,
+};
