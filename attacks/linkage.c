@@ -1,0 +1,367 @@
+/*
+ * attacks/linkage.c - attack kind `linkage`: speaker verification of
+ * anonymised speech by the attackers of the VoicePrivacy 2020 evaluation plan
+ * and COMPRISE D2.3 4.2.1 (baseline, ignorant, lazy-informed, semi-informed,
+ * informed), each scored with the attacker's back-end (centering, LDA,
+ * length norm, PLDA or cosine; one GEMM block per attacker), turned into
+ * records by vpa_record_from_scores, plus the voice-distinctiveness gain
+ * G_VD of the VoicePrivacy evaluation.
+ */
+#include "attacks/attacks.h"
+#include "targets/anon.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { A_BASELINE, A_IGNORANT, A_LAZY, A_SEMI, A_INFORMED, A_N };
+static const char *const attacker_names[A_N] = {"baseline", "ignorant", "lazy_informed",
+						"semi_informed", "informed"};
+
+#define INF INFINITY
+static const struct vpa_key keys[] = {
+	{"attackers", VPA_K_ENUMLIST, 0, "[baseline, ignorant, lazy_informed, semi_informed, informed]",
+	 -INF, INF, VPA_KF_NONEMPTY, "baseline|ignorant|lazy_informed|semi_informed|informed", NULL,
+	 "[ignorant, semi_informed]",
+	 "baseline: original enrolment and trials; ignorant: original enrolment, anonymised trials; "
+	 "lazy_informed: enrolment anonymised by the attacker, back-end on original data; "
+	 "semi_informed: the same with LDA/PLDA retrained on anonymised data; informed: enrolment "
+	 "with the trial speakers' own pseudo-speakers (upper bound)"},
+	{"gvd", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "compute the voice-distinctiveness gain G_VD (dB) of each attacker"},
+	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
+	 "linkability prior ratio of mated to non-mated pairs"},
+	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	{"p_target", VPA_K_NUM, 0, "0.01", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "0.05",
+	 "target prior of the minimum detection cost"},
+	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
+	 "bootstrap confidence level (0 = none); enrolment speakers and test utterances are "
+	 "resampled"},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "500", "bootstrap replicates"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack linkage", keys};
+
+static const char *const target_kinds[] = {"anonymised_speech", NULL};
+static const char *const metrics[] = {
+	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied", "gvd",
+	NULL,
+};
+
+/* Attackers named in cfg (default: all), as a bit set in order. */
+static unsigned attackers_of(const struct vpa_ynode *cfg)
+{
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "attackers");
+	if (!l)
+		return (1u << A_N) - 1;
+	unsigned m = 0;
+	for (size_t i = 0; i < l->n; i++)
+		for (int k = 0; k < A_N; k++)
+			if (!strcmp(l->items[i]->str, attacker_names[k]))
+				m |= 1u << k;
+	return m;
+}
+
+static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
+		   const char ***names)
+{
+	(void)target_cfg;
+	unsigned m = attackers_of(cfg);
+	size_t n = 0;
+	*names = xcalloc(A_N, sizeof(**names));
+	for (int k = 0; k < A_N; k++)
+		if (m & (1u << k))
+			(*names)[n++] = attacker_names[k];
+	return n;
+}
+
+/* Which imported sets each attacker needs. */
+static const char *const needs[A_N][3] = {
+	{NULL},
+	{"trial_anon", NULL},
+	{"trial_anon", "enroll_anon", NULL},
+	{"trial_anon", "enroll_anon", "train_anon"},
+	{"trial_anon", "enroll_informed", "train_anon"},
+};
+
+int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			   const struct vpa_ynode *target_cfg, unsigned attackers,
+			   struct vpa_err *err)
+{
+	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
+	if (!src || strcmp(src->str, "import"))
+		return 0;
+	const struct vpa_ynode *imp = vpa_ymap_get(target_cfg, "import");
+	for (int k = 0; k < A_N; k++) {
+		if (!(attackers & (1u << k)))
+			continue;
+		for (int j = 0; j < 3 && needs[k][j]; j++)
+			if (!vpa_ymap_get(imp, needs[k][j])) {
+				const struct vpa_ynode *at = vpa_ymap_get(cfg, "attackers");
+				struct vpa_loc loc = vpa_node_loc(ctx->file, at ? at : cfg);
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"attacker '%s' needs the imported set '%s' (target import: "
+						"%s: {vectors: ...})", attacker_names[k], needs[k][j],
+						needs[k][j]);
+			}
+	}
+	return 0;
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+{
+	return vpa_linkage_check_sets(ctx, cfg, target_cfg, attackers_of(cfg), err);
+}
+
+/*
+ * Voice similarity matrix of the VoicePrivacy evaluation (Noe et al. 2020;
+ * VPC 2024 deid_gvd.py): with LLR(k, l) of utterance k (enrolment, count 1)
+ * against utterance l, S_ij = sigmoid(mean over k of i, l of j, k != l of
+ * LLR(k, l)), filled for i <= j and mirrored.  D_diag = |mean diagonal -
+ * mean off-diagonal|.  Returns D_diag, or NAN when a speaker has a single
+ * utterance (no pair on the diagonal) or there is one speaker.
+ */
+double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *es)
+{
+	size_t n = es->n, ns = es->n_spk;
+	if (ns < 2)
+		return NAN;
+	double *llr = xmalloc(xmul(xmul(n, n), sizeof(double)));
+	vpa_backend_score(b, es->x, NULL, n, es->x, n, llr);
+	double *sum = xcalloc(ns * ns, sizeof(double));
+	double *cnt = xcalloc(ns * ns, sizeof(double));
+	for (size_t k = 0; k < n; k++)
+		for (size_t l = 0; l < n; l++) {
+			if (k == l)
+				continue;
+			size_t i = es->spk[k], j = es->spk[l];
+			sum[i * ns + j] += llr[k * n + l];
+			cnt[i * ns + j] += 1;
+		}
+	double dsum = 0, osum = 0, out = NAN;
+	for (size_t i = 0; i < ns; i++)
+		for (size_t j = i; j < ns; j++) {
+			if (cnt[i * ns + j] == 0)
+				goto done;
+			double s = 1 / (1 + exp(-sum[i * ns + j] / cnt[i * ns + j]));
+			if (i == j)
+				dsum += s;
+			else
+				osum += 2 * s;
+		}
+	out = fabs(dsum / (double)ns - osum / ((double)ns * (double)(ns - 1)));
+done:
+	free(llr);
+	free(sum);
+	free(cnt);
+	return out;
+}
+
+/* The score set of one attacker (ids: enrolment speakers, test utterances). */
+static void make_trials(const struct vpa_anon_trials *tr, const double *S, size_t nt,
+			const struct vpa_embset *enroll, const struct vpa_embset *test,
+			struct vpa_trials *out)
+{
+	vpa_trials_init(out);
+	size_t ntar = 0;
+	for (size_t i = 0; i < tr->n; i++)
+		ntar += tr->tar[i];
+	out->tar = xmalloc(xmul(ntar ? ntar : 1, sizeof(double)));
+	out->non = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(double)));
+	out->tar_e = xmalloc(xmul(ntar ? ntar : 1, sizeof(uint32_t)));
+	out->tar_t = xmalloc(xmul(ntar ? ntar : 1, sizeof(uint32_t)));
+	out->non_e = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(uint32_t)));
+	out->non_t = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(uint32_t)));
+	for (size_t i = 0; i < tr->n; i++) {
+		double s = S[(size_t)tr->e[i] * nt + tr->t[i]];
+		if (tr->tar[i]) {
+			out->tar_e[out->n_tar] = tr->e[i];
+			out->tar_t[out->n_tar] = tr->t[i];
+			out->tar[out->n_tar++] = s;
+		} else {
+			out->non_e[out->n_non] = tr->e[i];
+			out->non_t[out->n_non] = tr->t[i];
+			out->non[out->n_non++] = s;
+		}
+	}
+	out->n_ids_e = enroll->n_spk;
+	out->ids_e = xmalloc(xmul(enroll->n_spk ? enroll->n_spk : 1, sizeof(char *)));
+	for (size_t i = 0; i < enroll->n_spk; i++)
+		out->ids_e[i] = xstrdup(enroll->spk_id[i]);
+	out->n_ids_t = test->n;
+	out->ids_t = xmalloc(xmul(test->n ? test->n : 1, sizeof(char *)));
+	for (size_t i = 0; i < test->n; i++)
+		out->ids_t[i] = xstrdup(test->utt[i]);
+}
+
+/* Train a back-end, naming the set in errors. */
+struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
+					const struct vpa_backend_cfg *cfg, const char *what,
+					struct vpa_err *err)
+{
+	struct vpa_backend *b = vpa_backend_train(train, cfg, err);
+	if (!b) {
+		char m[sizeof(err->msg)];
+		memcpy(m, err->msg, sizeof(m));
+		int st = err->status;
+		vpa_err_init(err);
+		vpa_fail(err, st, NULL, "back-end on %s: %s", what, m);
+	}
+	return b;
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_anon_target *a = t->data;
+	unsigned m = attackers_of(cfg);
+	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
+	struct vpa_eval_opts o;
+	int rc = 0, do_gvd = vpa_cfg_bool(cfg, &schema, "gvd");
+	double dd_oo = NAN;
+	vpa_eval_opts_init(&o);
+	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
+	o.m.bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
+	o.m.p_target = vpa_cfg_num(cfg, &schema, "p_target");
+	o.ci_level = vpa_cfg_num(cfg, &schema, "ci");
+	o.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	o.seed = ctx->seed;
+
+	const struct vpa_embset *E[A_N] = {&a->enroll, &a->enroll, &a->enroll_anon, &a->enroll_anon,
+					   &a->enroll_informed};
+	const struct vpa_embset *T[A_N] = {&a->trial, &a->trial_anon, &a->trial_anon, &a->trial_anon,
+					   &a->trial_anon};
+	const char *Ename[A_N] = {"enroll", "enroll", "enroll_anon", "enroll_anon", "enroll_informed"};
+	for (int k = 0; k < A_N; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		if (!E[k]->n || !T[k]->n)
+			return vpa_fail(err, VPA_EINPUT, NULL, "attacker '%s' needs the set '%s'",
+					attacker_names[k], !E[k]->n ? Ename[k] : "trial_anon");
+	}
+	if (!(b_orig = vpa_linkage_backend(&a->train, &a->backend, "original training data", err)))
+		return err->status;
+	if (m & ((1u << A_SEMI) | (1u << A_INFORMED))) {
+		if (!a->train_anon.n) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "semi-informed and informed attackers need anonymised training "
+				      "data (train_anon)");
+			goto out;
+		}
+		if (!(b_anon = vpa_linkage_backend(&a->train_anon, &a->backend,
+						   "anonymised training data", err))) {
+			rc = err->status;
+			goto out;
+		}
+	}
+	if (do_gvd)
+		dd_oo = vpa_linkage_ddiag(b_orig, &a->trial);
+
+	char fid0[256], title0[512];
+	snprintf(fid0, sizeof(fid0), "%s-det", id);
+	snprintf(title0, sizeof(title0), "DET: attackers of %s on %s", id, t->id);
+	struct vpa_json *det = vpa_det_figure(fid0, title0, vpa_json_arr());
+	vpa_json_push(out->figures, det);
+	struct vpa_json *bars = vpa_json_arr();
+	int xk = 0;
+	for (int k = 0; k < A_N && !rc; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		const struct vpa_backend *B = (k == A_SEMI || k == A_INFORMED) ? b_anon : b_orig;
+		const struct vpa_embset *e = E[k], *te = T[k];
+		double *S = xmalloc(xmul(xmul(e->n_spk ? e->n_spk : 1, te->n ? te->n : 1),
+					 sizeof(double)));
+		if ((rc = vpa_backend_score_sets(B, e, te, S, err))) {
+			free(S);
+			break;
+		}
+		struct vpa_trials tr;
+		make_trials(&a->trials, S, te->n, e, te, &tr);
+		free(S);
+		if (!tr.n_tar || !tr.n_non) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "the trials have no %s trial",
+				      tr.n_tar ? "non-target" : "target");
+			vpa_trials_release(&tr);
+			break;
+		}
+		size_t before = out->records->n;
+		rc = vpa_record_from_scores(ctx, id, attacker_names[k], -1, &tr, &o, out,
+					    vpa_json_get(det, "series"), err);
+		vpa_trials_release(&tr);
+		if (rc)
+			break;
+		struct vpa_json *rec = out->records->items[before];
+		struct vpa_json *mj = vpa_json_get(rec, "metrics");
+		double gvd = NAN;
+		if (do_gvd) {
+			double dd = k == A_BASELINE ? dd_oo : vpa_linkage_ddiag(B, te);
+			gvd = 10 * log10(dd / dd_oo);
+			if (!isfinite(gvd))
+				vpa_ctx_warn(ctx, "%s.%s: G_VD is undefined (a trial speaker with a single "
+						  "utterance, or a zero diagonal dominance)", id,
+					     attacker_names[k]);
+		}
+		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
+		double link = vpa_json_get_num(mj, "linkability", NAN);
+		struct vpa_json *sr = vpa_json_obj(), *xs = vpa_json_arr(), *ys = vpa_json_arr();
+		vpa_json_push(xs, vpa_json_num(++xk));
+		vpa_json_push(ys, vpa_json_num(link));
+		vpa_json_set_str(sr, "name", attacker_names[k]);
+		vpa_json_set(sr, "x", xs);
+		vpa_json_set(sr, "y", ys);
+		vpa_json_push(bars, sr);
+	}
+	if (!rc) {
+		struct vpa_json *f = vpa_json_obj();
+		char fid[256], title[512];
+		snprintf(fid, sizeof(fid), "%s-linkability", id);
+		snprintf(title, sizeof(title), "Linkability D<->sys per attacker (%s on %s)", id, t->id);
+		vpa_json_set_str(f, "type", "lines");
+		vpa_json_set_str(f, "id", fid);
+		vpa_json_set_str(f, "title", title);
+		vpa_json_set_str(f, "xlabel", "attacker (in the order of the legend)");
+		vpa_json_set_str(f, "ylabel", "linkability D<->sys");
+		vpa_json_set(f, "logx", vpa_json_bool(0));
+		vpa_json_set(f, "series", bars);
+		bars = NULL;
+		vpa_json_push(out->figures, f);
+	}
+	vpa_json_free(bars);
+out:
+	vpa_backend_free(b_orig);
+	vpa_backend_free(b_anon);
+	return rc;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	(void)cfg;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: linkage attacks on the anonymised speech of '%s'", id, target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_linkage = {
+	.name = "linkage",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 0,
+	.doc = "Speaker verification against anonymised speech (VoicePrivacy 2020 attack "
+	       "scenarios, COMPRISE D2.3 4.2.1): for each attacker, enrolment speakers (the mean "
+	       "of their utterances) are scored against same-gender trial utterances with the "
+	       "attacker's back-end (centering, LDA, length norm, PLDA; retrained on anonymised "
+	       "data for semi-informed and informed).  One record per attacker with every metric "
+	       "of `evaluate` and `gvd`, the voice-distinctiveness gain 10 log10(D_diag(M_aa) / "
+	       "D_diag(M_oo)) in dB of the VoicePrivacy evaluation (0 for the baseline); one DET "
+	       "figure with all attackers, one linkability figure per attacker, and a chart of "
+	       "linkability per attacker.",
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
+};
