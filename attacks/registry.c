@@ -8,8 +8,10 @@
 #include <math.h>
 #include <string.h>
 
+extern const struct vpa_attack_kind vpa_attack_linkage; /* attacks/linkage.c */
 static const struct vpa_attack_kind *const kinds[] = {
 	&vpa_attack_evaluate,
+	&vpa_attack_linkage,
 };
 
 static const struct vpa_key common_keys[] = {

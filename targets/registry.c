@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const struct vpa_target_kind vpa_target_anonymised_speech; /* targets/anon.h */
 static const struct vpa_target_kind *const kinds[] = {
 	&vpa_target_scores,
+	&vpa_target_anonymised_speech,
 };
 
 static const struct vpa_key common_keys[] = {
