@@ -55,6 +55,10 @@ void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s, sizeof(s), fmt, ap);
 	va_end(ap);
+	/* once per run: a sweep repeats the same attack on the same data */
+	for (size_t i = 0; ctx && ctx->warnings && i < ctx->warnings->n; i++)
+		if (!strcmp(ctx->warnings->items[i]->str, s))
+			return;
 	vpa_warn("%s", s);
 	if (ctx && ctx->warnings)
 		vpa_json_push(ctx->warnings, vpa_json_str(s));
