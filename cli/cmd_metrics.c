@@ -217,6 +217,7 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 		vpa_json_set_str(c, "method", ci->by_identity ? "bootstrap-identities" : "bootstrap-trials");
 		vpa_json_set_num(c, "reps", (double)ci->reps);
 		vpa_json_set_num(c, "reps_used", (double)ci->reps_used);
+		vpa_json_set_num(c, "linkability_reps_used", (double)ci->link_reps_used);
 		vpa_json_set_num(c, "seed", (double)o->seed);
 		double v[3][2] = {{ci->eer_lo, ci->eer_hi}, {ci->cllr_min_lo, ci->cllr_min_hi},
 				  {ci->link_lo, ci->link_hi}};
@@ -263,8 +264,11 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 			       ci->reps, ci->reps_used, o->seed);
 		vpa_buf_printf(b, "  EER           [%.4f %%, %.4f %%]\n", 100 * ci->eer_lo, 100 * ci->eer_hi);
 		vpa_buf_printf(b, "  Cllr_min      [%.4f, %.4f] bits\n", ci->cllr_min_lo, ci->cllr_min_hi);
-		if (m->linkability_defined)
-			vpa_buf_printf(b, "  linkability   [%.4f, %.4f]\n", ci->link_lo, ci->link_hi);
+		if (m->linkability_defined && ci->link_reps_used > 0)
+			vpa_buf_printf(b, "  linkability   [%.4f, %.4f]  (%zu replicates with >= 10 target scores)\n",
+				       ci->link_lo, ci->link_hi, ci->link_reps_used);
+		else if (m->linkability_defined)
+			vpa_buf_printf(b, "  linkability   undefined in every replicate\n");
 	}
 }
 
