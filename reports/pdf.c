@@ -132,8 +132,47 @@ static void pad(struct vpa_buf *b, const char *cell, size_t w, int right)
 }
 
 #define MAX_CELL 40
+#define ROW_H 0.024
 
-/* A table as monospace lines, split into column groups that fit the page. */
+/* Columns of one group of a table. */
+struct group {
+	const struct vpa_table *t;
+	const size_t *w; /* column widths */
+	size_t n_key;    /* key columns [0, n_key) lead every group */
+	size_t c0, c1;   /* then columns [c0, c1) */
+};
+
+/* Line r of a group: -2 the header, -1 the rule, else row r. */
+static void group_line(struct pages *p, const struct group *g, long r, struct vpa_buf *line)
+{
+	const struct vpa_table *t = g->t;
+	line->len = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t a = pass ? g->c0 : 0, z = pass ? g->c1 : g->n_key;
+		for (size_t c = a; c < z; c++) {
+			if (line->len)
+				vpa_buf_puts(line, "  ");
+			if (r == -2)
+				pad(line, t->head[c], g->w[c], t->numeric[c]);
+			else if (r == -1)
+				for (size_t i = 0; i < g->w[c]; i++)
+					vpa_buf_puts(line, "-");
+			else
+				pad(line, t->cells[(size_t)r * t->n_cols + c], g->w[c], t->numeric[c]);
+		}
+	}
+	const char *color = "#000000";
+	if (r >= 0 && t->row_class[r] == VPA_ROW_FAIL)
+		color = "#b00020";
+	else if (r >= 0 && t->row_class[r] == VPA_ROW_PASS)
+		color = "#17692b";
+	put_line(p, vpa_buf_str(line), r == -2 ? "Monospace:Bold,9" : "Monospace,9", color, ROW_H);
+}
+
+/*
+ * A table as monospace lines, split into column groups that fit the page
+ * width; a group that continues on a new page repeats its header there.
+ */
 static void put_table(struct pages *p, const struct vpa_table *t)
 {
 	size_t *w = xcalloc(t->n_cols ? t->n_cols : 1, sizeof(*w));
@@ -147,47 +186,38 @@ static void put_table(struct pages *p, const struct vpa_table *t)
 		if (w[c] > MAX_CELL)
 			w[c] = MAX_CELL;
 	}
+	struct group g = {t, w, t->n_key < t->n_cols ? t->n_key : t->n_cols, 0, 0};
 	size_t key_w = 0;
-	for (size_t c = 0; c < t->n_key && c < t->n_cols; c++)
+	for (size_t c = 0; c < g.n_key; c++)
 		key_w += w[c] + 2;
 	struct vpa_buf line;
 	vpa_buf_init(&line);
-	size_t c0 = t->n_key < t->n_cols ? t->n_key : t->n_cols;
+	g.c0 = g.n_key;
 	int first_group = 1;
 	do {
 		/* Columns [c0, c1) join the key columns in this group. */
-		size_t c1 = c0, width = key_w;
-		while (c1 < t->n_cols && (c1 == c0 || width + w[c1] + 2 <= MONO_COLS))
-			width += w[c1++] + 2;
+		size_t width = key_w;
+		g.c1 = g.c0;
+		while (g.c1 < t->n_cols && (g.c1 == g.c0 || width + w[g.c1] + 2 <= MONO_COLS))
+			width += w[g.c1++] + 2;
 		if (!first_group)
 			put_line(p, "", "Monospace,9", "#000000", 0.012);
 		first_group = 0;
-		for (long r = -2; r < (long)t->n_rows; r++) {
-			line.len = 0;
-			for (size_t pass = 0; pass < 2; pass++) {
-				size_t a = pass ? c0 : 0, z = pass ? c1 : (t->n_key < t->n_cols ? t->n_key : t->n_cols);
-				for (size_t c = a; c < z; c++) {
-					if (line.len)
-						vpa_buf_puts(&line, "  ");
-					if (r == -2)
-						pad(&line, t->head[c], w[c], t->numeric[c]);
-					else if (r == -1)
-						for (size_t i = 0; i < w[c]; i++)
-							vpa_buf_puts(&line, "-");
-					else
-						pad(&line, t->cells[(size_t)r * t->n_cols + c], w[c], t->numeric[c]);
-				}
+		/* No header alone at the foot of a page. */
+		if (p->open && p->y - 3 * ROW_H < BOTTOM)
+			page_begin(p);
+		group_line(p, &g, -2, &line);
+		group_line(p, &g, -1, &line);
+		for (long r = 0; r < (long)t->n_rows; r++) {
+			if (p->y - ROW_H < BOTTOM) {
+				page_begin(p);
+				group_line(p, &g, -2, &line);
+				group_line(p, &g, -1, &line);
 			}
-			const char *color = "#000000";
-			if (r >= 0 && t->row_class[r] == VPA_ROW_FAIL)
-				color = "#b00020";
-			else if (r >= 0 && t->row_class[r] == VPA_ROW_PASS)
-				color = "#17692b";
-			put_line(p, vpa_buf_str(&line), r == -2 ? "Monospace:Bold,9" : "Monospace,9", color,
-				 0.024);
+			group_line(p, &g, r, &line);
 		}
-		c0 = c1;
-	} while (c0 < t->n_cols);
+		g.c0 = g.c1;
+	} while (g.c0 < t->n_cols);
 	vpa_buf_release(&line);
 	free(w);
 	if (t->note)

@@ -338,6 +338,54 @@ static void test_pdf(void)
 	vpa_json_free(g);
 }
 
+/* A long gate table continues over pages, repeating its header on each. */
+static void test_pdf_long_table(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	struct vpa_json *gates = vpa_json_arr();
+	for (int i = 0; i < 100; i++) {
+		struct vpa_json *x = vpa_json_obj();
+		char name[32];
+		snprintf(name, sizeof(name), "gate_attack_%03d", i);
+		vpa_json_set_str(x, "attack", name);
+		vpa_json_set_str(x, "metric", "eer");
+		vpa_json_set_num(x, "min", 0.3);
+		vpa_json_set_num(x, "value", 0.31);
+		vpa_json_set(x, "pass", vpa_json_bool(1));
+		vpa_json_push(gates, x);
+	}
+	vpa_json_set(g, "gates", gates);
+	struct vpa_err err;
+	struct vpa_buf s;
+	vpa_err_init(&err);
+	vpa_buf_init(&s);
+	CHECK(vpa_report_pdf_script(g, &s, &err) == 0);
+	const char *text = vpa_buf_str(&s);
+	/* rows of 0.024 between y = 0.93 and 0.06: at most 36 lines a page, so
+	 * 100 rows (+ headers) need at least 3 pages, each with its header */
+	size_t heads = count(text, "'attack           metric   value  bound      result'");
+	CHECK(heads >= 3 && heads <= 5);
+	for (int i = 0; i < 100; i += 33) {
+		char row[64];
+		snprintf(row, sizeof(row), "'gate_attack_%03d  eer", i);
+		CHECK(count(text, row) == 1);
+	}
+	/* every page that shows gate rows starts them with the header */
+	const char *pg = text;
+	while ((pg = strstr(pg, "reset\n"))) {
+		const char *next = strstr(pg + 1, "reset\n");
+		const char *row = strstr(pg, "'gate_attack_"), *head = strstr(pg, "'attack    ");
+		if (row && (!next || row < next))
+			CHECK(head && head < row);
+		pg++;
+	}
+	vpa_buf_release(&s);
+	vpa_json_free(g);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -460,6 +508,7 @@ int main(void)
 	RUN(test_html);
 	RUN(test_junit);
 	RUN(test_pdf);
+	RUN(test_pdf_long_table);
 	RUN(test_write);
 	return DONE();
 }
