@@ -252,17 +252,24 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 			return rc;
 	}
 
+	const struct vpa_json *attacks = arr;
 	if ((rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
 		return rc;
 	for (size_t i = 0; i < arr->n; i++) {
-		const struct vpa_json *rec = arr->items[i];
+		const struct vpa_json *rec = arr->items[i], *id;
 		snprintf(ctx, sizeof(ctx), "record %zu", i + 1);
 		if (rec->type != VPA_JSON_OBJ)
 			return bad(err, name, rec, "%s must be an object", ctx);
-		if ((rc = want(rec, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		if ((rc = want(rec, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &id, err)) ||
 		    (rc = want(rec, "metrics", VPA_JSON_OBJ, 1, "an object", ctx, name, &v, err)) ||
 		    (rc = want(rec, "ci", VPA_JSON_OBJ, 0, "an object", ctx, name, &v, err)))
 			return rc;
+		/* A record of an attack not in "attacks" would be missing from the report. */
+		size_t k = 0;
+		while (k < attacks->n && strcmp(vpa_json_get_str(attacks->items[k], "id"), id->str))
+			k++;
+		if (k == attacks->n)
+			return bad(err, name, id, "%s: attack '%s' is not in 'attacks'", ctx, id->str);
 	}
 
 	if ((rc = want(r, "figures", VPA_JSON_ARR, 0, "an array", NULL, name, &arr, err)) ||

@@ -154,8 +154,10 @@ static void test_check(void)
 	check_msg(HEAD "\"attacks\": []}", "r.json: missing 'records'");
 	check_msg(HEAD "\"records\": []}", "r.json: missing 'attacks'");
 	check_msg(HEAD "\"attacks\": [], \"records\": {}}", "r.json:1:86: 'records' must be an array");
-	check_msg(HEAD "\"attacks\": [], \"records\": [{\"attack\": \"a\"}]}",
-		  "r.json:1:87: record 1: missing 'metrics'");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\"}]}",
+		  "r.json:1:98: record 1: missing 'metrics'");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"b\", \"metrics\": {}}]}",
+		  "r.json:1:109: record 1: attack 'b' is not in 'attacks'");
 	check_msg(HEAD "\"attacks\": [{\"id\": \"a\", \"figures\": [{\"type\": \"bar\"}]}], \"records\": []}",
 		  "r.json:1:105: figure 'bar': unknown type 'bar' (expected det, linkability or lines)");
 	check_msg(HEAD "\"attacks\": [], \"records\": [], \"gates\": [{\"attack\": \"a\", \"metric\": \"eer\"}]}",
