@@ -122,7 +122,17 @@ nfig=$(grep -c '"type": "\(det\|linkability\|lines\)"' "$T/sw/results.json")
 t_ok "sweep: one <svg per figure ($nfig)" test "$(grep -o '<svg' "$T/sw/report.html" | wc -l)" = "$nfig"
 t_ok "sweep: the gate covers every value" grep -q '"message": "e linkability = 0.[0-9]* <= 0.95 (worst of 6 records: sub lazy, sweep 10)"' "$T/sw/results.json"
 
-# 8. usage
+# 8. progress lines only when stderr is a terminal, never with --quiet
+if command -v script > /dev/null; then
+	script -qec "'$VPAUDIT' run scenarios/scores-example.yaml -o '$T/tty' --no-plots" /dev/null > "$T/tty.txt" 2>&1
+	t_ok "progress on a terminal" grep -q 'attacks: 1/1' "$T/tty.txt"
+	script -qec "'$VPAUDIT' run scenarios/scores-example.yaml -o '$T/tty' --no-plots --quiet" /dev/null > "$T/tty.txt" 2>&1
+	t_ok "no progress with --quiet" not grep -q 'attacks: ' "$T/tty.txt"
+fi
+t_run "run with stderr to a file" 0 -- run scenarios/scores-example.yaml -o "$T/notty" --no-plots
+t_ok "no progress when stderr is not a terminal" not grep -q 'attacks: ' "$ERR"
+
+# 9. usage
 t_run "no scenario" 2 -- run
 t_run "--threads 0" 2 -- run scenarios/scores-example.yaml --threads 0
 t_run "--seed x" 2 -- run scenarios/scores-example.yaml --seed x
