@@ -11,9 +11,11 @@
 #include <string.h>
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech; /* targets/anon.h */
+extern const struct vpa_target_kind vpa_target_fl_acoustic_models; /* targets/fl_am.h */
 static const struct vpa_target_kind *const kinds[] = {
 	&vpa_target_scores,
 	&vpa_target_anonymised_speech,
+	&vpa_target_fl_acoustic_models, /* targets/fl_am.c */
 };
 
 static const struct vpa_key common_keys[] = {

@@ -1,0 +1,512 @@
+/*
+ * attacks/a1.c - attack kind `a1_footprint`: attack A1 of Tomashenko et al.,
+ * "Privacy attacks for ASR acoustic models in a federated learning
+ * framework", ICASSP 2022, section 3.2.1, as DESIGN.md defines it.
+ *
+ * For every hidden layer h and personalised model W_s, the footprint is
+ * Delta = act_h(W_s) - act_h(W_g) on the Indicator set; its mean mu and
+ * population standard deviation sigma over all frames of all Indicator
+ * utterances summarise the model.  Two models i, k are compared with
+ *   rho = a_mu |mu_i - mu_k| / (|mu_i| |mu_k|) + a_sigma |sigma_i - sigma_k| / (|sigma_i| |sigma_k|)
+ * and score = -rho.  Target trials: every pair of different models of the
+ * same speaker; non-target trials: a seeded random sample of pairs of models
+ * of different speakers.  Records per layer for mu+sigma, mu only and sigma
+ * only (the paper's Fig. 5 ablation), a figure of EER against layer.
+ *
+ * Also the footprint kernels declared in targets/fl_am.h (shared with A2).
+ */
+#include "attacks/attacks.h"
+#include "targets/fl_am.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- kernels ----------------------------------------------------------------- */
+
+void vpa_footprint_stats(const float *a, const float *g, size_t N, size_t d, double *mu,
+			 double *sd)
+{
+	for (size_t j = 0; j < d; j++)
+		mu[j] = sd[j] = 0;
+	if (N == 0)
+		return;
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = 0; j < d; j++)
+			mu[j] += (double)a[i * d + j] - (double)g[i * d + j];
+	for (size_t j = 0; j < d; j++)
+		mu[j] /= (double)N;
+	/* two passes: the variance of Delta about its mean, divided by N */
+	for (size_t i = 0; i < N; i++)
+		for (size_t j = 0; j < d; j++) {
+			double e = (double)a[i * d + j] - (double)g[i * d + j] - mu[j];
+			sd[j] += e * e;
+		}
+	for (size_t j = 0; j < d; j++)
+		sd[j] = sqrt(sd[j] / (double)N);
+}
+
+static double term(const double *x, const double *y, size_t d)
+{
+	double nd = 0, nx = 0, ny = 0;
+	for (size_t j = 0; j < d; j++) {
+		nd += (x[j] - y[j]) * (x[j] - y[j]);
+		nx += x[j] * x[j];
+		ny += y[j] * y[j];
+	}
+	nd = sqrt(nd);
+	double den = sqrt(nx) * sqrt(ny);
+	if (nd == 0)
+		return 0;
+	if (den == 0)
+		den = 2.2250738585072014e-308; /* an unchanged model: as far as it gets, finite */
+	double r = nd / den;
+	return isfinite(r) ? r : 1.7976931348623157e308;
+}
+
+double vpa_footprint_rho(const double *mu_i, const double *sd_i, const double *mu_k,
+			 const double *sd_k, size_t d, double a_mu, double a_sigma)
+{
+	double r = 0;
+	if (a_mu != 0)
+		r += a_mu * term(mu_i, mu_k, d);
+	if (a_sigma != 0)
+		r += a_sigma * term(sd_i, sd_k, d);
+	return isfinite(r) ? r : 1.7976931348623157e308;
+}
+
+void vpa_flam_pairs(const struct vpa_flam *t, int part, size_t n_non, uint64_t seed,
+		    uint32_t **tar, size_t *n_tar, uint32_t **non, size_t *n_non_out)
+{
+	size_t L = 0;
+	uint32_t *idx = xmalloc((t->n_models ? t->n_models : 1) * sizeof(uint32_t));
+	for (size_t i = 0; i < t->n_models; i++)
+		if (part == 0 || t->models[i].part == part)
+			idx[L++] = (uint32_t)i;
+	size_t nt = 0, cap = 16, M = 0;
+	*tar = xmalloc(2 * cap * sizeof(uint32_t));
+	for (size_t a = 0; a < L; a++)
+		for (size_t b = a + 1; b < L; b++) {
+			if (t->models[idx[a]].spk == t->models[idx[b]].spk) {
+				if (nt == cap) {
+					cap *= 2;
+					*tar = xrealloc(*tar, 2 * cap * sizeof(uint32_t));
+				}
+				(*tar)[2 * nt] = idx[a];
+				(*tar)[2 * nt + 1] = idx[b];
+				nt++;
+			} else {
+				M++;
+			}
+		}
+	*n_tar = nt;
+	size_t k = M < n_non ? M : n_non;
+	*non = xmalloc(2 * (k ? k : 1) * sizeof(uint32_t));
+	size_t got = 0;
+	if (k == M) {
+		for (size_t a = 0; a < L; a++)
+			for (size_t b = a + 1; b < L; b++)
+				if (t->models[idx[a]].spk != t->models[idx[b]].spk) {
+					(*non)[2 * got] = idx[a];
+					(*non)[2 * got + 1] = idx[b];
+					got++;
+				}
+	} else {
+		/* rejection sampling of distinct unordered pairs (a < b) */
+		struct vpa_rng r;
+		vpa_rng_split(&r, seed, "a1/nontarget-pairs");
+		unsigned char *used = xcalloc((L * L + 7) / 8, 1);
+		while (got < k) {
+			size_t a = vpa_rng_below(&r, L), b = vpa_rng_below(&r, L);
+			if (a == b)
+				continue;
+			if (a > b) {
+				size_t s = a;
+				a = b;
+				b = s;
+			}
+			if (t->models[idx[a]].spk == t->models[idx[b]].spk)
+				continue;
+			size_t bit = a * L + b;
+			if (used[bit / 8] & (1u << (bit % 8)))
+				continue;
+			used[bit / 8] |= (unsigned char)(1u << (bit % 8));
+			(*non)[2 * got] = idx[a];
+			(*non)[2 * got + 1] = idx[b];
+			got++;
+		}
+		free(used);
+	}
+	*n_non_out = got;
+	free(idx);
+}
+
+/* ---- the attack ---------------------------------------------------------------- */
+
+#define INF INFINITY
+static const struct vpa_key keys[] = {
+	{"alpha_mu", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1",
+	 "weight a_mu of the mean term of rho"},
+	{"alpha_sigma", VPA_K_NUM, 0, "10", 0, INF, 0, NULL, NULL, "10",
+	 "weight a_sigma of the standard-deviation term of rho"},
+	{"n_nontarget", VPA_K_INT, 0, "10000", 1, 100000000, 0, NULL, NULL, "10000",
+	 "non-target trials: a seeded random sample of pairs of models of different speakers "
+	 "(all pairs when there are fewer)"},
+	{"models", VPA_K_ENUM, 0, "part2", -INF, INF, 0, "part1|part2|all", NULL, "part2",
+	 "which personalised models form the trials (A2 is evaluated on part2)"},
+	{"layers", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL, "[1, 3, 5]",
+	 "hidden layers to attack (1-based); default all"},
+	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
+	 "bootstrap confidence level (identities = models are resampled); 0 = none"},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack a1_footprint", keys};
+
+static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
+static const char *const metrics[] = {
+	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied",
+	"epsilon", "utility_acc", "utility_acc_global", NULL,
+};
+static const char *const variant[3] = {"mu_sigma", "mu", "sigma"};
+
+static int validate_layers(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			   struct vpa_err *err)
+{
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
+	if (!l)
+		return 0;
+	if (l->n == 0) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, l);
+		return vpa_fail(err, VPA_EINPUT, &loc, "'layers' is empty: list hidden layers "
+				"(1-based) or leave the key out for all");
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vpa_ynode *v = l->items[i];
+		char *end;
+		long x = v->type == VPA_YSCALAR ? strtol(v->str, &end, 10) : 0;
+		if (v->type != VPA_YSCALAR || !v->plain || *end || end == v->str || x < 1 ||
+		    x > 4096) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"a layer must be an integer in [1, 4096], got '%s'",
+					v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+		}
+	}
+	return 0;
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+{
+	(void)target_cfg;
+	if (vpa_cfg_num(cfg, &schema, "alpha_mu") == 0 &&
+	    vpa_cfg_num(cfg, &schema, "alpha_sigma") == 0) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
+		return vpa_fail(err, VPA_EINPUT, &loc, "alpha_mu and alpha_sigma are both 0: rho "
+				"would be 0 for every pair");
+	}
+	return validate_layers(ctx, cfg, err);
+}
+
+/* Chosen layers (0-based) into *out; error when a layer is beyond the target's. */
+static int chosen_layers(const struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+			 size_t n_layers, size_t **out, size_t *n, struct vpa_err *err)
+{
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
+	*n = l ? l->n : n_layers;
+	*out = xmalloc((*n ? *n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < *n; i++) {
+		if (!l) {
+			(*out)[i] = i;
+			continue;
+		}
+		long x = strtol(l->items[i]->str, NULL, 10);
+		if ((size_t)x > n_layers) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, l->items[i]);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"layer %ld: the target has %zu hidden layer%s", x, n_layers,
+					n_layers == 1 ? "" : "s");
+		}
+		(*out)[i] = (size_t)(x - 1);
+	}
+	return 0;
+}
+
+/* Per-model footprint statistics of the chosen layers. */
+struct fp {
+	double **mu, **sd; /* [model][k] -> (dim) */
+};
+
+static int footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
+		      struct fp *f, struct vpa_err *err)
+{
+	float **g = NULL;
+	int rc = vpa_flam_activations(t, t->n_models, &g, err);
+	size_t N = t->off[t->n_utt];
+	double t0 = vpa_now();
+	f->mu = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
+	f->sd = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
+	for (size_t m = 0; m < t->n_models && !rc; m++) {
+		if (!use[m])
+			continue;
+		float **a;
+		if ((rc = vpa_flam_activations(t, m, &a, err)))
+			break;
+		size_t tot = 0;
+		for (size_t k = 0; k < nl; k++)
+			tot += t->dim[lay[k]];
+		f->mu[m] = xmalloc(tot * sizeof(double));
+		f->sd[m] = xmalloc(tot * sizeof(double));
+		size_t o = 0;
+		for (size_t k = 0; k < nl; k++) {
+			size_t h = lay[k], d = t->dim[h];
+			vpa_footprint_stats(a[h], g[h], N, d, f->mu[m] + o, f->sd[m] + o);
+			o += d;
+		}
+		vpa_flam_acts_free(a, t->n_layers);
+		vpa_progress("a1 footprints", m + 1, t->n_models, t0);
+	}
+	vpa_flam_acts_free(g, t->n_layers);
+	return rc;
+}
+
+static void fp_free(struct fp *f, size_t n)
+{
+	for (size_t i = 0; f->mu && i < n; i++) {
+		free(f->mu[i]);
+		free(f->sd[i]);
+	}
+	free(f->mu);
+	free(f->sd);
+}
+
+/* Trials of one variant and layer (ids: model ids). */
+static void fill_trials(const struct vpa_flam *t, const struct fp *f, size_t o, size_t d,
+			double a_mu, double a_sigma, const uint32_t *tp, size_t nt,
+			const uint32_t *np, size_t nn, struct vpa_trials *tr)
+{
+	vpa_trials_init(tr);
+	tr->n_tar = nt;
+	tr->n_non = nn;
+	tr->tar = xmalloc((nt ? nt : 1) * sizeof(double));
+	tr->non = xmalloc((nn ? nn : 1) * sizeof(double));
+	tr->tar_e = xmalloc((nt ? nt : 1) * sizeof(uint32_t));
+	tr->tar_t = xmalloc((nt ? nt : 1) * sizeof(uint32_t));
+	tr->non_e = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	tr->non_t = xmalloc((nn ? nn : 1) * sizeof(uint32_t));
+	tr->n_ids_e = tr->n_ids_t = t->n_models;
+	tr->ids_e = xcalloc(t->n_models ? t->n_models : 1, sizeof(char *));
+	tr->ids_t = xcalloc(t->n_models ? t->n_models : 1, sizeof(char *));
+	for (size_t i = 0; i < t->n_models; i++) {
+		tr->ids_e[i] = xstrdup(t->models[i].id);
+		tr->ids_t[i] = xstrdup(t->models[i].id);
+	}
+	for (int c = 0; c < 2; c++) {
+		const uint32_t *p = c ? np : tp;
+		size_t n = c ? nn : nt;
+		double *s = c ? tr->non : tr->tar;
+		uint32_t *e = c ? tr->non_e : tr->tar_e, *u = c ? tr->non_t : tr->tar_t;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t a = p[2 * i], b = p[2 * i + 1];
+			s[i] = -vpa_footprint_rho(f->mu[a] + o, f->sd[a] + o, f->mu[b] + o,
+						  f->sd[b] + o, d, a_mu, a_sigma);
+			e[i] = a;
+			u[i] = b;
+		}
+	}
+}
+
+static struct vpa_json *num_arr(const double *x, size_t n)
+{
+	struct vpa_json *a = vpa_json_arr();
+	for (size_t i = 0; i < n; i++)
+		vpa_json_push(a, vpa_json_num(x[i]));
+	return a;
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *tg, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	struct vpa_flam *t = tg->data;
+	double a_mu = vpa_cfg_num(cfg, &schema, "alpha_mu");
+	double a_sg = vpa_cfg_num(cfg, &schema, "alpha_sigma");
+	size_t n_non = (size_t)vpa_cfg_int(cfg, &schema, "n_nontarget");
+	const char *ms = vpa_cfg_str(cfg, &schema, "models");
+	int part = !strcmp(ms, "part1") ? VPA_FLAM_PART1 : !strcmp(ms, "part2") ? VPA_FLAM_PART2 : 0;
+	struct vpa_eval_opts eo;
+	vpa_eval_opts_init(&eo);
+	eo.ci_level = vpa_cfg_num(cfg, &schema, "ci");
+	eo.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	eo.seed = ctx->seed;
+	size_t *lay = NULL, nl = 0, nt = 0, nn = 0;
+	uint32_t *tp = NULL, *np = NULL;
+	struct fp f = {0};
+	struct vpa_json *tmpfig = vpa_json_arr();
+	double *eer = NULL;
+	long *link_at = NULL;
+	unsigned char *use = NULL;
+	int rc = chosen_layers(ctx, cfg, t->n_layers, &lay, &nl, err);
+	if (rc)
+		goto out;
+	vpa_flam_pairs(t, part, n_non, ctx->seed, &tp, &nt, &np, &nn);
+	if (nt == 0 || nn == 0) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "target '%s': the %s models give no %s trial (a target trial needs a "
+			      "speaker with two models, a non-target one two speakers)", tg->id, ms,
+			      nt == 0 ? "target" : "non-target");
+		goto out;
+	}
+	use = xcalloc(t->n_models, 1);
+	for (size_t i = 0; i < nt; i++)
+		use[tp[2 * i]] = use[tp[2 * i + 1]] = 1;
+	for (size_t i = 0; i < nn; i++)
+		use[np[2 * i]] = use[np[2 * i + 1]] = 1;
+	if ((rc = footprints(t, lay, nl, use, &f, err)))
+		goto out;
+
+	/* utility beside the privacy numbers (simulated targets) */
+	double ua = 0, ug = 0;
+	size_t nu = 0;
+	for (size_t i = 0; i < t->n_models; i++)
+		if (isfinite(t->models[i].acc)) {
+			ua += t->models[i].acc;
+			ug += t->models[i].acc_global;
+			nu++;
+		}
+	eer = xmalloc(3 * nl * sizeof(double));
+	link_at = xmalloc(nl * sizeof(long));
+	struct vpa_json *det = vpa_json_arr();
+	struct vpa_attack_out tmp = {out->records, tmpfig};
+	for (int v = 0; v < 3 && !rc; v++) {
+		double am = v == 2 ? 0 : a_mu, as = v == 1 ? 0 : a_sg;
+		if (am == 0 && as == 0) { /* this variant is switched off by the weights */
+			for (size_t k = 0; k < nl; k++)
+				eer[v * nl + k] = NAN;
+			continue;
+		}
+		size_t o = 0;
+		for (size_t k = 0; k < nl && !rc; k++) {
+			size_t h = lay[k], d = t->dim[h];
+			struct vpa_trials tr;
+			fill_trials(t, &f, o, d, am, as, tp, nt, np, nn, &tr);
+			size_t nf = tmpfig->n, nd = det->n, nr = out->records->n;
+			rc = vpa_record_from_scores(ctx, id, variant[v], (long)(h + 1), &tr, &eo, &tmp,
+						    v == 0 ? det : NULL, err);
+			vpa_trials_release(&tr);
+			o += d;
+			if (rc)
+				break;
+			struct vpa_json *rec = out->records->items[nr];
+			struct vpa_json *mj = vpa_json_get(rec, "metrics");
+			eer[v * nl + k] = vpa_json_get_num(mj, "eer", NAN);
+			vpa_json_set_num(mj, "layer_dim", (double)d);
+			if (v == 0) {
+				vpa_json_set_num(mj, "epsilon", t->dp_clip > 0 ? t->dp_epsilon : INFINITY);
+				vpa_json_set_num(mj, "utility_acc", nu ? ua / (double)nu : NAN);
+				vpa_json_set_num(mj, "utility_acc_global", nu ? ug / (double)nu : NAN);
+				link_at[k] = tmpfig->n > nf ? (long)nf : -1;
+				if (det->n > nd) {
+					char nm[32];
+					snprintf(nm, sizeof(nm), "layer %zu", h + 1);
+					vpa_json_set_str(det->items[nd], "name", nm);
+				}
+			}
+		}
+	}
+	if (rc) {
+		vpa_json_free(det);
+		goto out;
+	}
+	/* figures: EER against layer (three variants), DET of mu+sigma per layer, and
+	   the linkability of the best mu+sigma layer */
+	{
+		struct vpa_json *fig = vpa_json_obj(), *series = vpa_json_arr();
+		double *x = xmalloc(nl * sizeof(double));
+		for (size_t k = 0; k < nl; k++)
+			x[k] = (double)(lay[k] + 1);
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%s-eer-layer", id);
+		vpa_json_set_str(fig, "type", "lines");
+		vpa_json_set_str(fig, "id", buf);
+		snprintf(buf, sizeof(buf), "A1 EER against hidden layer (%s on %s; mu+sigma, mu only, "
+			 "sigma only)", id, tg->id);
+		vpa_json_set_str(fig, "title", buf);
+		vpa_json_set_str(fig, "xlabel", "hidden layer");
+		vpa_json_set_str(fig, "ylabel", "EER");
+		vpa_json_set(fig, "logx", vpa_json_bool(0));
+		for (int v = 0; v < 3; v++) {
+			struct vpa_json *s = vpa_json_obj();
+			vpa_json_set_str(s, "name", variant[v]);
+			vpa_json_set(s, "x", num_arr(x, nl));
+			vpa_json_set(s, "y", num_arr(eer + v * nl, nl));
+			vpa_json_push(series, s);
+		}
+		vpa_json_set(fig, "series", series);
+		vpa_json_push(out->figures, fig);
+		free(x);
+		snprintf(buf, sizeof(buf), "DET: %s (mu+sigma) on %s, per hidden layer", id, tg->id);
+		char fid[256];
+		snprintf(fid, sizeof(fid), "%s-det", id);
+		vpa_json_push(out->figures, vpa_det_figure(fid, buf, det));
+		size_t best = 0;
+		for (size_t k = 1; k < nl; k++)
+			if (eer[k] < eer[best])
+				best = k;
+		if (nl && link_at[best] >= 0)
+			vpa_json_push(out->figures,
+				      vpa_json_clone(tmpfig->items[link_at[best]]));
+	}
+out:
+	vpa_json_free(tmpfig);
+	fp_free(&f, t->n_models);
+	free(use);
+	free(eer);
+	free(link_at);
+	free(lay);
+	free(tp);
+	free(np);
+	return rc;
+}
+
+static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
+		   const char ***names)
+{
+	(void)cfg;
+	(void)target_cfg;
+	*names = xcalloc(3, sizeof(**names));
+	for (int v = 0; v < 3; v++)
+		(*names)[v] = variant[v];
+	return 3;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	(void)cfg;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: A1 footprint attack on the personalised models of '%s'", id,
+		       target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_a1_footprint = {
+	.name = "a1_footprint",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 1,
+	.doc = "Attack A1 of Tomashenko et al. (ICASSP 2022, 3.2.1): per hidden layer, the mean "
+	       "and standard deviation over the Indicator frames of the personalised model's "
+	       "activations minus the global model's, compared with rho = a_mu |mu_i - mu_k| / "
+	       "(|mu_i| |mu_k|) + a_sigma |sigma_i - sigma_k| / (|sigma_i| |sigma_k|), score -rho.  "
+	       "Target trials: pairs of models of the same speaker; non-target: a seeded sample of "
+	       "pairs of different speakers.  Records per layer for subs mu_sigma, mu and sigma "
+	       "(the paper's Fig. 5 ablation); mu_sigma records also carry the target's epsilon "
+	       "per release and mean frame accuracies (utility).",
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
+};

@@ -1,0 +1,624 @@
+/*
+ * attacks/a2.c - attack kind `a2_footprint`: attack A2 of Tomashenko et al.,
+ * "Privacy attacks for ASR acoustic models in a federated learning
+ * framework", ICASSP 2022, section 3.2.2.
+ *
+ * For a hidden layer h, every (Part-1 model, Indicator utterance) gives a
+ * Delta sequence act_h(W_s) - act_h(W_g) (T x D), labelled with the model's
+ * speaker.  An x-vector-like network (five frame-level layers: TDNN
+ * {-2..2}, {-2,0,2}, {-3,0,3}, two dense; statistics pooling after the fifth;
+ * an embedding layer; a softmax over the Part-1 speakers) learns to predict
+ * the speaker.  A Part-2 model's embedding is the average of its Indicator
+ * utterances' embeddings; pairs of Part-2 models are scored with a PLDA
+ * (centering, length normalisation, Kaldi two-covariance PLDA) trained on the
+ * Part-1 utterance embeddings.  The trials are those of A1 on Part-2 (same
+ * seed), and every record also carries A1's EER on them (`a1_eer`, the
+ * paper's Table 2).
+ *
+ * Delta inputs are standardised per dimension with the Part-1 mean and
+ * standard deviation (the network's input normalisation; fine-tuning changes
+ * are small and their scale differs widely between layers).
+ */
+#include "attacks/attacks.h"
+#include "core/plda.h"
+#include "targets/fl_am.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define INF INFINITY
+static const struct vpa_key keys[] = {
+	{"layers", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL, "[1, 3, 5]",
+	 "hidden layers to attack (1-based); default all"},
+	{"hidden", VPA_K_INT, 0, "64", 1, 16384, 0, NULL, NULL, "512",
+	 "width of the x-vector network's frame-level layers (the fifth has 3 times as many)"},
+	{"embedding_dim", VPA_K_INT, 0, "32", 1, 16384, 0, NULL, NULL, "512",
+	 "dimension of the embedding layer"},
+	{"epochs", VPA_K_INT, 0, "12", 1, 100000, 0, NULL, NULL, "20", "training epochs (Adam)"},
+	{"lr", VPA_K_NUM, 0, "0.002", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
+	 "Adam learning rate"},
+	{"batch", VPA_K_INT, 0, "32", 1, 100000, 0, NULL, NULL, "64",
+	 "Delta sequences per mini-batch"},
+	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations"},
+	{"n_nontarget", VPA_K_INT, 0, "10000", 1, 100000000, 0, NULL, NULL, "10000",
+	 "non-target trials among Part-2 models (as A1)"},
+	{"alpha_mu", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1",
+	 "A1's a_mu for the A1 column of the comparison"},
+	{"alpha_sigma", VPA_K_NUM, 0, "10", 0, INF, 0, NULL, NULL, "10",
+	 "A1's a_sigma for the A1 column of the comparison"},
+	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
+	 "bootstrap confidence level (models resampled); 0 = none"},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack a2_footprint", keys};
+
+static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
+static const char *const metrics[] = {
+	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied",
+	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", NULL,
+};
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+{
+	(void)target_cfg;
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
+	if (l && l->n == 0) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, l);
+		return vpa_fail(err, VPA_EINPUT, &loc, "'layers' is empty: list hidden layers "
+				"(1-based) or leave the key out for all");
+	}
+	for (size_t i = 0; l && i < l->n; i++) {
+		const struct vpa_ynode *v = l->items[i];
+		char *end;
+		long x = v->type == VPA_YSCALAR ? strtol(v->str, &end, 10) : 0;
+		if (v->type != VPA_YSCALAR || !v->plain || *end || end == v->str || x < 1 ||
+		    x > 4096) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"a layer must be an integer in [1, 4096], got '%s'",
+					v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+		}
+	}
+	return 0;
+}
+
+static const int C5[] = {-2, -1, 0, 1, 2}, C3W2[] = {-2, 0, 2}, C3W3[] = {-3, 0, 3};
+enum { EMB_LAYER = 11 };
+
+static struct vpa_nn *make_xvector(size_t in, size_t hid, size_t emb, size_t n_spk)
+{
+	struct vpa_nn *net = vpa_nn_new(in);
+	vpa_nn_add_tdnn(net, hid, C5, 5);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_tdnn(net, hid, C3W2, 3);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_tdnn(net, hid, C3W3, 3);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_dense(net, hid);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_dense(net, 3 * hid);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_simple(net, VPA_NN_STATSPOOL);
+	vpa_nn_add_dense(net, emb); /* EMB_LAYER: the embedding ("segment6" of Kaldi) */
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_dense(net, n_spk);
+	return net;
+}
+
+/* The Delta sequences of one model on one layer, standardised: (N, d). */
+static int model_delta(struct vpa_flam *t, size_t m, const float *g, size_t h,
+		       const double *mean, const double *isd, float *out, struct vpa_err *err)
+{
+	float **a;
+	int rc = vpa_flam_activations(t, m, &a, err);
+	if (rc)
+		return rc;
+	size_t N = t->off[t->n_utt], d = t->dim[h];
+	for (size_t i = 0; i < N * d; i++)
+		out[i] = a[h][i] - g[i];
+	if (mean)
+		for (size_t i = 0; i < N; i++)
+			for (size_t j = 0; j < d; j++)
+				out[i * d + j] = (float)((out[i * d + j] - mean[j]) * isd[j]);
+	vpa_flam_acts_free(a, t->n_layers);
+	return 0;
+}
+
+/* Embeddings (n_utt, emb) of one model's Delta sequences (N, d) in EVAL mode. */
+static int embed(struct vpa_nn *net, const struct vpa_flam *t, const float *x, double *e,
+		 struct vpa_err *err)
+{
+	struct vpa_nn_batch b = {t->n_utt, t->off, x, NULL};
+	int rc = vpa_nn_forward(net, &b, VPA_NN_EVAL, err);
+	if (rc)
+		return rc;
+	size_t rows, dim;
+	const float *y = vpa_nn_activation(net, EMB_LAYER, &rows, &dim);
+	for (size_t i = 0; i < rows * dim; i++)
+		e[i] = y[i];
+	return 0;
+}
+
+static double eer_of(const double *tar, size_t nt, const double *non, size_t nn)
+{
+	double *a = xmalloc(nt * sizeof(double)), *b = xmalloc(nn * sizeof(double));
+	memcpy(a, tar, nt * sizeof(double));
+	memcpy(b, non, nn * sizeof(double));
+	vpa_sort_scores(a, NULL, nt);
+	vpa_sort_scores(b, NULL, nn);
+	struct vpa_scores s = {a, nt, b, nn, NULL, NULL};
+	struct vpa_metrics_opts o;
+	struct vpa_metrics m;
+	struct vpa_err e;
+	vpa_metrics_opts_init(&o);
+	vpa_err_init(&e);
+	double r = vpa_metrics_all(&s, &o, &m, &e) ? NAN : m.eer;
+	free(a);
+	free(b);
+	return r;
+}
+
+struct layer_res {
+	double loss_first, loss_last, acc, chance, a1_eer;
+};
+
+/*
+ * A2 on hidden layer h (0-based): trials scores into tr (pairs tp/np among
+ * Part-2 models).  Per-layer numbers into lr.
+ */
+static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_flam *t,
+		    const float *g, size_t h, const uint32_t *tp, size_t nt, const uint32_t *np,
+		    size_t nn, struct vpa_trials *tr, struct layer_res *lr, struct vpa_err *err)
+{
+	size_t N = t->off[t->n_utt], d = t->dim[h], U = t->n_utt;
+	size_t hid = (size_t)vpa_cfg_int(cfg, &schema, "hidden");
+	size_t edim = (size_t)vpa_cfg_int(cfg, &schema, "embedding_dim");
+	size_t epochs = (size_t)vpa_cfg_int(cfg, &schema, "epochs");
+	size_t batch = (size_t)vpa_cfg_int(cfg, &schema, "batch");
+	double lrate = vpa_cfg_num(cfg, &schema, "lr");
+	int em = (int)vpa_cfg_int(cfg, &schema, "em_iters");
+	double a_mu = vpa_cfg_num(cfg, &schema, "alpha_mu");
+	double a_sg = vpa_cfg_num(cfg, &schema, "alpha_sigma");
+	int rc = 0;
+	/* Part-1 models and their speakers (renumbered 0..K-1) */
+	size_t n1 = 0, K = 0;
+	size_t *p1 = xmalloc((t->n_models ? t->n_models : 1) * sizeof(size_t));
+	uint32_t *lab = xmalloc((t->n_models ? t->n_models : 1) * sizeof(uint32_t));
+	uint32_t *map = xmalloc((t->n_spk ? t->n_spk : 1) * sizeof(uint32_t));
+	for (size_t s = 0; s < t->n_spk; s++)
+		map[s] = UINT32_MAX;
+	for (size_t m = 0; m < t->n_models; m++)
+		if (t->models[m].part == VPA_FLAM_PART1) {
+			uint32_t s = t->models[m].spk;
+			if (map[s] == UINT32_MAX)
+				map[s] = (uint32_t)K++;
+			lab[n1] = map[s];
+			p1[n1++] = m;
+		}
+	float *X = NULL, *bx = NULL;
+	double *mean = NULL, *isd = NULL, *E1 = NULL, *E2 = NULL, *tmp = NULL, *tv = NULL;
+	double **mu2 = NULL, **sd2 = NULL;
+	uint32_t *elab = NULL, *seq_lab = NULL;
+	size_t *perm = NULL, *boff = NULL;
+	struct vpa_nn *net = NULL;
+	struct vpa_plda *pl = NULL;
+	struct vpa_optim o;
+	memset(&o, 0, sizeof(o));
+	if (K < 2) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "A2 needs Part-1 models of at least two speakers, the target has %zu",
+			      K);
+		goto out;
+	}
+	/* 1. Part-1 Delta sequences and their standardisation */
+	X = xmalloc(xmul(xmul(n1, N), d * sizeof(float)));
+	for (size_t i = 0; i < n1 && !rc; i++)
+		rc = model_delta(t, p1[i], g, h, NULL, NULL, X + i * N * d, err);
+	if (rc)
+		goto out;
+	mean = xcalloc(d, sizeof(double));
+	isd = xcalloc(d, sizeof(double));
+	for (size_t i = 0; i < n1 * N; i++)
+		for (size_t j = 0; j < d; j++)
+			mean[j] += X[i * d + j];
+	for (size_t j = 0; j < d; j++)
+		mean[j] /= (double)(n1 * N);
+	for (size_t i = 0; i < n1 * N; i++)
+		for (size_t j = 0; j < d; j++) {
+			double e = X[i * d + j] - mean[j];
+			isd[j] += e * e;
+		}
+	for (size_t j = 0; j < d; j++) {
+		double sd = sqrt(isd[j] / (double)(n1 * N));
+		isd[j] = sd > 1e-12 ? 1 / sd : 0; /* a dead unit stays 0 */
+	}
+	for (size_t i = 0; i < n1 * N; i++)
+		for (size_t j = 0; j < d; j++)
+			X[i * d + j] = (float)((X[i * d + j] - mean[j]) * isd[j]);
+
+	/* 2. the x-vector network, trained on (model, utterance) sequences */
+	char nm[64];
+	snprintf(nm, sizeof(nm), "a2/layer%zu", h + 1);
+	struct vpa_rng r;
+	vpa_rng_split(&r, ctx->seed, nm);
+	net = make_xvector(d, hid, edim, K);
+	vpa_nn_init_params(net, vpa_rng_u64(&r));
+	size_t npar;
+	vpa_nn_params(net, &npar);
+	vpa_optim_init_adam(&o, npar, lrate, 0.9, 0.999, 1e-8, 0);
+	size_t n_ex = n1 * U;
+	perm = xmalloc(n_ex * sizeof(size_t));
+	for (size_t i = 0; i < n_ex; i++)
+		perm[i] = i;
+	size_t maxT = 0;
+	for (size_t u = 0; u < U; u++)
+		if (t->off[u + 1] - t->off[u] > maxT)
+			maxT = t->off[u + 1] - t->off[u];
+	bx = xmalloc(xmul(batch * maxT, d * sizeof(float)));
+	boff = xmalloc((batch + 1) * sizeof(size_t));
+	seq_lab = xmalloc(batch * sizeof(uint32_t));
+	lr->loss_first = lr->loss_last = NAN;
+	for (size_t ep = 0; ep < epochs && !rc; ep++) {
+		for (size_t i = n_ex; i > 1; i--) {
+			size_t j = vpa_rng_below(&r, i), s = perm[i - 1];
+			perm[i - 1] = perm[j];
+			perm[j] = s;
+		}
+		double sum = 0;
+		size_t nb = 0;
+		for (size_t b0 = 0; b0 < n_ex && !rc; b0 += batch) {
+			size_t k = n_ex - b0 < batch ? n_ex - b0 : batch;
+			boff[0] = 0;
+			for (size_t i = 0; i < k; i++) {
+				size_t ex = perm[b0 + i], m = ex / U, u = ex % U;
+				size_t T = t->off[u + 1] - t->off[u];
+				memcpy(bx + boff[i] * d, X + (m * N + t->off[u]) * d,
+				       T * d * sizeof(float));
+				boff[i + 1] = boff[i] + T;
+				seq_lab[i] = lab[m];
+			}
+			struct vpa_nn_batch bt = {k, boff, bx, NULL};
+			struct vpa_nn_targets tg;
+			vpa_nn_targets_init(&tg);
+			tg.labels = seq_lab;
+			tg.per_sequence = 1;
+			double loss;
+			rc = vpa_nn_train_step(net, &o, &bt, &tg, 0, &loss, err);
+			sum += loss;
+			nb++;
+		}
+		if (nb && ep == 0)
+			lr->loss_first = sum / (double)nb;
+		if (nb)
+			lr->loss_last = sum / (double)nb;
+	}
+	if (rc)
+		goto out;
+
+	/* 3. accuracy on the seen (Part-1) sequences and their embeddings */
+	E1 = xmalloc(xmul(n_ex, edim * sizeof(double)));
+	elab = xmalloc(n_ex * sizeof(uint32_t));
+	size_t ok = 0;
+	for (size_t i = 0; i < n1 && !rc; i++) {
+		struct vpa_nn_batch b = {U, t->off, X + i * N * d, NULL};
+		rc = vpa_nn_forward(net, &b, VPA_NN_EVAL, err);
+		if (rc)
+			break;
+		size_t R, C;
+		const float *z = vpa_nn_output(net, &R, &C);
+		for (size_t u = 0; u < R; u++) {
+			size_t best = 0;
+			for (size_t c = 1; c < C; c++)
+				if (z[u * C + c] > z[u * C + best])
+					best = c;
+			ok += best == lab[i];
+		}
+		size_t rows, dim;
+		const float *y = vpa_nn_activation(net, EMB_LAYER, &rows, &dim);
+		for (size_t k = 0; k < rows * dim; k++)
+			E1[i * U * edim + k] = y[k];
+		for (size_t u = 0; u < U; u++)
+			elab[i * U + u] = lab[i];
+	}
+	if (rc)
+		goto out;
+	lr->acc = (double)ok / (double)n_ex;
+	lr->chance = 1.0 / (double)K;
+	free(X);
+	X = NULL;
+
+	/* 4. PLDA on the Part-1 utterance embeddings (centred, length-normalised) */
+	double *cm = xmalloc(edim * sizeof(double));
+	vpa_rows_mean(E1, n_ex, edim, cm);
+	vpa_rows_center(E1, n_ex, edim, cm);
+	vpa_rows_length_norm(E1, n_ex, edim);
+	pl = vpa_plda_train(E1, n_ex, edim, elab, K, em, NULL, err);
+	if (!pl) {
+		free(cm);
+		rc = err->status ? err->status : VPA_ENUMERIC;
+		goto out;
+	}
+
+	/* 5. Part-2 model embeddings (average over the Indicator utterances) and A1 stats */
+	E2 = xcalloc(xmul(t->n_models, edim), sizeof(double));
+	tmp = xmalloc(xmul(U, edim * sizeof(double)));
+	mu2 = xcalloc(t->n_models, sizeof(double *));
+	sd2 = xcalloc(t->n_models, sizeof(double *));
+	unsigned char *use = xcalloc(t->n_models, 1);
+	for (size_t i = 0; i < nt; i++)
+		use[tp[2 * i]] = use[tp[2 * i + 1]] = 1;
+	for (size_t i = 0; i < nn; i++)
+		use[np[2 * i]] = use[np[2 * i + 1]] = 1;
+	float *Xm = xmalloc(xmul(N, d * sizeof(float)));
+	for (size_t m = 0; m < t->n_models && !rc; m++) {
+		if (!use[m])
+			continue;
+		rc = model_delta(t, m, g, h, NULL, NULL, Xm, err);
+		if (rc)
+			break;
+		mu2[m] = xmalloc(d * sizeof(double));
+		sd2[m] = xmalloc(d * sizeof(double));
+		/* A1 statistics of the raw Delta (g is subtracted already: pass zeros) */
+		double *z = xcalloc(d, sizeof(double));
+		for (size_t j = 0; j < d; j++)
+			mu2[m][j] = sd2[m][j] = 0;
+		for (size_t i = 0; i < N; i++)
+			for (size_t j = 0; j < d; j++)
+				mu2[m][j] += Xm[i * d + j];
+		for (size_t j = 0; j < d; j++)
+			mu2[m][j] /= (double)N;
+		for (size_t i = 0; i < N; i++)
+			for (size_t j = 0; j < d; j++) {
+				double e = Xm[i * d + j] - mu2[m][j];
+				z[j] += e * e;
+			}
+		for (size_t j = 0; j < d; j++)
+			sd2[m][j] = sqrt(z[j] / (double)N);
+		free(z);
+		for (size_t i = 0; i < N; i++)
+			for (size_t j = 0; j < d; j++)
+				Xm[i * d + j] = (float)((Xm[i * d + j] - mean[j]) * isd[j]);
+		rc = embed(net, t, Xm, tmp, err);
+		for (size_t u = 0; u < U && !rc; u++)
+			for (size_t k = 0; k < edim; k++)
+				E2[m * edim + k] += tmp[u * edim + k] / (double)U;
+	}
+	free(Xm);
+	free(use);
+	if (rc) {
+		free(cm);
+		goto out;
+	}
+	vpa_rows_center(E2, t->n_models, edim, cm);
+	vpa_rows_length_norm(E2, t->n_models, edim);
+	free(cm);
+	tv = xmalloc(xmul(t->n_models, edim * sizeof(double)));
+	vpa_plda_transform_rows(pl, E2, t->n_models, NULL, VPA_PLDA_NORM_KALDI, tv);
+
+	/* 6. trials: PLDA LLR (A2) and -rho (A1, for the comparison) */
+	vpa_trials_init(tr);
+	tr->n_tar = nt;
+	tr->n_non = nn;
+	tr->tar = xmalloc(nt * sizeof(double));
+	tr->non = xmalloc(nn * sizeof(double));
+	tr->tar_e = xmalloc(nt * sizeof(uint32_t));
+	tr->tar_t = xmalloc(nt * sizeof(uint32_t));
+	tr->non_e = xmalloc(nn * sizeof(uint32_t));
+	tr->non_t = xmalloc(nn * sizeof(uint32_t));
+	tr->n_ids_e = tr->n_ids_t = t->n_models;
+	tr->ids_e = xcalloc(t->n_models, sizeof(char *));
+	tr->ids_t = xcalloc(t->n_models, sizeof(char *));
+	for (size_t i = 0; i < t->n_models; i++) {
+		tr->ids_e[i] = xstrdup(t->models[i].id);
+		tr->ids_t[i] = xstrdup(t->models[i].id);
+	}
+	double *a1t = xmalloc(nt * sizeof(double)), *a1n = xmalloc(nn * sizeof(double));
+	for (int c = 0; c < 2; c++) {
+		const uint32_t *p = c ? np : tp;
+		size_t n = c ? nn : nt;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t a = p[2 * i], b = p[2 * i + 1];
+			double s = vpa_plda_llr(pl, tv + a * edim, 1, tv + b * edim);
+			double r1 = -vpa_footprint_rho(mu2[a], sd2[a], mu2[b], sd2[b], d, a_mu, a_sg);
+			(c ? tr->non : tr->tar)[i] = s;
+			(c ? tr->non_e : tr->tar_e)[i] = a;
+			(c ? tr->non_t : tr->tar_t)[i] = b;
+			(c ? a1n : a1t)[i] = r1;
+		}
+	}
+	lr->a1_eer = (a_mu > 0 || a_sg > 0) ? eer_of(a1t, nt, a1n, nn) : NAN;
+	free(a1t);
+	free(a1n);
+out:
+	if (mu2)
+		for (size_t m = 0; m < t->n_models; m++) {
+			free(mu2[m]);
+			free(sd2[m]);
+		}
+	free(mu2);
+	free(sd2);
+	vpa_optim_release(&o);
+	vpa_plda_free(pl);
+	vpa_nn_free(net);
+	free(X);
+	free(bx);
+	free(boff);
+	free(seq_lab);
+	free(perm);
+	free(mean);
+	free(isd);
+	free(E1);
+	free(E2);
+	free(tmp);
+	free(tv);
+	free(elab);
+	free(p1);
+	free(lab);
+	free(map);
+	return rc;
+}
+
+static struct vpa_json *num_arr(const double *x, size_t n)
+{
+	struct vpa_json *a = vpa_json_arr();
+	for (size_t i = 0; i < n; i++)
+		vpa_json_push(a, vpa_json_num(x[i]));
+	return a;
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *tg, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	struct vpa_flam *t = tg->data;
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
+	size_t nl = l ? l->n : t->n_layers;
+	size_t *lay = xmalloc((nl ? nl : 1) * sizeof(size_t));
+	uint32_t *tp = NULL, *np = NULL;
+	size_t nt = 0, nn = 0;
+	float **g = NULL;
+	double *eer2 = xmalloc((nl ? nl : 1) * sizeof(double));
+	double *eer1 = xmalloc((nl ? nl : 1) * sizeof(double));
+	double *xs = xmalloc((nl ? nl : 1) * sizeof(double));
+	struct vpa_json *det = vpa_json_arr();
+	int rc = 0;
+	struct vpa_eval_opts eo;
+	vpa_eval_opts_init(&eo);
+	eo.ci_level = vpa_cfg_num(cfg, &schema, "ci");
+	eo.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	eo.seed = ctx->seed;
+	for (size_t i = 0; i < nl && !rc; i++) {
+		if (!l) {
+			lay[i] = i;
+			continue;
+		}
+		long x = strtol(l->items[i]->str, NULL, 10);
+		if ((size_t)x > t->n_layers) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, l->items[i]);
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "layer %ld: the target has %zu hidden "
+				      "layer%s", x, t->n_layers, t->n_layers == 1 ? "" : "s");
+		}
+		lay[i] = (size_t)(x - 1);
+	}
+	if (rc)
+		goto out;
+	vpa_flam_pairs(t, VPA_FLAM_PART2, (size_t)vpa_cfg_int(cfg, &schema, "n_nontarget"),
+		       ctx->seed, &tp, &nt, &np, &nn);
+	if (nt == 0 || nn == 0) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "target '%s': the part2 models give no %s trial (a target trial needs "
+			      "a speaker with two models, a non-target one two speakers)", tg->id,
+			      nt == 0 ? "target" : "non-target");
+		goto out;
+	}
+	if ((rc = vpa_flam_activations(t, t->n_models, &g, err)))
+		goto out;
+	double t0 = vpa_now();
+	for (size_t k = 0; k < nl && !rc; k++) {
+		size_t h = lay[k];
+		struct vpa_trials tr;
+		struct layer_res res = {NAN, NAN, NAN, NAN, NAN};
+		vpa_trials_init(&tr);
+		rc = a2_layer(ctx, cfg, t, g[h], h, tp, nt, np, nn, &tr, &res, err);
+		if (!rc) {
+			size_t nr = out->records->n, nd = det->n;
+			struct vpa_attack_out tmp = {out->records, NULL};
+			rc = vpa_record_from_scores(ctx, id, NULL, (long)(h + 1), &tr, &eo, &tmp, det,
+						    err);
+			if (!rc) {
+				struct vpa_json *mj = vpa_json_get(out->records->items[nr], "metrics");
+				eer2[k] = vpa_json_get_num(mj, "eer", NAN);
+				eer1[k] = res.a1_eer;
+				vpa_json_set_num(mj, "a1_eer", res.a1_eer);
+				vpa_json_set_num(mj, "train_loss_first", res.loss_first);
+				vpa_json_set_num(mj, "train_loss_last", res.loss_last);
+				vpa_json_set_num(mj, "train_accuracy", res.acc);
+				vpa_json_set_num(mj, "chance_accuracy", res.chance);
+				vpa_json_set_num(mj, "layer_dim", (double)t->dim[h]);
+				if (det->n > nd) {
+					char nm[32];
+					snprintf(nm, sizeof(nm), "layer %zu", h + 1);
+					vpa_json_set_str(det->items[nd], "name", nm);
+				}
+			}
+		}
+		vpa_trials_release(&tr);
+		xs[k] = (double)(h + 1);
+		vpa_progress("a2 layers", k + 1, nl, t0);
+	}
+	if (rc)
+		goto out;
+	{
+		/* Table 2 of the paper: A1 against A2, EER per layer */
+		struct vpa_json *fig = vpa_json_obj(), *series = vpa_json_arr();
+		char buf[512];
+		snprintf(buf, sizeof(buf), "%s-a1-vs-a2", id);
+		vpa_json_set_str(fig, "type", "lines");
+		vpa_json_set_str(fig, "id", buf);
+		snprintf(buf, sizeof(buf), "A1 (mu+sigma) against A2: EER per hidden layer (%s on %s, "
+			 "Part-2 trials)", id, tg->id);
+		vpa_json_set_str(fig, "title", buf);
+		vpa_json_set_str(fig, "xlabel", "hidden layer");
+		vpa_json_set_str(fig, "ylabel", "EER");
+		vpa_json_set(fig, "logx", vpa_json_bool(0));
+		struct vpa_json *s1 = vpa_json_obj(), *s2 = vpa_json_obj();
+		vpa_json_set_str(s1, "name", "A1");
+		vpa_json_set(s1, "x", num_arr(xs, nl));
+		vpa_json_set(s1, "y", num_arr(eer1, nl));
+		vpa_json_set_str(s2, "name", "A2");
+		vpa_json_set(s2, "x", num_arr(xs, nl));
+		vpa_json_set(s2, "y", num_arr(eer2, nl));
+		vpa_json_push(series, s1);
+		vpa_json_push(series, s2);
+		vpa_json_set(fig, "series", series);
+		vpa_json_push(out->figures, fig);
+		snprintf(buf, sizeof(buf), "DET: %s (A2, PLDA) on %s, per hidden layer", id, tg->id);
+		char fid[256];
+		snprintf(fid, sizeof(fid), "%s-det", id);
+		vpa_json_push(out->figures, vpa_det_figure(fid, buf, det));
+		det = NULL;
+	}
+out:
+	vpa_json_free(det);
+	vpa_flam_acts_free(g, t->n_layers);
+	free(lay);
+	free(tp);
+	free(np);
+	free(eer1);
+	free(eer2);
+	free(xs);
+	return rc;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	(void)cfg;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: A2 footprint attack (x-vector on Delta sequences, PLDA) on '%s'", id,
+		       target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_a2_footprint = {
+	.name = "a2_footprint",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 1,
+	.doc = "Attack A2 of Tomashenko et al. (ICASSP 2022, 3.2.2): per chosen hidden layer, an "
+	       "x-vector-like network (TDNN layers, statistics pooling after the fifth, embedding, "
+	       "softmax over Part-1 speakers) trained on the Delta sequences of the Part-1 models "
+	       "to predict their speaker; a Part-2 model's embedding is averaged over the "
+	       "Indicator utterances and pairs are scored with a PLDA trained on Part-1 "
+	       "embeddings.  Trials as A1 on Part-2.  Records per layer (sub null) also carry "
+	       "`a1_eer` (A1 on the same trials, the paper's Table 2), the training losses of the "
+	       "first and last epochs and the accuracy on the seen Part-1 sequences.",
+	.validate = validate,
+	.subs = NULL,
+	.run = run,
+	.title = title,
+};

@@ -1,0 +1,151 @@
+/*
+ * targets/fl_am.h - federated-learning speaker-adapted acoustic models
+ * (Tomashenko, Mdhaffar, Tommasi, Esteve, Bonastre, "Privacy attacks for
+ * automatic speech recognition acoustic models in a federated learning
+ * framework", ICASSP 2022): the built target of kind `fl_acoustic_models`
+ * (targets/fl_am.c), its simulator (targets/sim_am.c), and the footprint
+ * kernels shared by the attacks `a1_footprint` (attacks/a1.c) and
+ * `a2_footprint` (attacks/a2.c).
+ *
+ * A target is a global model W_g, personalised models W_s (each tagged with
+ * its speaker and its partition Part-1 or Part-2) and an Indicator data set:
+ * either the networks (struct vpa_nn, core/nn.h) and the Indicator features,
+ * or precomputed activations per model, hidden layer and Indicator utterance.
+ * targets/README.md ("fl_acoustic_models") documents the simulation model and
+ * the import layouts.
+ */
+#ifndef VPA_FL_AM_H
+#define VPA_FL_AM_H
+
+#include "core/base.h"
+#include "core/nn.h"
+#include "targets/targets.h"
+
+enum { VPA_FLAM_GLOBAL = 0, VPA_FLAM_PART1 = 1, VPA_FLAM_PART2 = 2 };
+
+struct vpa_flam_model {
+	char *id;            /* owned */
+	uint32_t spk;        /* index into spk_id (global model: 0, unused) */
+	int part;            /* VPA_FLAM_GLOBAL | PART1 | PART2 */
+	struct vpa_nn *net;  /* owned; NULL when activations are imported */
+	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
+	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
+	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
+	double update_norm;  /* ||W_s - W_g||_2 before clipping (NAN: unknown) */
+};
+
+struct vpa_flam {
+	struct vpa_flam_model global;     /* W_g */
+	struct vpa_flam_model *models;    /* (n_models) personalised models, owned */
+	size_t n_models;
+	char **spk_id;                    /* (n_spk), owned */
+	size_t n_spk;
+	/* the Indicator set */
+	size_t n_utt;
+	char **utt_id;                    /* (n_utt), owned */
+	size_t *off;                      /* (n_utt + 1) frame offsets, owned */
+	float *x;                         /* (off[n_utt], in_dim) features, owned; NULL for
+					     imported activations */
+	size_t in_dim;
+	/* hidden layers 1..n_layers: layer_at[h-1] = index of the network layer whose
+	   output is hidden layer h (the last layer before the (h+1)-th affine layer) */
+	size_t n_layers;
+	size_t *layer_at;                 /* (n_layers), owned; NULL for imported activations */
+	size_t *dim;                      /* (n_layers) width of each hidden layer, owned */
+	/* local DP on the released updates (simulate) */
+	double dp_clip, dp_noise, dp_delta, dp_epsilon; /* epsilon per release; 0/INF when off */
+};
+
+void vpa_flam_init(struct vpa_flam *t);
+void vpa_flam_release(struct vpa_flam *t);
+
+/*
+ * Hidden-layer activations of one model on the whole Indicator set: model m
+ * (m == t->n_models: W_g).  acts[h] (t->off[t->n_utt], t->dim[h]) for
+ * h = 0 .. n_layers-1 (hidden layer h+1), float32, caller frees each and the
+ * array (vpa_flam_acts_free).  Networks run in EVAL mode; imported
+ * activations are read from MODEL/layerH/UTT.npy and must have the frame
+ * counts of the global model's files ("acts/m3/layer2/u1.npy: expected 120 x
+ * 64 as the global model, found 119 x 64").
+ */
+int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts /* OUT */,
+			 struct vpa_err *err);
+void vpa_flam_acts_free(float **acts, size_t n_layers);
+
+/*
+ * The hidden layers of a network: the outputs just before each affine
+ * (dense/tdnn) layer but the first, i.e. the output of every hidden block.
+ * layer_at (n_affine - 1) is allocated; returns the count.  Error when the
+ * network has a layer kind an acoustic model cannot have here (statspool,
+ * embedding, lstm) or fewer than two affine layers.
+ */
+int vpa_flam_hidden_layers(const struct vpa_nn *net, size_t **layer_at /* OUT */,
+			   size_t *n /* OUT */, struct vpa_err *err);
+
+/* ---- the simulator (targets/sim_am.c) ------------------------------------- */
+
+struct vpa_flam_sim_cfg {
+	size_t feat_dim;       /* 40 */
+	size_t states;         /* phone states (output classes) */
+	size_t spk_vec_dim;    /* speaker vector appended to the input (0 = none) */
+	double spk_affine;     /* std of A_s - I entries times sqrt(feat_dim) */
+	double spk_bias;       /* std of the speaker bias b_s */
+	double noise;          /* frame noise std */
+	double spk_vec_noise;  /* per-utterance noise of the speaker vector */
+	size_t utt_frames;     /* mean frames per utterance */
+	size_t train_speakers, train_utts;       /* Train-G */
+	size_t part1_speakers, part2_speakers;
+	double two_models;     /* fraction of Part-1/Part-2 speakers with two models */
+	size_t adapt_utts;     /* adaptation utterances per personalised model */
+	size_t heldout_utts;   /* held-out utterances per speaker (utility) */
+	size_t indicator_speakers, indicator_utts;
+	size_t hidden_layers, hidden_dim;
+	size_t global_epochs;  double global_lr;  size_t batch;
+	size_t adapt_epochs;   double adapt_lr;
+	double dp_clip, dp_noise, dp_delta;      /* clip 0: no DP */
+	uint64_t seed;
+	int threads;
+};
+void vpa_flam_sim_cfg_init(struct vpa_flam_sim_cfg *c);
+
+/*
+ * Build a simulated target into t (initialised, empty): Train-G, the global
+ * TDNN, the personalised models (fine-tuning every parameter on each model's
+ * adaptation data, then local DP on the update when dp_clip > 0), held-out
+ * utility and the Indicator set.  info (an object) gets the sizes and the
+ * utility numbers.  Deterministic for a seed whatever the thread count.
+ */
+int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
+		      struct vpa_json *info, struct vpa_err *err);
+
+/* ---- footprint kernels (A1, DESIGN.md) ----------------------------------- */
+
+/*
+ * Mean and population standard deviation (divide by N) over the N rows of
+ * Delta = a - g ((N, d) each), into mu (d) and sd (d), accumulated in double.
+ */
+void vpa_footprint_stats(const float *a, const float *g, size_t N, size_t d,
+			 double *mu /* OUT */, double *sd /* OUT */);
+/*
+ * rho = a_mu |mu_i - mu_k| / (|mu_i| |mu_k|) + a_sigma |sd_i - sd_k| / (|sd_i| |sd_k|)
+ * (Euclidean norms; a term whose denominator is 0 counts as 0 when its
+ * numerator is 0, else +inf is avoided by using the smallest positive double).
+ */
+double vpa_footprint_rho(const double *mu_i, const double *sd_i, const double *mu_k,
+			 const double *sd_k, size_t d, double a_mu, double a_sigma);
+
+/*
+ * The trials of A1/A2 among the models of partition `part`: targets = every
+ * pair (i < k) of different models of the same speaker; non-targets = a
+ * seeded sample without replacement of n_non pairs of models of different
+ * speakers (all such pairs when there are fewer).  Pairs are model indices
+ * (into t->models), e before t in model order.  Arrays owned by the caller.
+ */
+void vpa_flam_pairs(const struct vpa_flam *t, int part, size_t n_non, uint64_t seed,
+		    uint32_t **tar /* OUT (2 n_tar) */, size_t *n_tar /* OUT */,
+		    uint32_t **non /* OUT (2 n_non) */, size_t *n_non_out /* OUT */);
+
+/* The target kind. */
+extern const struct vpa_target_kind vpa_target_fl_acoustic_models;
+
+#endif
