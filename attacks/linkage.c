@@ -14,9 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { A_BASELINE, A_IGNORANT, A_LAZY, A_SEMI, A_INFORMED, A_N };
-static const char *const attacker_names[A_N] = {"baseline", "ignorant", "lazy_informed",
-						"semi_informed", "informed"};
+enum {
+	A_BASELINE = VPA_ATK_BASELINE, A_IGNORANT = VPA_ATK_IGNORANT, A_LAZY = VPA_ATK_LAZY,
+	A_SEMI = VPA_ATK_SEMI, A_INFORMED = VPA_ATK_INFORMED, A_N = VPA_ATK_N
+};
+const char *const vpa_attacker_names[VPA_ATK_N] = {"baseline", "ignorant", "lazy_informed",
+						   "semi_informed", "informed"};
+#define attacker_names vpa_attacker_names
 
 #define INF INFINITY
 static const struct vpa_key keys[] = {
@@ -51,7 +55,7 @@ static const char *const metrics[] = {
 };
 
 /* Attackers named in cfg (default: all), as a bit set in order. */
-static unsigned attackers_of(const struct vpa_ynode *cfg)
+unsigned vpa_linkage_attackers(const struct vpa_ynode *cfg)
 {
 	const struct vpa_ynode *l = vpa_ymap_get(cfg, "attackers");
 	if (!l)
@@ -68,7 +72,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 		   const char ***names)
 {
 	(void)target_cfg;
-	unsigned m = attackers_of(cfg);
+	unsigned m = vpa_linkage_attackers(cfg);
 	size_t n = 0;
 	*names = xcalloc(A_N, sizeof(**names));
 	for (int k = 0; k < A_N; k++)
@@ -113,7 +117,7 @@ int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynod
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
 {
-	return vpa_linkage_check_sets(ctx, cfg, target_cfg, attackers_of(cfg), err);
+	return vpa_linkage_check_sets(ctx, cfg, target_cfg, vpa_linkage_attackers(cfg), err);
 }
 
 /*
@@ -161,7 +165,7 @@ done:
 }
 
 /* The score set of one attacker (ids: enrolment speakers, test utterances). */
-static void make_trials(const struct vpa_anon_trials *tr, const double *S, size_t nt,
+void vpa_linkage_make_trials(const struct vpa_anon_trials *tr, const double *S, size_t nt,
 			const struct vpa_embset *enroll, const struct vpa_embset *test,
 			struct vpa_trials *out)
 {
@@ -197,6 +201,26 @@ static void make_trials(const struct vpa_anon_trials *tr, const double *S, size_
 		out->ids_t[i] = xstrdup(test->utt[i]);
 }
 
+void vpa_linkage_attacker_sets(const struct vpa_anon_target *a, int k,
+			       struct vpa_attacker_sets *out)
+{
+	static const char *const en[A_N] = {"enroll", "enroll", "enroll_anon", "enroll_anon",
+					    "enroll_informed"};
+	static const char *const pn[A_N] = {"population", "population", "population_anon",
+					    "population_anon", "population_informed"};
+	const struct vpa_embset *E[A_N] = {&a->enroll, &a->enroll, &a->enroll_anon, &a->enroll_anon,
+					   &a->enroll_informed};
+	const struct vpa_embset *P[A_N] = {&a->pop, &a->pop, &a->pop_anon, &a->pop_anon,
+					   &a->pop_informed};
+	out->enroll = E[k];
+	out->pop = P[k];
+	out->test = k == A_BASELINE ? &a->trial : &a->trial_anon;
+	out->enroll_name = en[k];
+	out->pop_name = pn[k];
+	out->test_name = k == A_BASELINE ? "trial" : "trial_anon";
+	out->anon_backend = k == A_SEMI || k == A_INFORMED;
+}
+
 /* Train a back-end, naming the set in errors. */
 struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
 					const struct vpa_backend_cfg *cfg, const char *what,
@@ -217,7 +241,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
 	const struct vpa_anon_target *a = t->data;
-	unsigned m = attackers_of(cfg);
+	unsigned m = vpa_linkage_attackers(cfg);
 	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
 	struct vpa_eval_opts o;
 	int rc = 0, do_gvd = vpa_cfg_bool(cfg, &schema, "gvd");
@@ -230,17 +254,17 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	o.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
 	o.seed = ctx->seed;
 
-	const struct vpa_embset *E[A_N] = {&a->enroll, &a->enroll, &a->enroll_anon, &a->enroll_anon,
-					   &a->enroll_informed};
-	const struct vpa_embset *T[A_N] = {&a->trial, &a->trial_anon, &a->trial_anon, &a->trial_anon,
-					   &a->trial_anon};
-	const char *Ename[A_N] = {"enroll", "enroll", "enroll_anon", "enroll_anon", "enroll_informed"};
+	const struct vpa_embset *E[A_N], *T[A_N];
 	for (int k = 0; k < A_N; k++) {
+		struct vpa_attacker_sets as;
+		vpa_linkage_attacker_sets(a, k, &as);
+		E[k] = as.enroll;
+		T[k] = as.test;
 		if (!(m & (1u << k)))
 			continue;
 		if (!E[k]->n || !T[k]->n)
 			return vpa_fail(err, VPA_EINPUT, NULL, "attacker '%s' needs the set '%s'",
-					attacker_names[k], !E[k]->n ? Ename[k] : "trial_anon");
+					attacker_names[k], !E[k]->n ? as.enroll_name : as.test_name);
 	}
 	if (!(b_orig = vpa_linkage_backend(&a->train, &a->backend, "original training data", err)))
 		return err->status;
@@ -270,7 +294,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	for (int k = 0; k < A_N && !rc; k++) {
 		if (!(m & (1u << k)))
 			continue;
-		const struct vpa_backend *B = (k == A_SEMI || k == A_INFORMED) ? b_anon : b_orig;
+		struct vpa_attacker_sets as;
+		vpa_linkage_attacker_sets(a, k, &as);
+		const struct vpa_backend *B = as.anon_backend ? b_anon : b_orig;
 		const struct vpa_embset *e = E[k], *te = T[k];
 		double *S = xmalloc(xmul(xmul(e->n_spk ? e->n_spk : 1, te->n ? te->n : 1),
 					 sizeof(double)));
@@ -279,7 +305,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			break;
 		}
 		struct vpa_trials tr;
-		make_trials(&a->trials, S, te->n, e, te, &tr);
+		vpa_linkage_make_trials(&a->trials, S, te->n, e, te, &tr);
 		free(S);
 		if (!tr.n_tar || !tr.n_non) {
 			rc = vpa_fail(err, VPA_EINPUT, NULL, "the trials have no %s trial",

@@ -225,7 +225,29 @@ void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embs
 void vpa_anon_trials_release(struct vpa_anon_trials *t);
 
 
-/* ---- helpers shared by attacks/linkage.c and attacks/identify.c ---------- */
+/* ---- helpers shared by attacks/linkage.c, identify.c and slicing.c ------- */
+
+/* The attackers (COMPRISE D2.3 4.2.1, VoicePrivacy 2020), in this order. */
+enum { VPA_ATK_BASELINE, VPA_ATK_IGNORANT, VPA_ATK_LAZY, VPA_ATK_SEMI, VPA_ATK_INFORMED,
+       VPA_ATK_N };
+extern const char *const vpa_attacker_names[VPA_ATK_N]; /* "baseline", ... "informed" */
+/* The `attackers` list of an attack's cfg as a bit set (bit k: attacker k); absent: all. */
+unsigned vpa_linkage_attackers(const struct vpa_ynode *cfg);
+/* The sets attacker k works on: its enrolment speakers, its extra population
+ * speakers (identification) and its test utterances, with their role names;
+ * anon_backend = 1 when its back-end is trained on train_anon. */
+struct vpa_attacker_sets {
+	const struct vpa_embset *enroll, *pop, *test;
+	const char *enroll_name, *pop_name, *test_name;
+	int anon_backend;
+};
+void vpa_linkage_attacker_sets(const struct vpa_anon_target *a, int k,
+			       struct vpa_attacker_sets *out /* OUT */);
+/* The score set of the trials tr from the score matrix S (enroll->n_spk, nt)
+ * (ids: enrolment speakers, test utterances); out released with vpa_trials_release. */
+void vpa_linkage_make_trials(const struct vpa_anon_trials *tr, const double *S, size_t nt,
+			     const struct vpa_embset *enroll, const struct vpa_embset *test,
+			     struct vpa_trials *out /* OUT */);
 
 /* Attack validation: an imported target must hold the sets each attacker
  * (bit k of `attackers`: baseline, ignorant, lazy_informed, semi_informed,
@@ -240,5 +262,51 @@ double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *e
 struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
 					const struct vpa_backend_cfg *cfg, const char *what,
 					struct vpa_err *err);
+
+/* ---- identification on a score matrix (attacks/identify.c) ---------------- */
+
+/*
+ * A score matrix S (n_rows population speakers, n_t probes), row-major
+ * float, with truth[t] the row of probe t's speaker, prepared for many
+ * population subsets: the probes' target scores sorted, and for every cell
+ * its position among the distinct target scores (bin 2j+1: equal to the
+ * j-th distinct target score, bin 2j: between the (j-1)-th and the j-th), so
+ * a subset's ROCCH-EER and Cllr_min come from a PAV fit of n_t target scores
+ * against at most 2 n_t + 1 weighted non-target groups, exactly as on the
+ * full sorted score set (both depend on the order of the scores only).
+ */
+struct vpa_ident_matrix {
+	const float *S;          /* (n_rows, n_t), borrowed */
+	size_t n_rows, n_t;
+	const uint32_t *truth;   /* (n_t), borrowed */
+	double *tar;             /* (n_t) target scores sorted ascending, owned */
+	double *rep;             /* (n_bins) a score inside each bin, ascending, owned */
+	size_t n_bins;
+	uint32_t *bin;           /* (n_rows, n_t) bin of each cell, owned */
+};
+/* Errors: truth out of range, a non-finite score. */
+int vpa_ident_prepare(const float *S, size_t n_rows, size_t n_t, const uint32_t *truth,
+		      struct vpa_ident_matrix *out /* OUT */, struct vpa_err *err);
+void vpa_ident_matrix_release(struct vpa_ident_matrix *m);
+
+struct vpa_ident_eval {
+	size_t population, n_target, n_nontarget;
+	double eer, cllr_min;         /* open set: every probe against every population speaker */
+	double linkability;           /* NAN when undefined (fewer than 10 probes) */
+	double mean_rank, mean_norm_rank, chance_rank; /* closed set, vpa_rank per probe */
+	double top1, top5, top10, topk;                /* fraction of probes with rank <= k */
+};
+/*
+ * Evaluate the population rows[0..n) (distinct row indices that include
+ * every probe's true row): open-set ROCCH-EER, Cllr_min and linkability
+ * (omega, bins as vpa_linkability) of all probe x population trials, and the
+ * closed-set rank of each probe's speaker among the population (vpa_rank:
+ * ties count half), its mean, mean / population, the chance rank
+ * (population + 1) / 2 and top-1/5/10/k precision.  Errors: a true row
+ * missing from rows, no non-target trial.
+ */
+int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, size_t n, size_t k,
+		     double omega, size_t bins, struct vpa_ident_eval *out /* OUT */,
+		     struct vpa_err *err);
 
 #endif
