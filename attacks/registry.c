@@ -10,12 +10,14 @@
 
 extern const struct vpa_attack_kind vpa_attack_linkage; /* attacks/linkage.c */
 extern const struct vpa_attack_kind vpa_attack_identification; /* attacks/identify.c */
+extern const struct vpa_attack_kind vpa_attack_slicing; /* attacks/slicing.c */
 extern const struct vpa_attack_kind vpa_attack_a1_footprint, vpa_attack_a2_footprint;
 extern const struct vpa_attack_kind vpa_attack_d_exposure; /* attacks/dexposure.c */
 static const struct vpa_attack_kind *const kinds[] = {
 	&vpa_attack_evaluate,
 	&vpa_attack_linkage,
 	&vpa_attack_identification,
+	&vpa_attack_slicing,
 	&vpa_attack_a1_footprint, &vpa_attack_a2_footprint, /* attacks/a1.c, a2.c */
 	&vpa_attack_d_exposure,
 };

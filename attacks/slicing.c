@@ -1,0 +1,440 @@
+/*
+ * attacks/slicing.c - attack kind `slicing` (COMPRISE D2.3 4.2.6, Fig. 15):
+ * linkability and EER against the duration of the trial utterances, for
+ * original and anonymised speech.  The trial utterances are cut to each
+ * duration (enrolment stays whole) and scored by the attackers of the
+ * `linkage` attack (same sets and back-ends, vpa_linkage_attacker_sets):
+ *  - simulated targets: the duration model of targets/sim_speech.c re-draws
+ *    each trial utterance at min(duration, its own) seconds, keeping its
+ *    draws (vpa_sim_remake for the original, vpa_sim_anon_set with the
+ *    user's pseudo-speakers for the anonymised trials), so only the session
+ *    noise scale sqrt(1 + tau / T) changes;
+ *  - imported targets: one set of embeddings per duration (`slices`),
+ *    extracted from the cut audio, holding the target's trial utterances.
+ * One record per (attacker, duration) made by vpa_record_from_scores, with
+ * the duration in seconds as the record's `layer`.
+ */
+#include "attacks/attacks.h"
+#include "targets/anon.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define INF INFINITY
+static const struct vpa_key set_keys[] = {
+	{"vectors", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/xvector.ark",
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64"},
+	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/ids.txt",
+	 ".npy only: one utterance id per row, or `utt spk` lines"},
+	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/utt2spk",
+	 "`utt spk` lines (required unless `ids` has two columns)"},
+	{NULL},
+};
+static const struct vpa_schema set_schema = {"sliced set", set_keys};
+
+static const struct vpa_key slice_keys[] = {
+	{"duration", VPA_K_INT, 1, NULL, 1, 3600, 0, NULL, NULL, "2",
+	 "the duration (whole seconds) the trial utterances were cut to"},
+	{"trial", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &set_schema,
+	 "{vectors: trial_2s/xvector.ark, utt2spk: trial_2s/utt2spk}",
+	 "original trial utterances cut to `duration` (the baseline attacker needs it)"},
+	{"trial_anon", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &set_schema,
+	 "{vectors: trial_anon_2s/xvector.ark, utt2spk: trial_anon_2s/utt2spk}",
+	 "anonymised trial utterances cut to `duration` (every other attacker needs it)"},
+	{NULL},
+};
+static const struct vpa_schema slice_schema = {"slice", slice_keys};
+
+static const struct vpa_key keys[] = {
+	{"attackers", VPA_K_ENUMLIST, 0, "[baseline, ignorant, lazy_informed, semi_informed, informed]",
+	 -INF, INF, VPA_KF_NONEMPTY, "baseline|ignorant|lazy_informed|semi_informed|informed", NULL,
+	 "[baseline, ignorant]",
+	 "the attackers of the `linkage` attack (baseline = original speech)"},
+	{"durations", VPA_K_LIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, NULL, "[1, 2, 4, 8]",
+	 "simulated targets: durations in whole seconds (distinct integers >= 1) the trial "
+	 "utterances are cut to (an utterance shorter than the duration stays whole)"},
+	{"slices", VPA_K_MAPLIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, &slice_schema,
+	 "[{duration: 2, trial: {...}, trial_anon: {...}}]",
+	 "imported targets: the trial embeddings extracted from audio cut to each duration; each "
+	 "set holds every trial utterance of the target (same ids)"},
+	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
+	 "linkability prior ratio of mated to non-mated pairs"},
+	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	{"p_target", VPA_K_NUM, 0, "0.01", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "0.05",
+	 "target prior of the minimum detection cost"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack slicing", keys};
+
+static const char *const target_kinds[] = {"anonymised_speech", NULL};
+static const char *const metrics[] = {
+	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied", NULL,
+};
+
+static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
+		   const char ***names)
+{
+	(void)target_cfg;
+	unsigned m = vpa_linkage_attackers(cfg);
+	size_t n = 0;
+	*names = xcalloc(VPA_ATK_N, sizeof(**names));
+	for (int k = 0; k < VPA_ATK_N; k++)
+		if (m & (1u << k))
+			(*names)[n++] = vpa_attacker_names[k];
+	return n;
+}
+
+static int file_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, struct vpa_err *err)
+{
+	char *path = vpa_path_join(ctx->dir, v->str);
+	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	struct stat st;
+	int rc = 0;
+	if (stat(path, &st) != 0)
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
+	free(path);
+	return rc;
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+{
+	unsigned m = vpa_linkage_attackers(cfg);
+	int rc = vpa_linkage_check_sets(ctx, cfg, target_cfg, m, err);
+	if (rc)
+		return rc;
+	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
+	int import = src && !strcmp(src->str, "import");
+	const struct vpa_ynode *du = vpa_ymap_get(cfg, "durations");
+	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
+	struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
+	if (!import) {
+		if (sl) {
+			loc = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "slices"));
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`slices` is for imported targets; a simulated target is cut with "
+					"`durations: [1, 2, 4, 8]`");
+		}
+		if (!du)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"slicing a simulated target needs `durations` (e.g. [1, 2, 4, 8])");
+		for (size_t i = 0; i < du->n; i++) {
+			const struct vpa_ynode *v = du->items[i];
+			char *end = NULL;
+			errno = 0;
+			long long x = v->type == VPA_YSCALAR ? strtoll(v->str, &end, 10) : 0;
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, v);
+			if (v->type != VPA_YSCALAR || !v->plain || !end || *end || end == v->str ||
+			    errno || x < 1 || x > 3600)
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"a duration must be a whole number of seconds in [1, 3600], "
+						"got '%s'", v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+			for (size_t j = 0; j < i; j++)
+				if (strtoll(du->items[j]->str, NULL, 10) == x)
+					return vpa_fail(err, VPA_EINPUT, &l2, "duration %lld is listed twice",
+							x);
+		}
+		return 0;
+	}
+	if (du) {
+		loc = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "durations"));
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"an imported target cannot be cut by vpaudit: give the embeddings of the "
+				"cut audio with `slices: [{duration: 2, trial: {...}, trial_anon: {...}}]`");
+	}
+	if (!sl)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"slicing an imported target needs `slices` (the trial embeddings of the "
+				"audio cut to each duration)");
+	for (size_t i = 0; i < sl->n; i++) {
+		const struct vpa_ynode *s = sl->items[i];
+		struct vpa_loc l2 = vpa_node_loc(ctx->file, s);
+		long long d = vpa_cfg_int(s, &slice_schema, "duration");
+		for (size_t j = 0; j < i; j++)
+			if (vpa_cfg_int(sl->items[j], &slice_schema, "duration") == d)
+				return vpa_fail(err, VPA_EINPUT, &l2, "duration %lld is listed twice", d);
+		if ((m & 1u) && !vpa_ymap_get(s, "trial"))
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"slice of %lld s: the baseline attacker needs `trial`", d);
+		if ((m & ~1u) && !vpa_ymap_get(s, "trial_anon"))
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"slice of %lld s: attackers other than the baseline need "
+					"`trial_anon`", d);
+		for (size_t j = 0; j < s->n; j++) {
+			const struct vpa_ynode *set = s->items[j];
+			if (set->type != VPA_YMAP)
+				continue;
+			for (size_t q = 0; q < set->n; q++)
+				if ((rc = file_ok(ctx, set->items[q], err)))
+					return rc;
+		}
+	}
+	return 0;
+}
+
+/* An imported sliced set, rows in the order of the target's trial set. */
+static int import_slice(struct vpa_run_ctx *ctx, const struct vpa_ynode *m, const char *role,
+			long long dur, const struct vpa_embset *trial, struct vpa_embset *out,
+			struct vpa_err *err)
+{
+	char *p[3] = {NULL};
+	const char *k[3] = {"vectors", "ids", "utt2spk"};
+	struct vpa_embset raw;
+	vpa_embset_init(&raw);
+	for (int i = 0; i < 3; i++) {
+		const char *v = vpa_cfg_str(m, &set_schema, k[i]);
+		p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
+	}
+	struct vpa_embset_src src = {p[0], p[1], p[2], NULL, NULL, 0};
+	int rc = vpa_embset_import(&src, &raw, err);
+	for (int i = 0; i < 3; i++)
+		free(p[i]);
+	if (rc)
+		goto out;
+	if (raw.d != trial->d) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "dimension mismatch: slice of %lld s, set '%s' has dimension %zu, "
+			      "'trial' has %zu", dur, role, raw.d, trial->d);
+		goto out;
+	}
+	size_t *idx = xmalloc(xmul(trial->n ? trial->n : 1, sizeof(size_t)));
+	for (size_t i = 0; i < trial->n; i++) {
+		long r = vpa_embset_find_utt(&raw, trial->utt[i]);
+		if (r < 0) {
+			free(idx);
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "slice of %lld s: set '%s' has no embedding for trial utterance '%s'",
+				      dur, role, trial->utt[i]);
+			goto out;
+		}
+		if (strcmp(raw.spk_id[raw.spk[r]], trial->spk_id[trial->spk[i]])) {
+			free(idx);
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "slice of %lld s: set '%s' gives utterance '%s' to speaker '%s', "
+				      "'trial' to '%s'", dur, role, trial->utt[i], raw.spk_id[raw.spk[r]],
+				      trial->spk_id[trial->spk[i]]);
+			goto out;
+		}
+		idx[i] = (size_t)r;
+	}
+	vpa_embset_subset_rows(&raw, idx, trial->n, out);
+	free(idx);
+out:
+	vpa_embset_release(&raw);
+	return rc;
+}
+
+static struct vpa_json *lines_fig(const char *id, const char *suffix, const char *title,
+				  const char *ylabel)
+{
+	struct vpa_json *f = vpa_json_obj();
+	char fid[300];
+	snprintf(fid, sizeof(fid), "%s-%s", id, suffix);
+	vpa_json_set_str(f, "type", "lines");
+	vpa_json_set_str(f, "id", fid);
+	vpa_json_set_str(f, "title", title);
+	vpa_json_set_str(f, "xlabel", "trial utterance duration (s)");
+	vpa_json_set_str(f, "ylabel", ylabel);
+	vpa_json_set(f, "logx", vpa_json_bool(0));
+	vpa_json_set(f, "series", vpa_json_arr());
+	return f;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return (x > y) - (x < y);
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_anon_target *a = t->data;
+	unsigned m = vpa_linkage_attackers(cfg);
+	const struct vpa_ynode *du = vpa_ymap_get(cfg, "durations");
+	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
+	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
+	struct vpa_eval_opts o;
+	int rc = 0;
+	vpa_eval_opts_init(&o);
+	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
+	o.m.bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
+	o.m.p_target = vpa_cfg_num(cfg, &schema, "p_target");
+	o.seed = ctx->seed;
+
+	/* the durations, ascending, with the slice node of each (import) */
+	size_t nd = a->sim ? (du ? du->n : 0) : (sl ? sl->n : 0);
+	if (!nd)
+		return vpa_fail(err, VPA_EINPUT, NULL, a->sim ? "slicing needs `durations`"
+							     : "slicing needs `slices`");
+	long long *dur = xmalloc(xmul(nd, sizeof(long long)));
+	for (size_t i = 0; i < nd; i++)
+		dur[i] = a->sim ? strtoll(du->items[i]->str, NULL, 10)
+				: vpa_cfg_int(sl->items[i], &slice_schema, "duration");
+	qsort(dur, nd, sizeof(long long), cmp_ll);
+
+	for (int k = 0; k < VPA_ATK_N; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		struct vpa_attacker_sets as;
+		vpa_linkage_attacker_sets(a, k, &as);
+		if (!as.enroll->n || !as.test->n) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "attacker '%s' needs the set '%s'",
+				      vpa_attacker_names[k], !as.enroll->n ? as.enroll_name : as.test_name);
+			goto out;
+		}
+	}
+	if (a->sim && !a->trial_pseudo.n_pseudo) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "slicing: the simulated target has no pseudo-speakers");
+		goto out;
+	}
+	if (!(b_orig = vpa_linkage_backend(&a->train, &a->backend, "original training data", err))) {
+		rc = err->status;
+		goto out;
+	}
+	if (m & ((1u << VPA_ATK_SEMI) | (1u << VPA_ATK_INFORMED))) {
+		if (!a->train_anon.n) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "semi-informed and informed attackers need anonymised training "
+				      "data (train_anon)");
+			goto out;
+		}
+		if (!(b_anon = vpa_linkage_backend(&a->train_anon, &a->backend,
+						   "anonymised training data", err))) {
+			rc = err->status;
+			goto out;
+		}
+	}
+
+	char title[512];
+	snprintf(title, sizeof(title), "Linkability against trial duration (%s on %s)", id, t->id);
+	struct vpa_json *fl = lines_fig(id, "linkability", title, "linkability D<->sys");
+	snprintf(title, sizeof(title), "EER against trial duration (%s on %s)", id, t->id);
+	struct vpa_json *fe = lines_fig(id, "eer", title, "EER");
+	struct vpa_json *ser_l[VPA_ATK_N] = {NULL}, *ser_e[VPA_ATK_N] = {NULL};
+	for (int k = 0; k < VPA_ATK_N; k++) {
+		if (!(m & (1u << k)))
+			continue;
+		ser_l[k] = vpa_json_obj();
+		ser_e[k] = vpa_json_obj();
+		vpa_json_set_str(ser_l[k], "name", vpa_attacker_names[k]);
+		vpa_json_set_str(ser_e[k], "name", vpa_attacker_names[k]);
+		vpa_json_set(ser_l[k], "x", vpa_json_arr());
+		vpa_json_set(ser_l[k], "y", vpa_json_arr());
+		vpa_json_set(ser_e[k], "x", vpa_json_arr());
+		vpa_json_set(ser_e[k], "y", vpa_json_arr());
+		vpa_json_push(vpa_json_get(fl, "series"), ser_l[k]);
+		vpa_json_push(vpa_json_get(fe, "series"), ser_e[k]);
+	}
+	/* records only (no per-record figures: attackers x durations would be many) */
+	struct vpa_attack_out rec_out = {out->records, NULL};
+	for (size_t di = 0; di < nd && !rc; di++) {
+		struct vpa_embset tr, tra;
+		vpa_embset_init(&tr);
+		vpa_embset_init(&tra);
+		if (a->sim) {
+			vpa_sim_remake(a->sim, &a->trial, (double)dur[di], &tr);
+			vpa_sim_anon_set(a->sim, &a->trial, &a->trial_pseudo, (double)dur[di], "user",
+					 &tra);
+		} else {
+			const struct vpa_ynode *s = NULL;
+			for (size_t i = 0; i < sl->n; i++)
+				if (vpa_cfg_int(sl->items[i], &slice_schema, "duration") == dur[di])
+					s = sl->items[i];
+			const struct vpa_ynode *mt = vpa_ymap_get(s, "trial");
+			const struct vpa_ynode *ma = vpa_ymap_get(s, "trial_anon");
+			if (mt)
+				rc = import_slice(ctx, mt, "trial", dur[di], &a->trial, &tr, err);
+			if (!rc && ma)
+				rc = import_slice(ctx, ma, "trial_anon", dur[di], &a->trial, &tra, err);
+		}
+		for (int k = 0; k < VPA_ATK_N && !rc; k++) {
+			if (!(m & (1u << k)))
+				continue;
+			struct vpa_attacker_sets as;
+			vpa_linkage_attacker_sets(a, k, &as);
+			const struct vpa_backend *B = as.anon_backend ? b_anon : b_orig;
+			const struct vpa_embset *e = as.enroll, *te = k == VPA_ATK_BASELINE ? &tr : &tra;
+			double *S = xmalloc(xmul(xmul(e->n_spk ? e->n_spk : 1, te->n ? te->n : 1),
+						 sizeof(double)));
+			if ((rc = vpa_backend_score_sets(B, e, te, S, err))) {
+				free(S);
+				break;
+			}
+			struct vpa_trials trs;
+			vpa_linkage_make_trials(&a->trials, S, te->n, e, te, &trs);
+			free(S);
+			if (!trs.n_tar || !trs.n_non) {
+				rc = vpa_fail(err, VPA_EINPUT, NULL, "the trials have no %s trial",
+					      trs.n_tar ? "non-target" : "target");
+				vpa_trials_release(&trs);
+				break;
+			}
+			size_t before = out->records->n;
+			rc = vpa_record_from_scores(ctx, id, vpa_attacker_names[k], (long)dur[di], &trs, &o,
+						    &rec_out, NULL, err);
+			vpa_trials_release(&trs);
+			if (rc)
+				break;
+			const struct vpa_json *mj = vpa_json_get(out->records->items[before], "metrics");
+			vpa_json_push(vpa_json_get(ser_l[k], "x"), vpa_json_num((double)dur[di]));
+			vpa_json_push(vpa_json_get(ser_l[k], "y"),
+				      vpa_json_num(vpa_json_get_num(mj, "linkability", NAN)));
+			vpa_json_push(vpa_json_get(ser_e[k], "x"), vpa_json_num((double)dur[di]));
+			vpa_json_push(vpa_json_get(ser_e[k], "y"),
+				      vpa_json_num(vpa_json_get_num(mj, "eer", NAN)));
+		}
+		vpa_embset_release(&tr);
+		vpa_embset_release(&tra);
+	}
+	if (!rc) {
+		vpa_json_push(out->figures, fl);
+		vpa_json_push(out->figures, fe);
+	} else {
+		vpa_json_free(fl);
+		vpa_json_free(fe);
+	}
+out:
+	free(dur);
+	vpa_backend_free(b_orig);
+	vpa_backend_free(b_anon);
+	return rc;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	(void)cfg;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: linkage against trial utterance duration ('%s')", id, target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_slicing = {
+	.name = "slicing",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 1,
+	.doc = "Linkage against the duration of the trial utterances, original and anonymised "
+	       "(COMPRISE D2.3 4.2.6, Fig. 15): the trial utterances are cut to each duration "
+	       "(enrolment stays whole) and every attacker of `linkage` scores them with its "
+	       "enrolment and back-end.  Simulated targets are cut through the duration model "
+	       "(`durations`: each utterance re-drawn at min(duration, its own) seconds with the "
+	       "same draws, so only the session noise grows); imported targets give the "
+	       "embeddings of the cut audio (`slices`).  One record per attacker (sub) and "
+	       "duration with every metric of `evaluate`: the record's `layer` is the DURATION "
+	       "in seconds (a gate with `layer: 2` checks 2 s, without it the worst duration).  "
+	       "Two line figures: linkability and EER against duration, one series per attacker.",
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
+};
