@@ -111,13 +111,16 @@ static struct vpa_nn *make_xvector(size_t in, size_t hid, size_t emb, size_t n_s
 
 /* The Delta sequences of one model on one layer, standardised: (N, d). */
 static int model_delta(struct vpa_flam *t, size_t m, const float *g, size_t h,
-		       const double *mean, const double *isd, float *out, struct vpa_err *err)
+		       const double *mean, const double *isd, float *out, double *mu, double *sd,
+		       struct vpa_err *err)
 {
 	float **a;
 	int rc = vpa_flam_activations(t, m, &a, err);
 	if (rc)
 		return rc;
 	size_t N = t->off[t->n_utt], d = t->dim[h];
+	if (mu) /* A1's statistics, computed exactly as attacks/a1.c does */
+		vpa_footprint_stats(a[h], g, N, d, mu, sd);
 	for (size_t i = 0; i < N * d; i++)
 		out[i] = a[h][i] - g[i];
 	if (mean)
@@ -217,7 +220,7 @@ static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct
 	/* 1. Part-1 Delta sequences and their standardisation */
 	X = xmalloc(xmul(xmul(n1, N), d * sizeof(float)));
 	for (size_t i = 0; i < n1 && !rc; i++)
-		rc = model_delta(t, p1[i], g, h, NULL, NULL, X + i * N * d, err);
+		rc = model_delta(t, p1[i], g, h, NULL, NULL, X + i * N * d, NULL, NULL, err);
 	if (rc)
 		goto out;
 	mean = xcalloc(d, sizeof(double));
@@ -357,28 +360,11 @@ static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct
 	for (size_t m = 0; m < t->n_models && !rc; m++) {
 		if (!use[m])
 			continue;
-		rc = model_delta(t, m, g, h, NULL, NULL, Xm, err);
-		if (rc)
-			break;
 		mu2[m] = xmalloc(d * sizeof(double));
 		sd2[m] = xmalloc(d * sizeof(double));
-		/* A1 statistics of the raw Delta (g is subtracted already: pass zeros) */
-		double *z = xcalloc(d, sizeof(double));
-		for (size_t j = 0; j < d; j++)
-			mu2[m][j] = sd2[m][j] = 0;
-		for (size_t i = 0; i < N; i++)
-			for (size_t j = 0; j < d; j++)
-				mu2[m][j] += Xm[i * d + j];
-		for (size_t j = 0; j < d; j++)
-			mu2[m][j] /= (double)N;
-		for (size_t i = 0; i < N; i++)
-			for (size_t j = 0; j < d; j++) {
-				double e = Xm[i * d + j] - mu2[m][j];
-				z[j] += e * e;
-			}
-		for (size_t j = 0; j < d; j++)
-			sd2[m][j] = sqrt(z[j] / (double)N);
-		free(z);
+		rc = model_delta(t, m, g, h, NULL, NULL, Xm, mu2[m], sd2[m], err);
+		if (rc)
+			break;
 		for (size_t i = 0; i < N; i++)
 			for (size_t j = 0; j < d; j++)
 				Xm[i * d + j] = (float)((Xm[i * d + j] - mean[j]) * isd[j]);
