@@ -1,0 +1,911 @@
+/*
+ * attacks/dexposure.c - attack kind `d_exposure` (Helali, Kleinbauer, Klakow,
+ * TSD 2020; COMPRISE D2.3 section 4.3.4): how much a tagger memorised the
+ * label of a canary word it saw k times in one fixed context.
+ *
+ * The canary s is an ambiguous word (the training data labels it with more
+ * than one class); the canary sentence is the context ("There are many
+ * people who like ___") with s in the slot, the slot labelled with the
+ * chosen class and the context words with their most frequent class; it is
+ * added k times to the training sentences and the tagger retrained.  For each
+ * class C_i the reference set is the vocabulary words the training data
+ * labels only with C_i; conf(w) is the tagger's probability of C_i for w in
+ * the slot; d-exposure_i = -log2 Pr_{w in C_i}[conf(w) >= conf(s)]
+ * (vpa_dexposure: ties count against the canary), at most log2 |C_i|; the
+ * model's d-exposure is their mean.  Chance level of class i: the expected
+ * value when s is exchangeable with the references (the number of references
+ * at or above it uniform on 0..n):  (1/(n+1)) sum_{j=0..n} log2(n / max(j,1)).
+ *
+ * Conditions: repetitions (one model per k), the same with DP-SGD, the
+ * d-exposure after every epoch (COMPRISE Table 8), and the overfitting run
+ * (a fraction of the data, no dropout or weight decay, many epochs: COMPRISE
+ * Fig. 17).  On an imported target the confidences come from the file.
+ */
+#include "attacks/attacks.h"
+#include "targets/tagger.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct vpa_key keys[] = {
+	{"canary", VPA_K_STR, 0, "auto", -INFINITY, INFINITY, 0, NULL, NULL, "auto",
+	 "train: the canary word, or `auto`: the rarest vocabulary word seen at least "
+	 "`canary_min_count` times whose training labels include `label` and another class and "
+	 "whose most frequent class is not `label` (ignored on an imported target)"},
+	{"canary_min_count", VPA_K_INT, 0, "10", 1, 1000000, 0, NULL, NULL, "10",
+	 "train: with `canary: auto`, the fewest training occurrences of the canary"},
+	{"label", VPA_K_ENUM, 0, "VERB", -INFINITY, INFINITY, 0, "NOUN|VERB|ADJ|PROPN|OTHER", NULL,
+	 "VERB", "train: the class the canary is labelled with in the inserted sentences"},
+	{"context", VPA_K_STR, 0, "There are many people who like ___", -INFINITY, INFINITY, 0,
+	 NULL, NULL, "\"There are many people who like ___\"",
+	 "train: the canary sentence; `___` (one token) is the slot"},
+	{"repetitions", VPA_K_LIST, 0, "[0, 4, 16, 64, 128, 256]", -INFINITY, INFINITY,
+	 VPA_KF_NONEMPTY, NULL, NULL, "[0, 16, 256]",
+	 "train: insertion counts k; one tagger is trained per value (integers 0..1000000)"},
+	{"epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
+	 "train: epochs of each retrained tagger (0 = the target's)"},
+	{"epoch_table", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
+	 "train: also a record per epoch (`kK-eE`, COMPRISE Table 8) and the figure against "
+	 "epochs"},
+	{"dp", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
+	 "train: repeat the repetitions with DP-SGD (subs `dp-kK`)"},
+	{"dp_noise_multiplier", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
+	 "DP-SGD noise multiplier (ignored when dp_target_epsilon > 0); clip and delta are the "
+	 "target's"},
+	{"dp_target_epsilon", VPA_K_NUM, 0, "0", 0, INFINITY, 0, NULL, NULL, "1",
+	 "DP-SGD: choose the noise multiplier for this epsilon (0 = use dp_noise_multiplier)"},
+	{"dp_lr", VPA_K_NUM, 0, "0", 0, 10, 0, NULL, NULL, "0.01",
+	 "DP-SGD learning rate (0 = the target's)"},
+	{"overfit", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "train: the overfitting experiment (subs `overfit-kK`)"},
+	{"overfit_fraction", VPA_K_NUM, 0, "0.1", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.1",
+	 "overfitting: fraction of the training sentences used (seeded draw)"},
+	{"overfit_epochs", VPA_K_INT, 0, "30", 1, 100000, 0, NULL, NULL, "30",
+	 "overfitting: epochs (no dropout, no weight decay)"},
+	{"overfit_repetitions", VPA_K_LIST, 0, "[0, 64]", -INFINITY, INFINITY, VPA_KF_NONEMPTY,
+	 NULL, NULL, "[64]", "overfitting: insertion counts"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack d_exposure", keys};
+
+static const char *const target_kinds[] = {"tagger", NULL};
+static const char *const metrics[] = {
+	"d_exposure", "d_exposure_label", "d_exposure_max", "d_exposure_chance", "accuracy",
+	"epsilon", NULL,
+};
+
+#define MAX_REPS 64
+
+/* Parse a list of insertion counts; 0 or an error. */
+static int reps_of(const char *file, const struct vpa_ynode *l, long *out, size_t *n,
+		   struct vpa_err *err)
+{
+	*n = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct vpa_ynode *v = l->items[i];
+		struct vpa_loc loc = vpa_node_loc(file, v);
+		char *e = NULL;
+		long x = v->type == VPA_YSCALAR && v->plain ? strtol(v->str, &e, 10) : -1;
+		if (!e || *e || e == v->str || x < 0 || x > 1000000)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"repetitions must be integers in [0, 1000000], got '%s'",
+					v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+		for (size_t j = 0; j < *n; j++)
+			if (out[j] == x)
+				return vpa_fail(err, VPA_EINPUT, &loc, "repetition count %ld listed twice",
+						x);
+		if (*n == MAX_REPS)
+			return vpa_fail(err, VPA_EINPUT, &loc, "at most %d repetition counts",
+					MAX_REPS);
+		out[(*n)++] = x;
+	}
+	return 0;
+}
+
+static int is_import(const struct vpa_ynode *target_cfg)
+{
+	const struct vpa_ynode *s = vpa_ymap_get(target_cfg, "source");
+	return s && !strcmp(s->str, "import");
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+{
+	long r[MAX_REPS];
+	size_t n;
+	int rc;
+	(void)target_cfg;
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, "repetitions");
+	if (l && (rc = reps_of(ctx->file, l, r, &n, err)))
+		return rc;
+	l = vpa_ymap_get(cfg, "overfit_repetitions");
+	if (l && (rc = reps_of(ctx->file, l, r, &n, err)))
+		return rc;
+	const char *c = vpa_cfg_str(cfg, &schema, "context");
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_tokenize(c, strlen(c), 0, &b);
+	size_t slots = 0;
+	for (char *p = b.data; p && (p = strstr(p, "___")); p += 3)
+		if ((p == b.data || p[-1] == ' ') && (p[3] == ' ' || p[3] == 0))
+			slots++;
+	vpa_buf_release(&b);
+	if (slots != 1) {
+		const struct vpa_ynode *cn = vpa_ymap_get(cfg, "context");
+		struct vpa_loc loc = vpa_node_loc(ctx->file, cn ? cn : cfg);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"context must hold the slot '___' exactly once as a token, found %zu",
+				slots);
+	}
+	return 0;
+}
+
+/* The default lists when the keys are absent. */
+static void default_reps(const char *key, long *r, size_t *n)
+{
+	if (!strcmp(key, "repetitions")) {
+		static const long d[] = {0, 4, 16, 64, 128, 256};
+		memcpy(r, d, sizeof(d));
+		*n = 6;
+	} else {
+		r[0] = 0;
+		r[1] = 64;
+		*n = 2;
+	}
+}
+
+static void get_reps(const struct vpa_ynode *cfg, const char *key, long *r, size_t *n)
+{
+	const struct vpa_ynode *l = vpa_ymap_get(cfg, key);
+	struct vpa_err e;
+	vpa_err_init(&e);
+	if (!l || reps_of("", l, r, n, &e))
+		default_reps(key, r, n);
+}
+
+/* All sub names in one block (pointers then strings): free(names) frees all. */
+static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
+		   const char ***names)
+{
+	struct vpa_buf s;
+	vpa_buf_init(&s);
+	size_t n = 0;
+	if (is_import(target_cfg)) {
+		vpa_buf_add(&s, "import", 7);
+		n = 1;
+	} else {
+		long r[MAX_REPS], o[MAX_REPS];
+		size_t nr, no;
+		get_reps(cfg, "repetitions", r, &nr);
+		get_reps(cfg, "overfit_repetitions", o, &no);
+		long epochs = vpa_cfg_int(cfg, &schema, "epochs");
+		if (epochs == 0) {
+			const struct vpa_ynode *e = vpa_ymap_get(target_cfg, "epochs");
+			epochs = e ? strtol(e->str, NULL, 10) : 3;
+		}
+		char tmp[64];
+		for (size_t i = 0; i < nr; i++) {
+			int len = snprintf(tmp, sizeof(tmp), "k%ld", r[i]);
+			vpa_buf_add(&s, tmp, (size_t)len + 1);
+			n++;
+		}
+		if (vpa_cfg_bool(cfg, &schema, "dp"))
+			for (size_t i = 0; i < nr; i++) {
+				int len = snprintf(tmp, sizeof(tmp), "dp-k%ld", r[i]);
+				vpa_buf_add(&s, tmp, (size_t)len + 1);
+				n++;
+			}
+		if (vpa_cfg_bool(cfg, &schema, "epoch_table"))
+			for (size_t i = 0; i < nr; i++)
+				for (long e = 1; e <= epochs; e++) {
+					int len = snprintf(tmp, sizeof(tmp), "k%ld-e%ld", r[i], e);
+					vpa_buf_add(&s, tmp, (size_t)len + 1);
+					n++;
+				}
+		if (vpa_cfg_bool(cfg, &schema, "overfit"))
+			for (size_t i = 0; i < no; i++) {
+				int len = snprintf(tmp, sizeof(tmp), "overfit-k%ld", o[i]);
+				vpa_buf_add(&s, tmp, (size_t)len + 1);
+				n++;
+			}
+	}
+	char *blk = xmalloc(n * sizeof(char *) + s.len + 1);
+	char *str = blk + n * sizeof(char *);
+	memcpy(str, s.data, s.len);
+	const char **v = (const char **)(void *)blk;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = str;
+		str += strlen(str) + 1;
+	}
+	vpa_buf_release(&s);
+	*names = v;
+	return n;
+}
+
+/* ---- the metric on one model ------------------------------------------------- */
+
+struct dexp {
+	size_t k;                    /* classes */
+	double per[VPA_TAG_N * 4], max[VPA_TAG_N * 4], chance[VPA_TAG_N * 4];
+	double canary_conf[VPA_TAG_N * 4];
+	size_t n_ref[VPA_TAG_N * 4];
+	double mean, mean_max, mean_chance;
+};
+
+/* Expected d-exposure of a class of n references under exchangeability. */
+static double chance_level(size_t n)
+{
+	double s = 0, ln = log2((double)n);
+	for (size_t j = 0; j <= n; j++)
+		s += ln - log2((double)(j ? j : 1));
+	return s / (double)(n + 1);
+}
+
+static int dexp_compute(const double *canary, const double *const *ref, const size_t *n_ref,
+			size_t k, struct dexp *out, struct vpa_err *err)
+{
+	struct vpa_dexp_class c[VPA_TAG_N * 4] = {{0}};
+	memset(out, 0, sizeof(*out));
+	out->k = k;
+	double mc = 0;
+	for (size_t i = 0; i < k; i++) {
+		c[i].canary_conf = canary[i];
+		c[i].ref_conf = ref[i];
+		c[i].n_ref = n_ref[i];
+		out->n_ref[i] = n_ref[i];
+		out->canary_conf[i] = canary[i];
+	}
+	int rc = vpa_dexposure(c, k, out->per, out->max, &out->mean, err);
+	if (rc)
+		return rc;
+	double mm = 0;
+	for (size_t i = 0; i < k; i++) {
+		out->chance[i] = chance_level(n_ref[i]);
+		mc += out->chance[i];
+		mm += out->max[i];
+	}
+	out->mean_chance = mc / (double)k;
+	out->mean_max = mm / (double)k;
+	return 0;
+}
+
+static struct vpa_json *record(const char *attack, const char *sub, const struct dexp *d,
+			       const char *const *cls_names, int label)
+{
+	struct vpa_json *rec = vpa_json_obj();
+	vpa_json_set_str(rec, "attack", attack);
+	vpa_json_set_str(rec, "sub", sub);
+	vpa_json_set(rec, "layer", vpa_json_null());
+	vpa_json_set(rec, "sweep", vpa_json_null());
+	struct vpa_json *m = vpa_json_obj();
+	vpa_json_set_num(m, "d_exposure", d->mean);
+	vpa_json_set_num(m, "d_exposure_max", d->mean_max);
+	vpa_json_set_num(m, "d_exposure_chance", d->mean_chance);
+	if (label >= 0)
+		vpa_json_set_num(m, "d_exposure_label", d->per[label]);
+	for (size_t i = 0; i < d->k; i++) {
+		char key[128];
+		snprintf(key, sizeof(key), "d_exposure_%s", cls_names[i]);
+		vpa_json_set_num(m, key, d->per[i]);
+		snprintf(key, sizeof(key), "max_%s", cls_names[i]);
+		vpa_json_set_num(m, key, d->max[i]);
+	}
+	vpa_json_set(rec, "metrics", m);
+	return rec;
+}
+
+static struct vpa_json *num_arr(const double *x, size_t n)
+{
+	struct vpa_json *a = vpa_json_arr();
+	for (size_t i = 0; i < n; i++)
+		vpa_json_push(a, vpa_json_num(x[i]));
+	return a;
+}
+
+static struct vpa_json *series(const char *name, const double *x, const double *y, size_t n)
+{
+	struct vpa_json *s = vpa_json_obj();
+	vpa_json_set_str(s, "name", name);
+	vpa_json_set(s, "x", num_arr(x, n));
+	vpa_json_set(s, "y", num_arr(y, n));
+	return s;
+}
+
+static struct vpa_json *lines(const char *id, const char *title, const char *xl, const char *yl)
+{
+	struct vpa_json *f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "lines");
+	vpa_json_set_str(f, "id", id);
+	vpa_json_set_str(f, "title", title);
+	vpa_json_set_str(f, "xlabel", xl);
+	vpa_json_set_str(f, "ylabel", yl);
+	vpa_json_set(f, "logx", vpa_json_bool(0));
+	vpa_json_set(f, "series", vpa_json_arr());
+	return f;
+}
+
+/* ---- imported confidences ------------------------------------------------------ */
+
+static int run_import(struct vpa_run_ctx *ctx, const char *id, const struct vpa_target *t,
+		      struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_tagger_target *tt = t->data;
+	const struct vpa_tagconf *c = &tt->conf;
+	size_t K = c->n_class;
+	if (K > VPA_TAG_N * 4)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: at most %d classes, found %zu",
+				tt->conf_path, VPA_TAG_N * 4, K);
+	double canary[VPA_TAG_N * 4] = {0};
+	int have[VPA_TAG_N * 4] = {0};
+	size_t n_ref[VPA_TAG_N * 4] = {0};
+	double *ref[VPA_TAG_N * 4] = {0};
+	for (size_t r = 0; r < c->n_rows; r++) {
+		if (!strcmp(c->word[r], tt->canary)) {
+			canary[c->cls[r]] = c->conf[r];
+			have[c->cls[r]] = 1;
+		} else {
+			n_ref[c->cls[r]]++;
+		}
+	}
+	for (size_t i = 0; i < K; i++) {
+		if (!have[i])
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"%s: no confidence of class '%s' for the canary '%s'",
+					tt->conf_path, c->class_name[i], tt->canary);
+		if (!n_ref[i])
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"%s: class '%s' has no reference word (only the canary)",
+					tt->conf_path, c->class_name[i]);
+	}
+	for (size_t i = 0; i < K; i++) {
+		ref[i] = xmalloc(xmul(n_ref[i], sizeof(double)));
+		n_ref[i] = 0;
+	}
+	for (size_t r = 0; r < c->n_rows; r++)
+		if (strcmp(c->word[r], tt->canary))
+			ref[c->cls[r]][n_ref[c->cls[r]]++] = c->conf[r];
+	struct dexp d;
+	int rc = dexp_compute(canary, (const double *const *)ref, n_ref, K, &d, err);
+	if (!rc) {
+		struct vpa_json *rec = record(id, "import", &d, (const char *const *)c->class_name, -1);
+		struct vpa_json *m = vpa_json_get(rec, "metrics");
+		for (size_t i = 0; i < K; i++) {
+			char key[128];
+			snprintf(key, sizeof(key), "n_ref_%s", c->class_name[i]);
+			vpa_json_set_num(m, key, (double)n_ref[i]);
+		}
+		vpa_json_push(out->records, rec);
+	}
+	(void)ctx;
+	for (size_t i = 0; i < K; i++)
+		free(ref[i]);
+	return rc;
+}
+
+/* ---- trained taggers -------------------------------------------------------------- */
+
+struct setup {
+	const struct vpa_tagger_target *tt;
+	uint32_t canary;           /* vocabulary id */
+	int label;
+	uint32_t *ctx_ids, *ctx_lab; /* (len) the canary sentence */
+	size_t len, slot;
+	uint32_t *words;           /* (n_words) canary first, then every reference word */
+	size_t n_words;
+	uint8_t *word_cls;         /* (n_words) class of each reference word */
+	size_t n_ref[VPA_TAG_N];
+	double *probs;             /* (n_words, VPA_TAG_N) scratch */
+	double *ref[VPA_TAG_N];    /* scratch */
+};
+
+static void setup_release(struct setup *s)
+{
+	free(s->ctx_ids);
+	free(s->ctx_lab);
+	free(s->words);
+	free(s->word_cls);
+	free(s->probs);
+	for (int i = 0; i < VPA_TAG_N; i++)
+		free(s->ref[i]);
+}
+
+static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode *cfg,
+		      struct setup *s, struct vpa_json *info, struct vpa_err *err)
+{
+	const struct vpa_tagger_data *d = &tt->data;
+	size_t V = d->vocab.n;
+	memset(s, 0, sizeof(*s));
+	s->tt = tt;
+	s->label = vpa_tag_find(vpa_cfg_str(cfg, &schema, "label"));
+	/* class counts per vocabulary word over the training sentences */
+	uint32_t *cnt = xcalloc(xmul(V, VPA_TAG_N), sizeof(uint32_t));
+	for (size_t k = 0; k < d->n_train; k++) {
+		size_t sn = d->train[k];
+		for (size_t i = d->corpus.sent_off[sn]; i < d->corpus.sent_off[sn + 1]; i++)
+			cnt[(size_t)vpa_vocab_id(&d->vocab, d->corpus.word[i]) * VPA_TAG_N +
+			    d->cls[i]]++;
+	}
+	int rc = 0;
+	/* the canary */
+	const char *cw = vpa_cfg_str(cfg, &schema, "canary");
+	char lw[256];
+	if (strcmp(cw, "auto")) {
+		snprintf(lw, sizeof(lw), "%s", cw);
+		if (d->lower)
+			for (char *p = lw; *p; p++)
+				if (*p >= 'A' && *p <= 'Z')
+					*p = (char)(*p - 'A' + 'a');
+		s->canary = vpa_vocab_id(&d->vocab, lw);
+		if (s->canary == VPA_VOCAB_UNK) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "canary '%s' is not in the tagger's vocabulary (%zu words)", cw,
+				      V - 1);
+			goto out;
+		}
+		int nc = 0;
+		for (int c = 0; c < VPA_TAG_N; c++)
+			nc += cnt[(size_t)s->canary * VPA_TAG_N + c] > 0;
+		if (nc < 2) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "canary '%s' is not ambiguous: the training data labels it only "
+				      "with one class", cw);
+			goto out;
+		}
+	} else {
+		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &schema, "canary_min_count");
+		uint32_t best = 0;
+		uint64_t best_n = 0;
+		for (uint32_t w = 1; w < V; w++) {
+			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
+			uint64_t tot = 0;
+			int nc = 0, top = 0;
+			for (int j = 0; j < VPA_TAG_N; j++) {
+				tot += c[j];
+				nc += c[j] > 0;
+				if (c[j] > c[top])
+					top = j;
+			}
+			if (tot < minc || nc < 2 || !c[s->label] || top == s->label)
+				continue;
+			if (!best || tot < best_n ||
+			    (tot == best_n && strcmp(d->vocab.words[w], d->vocab.words[best]) < 0)) {
+				best = w;
+				best_n = tot;
+			}
+		}
+		if (!best) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "no ambiguous vocabulary word labelled %s seen %llu times or "
+				      "more: name a `canary` or lower `canary_min_count`",
+				      vpa_tag_names[s->label], (unsigned long long)minc);
+			goto out;
+		}
+		s->canary = best;
+	}
+	/* the canary sentence */
+	const char *ctxs = vpa_cfg_str(cfg, &schema, "context");
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	s->len = vpa_tokenize(ctxs, strlen(ctxs), d->lower, &b);
+	s->ctx_ids = xmalloc(xmul(s->len, sizeof(uint32_t)));
+	s->ctx_lab = xmalloc(xmul(s->len, sizeof(uint32_t)));
+	{
+		char *save = NULL, *tok = strtok_r(b.data, " ", &save);
+		for (size_t i = 0; tok; i++, tok = strtok_r(NULL, " ", &save)) {
+			if (!strcmp(tok, "___")) {
+				s->slot = i;
+				s->ctx_ids[i] = s->canary;
+				s->ctx_lab[i] = (uint32_t)s->label;
+				continue;
+			}
+			uint32_t w = vpa_vocab_id(&d->vocab, tok);
+			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
+			int top = VPA_TAG_OTHER;
+			for (int j = 0; j < VPA_TAG_N; j++)
+				if (c[j] > c[top])
+					top = j;
+			s->ctx_ids[i] = w;
+			s->ctx_lab[i] = (uint32_t)top;
+		}
+	}
+	vpa_buf_release(&b);
+	/* reference words: labelled only with one class */
+	s->words = xmalloc(xmul(V, sizeof(uint32_t)));
+	s->word_cls = xmalloc(V);
+	s->words[0] = s->canary;
+	s->word_cls[0] = 0;
+	s->n_words = 1;
+	for (uint32_t w = 1; w < V; w++) {
+		if (w == s->canary)
+			continue;
+		const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
+		int nc = 0, only = -1;
+		for (int j = 0; j < VPA_TAG_N; j++)
+			if (c[j]) {
+				nc++;
+				only = j;
+			}
+		if (nc != 1)
+			continue;
+		s->words[s->n_words] = w;
+		s->word_cls[s->n_words++] = (uint8_t)only;
+		s->n_ref[only]++;
+	}
+	for (int j = 0; j < VPA_TAG_N; j++) {
+		if (!s->n_ref[j]) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "no vocabulary word is labelled only %s in the training data: "
+				      "the class has no reference set (a larger corpus or vocabulary?)",
+				      vpa_tag_names[j]);
+			goto out;
+		}
+		s->ref[j] = xmalloc(xmul(s->n_ref[j], sizeof(double)));
+	}
+	s->probs = xmalloc(xmul(s->n_words * VPA_TAG_N, sizeof(double)));
+	if (info) {
+		const uint32_t *c = cnt + (size_t)s->canary * VPA_TAG_N;
+		vpa_json_set_str(info, "canary", d->vocab.words[s->canary]);
+		vpa_json_set_str(info, "label", vpa_tag_names[s->label]);
+		struct vpa_json *cc = vpa_json_obj();
+		for (int j = 0; j < VPA_TAG_N; j++)
+			vpa_json_set_num(cc, vpa_tag_names[j], c[j]);
+		vpa_json_set(info, "canary_training_labels", cc);
+		struct vpa_buf sb;
+		vpa_buf_init(&sb);
+		for (size_t i = 0; i < s->len; i++)
+			vpa_buf_printf(&sb, "%s%s/%s", i ? " " : "", d->vocab.words[s->ctx_ids[i]],
+				       vpa_tag_names[s->ctx_lab[i]]);
+		vpa_json_set_str(info, "canary_sentence", vpa_buf_str(&sb));
+		vpa_buf_release(&sb);
+		struct vpa_json *nr = vpa_json_obj();
+		for (int j = 0; j < VPA_TAG_N; j++)
+			vpa_json_set_num(nr, vpa_tag_names[j], (double)s->n_ref[j]);
+		vpa_json_set(info, "n_ref", nr);
+	}
+out:
+	free(cnt);
+	return rc;
+}
+
+static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct vpa_err *err)
+{
+	int rc = vpa_tagger_slot_probs(net, s->ctx_ids, s->len, s->slot, s->words, s->n_words,
+				       s->probs, err);
+	if (rc)
+		return rc;
+	size_t fill[VPA_TAG_N] = {0};
+	for (size_t i = 1; i < s->n_words; i++) {
+		int c = s->word_cls[i];
+		s->ref[c][fill[c]++] = s->probs[i * VPA_TAG_N + (size_t)c];
+	}
+	return dexp_compute(s->probs, (const double *const *)s->ref, s->n_ref, VPA_TAG_N, out, err);
+}
+
+/* Per-epoch bookkeeping of one training run. */
+struct run_log {
+	struct setup *s;
+	size_t n_ep;
+	struct dexp *d;        /* (epochs) */
+	double *acc, *test_loss, *train_loss; /* (epochs) */
+	const size_t *test;
+	size_t n_test;
+};
+
+static int on_epoch(void *arg, size_t epoch, struct vpa_nn *net, double train_loss,
+		    struct vpa_err *err)
+{
+	struct run_log *l = arg;
+	size_t e = epoch - 1;
+	int rc = measure(l->s, net, &l->d[e], err);
+	if (!rc)
+		rc = vpa_tagger_eval(net, &l->s->tt->data, l->test, l->n_test, &l->acc[e],
+				     &l->test_loss[e], err);
+	l->train_loss[e] = train_loss;
+	l->n_ep = epoch;
+	return rc;
+}
+
+static void log_alloc(struct run_log *l, struct setup *s, size_t epochs)
+{
+	memset(l, 0, sizeof(*l));
+	l->s = s;
+	l->d = xcalloc(epochs, sizeof(*l->d));
+	l->acc = xcalloc(epochs, sizeof(double));
+	l->test_loss = xcalloc(epochs, sizeof(double));
+	l->train_loss = xcalloc(epochs, sizeof(double));
+	l->test = s->tt->data.test;
+	l->n_test = s->tt->data.n_test;
+}
+
+static void log_free(struct run_log *l)
+{
+	free(l->d);
+	free(l->acc);
+	free(l->test_loss);
+	free(l->train_loss);
+}
+
+static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, size_t e, long k,
+			      const struct vpa_tagger_stats *st, int dp)
+{
+	struct vpa_json *m = vpa_json_get(rec, "metrics");
+	vpa_json_set_num(m, "repetitions", (double)k);
+	vpa_json_set_num(m, "epoch", (double)(e + 1));
+	vpa_json_set_num(m, "accuracy", l->acc[e]);
+	vpa_json_set_num(m, "test_loss", l->test_loss[e]);
+	vpa_json_set_num(m, "train_loss", l->train_loss[e]);
+	vpa_json_set_num(m, "canary_conf_label", l->d[e].canary_conf[l->s->label]);
+	vpa_json_set(m, "epsilon", dp ? vpa_json_num(st->epsilon) : vpa_json_null());
+	if (dp)
+		vpa_json_set_num(m, "noise_multiplier", st->sigma);
+	vpa_json_set_num(m, "tokens_per_s", st->tokens_per_s);
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_tagger_target *tt = t->data;
+	if (tt->imported)
+		return run_import(ctx, id, t, out, err);
+	const struct vpa_tagger_data *d = &tt->data;
+	struct setup s;
+	struct vpa_json *info = vpa_json_obj();
+	int rc = setup_make(tt, cfg, &s, info, err);
+	long reps[MAX_REPS], oreps[MAX_REPS];
+	size_t nr, no;
+	get_reps(cfg, "repetitions", reps, &nr);
+	get_reps(cfg, "overfit_repetitions", oreps, &no);
+	int do_dp = vpa_cfg_bool(cfg, &schema, "dp");
+	int table = vpa_cfg_bool(cfg, &schema, "epoch_table");
+	int over = vpa_cfg_bool(cfg, &schema, "overfit");
+	struct vpa_tagger_cfg base = tt->cfg;
+	long ep = vpa_cfg_int(cfg, &schema, "epochs");
+	if (ep > 0)
+		base.epochs = (size_t)ep;
+	base.dp = 0;
+	size_t E = base.epochs;
+	const char *lab = vpa_tag_names[s.label];
+	/* results per (dp, k) */
+	struct run_log *logs = xcalloc(2 * nr, sizeof(*logs));
+	struct vpa_tagger_stats *stats = xcalloc(2 * nr, sizeof(*stats));
+	struct vpa_json *f_reps = NULL, *f_ep = NULL, *f_over = NULL, *f_oloss = NULL;
+	char title[512];
+	if (rc)
+		goto out;
+	vpa_progress("d_exposure", 0, (do_dp ? 2 : 1) * nr + (over ? no : 0), vpa_now());
+	double t0 = vpa_now();
+	size_t done = 0;
+	for (int dp = 0; dp <= do_dp && !rc; dp++) {
+		for (size_t i = 0; i < nr && !rc; i++) {
+			struct vpa_tagger_cfg c = base;
+			if (dp) {
+				c.dp = 1;
+				c.noise_multiplier = vpa_cfg_num(cfg, &schema, "dp_noise_multiplier");
+				c.target_epsilon = vpa_cfg_num(cfg, &schema, "dp_target_epsilon");
+				double lr = vpa_cfg_num(cfg, &schema, "dp_lr");
+				if (lr > 0)
+					c.lr = lr;
+			}
+			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
+			struct run_log *l = &logs[(size_t)dp * nr + i];
+			log_alloc(l, &s, E);
+			struct vpa_nn *net = NULL;
+			rc = vpa_tagger_train(d, &c, d->train, d->n_train, &ex, on_epoch, l, &net,
+					      &stats[(size_t)dp * nr + i], err);
+			vpa_nn_free(net);
+			vpa_progress("d_exposure", ++done, (do_dp ? 2 : 1) * nr + (over ? no : 0), t0);
+		}
+	}
+	if (rc)
+		goto out;
+	/* records: per k, then DP, then the epoch table */
+	for (int dp = 0; dp <= do_dp; dp++)
+		for (size_t i = 0; i < nr; i++) {
+			const struct run_log *l = &logs[(size_t)dp * nr + i];
+			char sub[64];
+			snprintf(sub, sizeof(sub), "%sk%ld", dp ? "dp-" : "", reps[i]);
+			struct vpa_json *rec = record(id, sub, &l->d[E - 1], vpa_tag_names, s.label);
+			add_model_metrics(rec, l, E - 1, reps[i], &stats[(size_t)dp * nr + i], dp);
+			vpa_json_set(rec, "canary", vpa_json_clone(info));
+			vpa_json_push(out->records, rec);
+		}
+	if (table)
+		for (size_t i = 0; i < nr; i++)
+			for (size_t e = 0; e < E; e++) {
+				const struct run_log *l = &logs[i];
+				char sub[64];
+				snprintf(sub, sizeof(sub), "k%ld-e%zu", reps[i], e + 1);
+				struct vpa_json *rec = record(id, sub, &l->d[e], vpa_tag_names, s.label);
+				add_model_metrics(rec, l, e, reps[i], &stats[i], 0);
+				vpa_json_set(rec, "canary", vpa_json_clone(info));
+				vpa_json_push(out->records, rec);
+			}
+	/* figure: d-exposure against repetitions */
+	snprintf(title, sizeof(title), "d-exposure of '%s' (%s) against repetitions",
+		 d->vocab.words[s.canary], lab);
+	{
+		char fid[256];
+		snprintf(fid, sizeof(fid), "%s-repetitions", id);
+		f_reps = lines(fid, title, "repetitions k", "d-exposure (bits)");
+		struct vpa_json *ser = vpa_json_get(f_reps, "series");
+		double x[MAX_REPS], y[MAX_REPS], yl[MAX_REPS], ych[MAX_REPS], ymx[MAX_REPS];
+		for (int dp = 0; dp <= do_dp; dp++) {
+			for (size_t i = 0; i < nr; i++) {
+				const struct dexp *dd = &logs[(size_t)dp * nr + i].d[E - 1];
+				x[i] = (double)reps[i];
+				y[i] = dd->mean;
+				yl[i] = dd->per[s.label];
+				ych[i] = dd->mean_chance;
+				ymx[i] = dd->max[s.label];
+			}
+			char nm[128];
+			if (dp)
+				snprintf(nm, sizeof(nm), " (DP-SGD, epsilon %.3g)", stats[nr].epsilon);
+			else
+				snprintf(nm, sizeof(nm), " (no DP)");
+			char n1[192], n2[192];
+			snprintf(n1, sizeof(n1), "mean%s", nm);
+			snprintf(n2, sizeof(n2), "%s%s", lab, nm);
+			vpa_json_push(ser, series(n1, x, y, nr));
+			vpa_json_push(ser, series(n2, x, yl, nr));
+			if (!dp) {
+				vpa_json_push(ser, series("mean chance level", x, ych, nr));
+				char n3[192];
+				snprintf(n3, sizeof(n3), "%s maximum log2|C|", lab);
+				vpa_json_push(ser, series(n3, x, ymx, nr));
+			}
+		}
+	}
+	if (table) {
+		char fid[256];
+		snprintf(fid, sizeof(fid), "%s-epochs", id);
+		snprintf(title, sizeof(title), "d-exposure (mean) of '%s' against epochs",
+			 d->vocab.words[s.canary]);
+		f_ep = lines(fid, title, "epoch", "d-exposure (bits)");
+		struct vpa_json *ser = vpa_json_get(f_ep, "series");
+		double *x = xmalloc(E * sizeof(double)), *y = xmalloc(E * sizeof(double));
+		for (size_t i = 0; i < nr; i++) {
+			for (size_t e = 0; e < E; e++) {
+				x[e] = (double)(e + 1);
+				y[e] = logs[i].d[e].mean;
+			}
+			char nm[64];
+			snprintf(nm, sizeof(nm), "k = %ld", reps[i]);
+			vpa_json_push(ser, series(nm, x, y, E));
+		}
+		free(x);
+		free(y);
+	}
+	/* the overfitting experiment */
+	if (over) {
+		struct vpa_tagger_cfg c = base;
+		c.dropout = 0;
+		c.weight_decay = 0;
+		c.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
+		double frac = vpa_cfg_num(cfg, &schema, "overfit_fraction");
+		size_t n_sub = (size_t)llround(frac * (double)d->n_train);
+		if (n_sub < 1)
+			n_sub = 1;
+		size_t *sub = xmalloc(xmul(d->n_train, sizeof(size_t)));
+		memcpy(sub, d->train, d->n_train * sizeof(size_t));
+		struct vpa_rng r;
+		vpa_rng_split(&r, ctx->seed, "d_exposure/overfit");
+		for (size_t i = 0; i < n_sub; i++) {
+			size_t j = i + (size_t)vpa_rng_below(&r, d->n_train - i), tmp = sub[i];
+			sub[i] = sub[j];
+			sub[j] = tmp;
+		}
+		size_t OE = c.epochs;
+		char fid[256];
+		snprintf(fid, sizeof(fid), "%s-overfit", id);
+		snprintf(title, sizeof(title),
+			 "Overfitting (%.0f%% of the data, no dropout): d-exposure against epochs",
+			 100 * frac);
+		f_over = lines(fid, title, "epoch", "d-exposure (bits)");
+		snprintf(fid, sizeof(fid), "%s-overfit-loss", id);
+		snprintf(title, sizeof(title), "Overfitting (%.0f%% of the data): loss against epochs",
+			 100 * frac);
+		f_oloss = lines(fid, title, "epoch", "mean token cross-entropy (nats)");
+		double *x = xmalloc(OE * sizeof(double)), *y = xmalloc(OE * sizeof(double));
+		for (size_t i = 0; i < no && !rc; i++) {
+			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)oreps[i]};
+			struct run_log l;
+			struct vpa_tagger_stats st;
+			log_alloc(&l, &s, OE);
+			struct vpa_nn *net = NULL;
+			rc = vpa_tagger_train(d, &c, sub, n_sub, &ex, on_epoch, &l, &net, &st, err);
+			vpa_nn_free(net);
+			vpa_progress("d_exposure", ++done, (do_dp ? 2 : 1) * nr + no, t0);
+			if (!rc) {
+				char sn[64];
+				snprintf(sn, sizeof(sn), "overfit-k%ld", oreps[i]);
+				struct vpa_json *rec = record(id, sn, &l.d[OE - 1], vpa_tag_names, s.label);
+				add_model_metrics(rec, &l, OE - 1, oreps[i], &st, 0);
+				vpa_json_set(rec, "canary", vpa_json_clone(info));
+				vpa_json_push(out->records, rec);
+				for (size_t e = 0; e < OE; e++) {
+					x[e] = (double)(e + 1);
+					y[e] = l.d[e].mean;
+				}
+				char nm[96];
+				snprintf(nm, sizeof(nm), "k = %ld", oreps[i]);
+				vpa_json_push(vpa_json_get(f_over, "series"), series(nm, x, y, OE));
+				for (size_t e = 0; e < OE; e++)
+					y[e] = l.train_loss[e];
+				snprintf(nm, sizeof(nm), "training loss, k = %ld", oreps[i]);
+				vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+				for (size_t e = 0; e < OE; e++)
+					y[e] = l.test_loss[e];
+				snprintf(nm, sizeof(nm), "held-out loss, k = %ld", oreps[i]);
+				vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+			}
+			log_free(&l);
+		}
+		free(x);
+		free(y);
+		free(sub);
+	}
+	if (rc)
+		goto out;
+	vpa_json_push(out->figures, f_reps);
+	f_reps = NULL;
+	if (f_ep) {
+		vpa_json_push(out->figures, f_ep);
+		f_ep = NULL;
+	}
+	if (f_over) {
+		vpa_json_push(out->figures, f_over);
+		vpa_json_push(out->figures, f_oloss);
+		f_over = f_oloss = NULL;
+	}
+	/* sanity: no value above its maximum (vpa_dexposure guarantees it) */
+	for (size_t i = 0; i < (size_t)(do_dp ? 2 : 1) * nr; i++)
+		for (int j = 0; j < VPA_TAG_N; j++)
+			if (logs[i].d[E - 1].per[j] > logs[i].d[E - 1].max[j])
+				VPA_BUG("d-exposure above its maximum");
+	if (logs[0].d[E - 1].mean > 2 * logs[0].d[E - 1].mean_chance + 1)
+		vpa_ctx_warn(ctx, "%s: d-exposure with %ld insertions (%.2f bits) is far above its "
+				  "chance level (%.2f bits): the canary's context or label may be "
+				  "predictable without memorisation", id, reps[0],
+			     logs[0].d[E - 1].mean, logs[0].d[E - 1].mean_chance);
+out:
+	for (size_t i = 0; i < 2 * nr; i++)
+		log_free(&logs[i]);
+	free(logs);
+	free(stats);
+	vpa_json_free(f_reps);
+	vpa_json_free(f_ep);
+	vpa_json_free(f_over);
+	vpa_json_free(f_oloss);
+	vpa_json_free(info);
+	setup_release(&s);
+	return rc;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: d-exposure of a %s canary in the tagger '%s'", id,
+		       vpa_cfg_str(cfg, &schema, "label"), target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_d_exposure = {
+	.name = "d_exposure",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 0,
+	.doc = "d-exposure (Helali et al. 2020; COMPRISE D2.3 4.3.4): an ambiguous canary word "
+	       "is inserted k times with a chosen label in a fixed context and the tagger "
+	       "retrained; per class, -log2 of the fraction of reference words (labelled only "
+	       "with that class) whose confidence is at least the canary's, with its maximum "
+	       "log2|C_i| and chance level; the mean over classes is `d_exposure`.  Subs `kK`, "
+	       "`dp-kK`, `kK-eE` (per epoch), `overfit-kK`; on an imported tagger, `import`.",
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
+};
