@@ -60,6 +60,10 @@ static void describe(struct vpa_buf *b, const struct vpa_json *rec, int name_sub
 		vpa_buf_printf(b, "%ssweep %g", first ? "" : ", ", sw->num);
 		first = 0;
 	}
+	if (sw && sw->type == VPA_JSON_STR) {
+		vpa_buf_printf(b, "%ssweep %s", first ? "" : ", ", sw->str);
+		first = 0;
+	}
 	(void)first;
 }
 

@@ -517,6 +517,16 @@ int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err 
 		if (!rc && lx && lx->type != VPA_JSON_BOOL && lx->type != VPA_JSON_NULL)
 			rc = fig_fail(err, name, lx, "figure '%s': 'logx' must be true or false",
 				      fig_label(fig));
+		const struct vpa_json *tl = vpa_json_get(fig, "xticlabels");
+		if (!rc && tl && tl->type != VPA_JSON_NULL) {
+			int ok = tl->type == VPA_JSON_ARR;
+			for (size_t i = 0; ok && i < tl->n; i++)
+				ok = tl->items[i]->type == VPA_JSON_STR;
+			if (!ok)
+				rc = fig_fail(err, name, tl,
+					      "figure '%s': 'xticlabels' must be an array of strings",
+					      fig_label(fig));
+		}
 		return rc ? rc : check_series(fig, "x", "y", name, err);
 	}
 	if (!strcmp(type, "linkability")) {
@@ -771,6 +781,18 @@ static void lines_script(const struct vpa_json *fig, const char *tag, struct vpa
 	}
 	if (logx)
 		vpa_buf_puts(s, "set logscale x\n");
+	/* Categorical x (a sweep over names): x = 0, 1, ... labelled by xticlabels. */
+	const struct vpa_json *tl = vpa_json_get(fig, "xticlabels");
+	if (tl && tl->type == VPA_JSON_ARR && tl->n) {
+		vpa_buf_puts(s, "set xtics (");
+		for (size_t i = 0; i < tl->n; i++) {
+			if (i)
+				vpa_buf_puts(s, ", ");
+			vpa_gnuplot_quote(s, tl->items[i]->str);
+			vpa_buf_printf(s, " %zu", i);
+		}
+		vpa_buf_printf(s, ")\nset xrange [-0.5:%zu.5]\n", tl->n - 1);
+	}
 	struct vpa_buf plot;
 	vpa_buf_init(&plot);
 	size_t drawn = 0;

@@ -76,6 +76,23 @@ static struct vpa_json *target_entry(const struct vpa_scenario *s, size_t i,
 	return o;
 }
 
+/* A sweep value as results carry it: a number, or the name of a choice. */
+static struct vpa_json *sweep_json(const struct vpa_scenario *s, const struct vpa_ynode *v)
+{
+	return s->sweep_numeric ? vpa_json_num(strtod(v->str, NULL)) : vpa_json_str(v->str);
+}
+
+/* x position of a record's sweep value: the number, or the value's index. */
+static double sweep_x(const struct vpa_scenario *s, const struct vpa_json *sw)
+{
+	if (sw->type == VPA_JSON_NUM)
+		return sw->num;
+	for (size_t i = 0; sw->type == VPA_JSON_STR && i < s->sweep_values->n; i++)
+		if (!strcmp(s->sweep_values->items[i]->str, sw->str))
+			return (double)i;
+	return NAN;
+}
+
 /* Suffix figure ids and titles with the sweep value. */
 static void tag_figures(struct vpa_json *figs, size_t from, const char *param, const char *value,
 			size_t k)
@@ -112,8 +129,7 @@ static int run_attack(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, siz
 	}
 	for (size_t i = 0; i < out.records->n; i++) {
 		struct vpa_json *r = out.records->items[i];
-		vpa_json_set(r, "sweep", sweep_value ? vpa_json_num(strtod(sweep_value->str, NULL))
-						     : vpa_json_null());
+		vpa_json_set(r, "sweep", sweep_value ? sweep_json(s, sweep_value) : vpa_json_null());
 	}
 	if (sweep_value)
 		tag_figures(out.figures, 0, s->sweep_param, sweep_value->str, k);
@@ -183,12 +199,12 @@ static void sweep_figures(const struct vpa_scenario *s, const struct vpa_json *r
 {
 	const struct vpa_ynode *vals = s->sweep_values;
 	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < vals->n; i++) {
+	for (size_t i = 0; s->sweep_numeric && i < vals->n; i++) {
 		double x = strtod(vals->items[i]->str, NULL);
 		lo = fmin(lo, x);
 		hi = fmax(hi, x);
 	}
-	int logx = lo > 0 && hi / lo >= 100;
+	int logx = s->sweep_numeric && lo > 0 && hi / lo >= 100;
 	for (size_t ai = 0; ai < s->n_attacks; ai++) {
 		const char *aid = s->attacks[ai].id;
 		char **names = NULL;
@@ -236,7 +252,7 @@ static void sweep_figures(const struct vpa_scenario *s, const struct vpa_json *r
 						metric_at(vpa_json_get(o, "metrics"), names[mi]);
 					if (!y || y->type != VPA_JSON_NUM)
 						continue; /* undefined: no point */
-					vpa_json_push(xs, vpa_json_num(osw->num));
+					vpa_json_push(xs, vpa_json_num(sweep_x(s, osw)));
 					vpa_json_push(ys, vpa_json_num(y->num));
 				}
 				struct vpa_buf nb;
@@ -280,6 +296,12 @@ static void sweep_figures(const struct vpa_scenario *s, const struct vpa_json *r
 			vpa_json_set_str(f, "xlabel", s->sweep_param);
 			vpa_json_set_str(f, "ylabel", names[mi]);
 			vpa_json_set(f, "logx", vpa_json_bool(logx));
+			if (!s->sweep_numeric) {
+				struct vpa_json *tl = vpa_json_arr();
+				for (size_t i = 0; i < vals->n; i++)
+					vpa_json_push(tl, vpa_json_str(vals->items[i]->str));
+				vpa_json_set(f, "xticlabels", tl);
+			}
 			vpa_json_set(f, "series", series);
 			vpa_json_push(figures, f);
 			vpa_buf_release(&id);
@@ -445,7 +467,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		struct vpa_json *sw = vpa_json_obj(), *vals = vpa_json_arr();
 		vpa_json_set_str(sw, "param", s->sweep_param);
 		for (size_t v = 0; v < nv; v++)
-			vpa_json_push(vals, vpa_json_num(strtod(s->sweep_values->items[v]->str, NULL)));
+			vpa_json_push(vals, sweep_json(s, s->sweep_values->items[v]));
 		vpa_json_set(sw, "values", vals);
 		vpa_json_set(R, "sweep", sw);
 	} else {

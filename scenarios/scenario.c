@@ -21,7 +21,8 @@ static const struct vpa_key sweep_keys[] = {
 	{"param", VPA_K_STR, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL,
 	 "attacks.eval.omega",
 	 "the swept key: `targets.ID.key` or `attacks.ID.key` (a dotted path into nested "
-	 "mappings); it must be a numeric key of that kind"},
+	 "mappings); a number, choice (enum), flag or name key of that kind: numbers are "
+	 "plotted on a numeric axis, the others as categories"},
 	{"values", VPA_K_LIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[0.5, 1, 2]", "the values, each checked like the key itself; the scenario runs once per value"},
 	{NULL},
@@ -496,13 +497,15 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		ncur = 1;
 		q = e + 1;
 	}
-	if (k->type != VPA_K_INT && k->type != VPA_K_NUM) {
+	if (k->type != VPA_K_INT && k->type != VPA_K_NUM && k->type != VPA_K_ENUM &&
+	    k->type != VPA_K_BOOL && k->type != VPA_K_STR && k->type != VPA_K_NAME) {
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
-			      "sweep param '%s' must name a numeric key ('%s' is not a number)", p,
-			      k->name);
+			      "sweep param '%s' must name a number, choice, flag or name key "
+			      "('%s' is not one)", p, k->name);
 		goto out;
 	}
 	s->has_sweep = 1;
+	s->sweep_numeric = k->type == VPA_K_INT || k->type == VPA_K_NUM;
 	s->sweep_is_attack = is_attack;
 	s->sweep_index = idx;
 	s->sweep_param = p;

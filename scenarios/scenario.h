@@ -193,6 +193,7 @@ struct vpa_scenario {
 	const char *sweep_param; /* the whole param text, borrowed */
 	const char *sweep_path;  /* the key path inside the item, borrowed (points into param) */
 	const struct vpa_ynode *sweep_values; /* sequence of scalars */
+	int sweep_numeric;      /* 1: values are numbers; 0: categorical (choices, names, flags) */
 };
 
 /* Same flags as reports/report.h (kept equal; checked in the unit test). */

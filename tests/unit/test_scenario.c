@@ -387,8 +387,11 @@ static void test_scenario_errors(void)
 			"t.yaml:10:16: sweep param names unknown key 'omgea' of attack 'eval' (did you mean 'omega'?)"));
 	CHECK(with_base("sweep: {param: attacks.evl.omega, values: [1]}\n",
 			"t.yaml:10:16: sweep param names attack 'evl', which does not exist (did you mean 'eval'?)"));
-	CHECK(with_base("sweep: {param: targets.vpc.source, values: [1]}\n",
-			"t.yaml:10:16: sweep param 'targets.vpc.source' must name a numeric key ('source' is not a number)"));
+	CHECK(with_base("sweep: {param: targets.vpc.sets, values: [1]}\n",
+			"t.yaml:10:16: sweep param 'targets.vpc.sets' must name a number, choice, flag or name key ('sets' is not one)"));
+	/* a choice key is swept as categories; each value is checked like the key */
+	CHECK(with_base("sweep: {param: targets.vpc.source, values: [import, simulate]}\n",
+			"t.yaml:10:53: 'source' must be 'import', got 'simulate'"));
 	CHECK(with_base("sweep: {param: attacks.eval.omega, values: [1, -2]}\n",
 			"t.yaml:10:48: 'omega' must be a number > 0, got '-2'"));
 	CHECK(with_base("sweep: {param: attacks.eval.omega, values: []}\n",
@@ -543,6 +546,7 @@ static void test_pipeline_target_sweep(void)
 	s->sweep_param = "targets.t0.offset";
 	s->sweep_path = "offset";
 	s->sweep_values = vals;
+	s->sweep_numeric = 1;
 	struct vpa_run_opts o = {0, 0, 1, 1};
 	struct vpa_json *r = NULL;
 	fake_builds = 0;
