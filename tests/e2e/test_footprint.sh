@@ -1,0 +1,43 @@
+#!/bin/bash
+# tests/e2e/test_footprint.sh - the FL acoustic-model target and the A1
+# footprint attack through the CLI: a simulated run dumps its models and its
+# activations; importing either reproduces the simulated run's records
+# exactly (same scores, so the same metrics to the last digit); broken
+# imports give one clear line.
+. tests/e2e/lib.sh
+top=$PWD
+A=$top/tests/e2e/data/am
+# the records without the simulator's utility numbers (an import has none)
+records() { sed -n '/^  "records": \[/,/^  "sweep":/p' "$1" | grep -v '"utility_acc'; }
+same() { test -n "$(records "$1")" && cmp -s <(records "$1") <(records "$2"); }
+
+cd "$T"
+t_run "simulated run with dumps" 0 -- run "$A/sim.yaml" -o sim --no-plots --quiet
+t_ok "models.txt dumped" grep -q '^global - global$' am-acts/models.txt
+t_ok "24 personalised models" test "$(grep -c ' part[12]$' am-acts/models.txt)" = 24
+t_ok "activation files per layer" test -f am-acts/global/layer3/ind000-u01.npy
+t_ok "model folders" test -f am-models/p2spk000-m1/model.yaml
+t_ok "indicator features" test "$(ls am-models/indicator | wc -l)" = 6
+cp "$A/acts.yaml" "$A/models.yaml" .
+t_run "import of activations" 0 -- run acts.yaml -o acts --no-plots --quiet
+t_run "import of model folders" 0 -- run models.yaml -o models --no-plots --quiet
+t_ok "9 A1 records" test "$(records sim/results.json | grep -c '"attack": "a1"')" = 9
+t_ok "activations reproduce the simulated records exactly" \
+	same sim/results.json acts/results.json
+t_ok "model folders reproduce the simulated records exactly" \
+	same sim/results.json models/results.json
+t_ok "EERs are in the records" test "$(records acts/results.json | grep -c '"eer": ')" = 9
+t_ok "the import is not labelled simulated" grep -q '"simulated": false' acts/results.json
+
+# broken imports
+rm am-acts/p2spk001-m2/layer2/ind001-u02.npy
+t_run "missing activation file" 1 -- run acts.yaml -o x --no-plots --quiet
+t_ok "names the file" grep -q "am-acts/p2spk001-m2/layer2/ind001-u02.npy: cannot open" "$ERR"
+printf 'g - global\nm1 s1 part3\n' > bad.txt
+sed 's|models: am-acts/models.txt|models: bad.txt|' acts.yaml > bad.yaml
+t_run "bad partition" 1 -- run bad.yaml -o x --no-plots --quiet
+t_ok "bad partition line" grep -q "bad.txt:2: unknown partition 'part3': expected global, part1 or part2" "$ERR"
+sed 's|activations: am-acts}|activations: am-acts, indicator: am-models/indicator}|' acts.yaml > both.yaml
+t_run "activations and indicator" 1 -- validate both.yaml
+t_ok "one of the two forms" grep -q "give either \`activations\` or \`model_dir\` and \`indicator\`, not both" "$ERR"
+t_done
