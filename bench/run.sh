@@ -38,7 +38,8 @@ awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+str
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
 for b in "$BUILD"/bench/bench_*; do
-	case "$(basename "$b")" in bench_metrics) continue ;; esac
+	case "$(basename "$b")" in bench_metrics|*.d|*.o) continue ;; esac
+	[ -x "$b" ] || continue
 	echo "== $(basename "$b")"
 	"$b"
 done
