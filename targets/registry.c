@@ -13,9 +13,11 @@
 extern const struct vpa_target_kind vpa_target_anonymised_speech; /* targets/anon.h */
 extern const struct vpa_target_kind vpa_target_fl_acoustic_models; /* targets/fl_am.h */
 extern const struct vpa_target_kind vpa_target_tagger; /* targets/tagger.h */
+extern const struct vpa_target_kind vpa_target_fl_speaker; /* targets/fl_speaker.h */
 static const struct vpa_target_kind *const kinds[] = {
 	&vpa_target_scores,
 	&vpa_target_anonymised_speech,
+	&vpa_target_fl_speaker,
 	&vpa_target_fl_acoustic_models, /* targets/fl_am.c */
 	&vpa_target_tagger,
 };
