@@ -14,6 +14,7 @@ extern const struct vpa_attack_kind vpa_attack_slicing; /* attacks/slicing.c */
 extern const struct vpa_attack_kind vpa_attack_a1_footprint, vpa_attack_a2_footprint;
 extern const struct vpa_attack_kind vpa_attack_d_exposure; /* attacks/dexposure.c */
 extern const struct vpa_attack_kind vpa_attack_fl_training, vpa_attack_update_linkage, vpa_attack_attribute_inference; /* attacks/update_attacks.c */
+extern const struct vpa_attack_kind vpa_attack_exposure, vpa_attack_text_linkage; /* attacks/exposure.c, text_linkage.c */
 static const struct vpa_attack_kind *const kinds[] = {
 	&vpa_attack_evaluate,
 	&vpa_attack_linkage,
@@ -22,6 +23,7 @@ static const struct vpa_attack_kind *const kinds[] = {
 	&vpa_attack_a1_footprint, &vpa_attack_a2_footprint, /* attacks/a1.c, a2.c */
 	&vpa_attack_d_exposure,
 	&vpa_attack_fl_training, &vpa_attack_update_linkage, &vpa_attack_attribute_inference,
+	&vpa_attack_exposure, &vpa_attack_text_linkage,
 };
 
 static const struct vpa_key common_keys[] = {

@@ -14,12 +14,14 @@ extern const struct vpa_target_kind vpa_target_anonymised_speech; /* targets/ano
 extern const struct vpa_target_kind vpa_target_fl_acoustic_models; /* targets/fl_am.h */
 extern const struct vpa_target_kind vpa_target_tagger; /* targets/tagger.h */
 extern const struct vpa_target_kind vpa_target_fl_speaker; /* targets/fl_speaker.h */
+extern const struct vpa_target_kind vpa_target_language_model; /* targets/lm.h */
 static const struct vpa_target_kind *const kinds[] = {
 	&vpa_target_scores,
 	&vpa_target_anonymised_speech,
 	&vpa_target_fl_speaker,
 	&vpa_target_fl_acoustic_models, /* targets/fl_am.c */
 	&vpa_target_tagger,
+	&vpa_target_language_model, /* targets/lm.c */
 };
 
 static const struct vpa_key common_keys[] = {

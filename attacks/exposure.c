@@ -1,0 +1,385 @@
+/*
+ * attacks/exposure.c - attack kind `exposure` (Carlini et al. 2019, "The
+ * Secret Sharer"; COMPRISE D2.3 4.3.5): rank each canary's log-perplexity
+ * among the other candidates of its template's space.
+ *
+ *   exact         when the space has at most `max_exact` values: every
+ *                 candidate is scored (the LM shares the computation of common
+ *                 prefixes), exposure = log2 N - log2(1 + #{candidates <= X})
+ *                 with N the other candidates (metrics/metrics.h);
+ *   extrapolated  the skew-normal fitted by maximum likelihood to the
+ *                 candidates (all of them when enumerated, else `samples`
+ *                 drawn uniformly from the space), exposure = -log2 F(X).
+ * Both are reported when both apply.  The candidate set leaves out the other
+ * canaries of the same entry (inserted with other counts), but keeps the
+ * `others` of multiple insertion: the attacker does not know them.
+ *
+ * Figures: exposure against insertions (one series per canary entry, exact
+ * and extrapolated), and against training epochs/rounds (one series per
+ * canary, from the target's checkpoints).
+ */
+#include "attacks/attacks.h"
+#include "targets/lm.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct vpa_key keys[] = {
+	{"max_exact", VPA_K_INT, 0, "1000000", 0, 100000000, 0, NULL, NULL, "1000000",
+	 "enumerate the whole candidate space when it has at most this many values"},
+	{"samples", VPA_K_INT, 0, "5000", 10, 10000000, 0, NULL, NULL, "5000",
+	 "candidates drawn for the skew-normal fit when the space is not enumerated"},
+	{"over_time", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "also compute the exact exposure at every checkpoint (figure against epochs/rounds)"},
+	{NULL},
+};
+static const struct vpa_schema schema = {"attack exposure", keys};
+
+static const char *const target_kinds[] = {"language_model", NULL};
+static const char *const metrics[] = {
+	"exposure", "exposure_extrapolated", "max_exposure", "rank", "space", "insertions",
+	"canary_logppl", "epsilon", "perplexity", "n_candidates", NULL,
+};
+
+static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, const char ***names)
+{
+	(void)cfg;
+	/* names are made at build time ("pin-x16"); gates use the attack id or ID.SUB
+	 * with the documented naming, so the list is rebuilt from the config */
+	const struct vpa_ynode *cn = vpa_ymap_get(tcfg, "canaries");
+	const struct vpa_ynode *src = vpa_ymap_get(tcfg, "source");
+	int imp = src && !strcmp(src->str, "import");
+	size_t n = 0, cap = 8;
+	*names = xcalloc(cap, sizeof(**names));
+	if (imp && vpa_ymap_get(tcfg, "candidates")) {
+		(*names)[n++] = "canary";
+		return n;
+	}
+	static char buf[1024][64]; /* names must outlive the call; the table is small */
+	static size_t used;
+	for (size_t i = 0; cn && i < cn->n; i++) {
+		const struct vpa_ynode *c = cn->items[i];
+		const struct vpa_ynode *nm = vpa_ymap_get(c, "name"), *ins = vpa_ymap_get(c, "insertions");
+		char base[32];
+		snprintf(base, sizeof(base), "%s", nm ? nm->str : "");
+		if (!nm)
+			snprintf(base, sizeof(base), "c%zu", i + 1);
+		size_t k = imp ? 1 : (ins ? ins->n : 1);
+		for (size_t j = 0; j < k; j++) {
+			if (n == cap)
+				*names = xrealloc(*names, xmul(cap *= 2, sizeof(**names)));
+			char *s = buf[used++ % 1024];
+			if (imp)
+				snprintf(s, 64, "%s", base);
+			else
+				snprintf(s, 64, "%s-x%s", base, ins ? ins->items[j]->str : "16");
+			(*names)[n++] = s;
+		}
+	}
+	return n;
+}
+
+/* All sequences of the space (odometer order), (space, L). */
+static uint32_t *enumerate(const struct vpa_lm_canary *c, size_t M)
+{
+	uint32_t *s = xmalloc(xmul(xmul(M, c->L), sizeof(uint32_t)));
+	size_t *ix = xcalloc(c->L, sizeof(size_t));
+	for (size_t m = 0; m < M; m++) {
+		for (size_t t = 0; t < c->L; t++)
+			s[m * c->L + t] = c->pos[t].alt[ix[t]];
+		for (size_t t = c->L; t-- > 0;) {
+			if (++ix[t] < c->pos[t].n_alt)
+				break;
+			ix[t] = 0;
+		}
+	}
+	free(ix);
+	return s;
+}
+
+static int same(const uint32_t *a, const uint32_t *b, size_t L)
+{
+	return !memcmp(a, b, L * sizeof(uint32_t));
+}
+
+static int excluded(const struct vpa_lm_canary *c, const uint32_t *s)
+{
+	if (same(s, c->secret, c->L))
+		return 1;
+	for (size_t k = 0; k < c->n_excl; k++)
+		if (same(s, c->excl + k * c->L, c->L))
+			return 1;
+	return 0;
+}
+
+struct expo {
+	double exact, extra, max, rank, logppl, n_cand;
+	double secs;
+};
+
+/* Score the canary and its candidates at checkpoint ck. */
+static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, size_t ck,
+		  size_t max_exact, size_t samples, int fit, uint64_t seed, struct expo *e,
+		  struct vpa_err *err)
+{
+	double t0 = vpa_now();
+	int exact = c->space <= (double)max_exact;
+	size_t M;
+	uint32_t *seqs;
+	if (exact) {
+		M = (size_t)c->space;
+		seqs = enumerate(c, M);
+	} else {
+		struct vpa_rng r;
+		vpa_rng_split(&r, seed, c->name);
+		M = samples + 1;
+		seqs = xmalloc(xmul(xmul(M, c->L), sizeof(uint32_t)));
+		memcpy(seqs, c->secret, c->L * sizeof(uint32_t));
+		for (size_t m = 1; m < M; m++)
+			do {
+				for (size_t k = 0; k < c->L; k++)
+					seqs[m * c->L + k] = c->pos[k].alt[vpa_rng_below(&r, c->pos[k].n_alt)];
+			} while (excluded(c, seqs + m * c->L));
+	}
+	double *lp = xmalloc(xmul(M, sizeof(double)));
+	int rc = vpa_lm_logppl(t, ck, seqs, M, c->L, lp, err);
+	double *cand = xmalloc(xmul(M, sizeof(double)));
+	size_t n = 0;
+	double X = NAN;
+	if (!rc) {
+		for (size_t m = 0; m < M; m++) {
+			if (same(seqs + m * c->L, c->secret, c->L) && (exact || m == 0)) {
+				X = lp[m];
+				continue;
+			}
+			if (exact && excluded(c, seqs + m * c->L))
+				continue;
+			cand[n++] = lp[m];
+		}
+		e->logppl = X;
+		e->n_cand = (double)n;
+		e->max = log2((double)(exact ? n : c->space - 1 - (double)c->n_excl));
+		size_t below = 0;
+		for (size_t i = 0; i < n; i++)
+			below += cand[i] <= X;
+		e->rank = exact ? (double)(below + 1) : NAN;
+		e->exact = exact ? vpa_exposure_exact(X, cand, n) : NAN;
+		e->extra = NAN;
+		if (fit) {
+			struct vpa_skewnorm d;
+			if ((rc = vpa_skewnorm_fit(cand, n, &d, err)) == 0)
+				e->extra = vpa_exposure_extrapolated(X, &d);
+		}
+	}
+	e->secs = vpa_now() - t0;
+	free(seqs);
+	free(lp);
+	free(cand);
+	return rc;
+}
+
+static struct vpa_json *pt_series(const char *name, const double *x, const double *y, size_t n)
+{
+	struct vpa_json *s = vpa_json_obj(), *xs = vpa_json_arr(), *ys = vpa_json_arr();
+	for (size_t i = 0; i < n; i++) {
+		vpa_json_push(xs, vpa_json_num(x[i]));
+		vpa_json_push(ys, vpa_json_num(y[i]));
+	}
+	vpa_json_set_str(s, "name", name);
+	vpa_json_set(s, "x", xs);
+	vpa_json_set(s, "y", ys);
+	return s;
+}
+
+static struct vpa_json *lines(const char *id, const char *title, const char *xl, const char *yl,
+			      int logx)
+{
+	struct vpa_json *f = vpa_json_obj();
+	vpa_json_set_str(f, "type", "lines");
+	vpa_json_set_str(f, "id", id);
+	vpa_json_set_str(f, "title", title);
+	vpa_json_set_str(f, "xlabel", xl);
+	vpa_json_set_str(f, "ylabel", yl);
+	vpa_json_set(f, "logx", vpa_json_bool(logx));
+	vpa_json_set(f, "series", vpa_json_arr());
+	return f;
+}
+
+static void set_info_num(struct vpa_json *m, const char *key, const struct vpa_json *info)
+{
+	struct vpa_json *v = info ? vpa_json_get(info, key) : NULL;
+	vpa_json_set(m, key, v ? vpa_json_clone(v) : vpa_json_null());
+}
+
+static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_lm_target *lt = t->data;
+	size_t max_exact = (size_t)vpa_cfg_int(cfg, &schema, "max_exact");
+	size_t samples = (size_t)vpa_cfg_int(cfg, &schema, "samples");
+	int over_time = vpa_cfg_bool(cfg, &schema, "over_time");
+	int rc = 0;
+	if (lt->source == VPA_LM_CANDIDATES) {
+		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
+		struct vpa_skewnorm d;
+		double extra = NAN;
+		if (lt->n_cand >= 3 && vpa_skewnorm_fit(lt->cand, lt->n_cand, &d, err) == 0)
+			extra = vpa_exposure_extrapolated(lt->cand_canary, &d);
+		else if (lt->n_cand >= 3)
+			return err->status;
+		size_t below = 0;
+		for (size_t i = 0; i < lt->n_cand; i++)
+			below += lt->cand[i] <= lt->cand_canary;
+		vpa_json_set_str(rec, "attack", id);
+		vpa_json_set_str(rec, "sub", lt->cand_name);
+		vpa_json_set(rec, "layer", vpa_json_null());
+		vpa_json_set(rec, "sweep", vpa_json_null());
+		vpa_json_set_num(m, "exposure", vpa_exposure_exact(lt->cand_canary, lt->cand, lt->n_cand));
+		vpa_json_set_num(m, "exposure_extrapolated", extra);
+		vpa_json_set_num(m, "max_exposure", log2((double)lt->n_cand));
+		vpa_json_set_num(m, "rank", (double)(below + 1));
+		vpa_json_set_num(m, "n_candidates", (double)lt->n_cand);
+		vpa_json_set_num(m, "canary_logppl", lt->cand_canary);
+		vpa_json_set(rec, "metrics", m);
+		vpa_json_push(out->records, rec);
+		if (lt->n_cand < 3)
+			vpa_ctx_warn(ctx, "%s: fewer than 3 candidates: no extrapolated exposure", id);
+		return 0;
+	}
+	size_t nc = lt->n_canaries;
+	if (nc == 0)
+		return vpa_fail(err, VPA_EINPUT, NULL, "target '%s' has no canaries: add `canaries:` "
+				"to it", t->id);
+	size_t last = lt->n_ckpt ? lt->n_ckpt - 1 : 0;
+	struct expo *fin = xcalloc(nc, sizeof(*fin));
+	for (size_t i = 0; i < nc && !rc; i++) {
+		const struct vpa_lm_canary *c = &lt->canaries[i];
+		rc = expose(lt, c, last, max_exact, samples, 1, ctx->seed, &fin[i], err);
+		if (rc)
+			break;
+		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
+		vpa_json_set_str(rec, "attack", id);
+		vpa_json_set_str(rec, "sub", c->name);
+		vpa_json_set(rec, "layer", vpa_json_null());
+		vpa_json_set(rec, "sweep", vpa_json_null());
+		vpa_json_set_num(m, "exposure", fin[i].exact);
+		vpa_json_set_num(m, "exposure_extrapolated", fin[i].extra);
+		vpa_json_set_num(m, "max_exposure", fin[i].max);
+		vpa_json_set_num(m, "rank", fin[i].rank);
+		vpa_json_set_num(m, "space", c->space);
+		vpa_json_set_num(m, "n_candidates", fin[i].n_cand);
+		vpa_json_set_num(m, "insertions", (double)c->insertions);
+		vpa_json_set_num(m, "others", (double)c->others);
+		vpa_json_set_num(m, "canary_logppl", fin[i].logppl);
+		set_info_num(m, "epsilon", t->info);
+		set_info_num(m, "perplexity", t->info);
+		vpa_json_set_num(m, "seconds", fin[i].secs);
+		vpa_json_set(rec, "metrics", m);
+		vpa_json_push(out->records, rec);
+		if (fin[i].exact == fin[i].exact && fin[i].extra == fin[i].extra && fin[i].rank > 1 &&
+		    fabs(fin[i].exact - fin[i].extra) > 1)
+			vpa_ctx_warn(ctx, "%s.%s: exact (%.2f bits) and extrapolated (%.2f bits) exposure "
+				     "differ by more than 1 bit: the skew-normal fits the candidates "
+				     "poorly", id, c->name, fin[i].exact, fin[i].extra);
+	}
+	if (!rc) {
+		/* exposure against insertions: one series per entry (same template and base) */
+		char fid[256], title[512];
+		snprintf(fid, sizeof(fid), "%s-insertions", id);
+		snprintf(title, sizeof(title), "Exposure against insertions: %s on %s", id, t->id);
+		struct vpa_json *f = lines(fid, title, "insertions", "exposure (bits)", 1);
+		struct vpa_json *ser = vpa_json_get(f, "series");
+		double *x = xmalloc(xmul(nc, sizeof(double))), *y = xmalloc(xmul(nc, sizeof(double))),
+		       *y2 = xmalloc(xmul(nc, sizeof(double)));
+		int any = 0;
+		for (size_t i = 0; i < nc;) {
+			/* an entry's canaries are consecutive and named BASE-xCOUNT */
+			const char *nm0 = lt->canaries[i].name, *dash = strrchr(nm0, '-');
+			int bl = dash ? (int)(dash - nm0) : (int)strlen(nm0);
+			size_t j = i, n = 0;
+			while (j < nc && !strncmp(lt->canaries[j].name, nm0, (size_t)bl) &&
+			       lt->canaries[j].name[bl] == '-') {
+				x[n] = (double)lt->canaries[j].insertions;
+				y[n] = fin[j].exact;
+				y2[n] = fin[j].extra;
+				n++;
+				j++;
+			}
+			if (n == 0) {
+				j = i + 1;
+			} else if (lt->canaries[i].insertions > 0) {
+				char nm[160];
+				snprintf(nm, sizeof(nm), "%.*s exact", bl, nm0);
+				vpa_json_push(ser, pt_series(nm, x, y, n));
+				snprintf(nm, sizeof(nm), "%.*s extrapolated", bl, nm0);
+				vpa_json_push(ser, pt_series(nm, x, y2, n));
+				any = 1;
+			}
+			i = j;
+		}
+		free(x);
+		free(y);
+		free(y2);
+		if (any)
+			vpa_json_push(out->figures, f);
+		else
+			vpa_json_free(f);
+	}
+	if (!rc && over_time && lt->n_ckpt > 1) {
+		char fid[256], title[512];
+		snprintf(fid, sizeof(fid), "%s-time", id);
+		snprintf(title, sizeof(title), "Exposure against training %ss: %s on %s", lt->time_unit,
+			 id, t->id);
+		struct vpa_json *f = lines(fid, title, lt->time_unit, "exposure (bits)", 0);
+		struct vpa_json *ser = vpa_json_get(f, "series");
+		double *x = xmalloc(xmul(lt->n_ckpt, sizeof(double))),
+		       *y = xmalloc(xmul(lt->n_ckpt, sizeof(double)));
+		for (size_t i = 0; i < nc && !rc; i++) {
+			const struct vpa_lm_canary *c = &lt->canaries[i];
+			for (size_t k = 0; k < lt->n_ckpt && !rc; k++) {
+				struct expo e;
+				x[k] = lt->ckpt[k].when;
+				if (k == last) {
+					y[k] = fin[i].exact == fin[i].exact ? fin[i].exact : fin[i].extra;
+					continue;
+				}
+				int ex = c->space <= (double)max_exact;
+				rc = expose(lt, c, k, max_exact, samples, !ex, ctx->seed, &e, err);
+				y[k] = ex ? e.exact : e.extra;
+			}
+			vpa_json_push(ser, pt_series(c->name, x, y, lt->n_ckpt));
+		}
+		free(x);
+		free(y);
+		vpa_json_push(out->figures, f);
+	}
+	free(fin);
+	return rc;
+}
+
+static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+{
+	(void)cfg;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s: canary exposure of '%s'", id, target_id);
+	return b.data;
+}
+
+const struct vpa_attack_kind vpa_attack_exposure = {
+	.name = "exposure",
+	.schema = &schema,
+	.target_kinds = target_kinds,
+	.metrics = metrics,
+	.has_layers = 0,
+	.doc = "Exposure of the canaries inserted into a `language_model` (Carlini et al. 2019): "
+	       "the rank of the secret's log-perplexity among all candidates of its template "
+	       "(exact, by enumerating the space with shared prefixes) and the skew-normal "
+	       "extrapolation; one record per canary (sub `NAME-xCOUNT`), figures against "
+	       "insertions and against training epochs/rounds.",
+	.validate = NULL,
+	.subs = subs,
+	.run = run,
+	.title = title,
+};
