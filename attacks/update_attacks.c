@@ -500,20 +500,21 @@ static double centroid_accuracy(const float *X, const uint32_t *y, size_t n, con
 	return m ? (double)ok / (double)m : NAN;
 }
 
-/* Accuracy of predicting the majority class of y (n) on truth (m). */
-static double majority_chance(const uint32_t *y, size_t n, const uint32_t *truth, size_t m,
-			      size_t K)
+/*
+ * Chance: the accuracy of the best constant guess on truth (m), i.e. the
+ * largest class frequency among the attacked users (an attacker without the
+ * update cannot beat it on these users).
+ */
+static double best_constant(const uint32_t *truth, size_t m, size_t K)
 {
-	size_t *cnt = xcalloc(K, sizeof(size_t)), best = 0, ok = 0;
-	for (size_t i = 0; i < n; i++)
-		cnt[y[i]]++;
-	for (size_t c = 1; c < K; c++)
-		if (cnt[c] > cnt[best])
-			best = c;
+	size_t *cnt = xcalloc(K, sizeof(size_t)), best = 0;
 	for (size_t i = 0; i < m; i++)
-		ok += truth[i] == best;
+		cnt[truth[i]]++;
+	for (size_t c = 0; c < K; c++)
+		if (cnt[c] > best)
+			best = cnt[c];
 	free(cnt);
-	return m ? (double)ok / (double)m : NAN;
+	return m ? (double)best / (double)m : NAN;
 }
 
 /* Per-user mean of the L2-normalised embeddings of its rows: (n_users, dim). */
@@ -574,16 +575,12 @@ static int attr_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_yn
 		yu[i] = pop->cls[users[i]];
 	for (size_t i = 0; i < ns; i++)
 		ys[i] = pop->cls[shadow[i]];
-	double chance = majority_chance(ys, ns, yu, n, pop->n_classes);
-	/* the embedding attacker's chance: majority class of sv_train on sv_test */
-	uint32_t *ea = xmalloc(xmul(T->n_sv_train, sizeof(uint32_t)));
+	double chance = best_constant(yu, n, pop->n_classes);
+	/* the embedding attacker's chance on the verification speakers */
 	uint32_t *eb = xmalloc(xmul(T->n_sv_test, sizeof(uint32_t)));
-	for (size_t i = 0; i < T->n_sv_train; i++)
-		ea[i] = pop->cls[T->sv_train[i]];
 	for (size_t i = 0; i < T->n_sv_test; i++)
 		eb[i] = pop->cls[T->sv_test[i]];
-	double chance_emb = majority_chance(ea, T->n_sv_train, eb, T->n_sv_test, pop->n_classes);
-	free(ea);
+	double chance_emb = best_constant(eb, T->n_sv_test, pop->n_classes);
 	free(eb);
 	double acc_base = emb_accuracy(T, T->emb_train_baseline, T->emb_baseline);
 	int rc = 0;
@@ -639,7 +636,8 @@ const struct vpa_attack_kind vpa_attack_attribute_inference = {
 	       "classes; and from the speaker embeddings of the verification speakers (the "
 	       "baseline network and the network distilled from the regime's classifier), "
 	       "with centroids of the server-side training speakers.  One record per regime: "
-	       "accuracy, chance (the shadow set's majority class), advantage, and the "
+	       "accuracy, chance (the best constant guess: the largest class frequency among "
+	       "the attacked users), advantage = accuracy - chance, and the "
 	       "embedding accuracies.",
 	.validate = NULL,
 	.subs = regime_subs,

@@ -795,8 +795,8 @@ static int embed(struct vpa_nn *trunk, const float *x, size_t n, float **out, st
  * user enrol, the rest are tests; score = mean over enrolment vectors of the
  * cosine (eq. 1), every test against every enrolled speaker.  ROCCH-EER.
  */
-static int sv_eer(const float *emb, size_t dim, const size_t *off, size_t n_spk, size_t n_enrol,
-		  double *eer, size_t *n_tar_out, size_t *n_non_out, struct vpa_err *err)
+int vpa_fls_sv_eer(const float *emb, size_t dim, const size_t *off, size_t n_spk, size_t n_enrol,
+		   double *eer, size_t *n_tar_out, size_t *n_non_out, struct vpa_err *err)
 {
 	double *en = xcalloc(xmul(n_spk, dim), sizeof(double));
 	size_t n_test = 0;
@@ -1106,7 +1106,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 				    T->seed ^ 0xe3b, &trunk, err)) &&
 		    !(rc = embed(trunk, svtx, svtn, &T->emb_baseline, err)) &&
 		    !(rc = embed(trunk, svx, svn, &T->emb_train_baseline, err)))
-			rc = sv_eer(T->emb_baseline, T->emb_dim, T->sv_test_off, T->n_sv_test,
+			rc = vpa_fls_sv_eer(T->emb_baseline, T->emb_dim, T->sv_test_off, T->n_sv_test,
 				    T->n_enrol, &T->sv_eer_baseline, &T->n_sv_trials_tar,
 				    &T->n_sv_trials_non, err);
 		vpa_nn_free(trunk);
@@ -1132,7 +1132,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			    !(rc = embed(trunk, svtx, svtn, &R->emb, err)) &&
 			    !(rc = embed(trunk, svx, svn, &R->emb_train, err))) {
 				size_t a, b;
-				rc = sv_eer(R->emb, T->emb_dim, T->sv_test_off, T->n_sv_test, T->n_enrol,
+				rc = vpa_fls_sv_eer(R->emb, T->emb_dim, T->sv_test_off, T->n_sv_test, T->n_enrol,
 					    &R->sv_eer, &a, &b, err);
 			}
 			vpa_nn_free(trunk);

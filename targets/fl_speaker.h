@@ -247,6 +247,17 @@ int vpa_fls_local_update(struct vpa_nn *work, const float *global, const float *
  */
 void vpa_fls_par_for(size_t n, size_t nth, void (*fn)(void *arg, size_t i, size_t tid), void *arg);
 
+/*
+ * Speaker verification (Granqvist et al. eq. 1): embeddings emb (rows, dim)
+ * of n_spk speakers, speaker s owning rows off[s] .. off[s+1]-1; the first
+ * n_enrol rows of each speaker enrol, the others are tests; every test is
+ * scored against every speaker with the mean over the enrolment vectors of
+ * the cosine similarity.  *eer: ROCCH-EER (metrics/metrics.h).  Errors
+ * (VPA_EINPUT) when no speaker has a test row.
+ */
+int vpa_fls_sv_eer(const float *emb, size_t dim, const size_t *off, size_t n_spk, size_t n_enrol,
+		   double *eer, size_t *n_tar, size_t *n_non, struct vpa_err *err);
+
 /* The regime result of a target by regime, or NULL when not built. */
 const struct vpa_fls_regime_res *vpa_fls_find(const struct vpa_fls_target *t,
 					      enum vpa_fls_regime r);
