@@ -364,10 +364,11 @@ static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, s
 	double *cum = xcalloc(1, sizeof(double)), *cum2 = NULL;
 	size_t U = 1;
 	float *h = xcalloc(nl * H, sizeof(float)), *c = xcalloc(nl * H, sizeof(float));
-	float *gates = xmalloc(xmul(CHUNK * 4 * H, sizeof(float)));
-	float *xs = xmalloc(xmul(CHUNK * XW, sizeof(float)));
-	float *logits = xmalloc(xmul(xmul(CHUNK, f.V), sizeof(float)));
-	double *lse = xmalloc(CHUNK * sizeof(double));
+	size_t rows = M < CHUNK ? M : CHUNK; /* no level has more than M prefixes */
+	float *gates = xmalloc(xmul(rows * 4 * H, sizeof(float)));
+	float *xs = xmalloc(xmul(rows * XW, sizeof(float)));
+	float *logits = xmalloc(xmul(xmul(rows, f.V), sizeof(float)));
+	double *lse = xmalloc(rows * sizeof(double));
 	infer_step(&f, 1, &bos, h, c, gates, xs);
 	for (size_t t = 0; t < L; t++) {
 		/* children: unique prefixes of length t+1 */
@@ -411,8 +412,8 @@ static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, s
 			c = c2;
 			/* step in chunks: the state arrays are (nl, U2, H), a chunk is a
 			 * strided view, so copy it out and back */
-			float *hc = xmalloc(xmul(nl * CHUNK, H * sizeof(float)));
-			float *cc = xmalloc(xmul(nl * CHUNK, H * sizeof(float)));
+			float *hc = xmalloc(xmul(nl * rows, H * sizeof(float)));
+			float *cc = xmalloc(xmul(nl * rows, H * sizeof(float)));
 			for (size_t u0 = 0; u0 < U2; u0 += CHUNK) {
 				size_t um = U2 - u0 < CHUNK ? U2 - u0 : CHUNK;
 				for (size_t l = 0; l < nl; l++) {
