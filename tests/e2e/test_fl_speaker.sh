@@ -1,0 +1,75 @@
+#!/bin/bash
+# tests/e2e/test_fl_speaker.sh - the FL vocal classifier end to end: a small
+# simulated run (records per regime, the accountant's noise multiplier
+# cross-checked with `vpaudit dp sigma`, the paper's SNR and accuracy order,
+# attacks at chance under local DP), an imported population, bad input, and
+# the shipped scenario validates.
+. tests/e2e/lib.sh
+
+D=tests/e2e/data/fls
+# jrec ATTACK SUB KEY FILE: the number at "KEY": in the record (ATTACK, SUB)
+jrec() {
+	awk -v a="\"$1\"," -v s="\"$2\"," -v k="\"$3\":" '
+		$1 == "\"attack\":" { at = ($2 == a) }
+		$1 == "\"sub\":" { sb = ($2 == s) }
+		at && sb && $1 == k { v = $2; sub(/,$/, "", v); print v; exit }' "$4"
+}
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && b != "" && a + 0 < b + 0) }'; }
+near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
+
+t_run "small scenario runs" 0 -- run $D/small.yaml -o "$T/small" --threads 2 --quiet
+R=$T/small/results.json
+t_ok "results.json written" test -s "$R"
+for s in none local central central_local; do
+	t_ok "train record for $s" grep -q "\"sub\": \"$s\"" "$R"
+done
+t_ok "one lines figure of accuracy against rounds" grep -q '"id": "train-accuracy"' "$R"
+t_ok "gates hold" grep -q '"status": "pass"' "$R"
+
+# the accountant: q = 100 / 1e8, 15 rounds, (2, 1e-5)
+z=$(jrec train central noise_multiplier "$R")
+"$VPAUDIT" dp sigma --q 1e-6 --epsilon 2 --steps 15 --delta 1e-5 --json > "$T/sigma.json"
+zc=$(sed -E 's/.*"sigma":([^,}]*).*/\1/' "$T/sigma.json")
+t_ok "noise multiplier $z = vpaudit dp sigma $zc" near "$z" "$zc" 1e-12
+t_ok "central_local uses the same multiplier" near "$(jrec train central_local noise_multiplier "$R")" "$zc" 1e-12
+t_ok "central epsilon <= 2" lt "$(jrec train central epsilon "$R")" 2.0000001
+t_ok "no noise: SNR undefined (null)" test "$(jrec train none snr "$R")" = null
+t_ok "central_local local epsilon 25.7" near "$(jrec train central_local epsilon_local "$R")" 25.7 1e-9
+
+# the paper's order: local < central + weak local < central (SNR and accuracy)
+for m in snr accuracy; do
+	l=$(jrec train local $m "$R"); cl=$(jrec train central_local $m "$R"); c=$(jrec train central $m "$R")
+	t_ok "$m: local $l < central_local $cl" lt "$l" "$cl"
+	t_ok "$m: central_local $cl < central $c" lt "$cl" "$c"
+done
+
+# update attacks: linkable without local noise, at chance with local DP at eps 2
+t_ok "linkage none: EER < 0.2" lt "$(jrec link none eer "$R")" 0.2
+t_ok "linkage local: EER > 0.4" lt 0.4 "$(jrec link local eer "$R")"
+t_ok "attribute none: well above chance" lt 0.5 "$(jrec attr none advantage "$R")"
+t_ok "attribute local: advantage < 0.15" lt "$(jrec attr local advantage "$R")" 0.15
+
+# the paper's central set-up: 100M users, cohort 300, 60 rounds, (2, 1e-5)
+t_run "paper set-up runs" 0 -- run $D/paper_accounting.yaml -o "$T/paper" --quiet
+zp=$(jrec train central noise_multiplier "$T/paper/results.json")
+t_run "paper set-up: dp sigma" 0 -- dp sigma --q 3e-6 --epsilon 2 --steps 60 --delta 1e-5 --json
+t_ok "paper set-up: target's multiplier $zp = vpaudit dp sigma" near "$zp" "$(sed -E 's/.*"sigma":([^,}]*).*/\1/' "$OUT")" 1e-12
+t_ok "paper set-up: multiplier 0.44148" near "$zp" 0.4414763859 1e-9
+t_run "paper set-up: dp epsilon at that multiplier" 0 -- dp epsilon --q 3e-6 --sigma "$zp" --steps 60 --delta 1e-5 --json
+t_ok "paper set-up: epsilon 2" near "$(sed -E 's/.*"epsilon":([^,}]*).*/\1/' "$OUT")" 2 1e-6
+
+# same results with one thread (bit-identical)
+t_run "small scenario, one thread" 0 -- run $D/small.yaml -o "$T/small1" --threads 1 --quiet
+t_ok "records identical for 1 and 2 threads" bash -c \
+	"diff <(sed -n '/\"records\"/,/\"sweep\"/p' '$R') <(sed -n '/\"records\"/,/\"sweep\"/p' '$T/small1/results.json') > /dev/null"
+
+# import: a Kaldi archive, utt2user and labels
+t_run "import runs" 0 -- run $D/import.yaml -o "$T/imp" --quiet
+t_ok "import: not simulated" grep -q '"simulated": false' "$T/imp/results.json"
+t_ok "import: 2 classes, 20 dims" bash -c "grep -q '\"classes\": 2' '$T/imp/results.json' && grep -q '\"dim\": 20' '$T/imp/results.json'"
+t_run "import: a user without a class" 1 -- run $D/import_bad.yaml -o "$T/bad" --quiet
+t_ok "import: one clear error line" grep -q "labels_missing: no class for user 'user59'" "$ERR"
+
+# the shipped scenario
+t_run "apple-fl-dp.yaml validates" 0 -- validate scenarios/apple-fl-dp.yaml
+t_done
