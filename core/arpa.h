@@ -20,8 +20,9 @@
  * separated by spaces or tabs, no back-off at the highest order), blank lines
  * between sections, `\end\`.  CRLF is accepted.  Rejected with one line
  * `FILE:LINE: what was expected`: a missing or malformed header, a count that
- * does not match the lines of its section, a non-finite or positive log
- * probability, a non-finite back-off, a duplicate n-gram, an n-gram whose words
+ * does not match the lines of its section, a log probability that is not a
+ * number in [-1000, 0], a back-off weight that is not a number in
+ * [-1000, 1000] (back-offs may be positive), a duplicate n-gram, an n-gram whose words
  * are not unigrams, a missing \end\, text after \end\, a NUL byte.
  */
 #ifndef VPA_ARPA_H

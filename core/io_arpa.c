@@ -566,6 +566,11 @@ int vpa_arpa_parse(const char *name, const char *buf, size_t len, struct vpa_arp
 				rc = rfail(&r, "expected a log10 probability, got '%s'", sb);
 				goto out;
 			}
+			if (lp < -1000) { /* 10^-1000: nothing a real model writes; keeps sums finite */
+				snprintf(sb, sizeof(sb), "%.*s", (int)(fl[0] > 40 ? 40 : fl[0]), fs[0]);
+				rc = rfail(&r, "log10 probability '%s' is below -1000", sb);
+				goto out;
+			}
 			if (lp > 0) {
 				snprintf(sb, sizeof(sb), "%.*s", (int)(fl[0] > 40 ? 40 : fl[0]), fs[0]);
 				rc = rfail(&r, "log10 probability '%s' is positive", sb);
@@ -576,6 +581,12 @@ int vpa_arpa_parse(const char *name, const char *buf, size_t len, struct vpa_arp
 				snprintf(sb, sizeof(sb), "%.*s", (int)(fl[k + 1] > 40 ? 40 : fl[k + 1]),
 					 fs[k + 1]);
 				rc = rfail(&r, "expected a log10 back-off weight, got '%s'", sb);
+				goto out;
+			}
+			if (fabs(bow) > 1000) {
+				snprintf(sb, sizeof(sb), "%.*s", (int)(fl[k + 1] > 40 ? 40 : fl[k + 1]),
+					 fs[k + 1]);
+				rc = rfail(&r, "log10 back-off weight '%s' is outside [-1000, 1000]", sb);
 				goto out;
 			}
 			int32_t ids[VPA_ARPA_MAX_ORDER];

@@ -123,6 +123,10 @@ static void test_errors(void)
 	    "m.arpa:4: expected a log10 probability, got 'x'");
 	bad("\\data\\\nngram 1=1\n\\1-grams:\n0.5 a\n\\end\\\n",
 	    "m.arpa:4: log10 probability '0.5' is positive");
+	bad("\\data\\\nngram 1=1\n\\1-grams:\n-1e308 a\n\\end\\\n",
+	    "m.arpa:4: log10 probability '-1e308' is below -1000");
+	bad("\\data\\\nngram 1=1\nngram 2=1\n\\1-grams:\n-1 a 1001\n\n\\2-grams:\n-1 a a\n\\end\\\n",
+	    "m.arpa:5: log10 back-off weight '1001' is outside [-1000, 1000]");
 	bad("\\data\\\nngram 1=1\n\\1-grams:\nnan a\n\\end\\\n",
 	    "m.arpa:4: expected a log10 probability, got 'nan'");
 	bad("\\data\\\nngram 1=1\n\\1-grams:\n-1 a -0.5\n\\end\\\n",
