@@ -37,6 +37,10 @@ void vpa_ident_matrix_release(struct vpa_ident_matrix *m)
 	free(m->tar);
 	free(m->rep);
 	free(m->bin);
+	free(m->ttrue);
+	free(m->rmin);
+	free(m->rmax);
+	free(m->has_tar);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -60,8 +64,44 @@ static size_t lower_bound(const double *u, size_t n, double x)
 	return lo;
 }
 
+/* The gap bin of every cell of rows [r0, r1) (threads split the rows). */
+struct prep_job {
+	struct vpa_ident_matrix *m;
+	const double *u;
+	size_t nu, r0, r1;
+};
+
+static void *prep_rows(void *arg)
+{
+	struct prep_job *j = arg;
+	struct vpa_ident_matrix *m = j->m;
+	size_t nt = m->n_t;
+	for (size_t r = j->r0; r < j->r1; r++) {
+		float lo = INFINITY, hi = -INFINITY;
+		for (size_t t = 0; t < nt; t++) {
+			float xf = m->S[r * nt + t];
+			double x = (double)xf;
+			size_t q = lower_bound(j->u, j->nu, x);
+			m->bin[r * nt + t] = (uint32_t)(q < j->nu && j->u[q] == x ? 2 * q + 1 : 2 * q);
+			if (m->truth[t] != r) {
+				lo = xf < lo ? xf : lo;
+				hi = xf > hi ? xf : hi;
+			}
+		}
+		m->rmin[r] = lo;
+		m->rmax[r] = hi;
+	}
+	return NULL;
+}
+
 int vpa_ident_prepare(const float *S, size_t n_rows, size_t n_t, const uint32_t *truth,
 		      struct vpa_ident_matrix *out, struct vpa_err *err)
+{
+	return vpa_ident_prepare_mt(S, n_rows, n_t, truth, 1, out, err);
+}
+
+int vpa_ident_prepare_mt(const float *S, size_t n_rows, size_t n_t, const uint32_t *truth,
+			 int threads, struct vpa_ident_matrix *out, struct vpa_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	if (!n_t || !n_rows)
@@ -82,8 +122,11 @@ int vpa_ident_prepare(const float *S, size_t n_rows, size_t n_t, const uint32_t 
 	out->n_t = n_t;
 	out->truth = truth;
 	out->tar = xmalloc(xmul(n_t, sizeof(double)));
-	for (size_t t = 0; t < n_t; t++)
-		out->tar[t] = (double)S[(size_t)truth[t] * n_t + t];
+	out->ttrue = xmalloc(xmul(n_t, sizeof(float)));
+	for (size_t t = 0; t < n_t; t++) {
+		out->ttrue[t] = S[(size_t)truth[t] * n_t + t];
+		out->tar[t] = (double)out->ttrue[t];
+	}
 	qsort(out->tar, n_t, sizeof(double), cmp_double);
 	/* distinct target scores u[0..nu) */
 	double *u = xmalloc(xmul(n_t, sizeof(double)));
@@ -110,103 +153,271 @@ int vpa_ident_prepare(const float *S, size_t n_rows, size_t n_t, const uint32_t 
 			out->rep[2 * j + 1] = u[j];
 	}
 	out->bin = xmalloc(xmul(nc, sizeof(uint32_t)));
-	for (size_t i = 0; i < nc; i++) {
-		double x = (double)S[i];
-		size_t j = lower_bound(u, nu, x);
-		out->bin[i] = (uint32_t)(j < nu && u[j] == x ? 2 * j + 1 : 2 * j);
+	out->has_tar = xcalloc(n_rows, 1);
+	for (size_t t = 0; t < n_t; t++)
+		out->has_tar[truth[t]] = 1;
+	out->rmin = xmalloc(xmul(n_rows, sizeof(float)));
+	out->rmax = xmalloc(xmul(n_rows, sizeof(float)));
+	size_t nth = threads > 1 ? (size_t)threads : 1;
+	if (nth > n_rows)
+		nth = n_rows;
+	struct prep_job *jobs = xmalloc(xmul(nth, sizeof(*jobs)));
+	pthread_t *th = xmalloc(xmul(nth, sizeof(*th)));
+	unsigned char *started = xcalloc(nth, 1);
+	for (size_t i = 0; i < nth; i++) {
+		jobs[i] = (struct prep_job){out, u, nu, n_rows * i / nth, n_rows * (i + 1) / nth};
+		/* the first share runs here, after the others started; also a share
+		   whose thread could not start */
+		if (i > 0)
+			started[i] = pthread_create(&th[i], NULL, prep_rows, &jobs[i]) == 0;
 	}
+	prep_rows(&jobs[0]);
+	for (size_t i = 1; i < nth; i++) {
+		if (started[i])
+			pthread_join(th[i], NULL);
+		else
+			prep_rows(&jobs[i]);
+	}
+	free(started);
+	free(th);
+	free(jobs);
 	free(u);
 	return 0;
 }
 
-#define RANK_CHUNK 32
+/*
+ * numpy.linspace(lo, hi, nb + 1) and numpy's bin of x (edge_b <= x <
+ * edge_b+1, the last bin closed), computed as metrics/linkability.c does, so
+ * that a score put in bin b here is in bin b there.
+ */
+static void np_edges(double lo, double hi, size_t nb, double *e)
+{
+	double delta = hi - lo, step = delta / (double)nb;
+	if (!isfinite(delta)) {
+		for (size_t i = 0; i < nb; i++) {
+			double f = (double)i / (double)nb;
+			e[i] = lo * (1 - f) + hi * f;
+		}
+	} else if (step == 0) {
+		for (size_t i = 0; i < nb; i++)
+			e[i] = (double)i / (double)nb * delta + lo;
+	} else {
+		for (size_t i = 0; i < nb; i++)
+			e[i] = (double)i * step + lo;
+	}
+	e[nb] = hi;
+}
 
-int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, size_t n, size_t k,
-		     double omega, size_t bins, struct vpa_ident_eval *out, struct vpa_err *err)
+/* (the first guess (x - lo) / step as a product with 1 / step: the walk on
+   the edges that follows makes the bin exact either way) */
+static inline size_t np_bin(double x, const double *e, size_t nb, double lo, double inv_step)
+{
+	double f = (x - lo) * inv_step;
+	size_t b = f > 0 ? (f < (double)nb ? (size_t)f : nb - 1) : 0;
+	while (b > 0 && x < e[b])
+		b--;
+	while (b + 1 < nb && x >= e[b + 1])
+		b++;
+	return b;
+}
+
+/* Scratch of one evaluation (reused across evaluations by a worker). */
+struct ident_ws {
+	long *pos;          /* (n_rows) */
+	double *cnt, *rep;  /* (n_bins) */
+	uint32_t *higher, *tied; /* (n_t) */
+	double *e;          /* (lnb + 1) linkability edges */
+	double *lcnt;       /* (lnb) */
+	float *lmin, *lmax; /* (lnb) */
+	double *lval, *lw;  /* (2 lnb) */
+	size_t lcap;
+};
+
+static void ws_init(struct ident_ws *w, const struct vpa_ident_matrix *m)
+{
+	memset(w, 0, sizeof(*w));
+	w->pos = xmalloc(xmul(m->n_rows, sizeof(long)));
+	for (size_t r = 0; r < m->n_rows; r++)
+		w->pos[r] = -1;
+	w->cnt = xmalloc(xmul(m->n_bins, sizeof(double)));
+	w->rep = xmalloc(xmul(m->n_bins, sizeof(double)));
+	w->higher = xmalloc(xmul(m->n_t, sizeof(uint32_t)));
+	w->tied = xmalloc(xmul(m->n_t, sizeof(uint32_t)));
+}
+
+static void ws_release(struct ident_ws *w)
+{
+	free(w->pos);
+	free(w->cnt);
+	free(w->rep);
+	free(w->higher);
+	free(w->tied);
+	free(w->e);
+	free(w->lcnt);
+	free(w->lmin);
+	free(w->lmax);
+	free(w->lval);
+	free(w->lw);
+	memset(w, 0, sizeof(*w));
+}
+
+static void ws_link(struct ident_ws *w, size_t lnb)
+{
+	if (lnb <= w->lcap)
+		return;
+	w->lcap = lnb;
+	w->e = xrealloc(w->e, xmul(lnb + 1, sizeof(double)));
+	w->lcnt = xrealloc(w->lcnt, xmul(lnb, sizeof(double)));
+	w->lmin = xrealloc(w->lmin, xmul(lnb, sizeof(float)));
+	w->lmax = xrealloc(w->lmax, xmul(lnb, sizeof(float)));
+	w->lval = xrealloc(w->lval, xmul(2 * lnb, sizeof(double)));
+	w->lw = xrealloc(w->lw, xmul(2 * lnb, sizeof(double)));
+}
+
+static int subset_core(const struct vpa_ident_matrix *m, struct ident_ws *w, const uint32_t *rows,
+		       size_t n, size_t k, double omega, size_t bins, struct vpa_ident_eval *out,
+		       struct vpa_err *err)
 {
 	size_t nt = m->n_t;
 	int rc = 0;
-	memset(out, 0, sizeof(*out));
-	/* position of each row in the subset */
-	long *pos = xmalloc(xmul(m->n_rows, sizeof(long)));
-	for (size_t r = 0; r < m->n_rows; r++)
-		pos[r] = -1;
-	for (size_t j = 0; j < n; j++) {
-		if (rows[j] >= m->n_rows || pos[rows[j]] >= 0) {
-			free(pos);
-			return vpa_fail(err, VPA_EINPUT, NULL, "population row %u is out of range or repeated",
-					(unsigned)rows[j]);
-		}
-		pos[rows[j]] = (long)j;
-	}
-	for (size_t t = 0; t < nt; t++)
-		if (pos[m->truth[t]] < 0) {
-			free(pos);
-			return vpa_fail(err, VPA_EINPUT, NULL,
-					"probe %zu: its speaker is not in the population", t + 1);
-		}
-	if (n < 2) {
-		free(pos);
-		return vpa_fail(err, VPA_EINPUT, NULL,
-				"a population of one speaker gives no non-target trial");
-	}
-	size_t n_non = xmul(nt, n - 1);
-	double *non = xmalloc(xmul(n_non, sizeof(double)));
-	double *cnt = xcalloc(m->n_bins, sizeof(double));
-	double *rep = xmalloc(xmul(m->n_bins, sizeof(double)));
-	double *buf = xmalloc(xmul(xmul(RANK_CHUNK, n), sizeof(double)));
 	struct vpa_pav pav = {0};
 	struct vpa_linkability lk = {0};
+	memset(out, 0, sizeof(*out));
+	for (size_t j = 0; j < n; j++) {
+		if (rows[j] >= m->n_rows || w->pos[rows[j]] >= 0) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "population row %u is out of range or repeated", (unsigned)rows[j]);
+			goto out;
+		}
+		w->pos[rows[j]] = (long)j;
+	}
+	for (size_t t = 0; t < nt; t++)
+		if (w->pos[m->truth[t]] < 0) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "probe %zu: its speaker is not in the population", t + 1);
+			goto out;
+		}
+	if (n < 2) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "a population of one speaker gives no non-target trial");
+		goto out;
+	}
+	/* linkability bins over the subset's extremes (as vpa_linkability finds them) */
+	double lo = m->tar[0], hi = m->tar[nt - 1];
+	for (size_t j = 0; j < n; j++) {
+		lo = fmin(lo, (double)m->rmin[rows[j]]);
+		hi = fmax(hi, (double)m->rmax[rows[j]]);
+	}
+	size_t lnb = bins;
+	if (!lnb) {
+		double f = floor((double)nt / 10);
+		lnb = f < 100 ? (size_t)f : 100;
+	}
+	int do_link = nt >= 10 && lnb > 0 && lo < hi;
+	double step = 0;
+	if (do_link) {
+		ws_link(w, lnb);
+		np_edges(lo, hi, lnb, w->e);
+		step = (w->e[lnb] - w->e[0]) / (double)lnb;
+		if (!(step > 0) || !isfinite(step))
+			step = INFINITY;
+		memset(w->lcnt, 0, lnb * sizeof(double));
+		for (size_t b = 0; b < lnb; b++) {
+			w->lmin[b] = INFINITY;
+			w->lmax[b] = -INFINITY;
+		}
+	}
+	memset(w->cnt, 0, m->n_bins * sizeof(double));
+	memset(w->higher, 0, nt * sizeof(uint32_t));
+	memset(w->tied, 0, nt * sizeof(uint32_t));
 
-	/* non-target cells: values (linkability) and gap counts (PAV) */
-	size_t q = 0;
+	/* one pass over the non-target cells (rows of no probe's speaker have no
+	   target cell to skip) */
+	double inv = 1 / step;
 	for (size_t j = 0; j < n; j++) {
 		size_t r = rows[j];
 		const float *Sr = m->S + r * nt;
 		const uint32_t *Br = m->bin + r * nt;
+		int has_tar = m->has_tar[r];
+		if (!has_tar && do_link) {
+			/* the common case, without the two tests below */
+			for (size_t t = 0; t < nt; t++) {
+				float x = Sr[t];
+				w->cnt[Br[t]] += 1;
+				w->higher[t] += x > m->ttrue[t];
+				w->tied[t] += x == m->ttrue[t];
+				size_t b = np_bin((double)x, w->e, lnb, lo, inv);
+				w->lcnt[b] += 1;
+				w->lmin[b] = x < w->lmin[b] ? x : w->lmin[b];
+				w->lmax[b] = x > w->lmax[b] ? x : w->lmax[b];
+			}
+			continue;
+		}
 		for (size_t t = 0; t < nt; t++) {
-			if (m->truth[t] == r)
+			if (has_tar && m->truth[t] == r)
 				continue;
-			non[q++] = (double)Sr[t];
-			cnt[Br[t]] += 1;
+			float x = Sr[t];
+			w->cnt[Br[t]] += 1;
+			w->higher[t] += x > m->ttrue[t];
+			w->tied[t] += x == m->ttrue[t];
+			if (do_link) {
+				size_t b = np_bin((double)x, w->e, lnb, lo, inv);
+				w->lcnt[b] += 1;
+				w->lmin[b] = x < w->lmin[b] ? x : w->lmin[b];
+				w->lmax[b] = x > w->lmax[b] ? x : w->lmax[b];
+			}
 		}
 	}
-	if (q != n_non)
-		VPA_BUG("identification: %zu non-target cells, expected %zu", q, n_non);
+	size_t n_non = xmul(nt, n - 1);
+
+	/* ROCCH-EER and Cllr_min: PAV on the targets against the gap counts */
 	size_t nb = 0;
 	for (size_t b = 0; b < m->n_bins; b++)
-		if (cnt[b] > 0) {
-			rep[nb] = m->rep[b];
-			cnt[nb++] = cnt[b];
+		if (w->cnt[b] > 0) {
+			w->rep[nb] = m->rep[b];
+			w->cnt[nb++] = w->cnt[b];
 		}
-	struct vpa_scores sc = {m->tar, nt, rep, nb, NULL, cnt};
+	struct vpa_scores sc = {m->tar, nt, w->rep, nb, NULL, w->cnt};
 	if ((rc = vpa_pav_fit(&sc, 0, &pav, err)))
 		goto out;
 	out->eer = vpa_eer_rocch(&pav, NULL);
 	out->cllr_min = vpa_cllr_min(&pav);
-	struct vpa_scores sl = {m->tar, nt, non, n_non, NULL, NULL};
+
+	/* linkability: the extremes of each bin carry its count */
+	size_t nl = 0;
+	if (do_link) {
+		for (size_t b = 0; b < lnb; b++) {
+			if (w->lcnt[b] == 0)
+				continue;
+			w->lval[nl] = (double)w->lmin[b];
+			w->lw[nl++] = w->lcnt[b] > 1 ? w->lcnt[b] - 1 : 1;
+			if (w->lcnt[b] > 1) {
+				w->lval[nl] = (double)w->lmax[b];
+				w->lw[nl++] = 1;
+			}
+		}
+	} else {
+		/* fewer than 10 probes or one value: vpa_linkability decides (undefined / 0) */
+		ws_link(w, 1);
+		w->lval[0] = lo < m->tar[0] ? lo : hi;
+		w->lw[0] = 1;
+		nl = 1;
+	}
+	struct vpa_scores sl = {m->tar, nt, w->lval, nl, NULL, w->lw};
 	if ((rc = vpa_linkability(&sl, omega, bins, &lk, err)))
 		goto out;
 	out->linkability = lk.defined ? lk.dsys : NAN;
 
-	/* closed-set ranks, RANK_CHUNK probes at a time */
+	/* closed-set ranks (vpa_rank: 1 + #higher + #tied / 2) */
 	double sum_rank = 0;
 	size_t top1 = 0, top5 = 0, top10 = 0, topk = 0;
-	for (size_t t0 = 0; t0 < nt; t0 += RANK_CHUNK) {
-		size_t c1 = nt - t0 < RANK_CHUNK ? nt - t0 : RANK_CHUNK;
-		for (size_t j = 0; j < n; j++) {
-			const float *Sr = m->S + (size_t)rows[j] * nt + t0;
-			for (size_t c = 0; c < c1; c++)
-				buf[c * n + j] = (double)Sr[c];
-		}
-		for (size_t c = 0; c < c1; c++) {
-			double rk = vpa_rank(buf + c * n, n, (size_t)pos[m->truth[t0 + c]]);
-			sum_rank += rk;
-			top1 += rk <= 1;
-			top5 += rk <= 5;
-			top10 += rk <= 10;
-			topk += rk <= (double)k;
-		}
+	for (size_t t = 0; t < nt; t++) {
+		double rk = 1.0 + (double)w->higher[t] + (double)w->tied[t] / 2.0;
+		sum_rank += rk;
+		top1 += rk <= 1;
+		top5 += rk <= 5;
+		top10 += rk <= 10;
+		topk += rk <= (double)k;
 	}
 	out->population = n;
 	out->n_target = nt;
@@ -219,13 +430,21 @@ int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, siz
 	out->top10 = (double)top10 / (double)nt;
 	out->topk = (double)topk / (double)nt;
 out:
+	for (size_t j = 0; j < n; j++)
+		if (rows[j] < m->n_rows)
+			w->pos[rows[j]] = -1;
 	vpa_linkability_release(&lk);
 	vpa_pav_release(&pav);
-	free(buf);
-	free(rep);
-	free(cnt);
-	free(non);
-	free(pos);
+	return rc;
+}
+
+int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, size_t n, size_t k,
+		     double omega, size_t bins, struct vpa_ident_eval *out, struct vpa_err *err)
+{
+	struct ident_ws w;
+	ws_init(&w, m);
+	int rc = subset_core(m, &w, rows, n, k, omega, bins, out, err);
+	ws_release(&w);
 	return rc;
 }
 
@@ -370,6 +589,8 @@ static void *worker(void *arg)
 {
 	struct job *j = arg;
 	uint32_t *rows = xmalloc(xmul(j->n_all, sizeof(uint32_t)));
+	struct ident_ws ws;
+	ws_init(&ws, j->m);
 	for (;;) {
 		pthread_mutex_lock(&j->mu);
 		size_t i = j->next++;
@@ -378,9 +599,10 @@ static void *worker(void *arg)
 			break;
 		draw_rows(j->seed, j->id, j->n_e, j->n_all, j->js[i], j->jr[i], rows);
 		vpa_err_init(&j->errs[i]);
-		j->rc[i] = vpa_ident_subset(j->m, rows, j->js[i], j->k, j->omega, j->bins, &j->res[i],
-					    &j->errs[i]);
+		j->rc[i] = subset_core(j->m, &ws, rows, j->js[i], j->k, j->omega, j->bins, &j->res[i],
+				       &j->errs[i]);
 	}
+	ws_release(&ws);
 	free(rows);
 	return NULL;
 }
@@ -601,7 +823,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		if ((rc = score_population(as.anon_backend ? b_anon : b_orig, &as, S, err)))
 			break;
 		struct vpa_ident_matrix im;
-		if ((rc = vpa_ident_prepare(S, n_all, n_t, truth, &im, err)))
+		if ((rc = vpa_ident_prepare_mt(S, n_all, n_t, truth, ctx->threads, &im, err)))
 			break;
 		struct job j = {&im, ctx->seed, id, n_e, n_all, k, bins, omega, js, jr, n_jobs, 0,
 				res, rcs, errs, PTHREAD_MUTEX_INITIALIZER};

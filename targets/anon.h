@@ -283,10 +283,16 @@ struct vpa_ident_matrix {
 	double *rep;             /* (n_bins) a score inside each bin, ascending, owned */
 	size_t n_bins;
 	uint32_t *bin;           /* (n_rows, n_t) bin of each cell, owned */
+	float *ttrue;            /* (n_t) each probe's target score, owned */
+	float *rmin, *rmax;      /* (n_rows) extremes of each row's non-target cells, owned */
+	unsigned char *has_tar;  /* (n_rows) 1 when the row is some probe's speaker, owned */
 };
 /* Errors: truth out of range, a non-finite score. */
 int vpa_ident_prepare(const float *S, size_t n_rows, size_t n_t, const uint32_t *truth,
 		      struct vpa_ident_matrix *out /* OUT */, struct vpa_err *err);
+/* The same, the per-cell work split over `threads` threads. */
+int vpa_ident_prepare_mt(const float *S, size_t n_rows, size_t n_t, const uint32_t *truth,
+			 int threads, struct vpa_ident_matrix *out /* OUT */, struct vpa_err *err);
 void vpa_ident_matrix_release(struct vpa_ident_matrix *m);
 
 struct vpa_ident_eval {
@@ -300,10 +306,16 @@ struct vpa_ident_eval {
  * Evaluate the population rows[0..n) (distinct row indices that include
  * every probe's true row): open-set ROCCH-EER, Cllr_min and linkability
  * (omega, bins as vpa_linkability) of all probe x population trials, and the
- * closed-set rank of each probe's speaker among the population (vpa_rank:
- * ties count half), its mean, mean / population, the chance rank
- * (population + 1) / 2 and top-1/5/10/k precision.  Errors: a true row
- * missing from rows, no non-target trial.
+ * closed-set rank of each probe's speaker among the population (as
+ * vpa_rank: 1 + #higher + #tied / 2), its mean, mean / population, the
+ * chance rank (population + 1) / 2 and top-1/5/10/k precision.  One pass
+ * over the subset's cells: PAV runs on the gap counts (above); linkability
+ * runs vpa_linkability on the targets and, per linkability bin (the same
+ * numpy linspace edges it computes from the subset's extremes), the
+ * smallest and the largest non-target score of the bin weighted by the bin's
+ * count, which gives it the same extremes, edges and bin counts; ranks are
+ * counted row by row.  Errors: a true row missing from rows, no non-target
+ * trial.
  */
 int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, size_t n, size_t k,
 		     double omega, size_t bins, struct vpa_ident_eval *out /* OUT */,
