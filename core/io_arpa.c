@@ -271,7 +271,8 @@ double vpa_arpa_logprob(const struct vpa_arpa *m, const int32_t *ctx, size_t n, 
 	double acc = 0;
 	for (size_t s = start; s <= n; s++) {
 		size_t h = n - s;
-		memcpy(key, ctx + s, h * sizeof(int32_t));
+		if (h)
+			memcpy(key, ctx + s, h * sizeof(int32_t));
 		key[h] = w;
 		long e = find(m, key, h + 1);
 		if (e >= 0)
