@@ -274,7 +274,6 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		vpa_json_set_num(m, "canary_logppl", fin[i].logppl);
 		set_info_num(m, "epsilon", t->info);
 		set_info_num(m, "perplexity", t->info);
-		vpa_json_set_num(m, "seconds", fin[i].secs);
 		vpa_json_set(rec, "metrics", m);
 		vpa_json_push(out->records, rec);
 		if (fin[i].exact == fin[i].exact && fin[i].extra == fin[i].extra && fin[i].rank > 1 &&
