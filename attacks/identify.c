@@ -984,7 +984,7 @@ const struct vpa_attack_kind vpa_attack_identification = {
 	       "attacker (sub) and population size: the record's `layer` is the POPULATION SIZE, "
 	       "so a gate with `layer: 640` checks one size and without `layer` the worst size.  "
 	       "Metrics (mean over the repeats, with `_min`, `_max` and for EER and linkability "
-	       "`_std`, the population standard deviation): open-set `eer` (ROCCH) , `cllr_min` "
+	       "`_std`, the population standard deviation): open-set `eer` (ROCCH), `cllr_min` "
 	       "and `linkability` of all probe x population trials; closed-set `mean_rank` of the "
 	       "true speaker (ties count half), `mean_norm_rank` = rank / N, `chance_rank` = "
 	       "(N+1)/2, `chance_norm_rank`, `top1`, `top5`, `top10` and `topk` (k = `top_k`) "
