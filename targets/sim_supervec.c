@@ -213,10 +213,18 @@ int vpa_fls_import(const char *vectors, const char *utt2user, const char *labels
 		out->off[s + 1] += out->off[s];
 	size_t *fill = xmalloc(xmul(es.n_spk, sizeof(size_t)));
 	memcpy(fill, out->off, es.n_spk * sizeof(size_t));
-	for (size_t i = 0; i < es.n; i++) {
+	for (size_t i = 0; i < es.n && !rc; i++) {
 		size_t r = fill[es.spk[i]]++;
-		for (size_t j = 0; j < es.d; j++)
-			out->x[r * es.d + j] = (float)es.x[i * es.d + j];
+		for (size_t j = 0; j < es.d; j++) {
+			double v = es.x[i * es.d + j];
+			if (fabs(v) > 1e30) {
+				rc = vpa_fail(err, VPA_EINPUT, NULL,
+					      "%s: utterance '%s' has a value out of range (%g): "
+					      "expected |x| <= 1e30", vectors, es.utt[i], v);
+				break;
+			}
+			out->x[r * es.d + j] = (float)v;
+		}
 	}
 	free(fill);
 out:

@@ -116,9 +116,13 @@ static void test_import(void)
 	vpa_err_init(&err);
 	CHECK(vpa_fls_import(ark, u2u, bad, &p, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "at least 2 classes, found 1") != NULL);
-	char cmd[256];
-	snprintf(cmd, sizeof(cmd), "%s/sv.ark", dir);
-	unlink(cmd);
+	/* a value a float cannot hold */
+	write_file(ark, "a1 [ 1 2 3 ]\nb1 [ 4 5e300 6 ]\na2 [ 7 8 9 ]\nc1 [ 0 0 1 ]\n");
+	vpa_err_init(&err);
+	CHECK(vpa_fls_import(ark, u2u, lab, &p, &err) == VPA_EINPUT);
+	CHECK(strstr(err.msg, "sv.ark: utterance 'b1' has a value out of range (5e+300): "
+			      "expected |x| <= 1e30") != NULL);
+	unlink(ark);
 	unlink(u2u);
 	unlink(lab);
 	unlink(bad);
