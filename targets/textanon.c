@@ -15,29 +15,29 @@
 #include <string.h>
 
 /* Common English first names that are not also common words (no "will",
- * "may", "mark", "bill", "grace" ...), lowercase. */
+ * "may", "mark", "bill", "rose", "frank", "jack" ...), lowercase. */
 const char *const vpa_first_names[] = {
 	"james", "john", "robert", "michael", "william", "david", "richard", "joseph", "thomas",
 	"charles", "christopher", "daniel", "matthew", "anthony", "donald", "steven", "paul",
 	"andrew", "joshua", "kenneth", "kevin", "brian", "george", "edward", "ronald", "timothy",
 	"jason", "jeffrey", "ryan", "jacob", "gary", "nicholas", "eric", "jonathan", "stephen",
-	"larry", "justin", "scott", "brandon", "benjamin", "samuel", "gregory", "frank",
-	"alexander", "raymond", "patrick", "jack", "dennis", "jerry", "tyler", "aaron", "jose",
+	"larry", "justin", "scott", "brandon", "benjamin", "samuel", "gregory",
+	"alexander", "raymond", "patrick", "dennis", "jerry", "tyler", "aaron", "jose",
 	"henry", "adam", "douglas", "nathan", "peter", "zachary", "kyle", "walter", "harold",
-	"jeremy", "ethan", "carl", "keith", "roger", "gerald", "christian", "terry", "sean",
+	"jeremy", "ethan", "carl", "keith", "roger", "gerald", "terry", "sean",
 	"arthur", "austin", "noah", "lawrence", "jesse", "joe", "bryan", "albert", "willie",
 	"mary", "patricia", "jennifer", "linda", "elizabeth", "barbara", "susan", "jessica",
 	"sarah", "karen", "nancy", "lisa", "margaret", "betty", "sandra", "ashley", "dorothy",
-	"kimberly", "emily", "donna", "michelle", "carol", "amanda", "melissa", "deborah",
+	"kimberly", "emily", "donna", "michelle", "amanda", "melissa", "deborah",
 	"stephanie", "rebecca", "laura", "sharon", "cynthia", "kathleen", "amy", "shirley",
 	"angela", "helen", "anna", "brenda", "pamela", "nicole", "samantha", "katherine",
 	"emma", "ruth", "christine", "catherine", "debra", "rachel", "carolyn", "janet",
-	"virginia", "maria", "heather", "diane", "julie", "joyce", "victoria", "kelly",
+	"maria", "heather", "diane", "julie", "joyce", "victoria", "kelly",
 	"christina", "lauren", "joan", "evelyn", "olivia", "judith", "megan", "cheryl",
 	"martha", "andrea", "frances", "hannah", "jacqueline", "ann", "gloria", "jean",
-	"kathryn", "alice", "teresa", "sara", "janice", "doris", "madison", "julia", "judy",
-	"abigail", "marie", "denise", "beverly", "amber", "theresa", "marilyn", "danielle",
-	"diana", "brittany", "natalie", "sophia", "rose", "isabella", "alexis", "kayla",
+	"kathryn", "alice", "teresa", "sara", "janice", "doris", "julia", "judy",
+	"abigail", "marie", "denise", "beverly", "theresa", "marilyn", "danielle",
+	"diana", "brittany", "natalie", "sophia", "isabella", "alexis", "kayla",
 	"charlotte",
 };
 const size_t vpa_n_first_names = sizeof(vpa_first_names) / sizeof(vpa_first_names[0]);
