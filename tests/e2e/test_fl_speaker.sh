@@ -49,6 +49,22 @@ t_ok "linkage local: EER > 0.4" lt 0.4 "$(jrec link local eer "$R")"
 t_ok "attribute none: well above chance" lt 0.5 "$(jrec attr none advantage "$R")"
 t_ok "attribute local: advantage < 0.15" lt "$(jrec attr local advantage "$R")" 0.15
 
+# jsw ATTACK SWEEP KEY FILE: KEY of the record (ATTACK, sweep value)
+jsw() {
+	awk -v a="\"$1\"," -v w="$2," -v k="\"$3\":" '
+		$1 == "\"attack\":" { at = ($2 == a) }
+		$1 == "\"sweep\":" { sw = ($2 == w) }
+		at && sw && $1 == k { v = $2; sub(/,$/, "", v); print v; exit }' "$4"
+}
+# local DP: attacks at chance at epsilon 1, successful at epsilon 1e5
+t_run "epsilon sweep runs" 0 -- run $D/sweep.yaml -o "$T/sw" --quiet
+W=$T/sw/results.json
+t_ok "linkage EER falls as noise shrinks" lt "$(jsw link 100000 eer "$W")" "$(jsw link 1 eer "$W")"
+t_ok "linkage at epsilon 1 near chance (EER > 0.4)" lt 0.4 "$(jsw link 1 eer "$W")"
+t_ok "linkage at epsilon 1e5 (EER < 0.1)" lt "$(jsw link 100000 eer "$W")" 0.1
+t_ok "attribute accuracy at epsilon 1 near chance" lt "$(jsw attr 1 advantage "$W")" 0.1
+t_ok "attribute accuracy at epsilon 1e5 well above chance" lt 0.5 "$(jsw attr 100000 advantage "$W")"
+
 # the paper's central set-up: 100M users, cohort 300, 60 rounds, (2, 1e-5)
 t_run "paper set-up runs" 0 -- run $D/paper_accounting.yaml -o "$T/paper" --quiet
 zp=$(jrec train central noise_multiplier "$T/paper/results.json")
