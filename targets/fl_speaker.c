@@ -410,9 +410,7 @@ struct fl_ctx {
 	size_t round;
 	struct vpa_nn **work;      /* per thread */
 	float *clipped, *released; /* (cohort, n_params) */
-	float **xbuf;              /* per thread */
-	uint32_t **lbuf;
-	size_t max_rows;
+	uint32_t **lbuf;           /* per thread: the labels of a user's rows */
 	int *rc;
 	struct vpa_err *errs;
 };
@@ -506,7 +504,6 @@ static int fl_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vp
 	c.T = T;
 	c.priv = &R->priv;
 	c.work = xcalloc(nth, sizeof(*c.work));
-	c.xbuf = NULL;
 	c.lbuf = xcalloc(nth, sizeof(*c.lbuf));
 	size_t max_rows = 1;
 	for (size_t u = 0; u < T->pop.n_users; u++)
