@@ -350,6 +350,26 @@ static void test_exposure_end_to_end(void)
 		CHECK(metric(&b, "pin-x32", "exposure") < 6);
 	}
 	built_release(&b);
+
+	/* hard threshold: utterances whose mean confidence is below it are dropped;
+	 * with N(0.85, 0.1) right and N(0.35, 0.15) wrong tokens at 20% WER, a
+	 * threshold of 0 drops none and 0.75 drops some but not most */
+	snprintf(y, sizeof(y), LM_COMMON "epochs: 1, confidence: hard, wer: 0.2, threshold: 0}",
+		 corpus);
+	build_and_attack(y, &b);
+	CHECK(b.rc == 0 && vpa_json_get_num(b.t.info, "dropped_utterances", -1) == 0);
+	built_release(&b);
+	snprintf(y, sizeof(y), LM_COMMON "epochs: 1, confidence: hard, wer: 0.2, threshold: 0.7}",
+		 corpus);
+	build_and_attack(y, &b);
+	double dropped = vpa_json_get_num(b.t.info, "dropped_utterances", -1);
+	printf("# hard threshold 0.7: %.0f utterances dropped\n", dropped);
+	CHECK(b.rc == 0 && dropped > 30 && dropped < 1500);
+	built_release(&b);
+	snprintf(y, sizeof(y), LM_COMMON "epochs: 1, confidence: token, wer: 0.2}", corpus);
+	build_and_attack(y, &b);
+	CHECK(b.rc == 0 && vpa_json_get_num(b.t.info, "perplexity", NAN) > 1);
+	built_release(&b);
 	remove(corpus);
 }
 
