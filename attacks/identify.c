@@ -185,42 +185,6 @@ int vpa_ident_prepare_mt(const float *S, size_t n_rows, size_t n_t, const uint32
 	return 0;
 }
 
-/*
- * numpy.linspace(lo, hi, nb + 1) and numpy's bin of x (edge_b <= x <
- * edge_b+1, the last bin closed), computed as metrics/linkability.c does, so
- * that a score put in bin b here is in bin b there.
- */
-static void np_edges(double lo, double hi, size_t nb, double *e)
-{
-	double delta = hi - lo, step = delta / (double)nb;
-	if (!isfinite(delta)) {
-		for (size_t i = 0; i < nb; i++) {
-			double f = (double)i / (double)nb;
-			e[i] = lo * (1 - f) + hi * f;
-		}
-	} else if (step == 0) {
-		for (size_t i = 0; i < nb; i++)
-			e[i] = (double)i / (double)nb * delta + lo;
-	} else {
-		for (size_t i = 0; i < nb; i++)
-			e[i] = (double)i * step + lo;
-	}
-	e[nb] = hi;
-}
-
-/* (the first guess (x - lo) / step as a product with 1 / step: the walk on
-   the edges that follows makes the bin exact either way) */
-static inline size_t np_bin(double x, const double *e, size_t nb, double lo, double inv_step)
-{
-	double f = (x - lo) * inv_step;
-	size_t b = f > 0 ? (f < (double)nb ? (size_t)f : nb - 1) : 0;
-	while (b > 0 && x < e[b])
-		b--;
-	while (b + 1 < nb && x >= e[b + 1])
-		b++;
-	return b;
-}
-
 /* Scratch of one evaluation (reused across evaluations by a worker). */
 struct ident_ws {
 	long *pos;          /* (n_rows) */
@@ -317,7 +281,7 @@ static int subset_core(const struct vpa_ident_matrix *m, struct ident_ws *w, con
 	double step = 0;
 	if (do_link) {
 		ws_link(w, lnb);
-		np_edges(lo, hi, lnb, w->e);
+		vpa_linkability_edges(lo, hi, lnb, w->e);
 		step = (w->e[lnb] - w->e[0]) / (double)lnb;
 		if (!(step > 0) || !isfinite(step))
 			step = INFINITY;
@@ -346,7 +310,7 @@ static int subset_core(const struct vpa_ident_matrix *m, struct ident_ws *w, con
 				w->cnt[Br[t]] += 1;
 				w->higher[t] += x > m->ttrue[t];
 				w->tied[t] += x == m->ttrue[t];
-				size_t b = np_bin((double)x, w->e, lnb, lo, inv);
+				size_t b = vpa_linkability_bin((double)x, w->e, lnb, lo, inv);
 				w->lcnt[b] += 1;
 				w->lmin[b] = x < w->lmin[b] ? x : w->lmin[b];
 				w->lmax[b] = x > w->lmax[b] ? x : w->lmax[b];
@@ -361,7 +325,7 @@ static int subset_core(const struct vpa_ident_matrix *m, struct ident_ws *w, con
 			w->higher[t] += x > m->ttrue[t];
 			w->tied[t] += x == m->ttrue[t];
 			if (do_link) {
-				size_t b = np_bin((double)x, w->e, lnb, lo, inv);
+				size_t b = vpa_linkability_bin((double)x, w->e, lnb, lo, inv);
 				w->lcnt[b] += 1;
 				w->lmin[b] = x < w->lmin[b] ? x : w->lmin[b];
 				w->lmax[b] = x > w->lmax[b] ? x : w->lmax[b];

@@ -69,7 +69,7 @@ static double np_sum(const double *a, size_t n)
 }
 
 /* numpy.linspace(lo, hi, nb + 1) */
-static void np_edges(double lo, double hi, size_t nb, double *e)
+void vpa_linkability_edges(double lo, double hi, size_t nb, double *e)
 {
 	double delta = hi - lo, step = delta / (double)nb;
 	if (!isfinite(delta)) {
@@ -86,18 +86,6 @@ static void np_edges(double lo, double hi, size_t nb, double *e)
 			e[i] = (double)i * step + lo;
 	}
 	e[nb] = hi;
-}
-
-/* bin of x: edge_b <= x < edge_b+1, last bin closed; x within [e0, e_nb] */
-static size_t bin_of(double x, const double *e, size_t nb, double lo, double step)
-{
-	double f = (x - lo) / step;
-	size_t b = f > 0 ? (f < (double)nb ? (size_t)f : nb - 1) : 0;
-	while (b > 0 && x < e[b])
-		b--;
-	while (b + 1 < nb && x >= e[b + 1])
-		b++;
-	return b;
 }
 
 /* first index with a[i] >= v */
@@ -140,13 +128,12 @@ static void count_bins(const double *a, const double *w, size_t n, int sorted,
 		return;
 	}
 	double lo = e[0], step = (e[nb] - e[0]) / (double)nb;
-	if (!(step > 0) || !isfinite(step))
-		step = INFINITY; /* bin_of then starts at 0 and walks */
+	double inv = step > 0 && isfinite(step) ? 1 / step : 0; /* 0: start at bin 0 and walk */
 	for (size_t i = 0; i < n; i++) {
 		double wi = SV_W(w, i);
 		if (wi == 0)
 			continue;
-		cnt[bin_of(a[i], e, nb, lo, step)] += wi;
+		cnt[vpa_linkability_bin(a[i], e, nb, lo, inv)] += wi;
 	}
 }
 
@@ -220,7 +207,7 @@ static int link_core(const struct vpa_scores *s, double omega, size_t n_bins, in
 	double *e = xmalloc(xmul(nb + 1, sizeof *e));
 	double *c1 = xmalloc(xmul(nb, sizeof *c1)), *c2 = xmalloc(xmul(nb, sizeof *c2));
 	double *f = xmalloc(xmul(nb, sizeof *f));
-	np_edges(lo, hi, nb, e);
+	vpa_linkability_edges(lo, hi, nb, e);
 	for (size_t b = 0; b < nb; b++) {
 		if (!(e[b + 1] > e[b])) {
 			out->defined = 0;

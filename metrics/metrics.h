@@ -152,6 +152,27 @@ int vpa_linkability(const struct vpa_scores *s, double omega, size_t n_bins,
 		    struct vpa_linkability *out, struct vpa_err *err);
 void vpa_linkability_release(struct vpa_linkability *l);
 
+/*
+ * The linkability histogram's bins, shared with attacks that bin scores
+ * themselves (identification): edges = numpy.linspace(lo, hi, nb + 1), and the
+ * bin of x as numpy.histogram puts it (edge_b <= x < edge_b+1, the last bin
+ * closed; x within [edges[0], edges[nb]]).  inv_step = nb / (hi - lo), or 0
+ * when that is not finite and positive: it only seeds the search, the walk on
+ * the edges makes the bin exact.
+ */
+void vpa_linkability_edges(double lo, double hi, size_t nb, double *edges /* OUT (nb + 1) */);
+static inline size_t vpa_linkability_bin(double x, const double *e, size_t nb, double lo,
+					 double inv_step)
+{
+	double f = (x - lo) * inv_step;
+	size_t b = f > 0 ? (f < (double)nb ? (size_t)f : nb - 1) : 0;
+	while (b > 0 && x < e[b])
+		b--;
+	while (b + 1 < nb && x >= e[b + 1])
+		b++;
+	return b;
+}
+
 /* ---- ZEBRA (Nautsch et al. 2020, VoicePrivacy code) --------------------- */
 
 struct vpa_zebra {
