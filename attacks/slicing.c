@@ -89,20 +89,6 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 	return n;
 }
 
-static int file_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, struct vpa_err *err)
-{
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
-	struct stat st;
-	int rc = 0;
-	if (stat(path, &st) != 0)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
-	else if (S_ISDIR(st.st_mode))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
-	free(path);
-	return rc;
-}
-
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
 {
@@ -172,7 +158,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			if (set->type != VPA_YMAP)
 				continue;
 			for (size_t q = 0; q < set->n; q++)
-				if ((rc = file_ok(ctx, set->items[q], err)))
+				if ((rc = vpa_check_path(ctx, set->items[q], VPA_PATH_FILE, err)))
 					return rc;
 		}
 	}

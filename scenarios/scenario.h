@@ -111,6 +111,17 @@ struct vpa_kind_ctx {
 };
 
 /*
+ * Check that the path in scalar node v (relative to the scenario's folder)
+ * exists and is what the key wants: VPA_PATH_FILE, VPA_PATH_DIR or
+ * VPA_PATH_ANY.  Errors (VPA_EINPUT) blame the node: "cannot open 'x': No such
+ * file or directory", "'x' is a folder, expected a file", "'x' is not a
+ * folder".  A NULL node is fine (an optional key left out).
+ */
+enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };
+int vpa_check_path(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, int want,
+		   struct vpa_err *err);
+
+/*
  * Check a mapping against one or more schemas (their keys are merged: e.g.
  * the common target keys and a kind's keys).  what names the mapping in
  * messages ("target 'vpc'").  Errors (first one wins, VPA_EINPUT):

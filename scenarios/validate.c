@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct vpa_loc vpa_node_loc(const char *file, const struct vpa_ynode *n)
 {
@@ -561,4 +562,23 @@ void vpa_schema_table(struct vpa_buf *out, const struct vpa_schema *s)
 		vpa_buf_puts(out, " |\n");
 		vpa_buf_release(&t);
 	}
+}
+
+int vpa_check_path(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, int want,
+		   struct vpa_err *err)
+{
+	if (!v)
+		return 0;
+	char *path = vpa_path_join(ctx->dir, v->str);
+	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	struct stat st;
+	int rc = 0;
+	if (stat(path, &st) != 0)
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
+	else if (want == VPA_PATH_DIR && !S_ISDIR(st.st_mode))
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is not a folder", v->str);
+	else if (want == VPA_PATH_FILE && S_ISDIR(st.st_mode))
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
+	free(path);
+	return rc;
 }

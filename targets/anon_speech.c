@@ -170,22 +170,6 @@ static const struct vpa_schema schema = {"target anonymised_speech", keys};
 
 /* ---- validation -------------------------------------------------------------- */
 
-static int path_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, struct vpa_err *err)
-{
-	if (!v)
-		return 0;
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
-	struct stat st;
-	int rc = 0;
-	if (stat(path, &st) != 0)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
-	else if (S_ISDIR(st.st_mode))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
-	free(path);
-	return rc;
-}
-
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    struct vpa_err *err)
 {
@@ -206,9 +190,9 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			const struct vpa_ynode *v = imp->items[i];
 			if (v->type == VPA_YMAP) {
 				for (size_t j = 0; j < v->n; j++)
-					if (path_ok(ctx, v->items[j], err))
+					if (vpa_check_path(ctx, v->items[j], VPA_PATH_FILE, err))
 						return err->status;
-			} else if (path_ok(ctx, v, err)) {
+			} else if (vpa_check_path(ctx, v, VPA_PATH_FILE, err)) {
 				return err->status;
 			}
 		}

@@ -692,23 +692,6 @@ static int dump_acts(const char *dir, struct vpa_flam *t, struct vpa_err *err)
 
 /* ---- the kind ------------------------------------------------------------------------- */
 
-static int path_exists(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, int want_dir,
-		       int either, struct vpa_err *err)
-{
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
-	struct stat st;
-	int rc = 0;
-	if (stat(path, &st) != 0)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
-	else if (!either && want_dir && !S_ISDIR(st.st_mode))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is not a folder", v->str);
-	else if (!either && !want_dir && S_ISDIR(st.st_mode))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
-	free(path);
-	return rc;
-}
-
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    struct vpa_err *err)
 {
@@ -757,13 +740,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`dump_activations:` with imported activations would only copy them");
 	}
-	int rc = path_exists(ctx, vpa_ymap_get(imp, "models"), 0, 0, err);
+	int rc = vpa_check_path(ctx, vpa_ymap_get(imp, "models"), VPA_PATH_FILE, err);
 	if (!rc && acts)
-		rc = path_exists(ctx, acts, 1, 0, err);
+		rc = vpa_check_path(ctx, acts, VPA_PATH_DIR, err);
 	if (!rc && md)
-		rc = path_exists(ctx, md, 1, 0, err);
+		rc = vpa_check_path(ctx, md, VPA_PATH_DIR, err);
 	if (!rc && ind)
-		rc = path_exists(ctx, ind, 0, 1, err);
+		rc = vpa_check_path(ctx, ind, VPA_PATH_ANY, err);
 	return rc;
 }
 

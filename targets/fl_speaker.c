@@ -129,20 +129,6 @@ static size_t I(const struct vpa_ynode *cfg, const char *k)
 	return (size_t)vpa_cfg_int(cfg, &schema, k);
 }
 
-static int file_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, struct vpa_err *err)
-{
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
-	struct stat st;
-	int rc = 0;
-	if (stat(path, &st) != 0)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str, strerror(errno));
-	else if (S_ISDIR(st.st_mode))
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
-	free(path);
-	return rc;
-}
-
 static const char *const import_keys[] = {"vectors", "utt2user", "labels"};
 static const char *const sim_keys[] = {"users", "utterances", "classes", "speaker_rank",
 				       "speaker_scale", "class_shift", "noise"};
@@ -165,7 +151,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 					"'%s' is only used with source: import", import_keys[i]);
 		}
 		if (v) {
-			int rc = file_ok(ctx, v, err);
+			int rc = vpa_check_path(ctx, v, VPA_PATH_FILE, err);
 			if (rc)
 				return rc;
 		}
