@@ -116,6 +116,7 @@ static int excluded(const struct vpa_lm_canary *c, const uint32_t *s)
 struct expo {
 	double exact, extra, max, rank, logppl, n_cand;
 	double secs;
+	char why[1024]; /* why there is no extrapolated exposure ("" when there is one) */
 };
 
 /* Score the canary and its candidates at checkpoint ck. */
@@ -125,6 +126,9 @@ static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, 
 {
 	double t0 = vpa_now();
 	int exact = c->space <= (double)max_exact;
+	if (c->space - 1 - (double)c->n_excl < 1)
+		return vpa_fail(err, VPA_EINPUT, NULL, "canary '%s': no other candidate in the space "
+				"of '%s' (its other secrets fill it)", c->name, c->tmpl);
 	size_t M;
 	uint32_t *seqs;
 	if (exact) {
@@ -166,10 +170,17 @@ static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, 
 		e->rank = exact ? (double)(below + 1) : NAN;
 		e->exact = exact ? vpa_exposure_exact(X, cand, n) : NAN;
 		e->extra = NAN;
-		if (fit) {
+		e->why[0] = 0;
+		if (fit && n < 3) {
+			snprintf(e->why, sizeof(e->why), "fewer than 3 candidates");
+		} else if (fit) {
 			struct vpa_skewnorm d;
-			if ((rc = vpa_skewnorm_fit(cand, n, &d, err)) == 0)
+			struct vpa_err fe;
+			vpa_err_init(&fe);
+			if (vpa_skewnorm_fit(cand, n, &d, &fe) == 0)
 				e->extra = vpa_exposure_extrapolated(X, &d);
+			else
+				snprintf(e->why, sizeof(e->why), "%s", fe.msg);
 		}
 	}
 	e->secs = vpa_now() - t0;
@@ -224,10 +235,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
 		struct vpa_skewnorm d;
 		double extra = NAN;
-		if (lt->n_cand >= 3 && vpa_skewnorm_fit(lt->cand, lt->n_cand, &d, err) == 0)
+		struct vpa_err fe;
+		vpa_err_init(&fe);
+		if (lt->n_cand >= 3 && vpa_skewnorm_fit(lt->cand, lt->n_cand, &d, &fe) == 0)
 			extra = vpa_exposure_extrapolated(lt->cand_canary, &d);
 		else if (lt->n_cand >= 3)
-			return err->status;
+			vpa_ctx_warn(ctx, "%s: no extrapolated exposure: %s", id, fe.msg);
 		size_t below = 0;
 		for (size_t i = 0; i < lt->n_cand; i++)
 			below += lt->cand[i] <= lt->cand_canary;
@@ -276,6 +289,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		set_info_num(m, "perplexity", t->info);
 		vpa_json_set(rec, "metrics", m);
 		vpa_json_push(out->records, rec);
+		if (fin[i].why[0])
+			vpa_ctx_warn(ctx, "%s.%s: no extrapolated exposure: %s", id, c->name, fin[i].why);
 		if (fin[i].exact == fin[i].exact && fin[i].extra == fin[i].extra && fin[i].rank > 1 &&
 		    fabs(fin[i].exact - fin[i].extra) > 1)
 			vpa_ctx_warn(ctx, "%s.%s: exact (%.2f bits) and extrapolated (%.2f bits) exposure "
