@@ -312,8 +312,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			const char *nm0 = lt->canaries[i].name, *dash = strrchr(nm0, '-');
 			int bl = dash ? (int)(dash - nm0) : (int)strlen(nm0);
 			size_t j = i, n = 0;
-			while (j < nc && !strncmp(lt->canaries[j].name, nm0, (size_t)bl) &&
-			       lt->canaries[j].name[bl] == '-') {
+			while (j < nc) {
+				const char *nj = lt->canaries[j].name, *dj = strrchr(nj, '-');
+				if ((dj ? (int)(dj - nj) : (int)strlen(nj)) != bl ||
+				    strncmp(nj, nm0, (size_t)bl))
+					break; /* "pin-multi-x16" is not in the series of "pin" */
 				x[n] = (double)lt->canaries[j].insertions;
 				y[n] = fin[j].exact;
 				y2[n] = fin[j].extra;
