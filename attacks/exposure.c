@@ -39,7 +39,7 @@ static const struct vpa_schema schema = {"attack exposure", keys};
 static const char *const target_kinds[] = {"language_model", NULL};
 static const char *const metrics[] = {
 	"exposure", "exposure_extrapolated", "max_exposure", "rank", "space", "insertions",
-	"canary_logppl", "epsilon", "perplexity", "n_candidates", NULL,
+	"canary_logppl", "epsilon", "perplexity", "n_candidates", "noise_multiplier", "q", NULL,
 };
 
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, const char ***names)
@@ -286,6 +286,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		vpa_json_set_num(m, "others", (double)c->others);
 		vpa_json_set_num(m, "canary_logppl", fin[i].logppl);
 		set_info_num(m, "epsilon", t->info);
+		set_info_num(m, "noise_multiplier", t->info);
+		set_info_num(m, "q", t->info);
+		set_info_num(m, t->info && vpa_json_get(t->info, "rounds") ? "rounds" : "steps", t->info);
 		set_info_num(m, "perplexity", t->info);
 		vpa_json_set(rec, "metrics", m);
 		vpa_json_push(out->records, rec);
