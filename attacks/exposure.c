@@ -80,6 +80,17 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, co
 	return n;
 }
 
+static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+		    const struct vpa_ynode *tcfg, struct vpa_err *err)
+{
+	const struct vpa_ynode *cn = vpa_ymap_get(tcfg, "canaries");
+	if (vpa_ymap_get(tcfg, "candidates") || (cn && cn->n > 0))
+		return 0;
+	struct vpa_loc l = vpa_node_loc(ctx->file, cfg);
+	return vpa_fail(err, VPA_EINPUT, &l, "exposure needs canaries: the target has no "
+			"'canaries' (or 'candidates')");
+}
+
 /* All sequences of the space (odometer order), (space, L). */
 static uint32_t *enumerate(const struct vpa_lm_canary *c, size_t M)
 {
@@ -398,7 +409,7 @@ const struct vpa_attack_kind vpa_attack_exposure = {
 	       "(exact, by enumerating the space with shared prefixes) and the skew-normal "
 	       "extrapolation; one record per canary (sub `NAME-xCOUNT`), figures against "
 	       "insertions and against training epochs/rounds.",
-	.validate = NULL,
+	.validate = validate,
 	.subs = subs,
 	.run = run,
 	.title = title,
