@@ -71,6 +71,15 @@ struct vpa_eval_opts {
 void vpa_eval_opts_init(struct vpa_eval_opts *o);
 
 /*
+ * The sanity warnings of a score set (never silent): sweep EER above 50%
+ * ("scores may be reversed"), fewer than 100 trials of a class, more than 10%
+ * tied scores, undefined linkability.  emit(ctx, msg) is called once per
+ * warning; msg starts with label.  Shared by `vpaudit metrics` and every attack.
+ */
+void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m,
+			 void (*emit)(void *ctx, const char *msg), void *ctx);
+
+/*
  * One score set in, one record out:
  *   {"attack": attack, "sub": sub|null, "layer": layer|null, "sweep": null,
  *    "metrics": {n_target, n_nontarget, eer, eer_threshold, eer_sweep, cllr,

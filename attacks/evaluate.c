@@ -19,6 +19,44 @@ void vpa_eval_opts_init(struct vpa_eval_opts *o)
 	o->det_points = 300;
 }
 
+void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m,
+			 void (*emit)(void *ctx, const char *msg), void *ctx)
+{
+	char msg[1024];
+	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
+	 * reversed scores show in the sweep EER. */
+	if (m->eer_sweep > 0.5) {
+		snprintf(msg, sizeof(msg), "%s: EER %.1f%% (threshold sweep) is above 50%%: scores may "
+			 "be reversed (higher must mean same source)", label, 100 * m->eer_sweep);
+		emit(ctx, msg);
+	}
+	if (m->n_tar < 100) {
+		snprintf(msg, sizeof(msg), "%s: only %zu target trials (fewer than 100): the metrics "
+			 "are unreliable", label, m->n_tar);
+		emit(ctx, msg);
+	}
+	if (m->n_non < 100) {
+		snprintf(msg, sizeof(msg), "%s: only %zu non-target trials (fewer than 100): the "
+			 "metrics are unreliable", label, m->n_non);
+		emit(ctx, msg);
+	}
+	if (m->frac_tied > 0.1) {
+		snprintf(msg, sizeof(msg), "%s: %.0f%% of the trials share their score with another "
+			 "trial: a threshold cannot split them", label, 100 * m->frac_tied);
+		emit(ctx, msg);
+	}
+	if (!m->linkability_defined) {
+		snprintf(msg, sizeof(msg), "%s: fewer than 10 target (mated) trials: linkability is "
+			 "undefined", label);
+		emit(ctx, msg);
+	}
+}
+
+static void ctx_emit(void *ctx, const char *msg)
+{
+	vpa_ctx_warn(ctx, "%s", msg);
+}
+
 /* Everything computed for one score set (thread-safe: no JSON, no warnings). */
 struct eval_res {
 	int rc;
@@ -226,21 +264,7 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 		free(id);
 	}
 
-	/* sanity warnings */
-	if (m->eer > 0.5)
-		vpa_ctx_warn(ctx, "%s: EER %.3f > 0.5: scores may be reversed "
-				  "(higher must mean the same speaker)", label, m->eer);
-	if (m->n_tar < 100)
-		vpa_ctx_warn(ctx, "%s: only %zu target trials (fewer than 100): the metrics are noisy",
-			     label, m->n_tar);
-	if (m->n_non < 100)
-		vpa_ctx_warn(ctx, "%s: only %zu non-target trials (fewer than 100): the metrics "
-				  "are noisy", label, m->n_non);
-	if (m->frac_tied > 0.2)
-		vpa_ctx_warn(ctx, "%s: %.0f%% of the trials share their score with another trial "
-				  "(many ties)", label, 100 * m->frac_tied);
-	if (!m->linkability_defined)
-		vpa_ctx_warn(ctx, "%s: fewer than 10 target trials: linkability is undefined", label);
+	vpa_sanity_warnings(label, m, ctx_emit, ctx);
 }
 
 int vpa_record_from_scores(struct vpa_run_ctx *ctx, const char *attack, const char *sub,

@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "core/io.h"
+#include "attacks/attacks.h"
 #include "core/json.h"
 #include "metrics/metrics.h"
 #include "reports/report.h"
@@ -167,23 +168,10 @@ static const char *source_name(const struct opts *o)
 	return o->scores ? o->scores : o->tar;
 }
 
-static void warnings(const struct opts *o, const struct vpa_metrics *m)
+static void warn_emit(void *ctx, const char *msg)
 {
-	const char *src = source_name(o);
-	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
-	 * reversed scores show in the sweep EER. */
-	if (m->eer_sweep > 0.5)
-		vpa_warn("%s: EER %.1f%% (threshold sweep) is above 50%%: scores may be reversed "
-			 "(higher must mean same source)", src, 100 * m->eer_sweep);
-	if (m->n_tar < 100)
-		vpa_warn("%s: only %zu target trials: the metrics are unreliable", src, m->n_tar);
-	if (m->n_non < 100)
-		vpa_warn("%s: only %zu non-target trials: the metrics are unreliable", src, m->n_non);
-	if (m->frac_tied > 0.1)
-		vpa_warn("%s: %.0f%% of the trials have tied scores: a threshold cannot split them",
-			 src, 100 * m->frac_tied);
-	if (!m->linkability_defined)
-		vpa_warn("%s: linkability is undefined with fewer than 10 target (mated) scores", src);
+	(void)ctx;
+	vpa_warn("%s", msg);
 }
 
 static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *m,
@@ -460,7 +448,7 @@ int cmd_metrics(int argc, char **argv)
 				goto out;
 		}
 	}
-	warnings(&o, &m);
+	vpa_sanity_warnings(source_name(&o), &m, warn_emit, NULL);
 	fwrite(out.data, 1, out.len, stdout);
 out:
 	if (rc)
