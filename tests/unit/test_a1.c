@@ -47,7 +47,7 @@ static void make_target(struct vpa_flam *t, const float (*bias)[2], const uint32
 	t->models = xcalloc(n, sizeof(*t->models));
 	t->n_models = n;
 	for (size_t i = 0; i < n; i++) {
-		char id[16];
+		char id[32];
 		snprintf(id, sizeof(id), "m%zu", i);
 		t->models[i].id = xstrdup(id);
 		t->models[i].net = tiny(bias[i][0], bias[i][1]);
@@ -58,7 +58,7 @@ static void make_target(struct vpa_flam *t, const float (*bias)[2], const uint32
 	t->spk_id = xcalloc(n_spk, sizeof(char *));
 	t->n_spk = n_spk;
 	for (size_t s = 0; s < n_spk; s++) {
-		char id[16];
+		char id[32];
 		snprintf(id, sizeof(id), "s%zu", s);
 		t->spk_id[s] = xstrdup(id);
 	}

@@ -14,7 +14,7 @@ static void make_pool(struct vpa_embset *pool)
 	vpa_err_init(&err);
 	vpa_embset_init(pool);
 	for (int k = 0; k < 16; k++) {
-		char spk[16], utt[24];
+		char spk[32], utt[48];
 		char g = k < 8 ? 'f' : 'm';
 		double ang = (k % 8) * 0.35;
 		double v[3] = {g == 'm' ? 1 : -1, cos(ang), sin(ang)};
@@ -169,7 +169,7 @@ static void test_dense_sparse(void)
 	vpa_err_init(&err);
 	vpa_embset_init(&pool);
 	for (int k = 0; k < 9; k++) {
-		char spk[8], utt[12];
+		char spk[32], utt[48];
 		double v[3] = {-1, 1, 0.01 * k};
 		if (k >= 6) {
 			v[1] = (k == 6) ? -1 : 0.1;

@@ -19,7 +19,7 @@ static void test_ddiag(void)
 	const double x[6][2] = {{1, 0}, {0.9, 0.1}, {0, 1}, {0.2, 1}, {-1, 0.3}, {-0.8, -0.2}};
 	const char *spk[6] = {"a", "a", "b", "b", "c", "c"};
 	for (int i = 0; i < 6; i++) {
-		char u[8];
+		char u[16];
 		snprintf(u, sizeof(u), "u%d", i);
 		CHECK(vpa_embset_add(&es, u, spk[i], x[i], 2, &err) >= 0);
 	}
