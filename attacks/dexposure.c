@@ -35,6 +35,12 @@ static const struct vpa_key keys[] = {
 	 "whose most frequent class is not `label` (ignored on an imported target)"},
 	{"canary_min_count", VPA_K_INT, 0, "10", 1, 1000000, 0, NULL, NULL, "10",
 	 "train: with `canary: auto`, the fewest training occurrences of the canary"},
+	{"controls", VPA_K_INT, 0, "50", 0, 100000, 0, NULL, NULL, "50",
+	 "train: control words for the chance level: words of the canary's kind (ambiguous, "
+	 "labelled `label` at least once, the same most frequent class, at least "
+	 "`canary_min_count` uses) that are never inserted, the nearest to the canary in "
+	 "frequency; their mean d-exposure in the same model and context is "
+	 "`d_exposure_chance` (0 = none)"},
 	{"label", VPA_K_ENUM, 0, "VERB", -INFINITY, INFINITY, 0, "NOUN|VERB|ADJ|PROPN|OTHER", NULL,
 	 "VERB", "train: the class the canary is labelled with in the inserted sentences"},
 	{"context", VPA_K_STR, 0, "There are many people who like ___", -INFINITY, INFINITY, 0,
@@ -57,6 +63,11 @@ static const struct vpa_key keys[] = {
 	 "DP-SGD: choose the noise multiplier for this epsilon (0 = use dp_noise_multiplier)"},
 	{"dp_lr", VPA_K_NUM, 0, "0", 0, 10, 0, NULL, NULL, "0.01",
 	 "DP-SGD learning rate (0 = the target's)"},
+	{"dp_batch", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "256",
+	 "DP-SGD expected lot size (q = dp_batch / N; 0 = the target's `batch`): DP-SGD needs "
+	 "large lots, the noise on the mean gradient is sigma C / lot"},
+	{"dp_epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
+	 "DP-SGD epochs (0 = as without DP)"},
 	{"overfit", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "train: the overfitting experiment (subs `overfit-kK`)"},
 	{"overfit_fraction", VPA_K_NUM, 0, "0.1", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.1",
@@ -71,8 +82,10 @@ static const struct vpa_schema schema = {"attack d_exposure", keys};
 
 static const char *const target_kinds[] = {"tagger", NULL};
 static const char *const metrics[] = {
-	"d_exposure", "d_exposure_label", "d_exposure_max", "d_exposure_chance", "accuracy",
-	"epsilon", NULL,
+	"d_exposure", "d_exposure_label", "d_exposure_max", "d_exposure_chance",
+	"d_exposure_chance_p90", "d_exposure_exchangeable", "d_exposure_label_max",
+	"d_exposure_label_chance", "d_exposure_label_chance_p90", "d_exposure_label_excess",
+	"d_exposure_label_no_dp", "accuracy", "epsilon", NULL,
 };
 
 #define MAX_REPS 64
@@ -227,14 +240,25 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 
 struct dexp {
 	size_t k;                    /* classes */
-	double per[VPA_TAG_N * 4], max[VPA_TAG_N * 4], chance[VPA_TAG_N * 4];
+	double per[VPA_TAG_N * 4], max[VPA_TAG_N * 4], exch[VPA_TAG_N * 4];
 	double canary_conf[VPA_TAG_N * 4];
 	size_t n_ref[VPA_TAG_N * 4];
-	double mean, mean_max, mean_chance;
+	double mean, mean_max, mean_exch;
+	/* the chance level measured on control words (trained taggers only):
+	 * per class the mean d-exposure of the controls in the same model and
+	 * context, their mean over classes, and the 90th percentiles (nearest
+	 * rank) of the controls' label-class and mean d-exposure; NAN without
+	 * controls */
+	size_t n_ctrl;
+	double chance[VPA_TAG_N * 4], mean_chance, label_p90, mean_p90;
 };
 
-/* Expected d-exposure of a class of n references under exchangeability. */
-static double chance_level(size_t n)
+/* Expected d-exposure of a class of n references when the canary is
+ * exchangeable with them (the number of references at or above it uniform
+ * on 0..n): what a reference word itself would get.  Not the chance level of
+ * an ambiguous canary (README: an ambiguous word is less confident than the
+ * unambiguous references), reported for comparison. */
+static double exchangeable_level(size_t n)
 {
 	double s = 0, ln = log2((double)n);
 	for (size_t j = 0; j <= n; j++)
@@ -248,7 +272,6 @@ static int dexp_compute(const double *canary, const double *const *ref, const si
 	struct vpa_dexp_class c[VPA_TAG_N * 4] = {{0}};
 	memset(out, 0, sizeof(*out));
 	out->k = k;
-	double mc = 0;
 	for (size_t i = 0; i < k; i++) {
 		c[i].canary_conf = canary[i];
 		c[i].ref_conf = ref[i];
@@ -259,15 +282,31 @@ static int dexp_compute(const double *canary, const double *const *ref, const si
 	int rc = vpa_dexposure(c, k, out->per, out->max, &out->mean, err);
 	if (rc)
 		return rc;
-	double mm = 0;
+	double mm = 0, me = 0;
 	for (size_t i = 0; i < k; i++) {
-		out->chance[i] = chance_level(n_ref[i]);
-		mc += out->chance[i];
+		out->exch[i] = exchangeable_level(n_ref[i]);
+		me += out->exch[i];
 		mm += out->max[i];
+		out->chance[i] = NAN;
 	}
-	out->mean_chance = mc / (double)k;
+	out->mean_exch = me / (double)k;
 	out->mean_max = mm / (double)k;
+	out->mean_chance = out->label_p90 = out->mean_p90 = NAN;
 	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest-rank quantile p of x (n > 0; sorts x). */
+static double quantile(double *x, size_t n, double p)
+{
+	qsort(x, n, sizeof(double), cmp_double);
+	size_t r = (size_t)ceil(p * (double)n);
+	return x[r ? r - 1 : 0];
 }
 
 static struct vpa_json *record(const char *attack, const char *sub, const struct dexp *d,
@@ -282,14 +321,26 @@ static struct vpa_json *record(const char *attack, const char *sub, const struct
 	vpa_json_set_num(m, "d_exposure", d->mean);
 	vpa_json_set_num(m, "d_exposure_max", d->mean_max);
 	vpa_json_set_num(m, "d_exposure_chance", d->mean_chance);
-	if (label >= 0)
+	vpa_json_set_num(m, "d_exposure_chance_p90", d->mean_p90);
+	vpa_json_set_num(m, "d_exposure_exchangeable", d->mean_exch);
+	if (label >= 0) {
 		vpa_json_set_num(m, "d_exposure_label", d->per[label]);
+		vpa_json_set_num(m, "d_exposure_label_max", d->max[label]);
+		vpa_json_set_num(m, "d_exposure_label_chance", d->chance[label]);
+		vpa_json_set_num(m, "d_exposure_label_chance_p90", d->label_p90);
+		vpa_json_set_num(m, "d_exposure_label_excess", d->per[label] - d->chance[label]);
+		vpa_json_set_num(m, "controls", (double)d->n_ctrl);
+	}
 	for (size_t i = 0; i < d->k; i++) {
 		char key[128];
 		snprintf(key, sizeof(key), "d_exposure_%s", cls_names[i]);
 		vpa_json_set_num(m, key, d->per[i]);
 		snprintf(key, sizeof(key), "max_%s", cls_names[i]);
 		vpa_json_set_num(m, key, d->max[i]);
+		if (label >= 0) {
+			snprintf(key, sizeof(key), "chance_%s", cls_names[i]);
+			vpa_json_set_num(m, key, d->chance[i]);
+		}
 	}
 	vpa_json_set(rec, "metrics", m);
 	return rec;
@@ -391,12 +442,14 @@ struct setup {
 	int label;
 	uint32_t *ctx_ids, *ctx_lab; /* (len) the canary sentence */
 	size_t len, slot;
-	uint32_t *words;           /* (n_words) canary first, then every reference word */
-	size_t n_words;
+	uint32_t *words;           /* (n_words) canary first, then every reference word,
+				    * then the n_ctrl control words */
+	size_t n_words, n_ctrl;
 	uint8_t *word_cls;         /* (n_words) class of each reference word */
 	size_t n_ref[VPA_TAG_N];
 	double *probs;             /* (n_words, VPA_TAG_N) scratch */
 	double *ref[VPA_TAG_N];    /* scratch */
+	double *ctrl_label, *ctrl_mean; /* (n_ctrl) scratch */
 };
 
 static void setup_release(struct setup *s)
@@ -406,8 +459,24 @@ static void setup_release(struct setup *s)
 	free(s->words);
 	free(s->word_cls);
 	free(s->probs);
+	free(s->ctrl_label);
+	free(s->ctrl_mean);
 	for (int i = 0; i < VPA_TAG_N; i++)
 		free(s->ref[i]);
+}
+
+struct cand {
+	uint32_t w;
+	double dist;
+	const char *word;
+};
+
+static int cmp_cand(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+	if (x->dist != y->dist)
+		return x->dist < y->dist ? -1 : 1;
+	return strcmp(x->word, y->word);
 }
 
 static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode *cfg,
@@ -542,7 +611,49 @@ static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode
 		}
 		s->ref[j] = xmalloc(xmul(s->n_ref[j], sizeof(double)));
 	}
-	s->probs = xmalloc(xmul(s->n_words * VPA_TAG_N, sizeof(double)));
+	/* control words: not inserted, of the canary's kind (ambiguous, labelled
+	 * `label` at least once, the same most frequent training class, at least
+	 * canary_min_count uses), the `controls` nearest to the canary in log
+	 * frequency (ties by byte order) */
+	{
+		size_t want_n = (size_t)vpa_cfg_int(cfg, &schema, "controls");
+		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &schema, "canary_min_count");
+		const uint32_t *cc = cnt + (size_t)s->canary * VPA_TAG_N;
+		int ctop = 0;
+		double ctot = 0;
+		for (int j = 0; j < VPA_TAG_N; j++) {
+			ctot += cc[j];
+			if (cc[j] > cc[ctop])
+				ctop = j;
+		}
+		struct cand *cd = xmalloc(xmul(V, sizeof(*cd)));
+		size_t nc_ = 0;
+		for (uint32_t w = 1; w < V && want_n; w++) {
+			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
+			uint64_t tot = 0;
+			int ncl = 0, top = 0;
+			for (int j = 0; j < VPA_TAG_N; j++) {
+				tot += c[j];
+				ncl += c[j] > 0;
+				if (c[j] > c[top])
+					top = j;
+			}
+			if (w == s->canary || ncl < 2 || !c[s->label] || top != ctop || tot < minc)
+				continue;
+			cd[nc_].w = w;
+			cd[nc_].dist = fabs(log((double)tot) - log(ctot));
+			cd[nc_].word = d->vocab.words[w];
+			nc_++;
+		}
+		qsort(cd, nc_, sizeof(*cd), cmp_cand);
+		s->n_ctrl = nc_ < want_n ? nc_ : want_n;
+		for (size_t i = 0; i < s->n_ctrl; i++)
+			s->words[s->n_words + i] = cd[i].w;
+		free(cd);
+		s->ctrl_label = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
+		s->ctrl_mean = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
+	}
+	s->probs = xmalloc(xmul((s->n_words + s->n_ctrl) * VPA_TAG_N, sizeof(double)));
 	if (info) {
 		const uint32_t *c = cnt + (size_t)s->canary * VPA_TAG_N;
 		vpa_json_set_str(info, "canary", d->vocab.words[s->canary]);
@@ -562,6 +673,10 @@ static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode
 		for (int j = 0; j < VPA_TAG_N; j++)
 			vpa_json_set_num(nr, vpa_tag_names[j], (double)s->n_ref[j]);
 		vpa_json_set(info, "n_ref", nr);
+		struct vpa_json *cl = vpa_json_arr();
+		for (size_t i = 0; i < s->n_ctrl; i++)
+			vpa_json_push(cl, vpa_json_str(d->vocab.words[s->words[s->n_words + i]]));
+		vpa_json_set(info, "controls", cl);
 	}
 out:
 	free(cnt);
@@ -570,8 +685,8 @@ out:
 
 static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct vpa_err *err)
 {
-	int rc = vpa_tagger_slot_probs(net, s->ctx_ids, s->len, s->slot, s->words, s->n_words,
-				       s->probs, err);
+	int rc = vpa_tagger_slot_probs(net, s->ctx_ids, s->len, s->slot, s->words,
+				       s->n_words + s->n_ctrl, s->probs, err);
 	if (rc)
 		return rc;
 	size_t fill[VPA_TAG_N] = {0};
@@ -579,7 +694,33 @@ static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct
 		int c = s->word_cls[i];
 		s->ref[c][fill[c]++] = s->probs[i * VPA_TAG_N + (size_t)c];
 	}
-	return dexp_compute(s->probs, (const double *const *)s->ref, s->n_ref, VPA_TAG_N, out, err);
+	const double *const *ref = (const double *const *)s->ref;
+	if ((rc = dexp_compute(s->probs, ref, s->n_ref, VPA_TAG_N, out, err)))
+		return rc;
+	/* the chance level: the same d-exposure of each control word */
+	out->n_ctrl = s->n_ctrl;
+	if (!s->n_ctrl)
+		return 0;
+	double sum[VPA_TAG_N] = {0};
+	for (size_t j = 0; j < s->n_ctrl; j++) {
+		struct dexp c;
+		if ((rc = dexp_compute(s->probs + (s->n_words + j) * VPA_TAG_N, ref, s->n_ref,
+				       VPA_TAG_N, &c, err)))
+			return rc;
+		for (int i = 0; i < VPA_TAG_N; i++)
+			sum[i] += c.per[i];
+		s->ctrl_label[j] = c.per[s->label];
+		s->ctrl_mean[j] = c.mean;
+	}
+	double m = 0;
+	for (int i = 0; i < VPA_TAG_N; i++) {
+		out->chance[i] = sum[i] / (double)s->n_ctrl;
+		m += out->chance[i];
+	}
+	out->mean_chance = m / VPA_TAG_N;
+	out->label_p90 = quantile(s->ctrl_label, s->n_ctrl, 0.9);
+	out->mean_p90 = quantile(s->ctrl_mean, s->n_ctrl, 0.9);
+	return 0;
 }
 
 /* Per-epoch bookkeeping of one training run. */
@@ -686,10 +827,16 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				double lr = vpa_cfg_num(cfg, &schema, "dp_lr");
 				if (lr > 0)
 					c.lr = lr;
+				long b = vpa_cfg_int(cfg, &schema, "dp_batch");
+				if (b > 0)
+					c.batch = (size_t)b;
+				long de = vpa_cfg_int(cfg, &schema, "dp_epochs");
+				if (de > 0)
+					c.epochs = (size_t)de;
 			}
 			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
 			struct run_log *l = &logs[(size_t)dp * nr + i];
-			log_alloc(l, &s, E);
+			log_alloc(l, &s, c.epochs);
 			struct vpa_nn *net = NULL;
 			rc = vpa_tagger_train(d, &c, d->train, d->n_train, &ex, on_epoch, l, &net,
 					      &stats[(size_t)dp * nr + i], err);
@@ -705,8 +852,21 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			const struct run_log *l = &logs[(size_t)dp * nr + i];
 			char sub[64];
 			snprintf(sub, sizeof(sub), "%sk%ld", dp ? "dp-" : "", reps[i]);
-			struct vpa_json *rec = record(id, sub, &l->d[E - 1], vpa_tag_names, s.label);
-			add_model_metrics(rec, l, E - 1, reps[i], &stats[(size_t)dp * nr + i], dp);
+			size_t le = l->n_ep - 1;
+			struct vpa_json *rec = record(id, sub, &l->d[le], vpa_tag_names, s.label);
+			add_model_metrics(rec, l, le, reps[i], &stats[(size_t)dp * nr + i], dp);
+			if (dp) {
+				/* the same k without DP, for the comparison at equal k */
+				const struct run_log *l0 = &logs[i];
+				struct vpa_json *m = vpa_json_get(rec, "metrics");
+				vpa_json_set_num(m, "d_exposure_label_no_dp",
+						 l0->d[l0->n_ep - 1].per[s.label]);
+				vpa_json_set_num(m, "d_exposure_no_dp", l0->d[l0->n_ep - 1].mean);
+				vpa_json_set_num(m, "accuracy_no_dp", l0->acc[l0->n_ep - 1]);
+				vpa_json_set_num(m, "group_epsilon_bound",
+						 (double)(reps[i] > 1 ? reps[i] : 1) *
+							 stats[(size_t)dp * nr + i].epsilon);
+			}
 			vpa_json_set(rec, "canary", vpa_json_clone(info));
 			vpa_json_push(out->records, rec);
 		}
@@ -730,14 +890,19 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		f_reps = lines(fid, title, "repetitions k", "d-exposure (bits)");
 		struct vpa_json *ser = vpa_json_get(f_reps, "series");
 		double x[MAX_REPS], y[MAX_REPS], yl[MAX_REPS], ych[MAX_REPS], ymx[MAX_REPS];
+		double ylc[MAX_REPS];
+		int have_ch = 1;
 		for (int dp = 0; dp <= do_dp; dp++) {
 			for (size_t i = 0; i < nr; i++) {
-				const struct dexp *dd = &logs[(size_t)dp * nr + i].d[E - 1];
+				const struct run_log *l = &logs[(size_t)dp * nr + i];
+				const struct dexp *dd = &l->d[l->n_ep - 1];
 				x[i] = (double)reps[i];
 				y[i] = dd->mean;
 				yl[i] = dd->per[s.label];
 				ych[i] = dd->mean_chance;
+				ylc[i] = dd->chance[s.label];
 				ymx[i] = dd->max[s.label];
+				have_ch = have_ch && isfinite(ylc[i]);
 			}
 			char nm[128];
 			if (dp)
@@ -747,10 +912,16 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			char n1[192], n2[192];
 			snprintf(n1, sizeof(n1), "mean%s", nm);
 			snprintf(n2, sizeof(n2), "%s%s", lab, nm);
-			vpa_json_push(ser, series(n1, x, y, nr));
 			vpa_json_push(ser, series(n2, x, yl, nr));
+			if (have_ch) {
+				char n4[192];
+				snprintf(n4, sizeof(n4), "%s chance (controls)%s", lab, nm);
+				vpa_json_push(ser, series(n4, x, ylc, nr));
+			}
+			vpa_json_push(ser, series(n1, x, y, nr));
+			if (!dp && have_ch)
+				vpa_json_push(ser, series("mean chance (controls) (no DP)", x, ych, nr));
 			if (!dp) {
-				vpa_json_push(ser, series("mean chance level", x, ych, nr));
 				char n3[192];
 				snprintf(n3, sizeof(n3), "%s maximum log2|C|", lab);
 				vpa_json_push(ser, series(n3, x, ymx, nr));
@@ -862,13 +1033,17 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	/* sanity: no value above its maximum (vpa_dexposure guarantees it) */
 	for (size_t i = 0; i < (size_t)(do_dp ? 2 : 1) * nr; i++)
 		for (int j = 0; j < VPA_TAG_N; j++)
-			if (logs[i].d[E - 1].per[j] > logs[i].d[E - 1].max[j])
+			if (logs[i].d[logs[i].n_ep - 1].per[j] > logs[i].d[logs[i].n_ep - 1].max[j])
 				VPA_BUG("d-exposure above its maximum");
-	if (logs[0].d[E - 1].mean > 2 * logs[0].d[E - 1].mean_chance + 1)
-		vpa_ctx_warn(ctx, "%s: d-exposure with %ld insertions (%.2f bits) is far above its "
-				  "chance level (%.2f bits): the canary's context or label may be "
-				  "predictable without memorisation", id, reps[0],
-			     logs[0].d[E - 1].mean, logs[0].d[E - 1].mean_chance);
+	/* without insertion the canary should look like its controls */
+	for (size_t i = 0; i < nr; i++) {
+		const struct dexp *dd = &logs[i].d[logs[i].n_ep - 1];
+		if (reps[i] == 0 && isfinite(dd->label_p90) && dd->per[s.label] > dd->label_p90)
+			vpa_ctx_warn(ctx, "%s: with 0 insertions the canary's %s d-exposure (%.2f "
+					  "bits) is above the 90th percentile of its %zu control words "
+					  "(%.2f bits): it is not a typical word of its kind", id, lab,
+				     dd->per[s.label], dd->n_ctrl, dd->label_p90);
+	}
 out:
 	for (size_t i = 0; i < 2 * nr; i++)
 		log_free(&logs[i]);

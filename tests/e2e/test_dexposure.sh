@@ -25,17 +25,50 @@ t_ok "train: DP epsilon <= 1" bash -c "grep -o '\"epsilon\": [0-9.e-]*' '$T/tr/r
 t_ok "train: four lines figures" bash -c "[ \$(grep -c '\"type\": \"lines\"' '$T/tr/results.json') = 4 ]"
 t_ok "train: html has the figures" bash -c "[ \$(grep -c '<svg' '$T/tr/report.html') -ge 4 ]"
 
+# m FILE SUB KEY: the number KEY of the record SUB in results.json
+m() { awk -v s="\"sub\": \"$2\"," -v k="\"$3\": " '$0 ~ s {f=1; next}
+	f && /"sub": / {f=0} f && index($0, k) {sub(/.*": /, ""); sub(/,$/, ""); print; exit}' "$1"; }
+# lt A B: A < B (numbers; fails on empty or null)
+lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a ~ /^-?[0-9.e+-]+$/ && b ~ /^-?[0-9.e+-]+$/ && a + 0 < b + 0) }'; }
+
 if [ -f data/brown/ca01 ]; then
+	# The acceptance properties on a small set-up (about 30-40 s of CPU): 20
+	# Brown documents, the canary chosen by `auto` labelled VERB, 0 and 16
+	# insertions, with and without DP-SGD at epsilon 1 (large lots).
 	cat > "$T/brown.yaml" <<EOF2
 name: dexposure-brown
+seed: 1
 report: [json]
 targets:
-  - {id: tg, kind: tagger, corpus: $PWD/data/brown, max_docs: 12, epochs: 1, vocab_size: 2000}
+  - {id: tg, kind: tagger, corpus: $PWD/data/brown, max_docs: 20, vocab_size: 2000, epochs: 2,
+     lr: 0.004}
 attacks:
-  - {id: dx, kind: d_exposure, target: tg, repetitions: [0], dp: false, epoch_table: false, canary_min_count: 3}
+  - {id: dx, kind: d_exposure, target: tg, repetitions: [0, 16], dp: true, dp_batch: 128,
+     dp_epochs: 4, dp_target_epsilon: 1, dp_lr: 0.02, epoch_table: false, canary_min_count: 5}
 EOF2
 	t_run "brown: run" 0 -- run "$T/brown.yaml" -o "$T/br"
-	t_ok "brown: accuracy above 0.5" bash -c "grep -o '\"accuracy\": [0-9.]*' '$T/br/results.json' | head -1 | awk '{ exit !(\$2 > 0.5) }'"
+	R=$T/br/results.json
+	t_ok "brown: accuracy above 0.8" lt 0.8 "$(m "$R" k0 accuracy)"
+	t_ok "brown: 50 control words" [ "$(m "$R" k0 controls)" = 50 ]
+	t_ok "brown: k0 within its chance level (<= controls' 90th percentile)" \
+		bash -c "! awk -v a=$(m "$R" k0 d_exposure_label) -v b=$(m "$R" k0 d_exposure_label_chance_p90) 'BEGIN { exit !(a > b) }'"
+	t_ok "brown: d-exposure grows with repetitions (label class)" \
+		lt "$(m "$R" k0 d_exposure_label)" "$(m "$R" k16 d_exposure_label)"
+	t_ok "brown: k16 above the controls' 90th percentile" \
+		lt "$(m "$R" k16 d_exposure_label_chance_p90)" "$(m "$R" k16 d_exposure_label)"
+	t_ok "brown: DP lowers the excess over chance at equal k" \
+		lt "$(m "$R" dp-k16 d_exposure_label_excess)" "$(m "$R" k16 d_exposure_label_excess)"
+	t_ok "brown: DP k16 within its chance level" \
+		bash -c "! awk -v a=$(m "$R" dp-k16 d_exposure_label) -v b=$(m "$R" dp-k16 d_exposure_label_chance_p90) 'BEGIN { exit !(a > b) }'"
+	t_ok "brown: DP epsilon 1" bash -c "awk -v e=$(m "$R" dp-k16 epsilon) 'BEGIN { exit !(e > 0.99 && e <= 1.0000001) }'"
+	ok=1
+	for s in k0 k16 dp-k0 dp-k16; do
+		for c in NOUN VERB ADJ PROPN OTHER; do
+			v=$(m "$R" $s d_exposure_$c); x=$(m "$R" $s max_$c)
+			awk -v a="$v" -v b="$x" 'BEGIN { exit !(a != "" && a >= 0 && a <= b + 1e-12) }' || ok=0
+		done
+	done
+	t_ok "brown: no value above its class maximum" [ $ok = 1 ]
 else
 	echo "# skip - brown: data/brown is missing (run \`sh .ci/deps\`); not counted as passed"
 fi

@@ -154,13 +154,17 @@ static void test_import_dexposure(void)
 	CHECK_NEAR(metric(rec, 0, "d_exposure"), (2 - log2(3.0) + 3) / 3, 1e-12);
 	CHECK_NEAR(metric(rec, 0, "d_exposure_max"), 2, 1e-12);
 	CHECK(metric(rec, 0, "n_ref_VERB") == 8);
-	/* chance levels: (1/(n+1)) sum_{j=0..n} log2(n/max(j,1)):
+	/* exchangeable levels (what a reference word itself would get; not the
+	 * chance level of an ambiguous canary, which needs control words, so an
+	 * import has none): (1/(n+1)) sum_{j=0..n} log2(n/max(j,1)):
 	 * n=4: (2+2+1+log2(4/3)+0)/5; n=8: (3+3+2+log2(8/3)+1+log2(8/5)+log2(8/6)+log2(8/7)+0)/9;
 	 * n=2: (1+1+0)/3 */
 	double c4 = (5 + log2(4.0 / 3)) / 5;
 	double c8 = (9 + log2(8.0 / 3) + log2(8.0 / 5) + log2(8.0 / 6) + log2(8.0 / 7)) / 9;
 	double c2 = 2.0 / 3;
-	CHECK_NEAR(metric(rec, 0, "d_exposure_chance"), (c4 + c8 + c2) / 3, 1e-12);
+	CHECK_NEAR(metric(rec, 0, "d_exposure_exchangeable"), (c4 + c8 + c2) / 3, 1e-12);
+	CHECK(vpa_json_get(vpa_json_get(json_at(rec, 0), "metrics"), "d_exposure_chance") &&
+	      isnan(metric(rec, 0, "d_exposure_chance")));
 	vpa_json_free(rec);
 
 	/* all tie: every class 0 */
@@ -355,6 +359,35 @@ static void test_attack_train(void)
 			snprintf(b, sizeof(b), "max_%s", cls[k]);
 			CHECK(metric(out.records, i, a) <= metric(out.records, i, b));
 		}
+	}
+	/* the new fields: the label's maximum, the exchangeable level by hand from the
+	 * reference set sizes, the chance level of the control words (null without) */
+	{
+		const struct vpa_json *cj0 = vpa_json_get(json_at(out.records, 0), "canary");
+		const struct vpa_json *nr = vpa_json_get(cj0, "n_ref");
+		const char *cls[] = {"NOUN", "VERB", "ADJ", "PROPN", "OTHER"};
+		double ex = 0;
+		for (int k = 0; k < 5; k++) {
+			double n = json_num(vpa_json_get(nr, cls[k])), e = 0;
+			for (double j = 0; j <= n; j++)
+				e += log2(n) - log2(j > 0 ? j : 1);
+			ex += e / (n + 1) / 5;
+		}
+		size_t nctl = json_len(vpa_json_get(cj0, "controls"));
+		for (size_t i = 0; i < json_len(out.records); i++) {
+			CHECK_NEAR(metric(out.records, i, "d_exposure_label_max"),
+				   metric(out.records, i, "max_ADJ"), 0);
+			CHECK_NEAR(metric(out.records, i, "d_exposure_exchangeable"), ex, 1e-12);
+			CHECK(metric(out.records, i, "controls") == (double)nctl);
+			double ch = metric(out.records, i, "d_exposure_label_chance");
+			CHECK(nctl ? ch >= 0 && ch <= metric(out.records, i, "max_ADJ") : isnan(ch));
+			if (nctl)
+				CHECK_NEAR(metric(out.records, i, "d_exposure_label_excess"),
+					   metric(out.records, i, "d_exposure_label") - ch, 1e-12);
+		}
+		/* DP records carry the value without DP at the same k */
+		CHECK_NEAR(metric(out.records, 3, "d_exposure_label_no_dp"),
+			   metric(out.records, 1, "d_exposure_label"), 0);
 	}
 	/* memorisation: the ADJ label of the canary grows with insertions (no DP) */
 	double k0 = metric(out.records, 0, "d_exposure_label");
