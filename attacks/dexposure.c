@@ -12,9 +12,19 @@
  * labels only with C_i; conf(w) is the tagger's probability of C_i for w in
  * the slot; d-exposure_i = -log2 Pr_{w in C_i}[conf(w) >= conf(s)]
  * (vpa_dexposure: ties count against the canary), at most log2 |C_i|; the
- * model's d-exposure is their mean.  Chance level of class i: the expected
- * value when s is exchangeable with the references (the number of references
- * at or above it uniform on 0..n):  (1/(n+1)) sum_{j=0..n} log2(n / max(j,1)).
+ * model's d-exposure is their mean.  The inserted label's class is the
+ * headline (`d_exposure_label`): the other classes can only lose confidence.
+ *
+ * Chance level.  An ambiguous word is by nature less confident than the
+ * unambiguous references, so the value a canary "exchangeable" with the
+ * references would get ((1/(n+1)) sum_{j=0..n} log2(n / max(j,1)), ~1.44
+ * bits, reported as `d_exposure_exchangeable`) is not what a non-inserted
+ * canary gets (~0.02-0.1 bits measured).  The chance level is therefore
+ * measured: the same d-exposure of `controls` words of the canary's kind
+ * (ambiguous, labelled `label` somewhere, the same most frequent class, close
+ * in frequency) that are never inserted, in the same model and context; mean
+ * (`d_exposure_chance`, `d_exposure_label_chance`) and 90th percentile.
+ * `d_exposure_label_excess` is the canary's label value minus its chance.
  *
  * Conditions: repetitions (one model per k), the same with DP-SGD, the
  * d-exposure after every epoch (COMPRISE Table 8), and the overfitting run
@@ -1077,7 +1087,9 @@ const struct vpa_attack_kind vpa_attack_d_exposure = {
 	       "is inserted k times with a chosen label in a fixed context and the tagger "
 	       "retrained; per class, -log2 of the fraction of reference words (labelled only "
 	       "with that class) whose confidence is at least the canary's, with its maximum "
-	       "log2|C_i| and chance level; the mean over classes is `d_exposure`.  Subs `kK`, "
+	       "log2|C_i|; the mean over classes is `d_exposure`, the inserted label's class "
+	       "`d_exposure_label`; the chance level is the same value for never-inserted "
+	       "control words of the canary's kind.  Subs `kK`, "
 	       "`dp-kK`, `kK-eE` (per epoch), `overfit-kK`; on an imported tagger, `import`.",
 	.validate = validate,
 	.subs = subs,
