@@ -21,7 +21,8 @@ static const char usage[] =
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
-	"  --threads N          threads for vpaudit's parallel loops and OpenBLAS (default 1)\n"
+	"  --threads N          threads for vpaudit's own parallel loops (default 1); OpenBLAS\n"
+	"                       runs single-threaded, so results are identical for every N\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
 	"  --quiet              no progress lines and no gate summary on stdout\n\n"
 	"Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
@@ -92,7 +93,12 @@ int cmd_run(int argc, char **argv)
 		return cli_usage_error("run", argc - optind ? "expected one scenario file"
 							   : "missing the scenario file");
 	vpa_quiet = quiet;
-	vpa_la_set_threads(ro.threads);
+	/* OpenBLAS stays single-threaded: its multi-threaded kernels round
+	 * differently from the single-threaded ones, and a model trained with
+	 * other bits is another model.  --threads parallelises vpaudit's own
+	 * loops (targets, score sets, models), which are bit-identical for every
+	 * thread count (DESIGN.md: results do not depend on threads). */
+	vpa_la_set_threads(1);
 
 	struct vpa_err err;
 	struct vpa_scenario *s = NULL;
