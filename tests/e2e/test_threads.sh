@@ -5,8 +5,8 @@
 # 2 threads.
 . tests/e2e/lib.sh
 top=$PWD
-strip() { # results.json without the run's clock
-	grep -v -E '"started": "|"(total|load|targets|attacks|report)": ([0-9.eE+-]+|null),?$' "$1"
+strip() { # results.json without the run's clock (stage and training times)
+	grep -v -E '"started": "|"(total|load|targets|attacks|report|global|personalisation)": ([0-9.eE+-]+|null),?$' "$1"
 }
 for s in tests/e2e/data/am/sim.yaml tests/e2e/data/sweep/proximity.yaml; do
 	n=$(basename "$s" .yaml)
