@@ -74,7 +74,7 @@ fuzz:
 	  echo "built build-fuzz/$$n"; done
 
 bench: vpaudit $(BENCH_BIN)
-	@sh bench/run.sh
+	@bash bench/run.sh
 
 # Layering: metrics/ includes only core/base.h; nothing but core/la.c includes cblas/lapacke.
 lint:
