@@ -78,6 +78,15 @@ static const struct vpa_key keys[] = {
 	 "large lots, the noise on the mean gradient is sigma C / lot"},
 	{"dp_epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
 	 "DP-SGD epochs (0 = as without DP)"},
+	{"dp_user", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "train: repeat the repetitions with user-level DP-SGD (subs `dpuser-kK`): the privacy "
+	 "unit is a user of `dp_user_sentences` consecutive sentences of one document, the k "
+	 "canary copies are held by one user, each user's gradient is clipped as a whole, so "
+	 "epsilon covers all k copies; other settings as `dp_*`"},
+	{"dp_user_sentences", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "4",
+	 "user-level DP-SGD: training sentences per user"},
+	{"dp_user_batch", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "128",
+	 "user-level DP-SGD: expected users per lot (q = dp_user_batch / users; 0 = dp_batch)"},
 	{"overfit", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "train: the overfitting experiment (subs `overfit-kK`)"},
 	{"overfit_fraction", VPA_K_NUM, 0, "0.1", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.1",
@@ -95,10 +104,16 @@ static const char *const metrics[] = {
 	"d_exposure", "d_exposure_label", "d_exposure_max", "d_exposure_chance",
 	"d_exposure_chance_p90", "d_exposure_exchangeable", "d_exposure_label_max",
 	"d_exposure_label_chance", "d_exposure_label_chance_p90", "d_exposure_label_excess",
-	"d_exposure_label_no_dp", "accuracy", "epsilon", NULL,
+	"d_exposure_label_no_dp", "accuracy", "epsilon", "group_epsilon_bound", NULL,
 };
 
 #define MAX_REPS 64
+
+/* Training modes: without DP, DP-SGD per sentence, DP-SGD per user. */
+enum { MODE_PLAIN, MODE_DP, MODE_DPUSER, N_MODES };
+static const char *const mode_key[N_MODES] = {NULL, "dp", "dp_user"};
+static const char *const mode_sub[N_MODES] = {"", "dp-", "dpuser-"};
+static const char *const mode_name[N_MODES] = {"no DP", "DP-SGD", "user-level DP-SGD"};
 
 /* Parse a list of insertion counts; 0 or an error. */
 static int reps_of(const char *file, const struct vpa_ynode *l, long *out, size_t *n,
@@ -213,12 +228,13 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 			vpa_buf_add(&s, tmp, (size_t)len + 1);
 			n++;
 		}
-		if (vpa_cfg_bool(cfg, &schema, "dp"))
-			for (size_t i = 0; i < nr; i++) {
-				int len = snprintf(tmp, sizeof(tmp), "dp-k%ld", r[i]);
-				vpa_buf_add(&s, tmp, (size_t)len + 1);
-				n++;
-			}
+		for (int m = 1; m < N_MODES; m++)
+			if (vpa_cfg_bool(cfg, &schema, mode_key[m]))
+				for (size_t i = 0; i < nr; i++) {
+					int len = snprintf(tmp, sizeof(tmp), "%sk%ld", mode_sub[m], r[i]);
+					vpa_buf_add(&s, tmp, (size_t)len + 1);
+					n++;
+				}
 		if (vpa_cfg_bool(cfg, &schema, "epoch_table"))
 			for (size_t i = 0; i < nr; i++)
 				for (long e = 1; e <= epochs; e++) {
@@ -807,7 +823,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	size_t nr, no;
 	get_reps(cfg, "repetitions", reps, &nr);
 	get_reps(cfg, "overfit_repetitions", oreps, &no);
-	int do_dp = vpa_cfg_bool(cfg, &schema, "dp");
+	/* the modes run, in order; logs and stats are indexed [slot * nr + i] */
+	int modes[N_MODES], n_modes = 0;
+	for (int m = 0; m < N_MODES; m++)
+		if (m == MODE_PLAIN || vpa_cfg_bool(cfg, &schema, mode_key[m]))
+			modes[n_modes++] = m;
 	int table = vpa_cfg_bool(cfg, &schema, "epoch_table");
 	int over = vpa_cfg_bool(cfg, &schema, "overfit");
 	struct vpa_tagger_cfg base = tt->cfg;
@@ -817,20 +837,22 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	base.dp = 0;
 	size_t E = base.epochs;
 	const char *lab = vpa_tag_names[s.label];
-	/* results per (dp, k) */
-	struct run_log *logs = xcalloc(2 * nr, sizeof(*logs));
-	struct vpa_tagger_stats *stats = xcalloc(2 * nr, sizeof(*stats));
+	/* results per (mode, k) */
+	struct run_log *logs = xcalloc((size_t)n_modes * nr, sizeof(*logs));
+	struct vpa_tagger_stats *stats = xcalloc((size_t)n_modes * nr, sizeof(*stats));
+	size_t n_jobs = (size_t)n_modes * nr + (over ? no : 0);
 	struct vpa_json *f_reps = NULL, *f_ep = NULL, *f_over = NULL, *f_oloss = NULL;
 	char title[512];
 	if (rc)
 		goto out;
-	vpa_progress("d_exposure", 0, (do_dp ? 2 : 1) * nr + (over ? no : 0), vpa_now());
+	vpa_progress("d_exposure", 0, n_jobs, vpa_now());
 	double t0 = vpa_now();
 	size_t done = 0;
-	for (int dp = 0; dp <= do_dp && !rc; dp++) {
+	for (int slot = 0; slot < n_modes && !rc; slot++) {
+		int mode = modes[slot];
 		for (size_t i = 0; i < nr && !rc; i++) {
 			struct vpa_tagger_cfg c = base;
-			if (dp) {
+			if (mode != MODE_PLAIN) {
 				c.dp = 1;
 				c.noise_multiplier = vpa_cfg_num(cfg, &schema, "dp_noise_multiplier");
 				c.target_epsilon = vpa_cfg_num(cfg, &schema, "dp_target_epsilon");
@@ -844,27 +866,36 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				if (de > 0)
 					c.epochs = (size_t)de;
 			}
+			if (mode == MODE_DPUSER) {
+				c.dp_user = 1;
+				c.user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "dp_user_sentences");
+				long ub = vpa_cfg_int(cfg, &schema, "dp_user_batch");
+				if (ub > 0)
+					c.batch = (size_t)ub;
+			}
 			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
-			struct run_log *l = &logs[(size_t)dp * nr + i];
+			struct run_log *l = &logs[(size_t)slot * nr + i];
 			log_alloc(l, &s, c.epochs);
 			struct vpa_nn *net = NULL;
 			rc = vpa_tagger_train(d, &c, d->train, d->n_train, &ex, on_epoch, l, &net,
-					      &stats[(size_t)dp * nr + i], err);
+					      &stats[(size_t)slot * nr + i], err);
 			vpa_nn_free(net);
-			vpa_progress("d_exposure", ++done, (do_dp ? 2 : 1) * nr + (over ? no : 0), t0);
+			vpa_progress("d_exposure", ++done, n_jobs, t0);
 		}
 	}
 	if (rc)
 		goto out;
-	/* records: per k, then DP, then the epoch table */
-	for (int dp = 0; dp <= do_dp; dp++)
+	/* records: per k, then DP, then user-level DP, then the epoch table */
+	for (int slot = 0; slot < n_modes; slot++)
 		for (size_t i = 0; i < nr; i++) {
-			const struct run_log *l = &logs[(size_t)dp * nr + i];
+			int mode = modes[slot], dp = mode != MODE_PLAIN;
+			const struct run_log *l = &logs[(size_t)slot * nr + i];
+			const struct vpa_tagger_stats *st = &stats[(size_t)slot * nr + i];
 			char sub[64];
-			snprintf(sub, sizeof(sub), "%sk%ld", dp ? "dp-" : "", reps[i]);
+			snprintf(sub, sizeof(sub), "%sk%ld", mode_sub[mode], reps[i]);
 			size_t le = l->n_ep - 1;
 			struct vpa_json *rec = record(id, sub, &l->d[le], vpa_tag_names, s.label);
-			add_model_metrics(rec, l, le, reps[i], &stats[(size_t)dp * nr + i], dp);
+			add_model_metrics(rec, l, le, reps[i], st, dp);
 			if (dp) {
 				/* the same k without DP, for the comparison at equal k */
 				const struct run_log *l0 = &logs[i];
@@ -873,9 +904,17 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 						 l0->d[l0->n_ep - 1].per[s.label]);
 				vpa_json_set_num(m, "d_exposure_no_dp", l0->d[l0->n_ep - 1].mean);
 				vpa_json_set_num(m, "accuracy_no_dp", l0->acc[l0->n_ep - 1]);
-				vpa_json_set_num(m, "group_epsilon_bound",
-						 (double)(reps[i] > 1 ? reps[i] : 1) *
-							 stats[(size_t)dp * nr + i].epsilon);
+				/* per sentence, k copies are a group of k units (at best
+				 * k epsilon); per user, they are one unit */
+				double g = mode == MODE_DPUSER ? 1 : (double)(reps[i] > 1 ? reps[i] : 1);
+				vpa_json_set_num(m, "group_epsilon_bound", g * st->epsilon);
+				vpa_json_set_num(m, "dp_units", (double)st->units);
+				vpa_json_set_num(m, "sampling_rate", st->q);
+				vpa_json_set_num(m, "dp_steps", st->steps);
+				if (mode == MODE_DPUSER)
+					vpa_json_set_num(m, "user_sentences",
+							 (double)vpa_cfg_int(cfg, &schema,
+									     "dp_user_sentences"));
 			}
 			vpa_json_set(rec, "canary", vpa_json_clone(info));
 			vpa_json_push(out->records, rec);
@@ -902,9 +941,10 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		double x[MAX_REPS], y[MAX_REPS], yl[MAX_REPS], ych[MAX_REPS], ymx[MAX_REPS];
 		double ylc[MAX_REPS];
 		int have_ch = 1;
-		for (int dp = 0; dp <= do_dp; dp++) {
+		for (int slot = 0; slot < n_modes; slot++) {
+			int mode = modes[slot], dp = mode != MODE_PLAIN;
 			for (size_t i = 0; i < nr; i++) {
-				const struct run_log *l = &logs[(size_t)dp * nr + i];
+				const struct run_log *l = &logs[(size_t)slot * nr + i];
 				const struct dexp *dd = &l->d[l->n_ep - 1];
 				x[i] = (double)reps[i];
 				y[i] = dd->mean;
@@ -916,7 +956,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			}
 			char nm[128];
 			if (dp)
-				snprintf(nm, sizeof(nm), " (DP-SGD, epsilon %.3g)", stats[nr].epsilon);
+				snprintf(nm, sizeof(nm), " (%s, epsilon %.3g)", mode_name[mode],
+					 stats[(size_t)slot * nr].epsilon);
 			else
 				snprintf(nm, sizeof(nm), " (no DP)");
 			char n1[192], n2[192];
@@ -997,7 +1038,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			struct vpa_nn *net = NULL;
 			rc = vpa_tagger_train(d, &c, sub, n_sub, &ex, on_epoch, &l, &net, &st, err);
 			vpa_nn_free(net);
-			vpa_progress("d_exposure", ++done, (do_dp ? 2 : 1) * nr + no, t0);
+			vpa_progress("d_exposure", ++done, n_jobs, t0);
 			if (!rc) {
 				char sn[64];
 				snprintf(sn, sizeof(sn), "overfit-k%ld", oreps[i]);
@@ -1041,7 +1082,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		f_over = f_oloss = NULL;
 	}
 	/* sanity: no value above its maximum (vpa_dexposure guarantees it) */
-	for (size_t i = 0; i < (size_t)(do_dp ? 2 : 1) * nr; i++)
+	for (size_t i = 0; i < (size_t)n_modes * nr; i++)
 		for (int j = 0; j < VPA_TAG_N; j++)
 			if (logs[i].d[logs[i].n_ep - 1].per[j] > logs[i].d[logs[i].n_ep - 1].max[j])
 				VPA_BUG("d-exposure above its maximum");
@@ -1055,7 +1096,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				     dd->per[s.label], dd->n_ctrl, dd->label_p90);
 	}
 out:
-	for (size_t i = 0; i < 2 * nr; i++)
+	for (size_t i = 0; i < (size_t)n_modes * nr; i++)
 		log_free(&logs[i]);
 	free(logs);
 	free(stats);
@@ -1090,7 +1131,7 @@ const struct vpa_attack_kind vpa_attack_d_exposure = {
 	       "log2|C_i|; the mean over classes is `d_exposure`, the inserted label's class "
 	       "`d_exposure_label`; the chance level is the same value for never-inserted "
 	       "control words of the canary's kind.  Subs `kK`, "
-	       "`dp-kK`, `kK-eE` (per epoch), `overfit-kK`; on an imported tagger, `import`.",
+	       "`dp-kK`, `dpuser-kK`, `kK-eE` (per epoch), `overfit-kK`; on an imported tagger, `import`.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

@@ -306,6 +306,22 @@ int vpa_nn_dpsgd_step(struct vpa_nn *net, struct vpa_optim *o, const struct vpa_
 		      struct vpa_rng *rng, double *loss /* OUT */, size_t *n_clipped /* OUT */,
 		      struct vpa_err *err);
 
+/*
+ * DP-SGD with a privacy unit of several sequences (user-level DP-SGD, as
+ * DP-FedSGD with one local step, McMahan et al. 2018): the sequences of unit
+ * u are unit_off[u] .. unit_off[u+1]-1 (unit_off[0] = 0, unit_off[n_units] =
+ * in->n_seq); a unit's gradient is that of its mean example loss, clipped to
+ * `clip` as a whole, so one unit moves the sum by at most `clip` however many
+ * sequences it holds.  unit_off NULL: every sequence is a unit (n_units =
+ * n_seq; vpa_nn_dpsgd_step).  denom <= 0 means n_units.  *loss is the mean
+ * example loss; *n_clipped counts clipped units.
+ */
+int vpa_nn_dpsgd_step_units(struct vpa_nn *net, struct vpa_optim *o,
+			    const struct vpa_nn_batch *in, const struct vpa_nn_targets *t,
+			    const size_t *unit_off, size_t n_units, double clip, double sigma,
+			    double denom, struct vpa_rng *rng, double *loss /* OUT */,
+			    size_t *n_clipped /* OUT */, struct vpa_err *err);
+
 /* ---------------------------------------------------------- model folders */
 
 /*

@@ -175,27 +175,68 @@ int vpa_nn_dpsgd_step(struct vpa_nn *net, struct vpa_optim *o, const struct vpa_
 		      const struct vpa_nn_targets *t, double clip, double sigma, double denom,
 		      struct vpa_rng *rng, double *loss, size_t *n_clipped, struct vpa_err *err)
 {
+	return vpa_nn_dpsgd_step_units(net, o, in, t, NULL, in->n_seq, clip, sigma, denom, rng,
+				       loss, n_clipped, err);
+}
+
+int vpa_nn_dpsgd_step_units(struct vpa_nn *net, struct vpa_optim *o,
+			    const struct vpa_nn_batch *in, const struct vpa_nn_targets *t,
+			    const size_t *unit_off, size_t n_units, double clip, double sigma,
+			    double denom, struct vpa_rng *rng, double *loss, size_t *n_clipped,
+			    struct vpa_err *err)
+{
 	nn_ensure(net);
 	if (o->n != net->np)
 		VPA_BUG("optimiser for %zu parameters, network has %zu", o->n, net->np);
 	if (!(clip > 0) || !(sigma >= 0))
 		VPA_BUG("dpsgd: clip must be > 0 and sigma >= 0");
+	if (unit_off && (unit_off[0] != 0 || unit_off[n_units] != in->n_seq))
+		VPA_BUG("dpsgd: units cover sequences %zu..%zu of %zu", unit_off[0],
+			unit_off[n_units], in->n_seq);
+	if (!unit_off && n_units != in->n_seq)
+		VPA_BUG("dpsgd: %zu units without offsets for %zu sequences", n_units, in->n_seq);
 	size_t n = net->np, nc = 0;
 	double *acc = xcalloc(n + 1, sizeof(double)), tl = 0;
+	double *ug = unit_off ? xcalloc(n + 1, sizeof(double)) : NULL;
 	int rc = 0;
-	for (size_t b = 0; b < in->n_seq; b++) {
-		double l;
-		if ((rc = vpa_nn_example_grad(net, in, b, t, &l, err)))
-			goto out;
-		tl += l;
-		double nr = vpa_nn_norm(net->grads, n);
+	for (size_t u = 0; u < n_units; u++) {
+		size_t lo = unit_off ? unit_off[u] : u, hi = unit_off ? unit_off[u + 1] : u + 1;
+		double nr;
+		if (!unit_off) {
+			double l;
+			if ((rc = vpa_nn_example_grad(net, in, u, t, &l, err)))
+				goto out;
+			tl += l;
+			nr = vpa_nn_norm(net->grads, n);
+		} else {
+			/* the unit's gradient: that of its mean example loss */
+			memset(ug, 0, n * sizeof(double));
+			for (size_t b = lo; b < hi; b++) {
+				double l;
+				if ((rc = vpa_nn_example_grad(net, in, b, t, &l, err)))
+					goto out;
+				tl += l;
+				for (size_t i = 0; i < n; i++)
+					ug[i] += net->grads[i];
+			}
+			double s2 = 0, w = hi > lo ? 1.0 / (double)(hi - lo) : 0;
+			for (size_t i = 0; i < n; i++) {
+				ug[i] *= w;
+				s2 += ug[i] * ug[i];
+			}
+			nr = sqrt(s2);
+		}
 		double c = nr > clip ? clip / nr : 1.0;
 		nc += nr > clip;
-		for (size_t i = 0; i < n; i++)
-			acc[i] += c * net->grads[i];
+		if (unit_off)
+			for (size_t i = 0; i < n; i++)
+				acc[i] += c * ug[i];
+		else
+			for (size_t i = 0; i < n; i++)
+				acc[i] += c * net->grads[i];
 	}
 	if (denom <= 0)
-		denom = (double)in->n_seq;
+		denom = (double)n_units;
 	for (size_t i = 0; i < n; i++)
 		net->grads[i] = (float)((acc[i] + sigma * clip * vpa_rng_normal(rng)) / denom);
 	vpa_optim_step(o, net->params, net->grads);
@@ -203,6 +244,7 @@ int vpa_nn_dpsgd_step(struct vpa_nn *net, struct vpa_optim *o, const struct vpa_
 	if (n_clipped)
 		*n_clipped = nc;
 out:
+	free(ug);
 	free(acc);
 	return rc;
 }

@@ -793,6 +793,28 @@ static void lines_script(const struct vpa_json *fig, const char *tag, struct vpa
 		}
 		vpa_buf_printf(s, ")\nset xrange [-0.5:%zu.5]\n", tl->n - 1);
 	}
+	/* One distinct x (a single repetition count, a one-value sweep) or one
+	 * distinct y (a flat series): gnuplot cannot autoscale an empty range
+	 * (it warns and widens it); centre the value ourselves. */
+	double lo = INFINITY, hi = -INFINITY, ylo = INFINITY, yhi = -INFINITY;
+	for (size_t i = 0; i < series->n; i++) {
+		const struct vpa_json *x = vpa_json_get(series->items[i], "x");
+		const struct vpa_json *y = vpa_json_get(series->items[i], "y");
+		for (size_t k = 0; k < x->n; k++) {
+			double a = num_at(x, k), b = num_at(y, k);
+			if (isnan(a) || isnan(b) || (logx && a <= 0))
+				continue;
+			lo = a < lo ? a : lo;
+			hi = a > hi ? a : hi;
+			ylo = b < ylo ? b : ylo;
+			yhi = b > yhi ? b : yhi;
+		}
+	}
+	if (lo == hi && !(tl && tl->type == VPA_JSON_ARR && tl->n))
+		vpa_buf_printf(s, "set xrange [%.17g:%.17g]\n", logx ? lo / 2 : lo - 1,
+			       logx ? hi * 2 : hi + 1);
+	if (ylo == yhi)
+		vpa_buf_printf(s, "set yrange [%.17g:%.17g]\n", ylo - 1, yhi + 1);
 	struct vpa_buf plot;
 	vpa_buf_init(&plot);
 	size_t drawn = 0;

@@ -333,6 +333,22 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 		     struct vpa_tagger_stats *st, struct vpa_err *err)
 {
 	size_t n_extra = extra ? extra->reps : 0, N = n_sents + n_extra;
+	/* Privacy units: unit u holds examples uoff[u] .. uoff[u+1]-1 (indices
+	 * into sents, then the extra copies); without dp_user one per example. */
+	int by_user = cfg->dp && cfg->dp_user;
+	size_t n_units = N, *uoff = NULL, *lot_off = NULL;
+	if (by_user) {
+		size_t m = cfg->user_sentences ? cfg->user_sentences : 1;
+		uoff = xmalloc(xmul(N + 2, sizeof(size_t)));
+		n_units = 0;
+		for (size_t i = 0; i < n_sents; i++)
+			if (i == 0 || i - uoff[n_units - 1] >= m ||
+			    d->corpus.sent_doc[sents[i]] != d->corpus.sent_doc[sents[i - 1]])
+				uoff[n_units++] = i;
+		if (n_extra)
+			uoff[n_units++] = n_sents;
+		uoff[n_units] = N;
+	}
 	struct vpa_nn *net = make_net(cfg, d->vocab.n);
 	struct vpa_optim o;
 	size_t np;
@@ -355,7 +371,7 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 	memset(st, 0, sizeof(*st));
 	st->epsilon = NAN;
 	st->n_params = np;
-	double q = N ? (double)cfg->batch / (double)N : 1;
+	double q = n_units ? (double)cfg->batch / (double)n_units : 1;
 	if (q > 1)
 		q = 1;
 	size_t steps_per_epoch = cfg->dp ? (size_t)llround(1.0 / q) : 0;
@@ -372,7 +388,10 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 		st->sigma = sigma;
 		st->q = q;
 		st->steps = steps;
+		st->units = n_units;
 	}
+	if (by_user)
+		lot_off = xmalloc(xmul(n_units + 1, sizeof(size_t)));
 	double t0 = vpa_now(), tokens = 0;
 	for (size_t ep = 1; ep <= cfg->epochs && !rc; ep++) {
 		double lsum = 0, lw = 0;
@@ -388,13 +407,25 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 		}
 		size_t n_steps = cfg->dp ? steps_per_epoch : (N + cfg->batch - 1) / cfg->batch;
 		for (size_t s = 0; s < n_steps && !rc; s++) {
+			size_t n_lot_units = 0;
 			tb_clear(&b);
 			if (cfg->dp) {
-				/* Poisson sampling: each example independently with prob. q */
-				size_t cnt = 0;
-				for (size_t i = 0; i < N; i++)
-					if (vpa_rng_uniform(&rs) < q)
+				/* Poisson sampling: each unit independently with prob. q */
+				size_t cnt = 0, n_lot = 0;
+				for (size_t u = 0; u < n_units; u++) {
+					if (!(vpa_rng_uniform(&rs) < q))
+						continue;
+					if (!by_user) {
+						order[cnt++] = u;
+						continue;
+					}
+					lot_off[n_lot++] = cnt;
+					for (size_t i = uoff[u]; i < uoff[u + 1]; i++)
 						order[cnt++] = i;
+				}
+				if (by_user)
+					lot_off[n_lot] = cnt;
+				n_lot_units = by_user ? n_lot : cnt;
 				for (size_t k = 0; k < cnt; k++) {
 					size_t e = order[k];
 					if (e < n_sents) {
@@ -424,8 +455,9 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 			t.labels = b.lab;
 			double loss = 0;
 			if (cfg->dp) {
-				rc = vpa_nn_dpsgd_step(net, &o, &in, &t, cfg->clip, sigma,
-						       q * (double)N, &rdp, &loss, NULL, err);
+				rc = vpa_nn_dpsgd_step_units(net, &o, &in, &t, lot_off, n_lot_units,
+							     cfg->clip, sigma, q * (double)n_units,
+							     &rdp, &loss, NULL, err);
 				lsum += loss * (double)b.n_seq;
 				lw += (double)b.n_seq;
 			} else if (b.n_seq) {
@@ -445,6 +477,8 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 	st->tokens_per_s = st->seconds > 0 ? tokens / st->seconds : 0;
 out:
 	tb_free(&b);
+	free(uoff);
+	free(lot_off);
 	free(order);
 	free(ids);
 	free(lab);
@@ -578,8 +612,14 @@ static const struct vpa_key keys[] = {
 	{"epochs", VPA_K_INT, 0, "3", 1, 10000, 0, NULL, NULL, "3", "train: passes over the data"},
 	{"dp", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "train: DP-SGD (Poisson sampling, per-example clipping, Gaussian noise)"},
+	{"dp_unit", VPA_K_ENUM, 0, "sentence", -INFINITY, INFINITY, 0, "sentence|user", NULL,
+	 "user", "DP-SGD: the privacy unit; `user`: users of `user_sentences` consecutive "
+	 "sentences of one document, each user's gradient clipped as a whole and lots sampled "
+	 "by user (q = batch / users)"},
+	{"user_sentences", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "4",
+	 "DP-SGD with dp_unit user: training sentences per user"},
 	{"clip", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "DP-SGD: per-example gradient L2 bound C"},
+	 "DP-SGD: per-unit (sentence or user) gradient L2 bound C"},
 	{"noise_multiplier", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
 	 "DP-SGD: noise standard deviation / C (ignored when target_epsilon > 0)"},
 	{"target_epsilon", VPA_K_NUM, 0, "0", 0, INFINITY, 0, NULL, NULL, "1",
@@ -662,6 +702,8 @@ void vpa_tagger_cfg_from(const struct vpa_ynode *cfg, uint64_t seed, struct vpa_
 	c->batch = (size_t)vpa_cfg_int(cfg, &schema, "batch");
 	c->epochs = (size_t)vpa_cfg_int(cfg, &schema, "epochs");
 	c->dp = vpa_cfg_bool(cfg, &schema, "dp");
+	c->dp_user = !strcmp(vpa_cfg_str(cfg, &schema, "dp_unit"), "user");
+	c->user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "user_sentences");
 	c->clip = vpa_cfg_num(cfg, &schema, "clip");
 	c->noise_multiplier = vpa_cfg_num(cfg, &schema, "noise_multiplier");
 	c->target_epsilon = vpa_cfg_num(cfg, &schema, "target_epsilon");
@@ -868,6 +910,8 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 		vpa_json_set_num(info, "noise_multiplier", st.sigma);
 		vpa_json_set_num(info, "sampling_rate", st.q);
 		vpa_json_set_num(info, "steps", st.steps);
+		vpa_json_set(info, "dp_unit", vpa_json_str(tt->cfg.dp_user ? "user" : "sentence"));
+		vpa_json_set_num(info, "dp_units", (double)st.units);
 	}
 	return 0;
 }
@@ -877,8 +921,9 @@ const struct vpa_target_kind vpa_target_tagger = {
 	.schema = &schema,
 	.doc = "A BiLSTM part-of-speech tagger (embedding, BiLSTM, softmax over NOUN, VERB, ADJ, "
 	       "PROPN, OTHER; the Brown-tag mapping is in targets/README.md) trained on a Brown-"
-	       "format corpus split by documents, with Adam/SGD or DP-SGD; its utility is the "
-	       "token accuracy on the held-out documents.  Or (`source: import`) a user's tagger "
+	       "format corpus split by documents, with Adam/SGD or DP-SGD (the privacy unit a "
+	       "sentence or a user); its utility is the token accuracy on the held-out "
+	       "documents.  Or (`source: import`) a user's tagger "
 	       "confidences.  Attack it with `d_exposure`.",
 	.validate = validate,
 	.build = build,

@@ -71,7 +71,9 @@ struct vpa_tagger_cfg {
 	int adam;           /* 1 Adam, 0 SGD (momentum 0.9) */
 	size_t batch;       /* sentences per step (the expected lot size with DP) */
 	size_t epochs;
-	int dp;             /* DP-SGD: Poisson sampling, per-example clipping, noise */
+	int dp;             /* DP-SGD: Poisson sampling, per-unit clipping, noise */
+	int dp_user;        /* privacy unit: 0 a sentence, 1 a user (see vpa_tagger_train) */
+	size_t user_sentences; /* dp_user: sentences per user (runs within a document) */
 	double clip, noise_multiplier, target_epsilon, delta; /* target_epsilon > 0: sigma from it */
 	uint64_t seed;
 };
@@ -100,8 +102,9 @@ struct vpa_tagger_extra {
 };
 
 struct vpa_tagger_stats {
-	double epsilon;     /* DP only (else NAN) */
+	double epsilon;     /* DP only (else NAN); per privacy unit */
 	double sigma, q;    /* DP noise multiplier and sampling rate */
+	size_t units;       /* DP: privacy units sampled from (sentences or users) */
 	double steps;
 	double train_loss;  /* mean token loss of the last epoch */
 	double seconds, tokens_per_s;
@@ -120,7 +123,14 @@ typedef int (*vpa_tagger_epoch_fn)(void *arg, size_t epoch, struct vpa_nn *net,
  * sample (each example with q = batch / N, N = sentences + extra copies),
  * clips each example's gradient to cfg->clip, adds N(0, (sigma clip)^2) and
  * divides by q N (vpa_nn_dpsgd_step); epochs * round(1/q) steps; epsilon
- * from the RDP accountant (metrics/metrics.h) at cfg->delta.
+ * from the RDP accountant (metrics/metrics.h) at cfg->delta.  With
+ * cfg->dp_user the privacy unit is a user instead of a sentence: the
+ * training sentences form users of cfg->user_sentences consecutive sentences
+ * of one document (the last run of a document may be shorter), the extra
+ * copies are all held by one more user (the canary's owner), lots are
+ * Poisson samples of users with q = batch / users, and each user's gradient
+ * (of its mean sentence loss) is clipped as a whole (vpa_nn_dpsgd_step_units):
+ * epsilon then bounds what a user's data reveals, all k copies together.
  * *out: caller frees with vpa_nn_free.
  */
 int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cfg *cfg,

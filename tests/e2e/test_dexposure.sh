@@ -69,6 +69,38 @@ EOF2
 		done
 	done
 	t_ok "brown: no value above its class maximum" [ $ok = 1 ]
+
+	# 256 copies (about 15 s): DP-SGD per sentence at epsilon 1 does not cover
+	# them (a group of 256: the canary ends above its controls' 90th
+	# percentile), user-level DP-SGD at epsilon 1 (the copies are one user's
+	# data, clipped as a whole) keeps it within its chance level.
+	cat > "$T/brown-user.yaml" <<EOF2
+name: dexposure-brown-user
+seed: 1
+report: [json]
+targets:
+  - {id: tg, kind: tagger, corpus: $PWD/data/brown, max_docs: 20, vocab_size: 2000, epochs: 2,
+     lr: 0.004}
+attacks:
+  - {id: dx, kind: d_exposure, target: tg, repetitions: [256], dp: true, dp_batch: 128,
+     dp_epochs: 4, dp_target_epsilon: 1, dp_lr: 0.02, epoch_table: false, canary_min_count: 5,
+     dp_user: true, dp_user_sentences: 4, dp_user_batch: 32}
+EOF2
+	t_run "brown user-level: run" 0 -- run "$T/brown-user.yaml" -o "$T/bu"
+	R=$T/bu/results.json
+	t_ok "brown user-level: records k256 dp-k256 dpuser-k256" \
+		bash -c "[ \"\$(grep -o '\"sub\": \"[a-z0-9-]*\"' '$R' | tr '\n' ' ')\" = '\"sub\": \"k256\" \"sub\": \"dp-k256\" \"sub\": \"dpuser-k256\" ' ]"
+	t_ok "brown user-level: per-sentence DP at k256 above the controls' 90th percentile" \
+		lt "$(m "$R" dp-k256 d_exposure_label_chance_p90)" "$(m "$R" dp-k256 d_exposure_label)"
+	t_ok "brown user-level: per-user DP at k256 within its chance level" \
+		bash -c "! awk -v a=$(m "$R" dpuser-k256 d_exposure_label) -v b=$(m "$R" dpuser-k256 d_exposure_label_chance_p90) 'BEGIN { exit !(a > b) }'"
+	t_ok "brown user-level: excess below per-sentence DP's" \
+		lt "$(m "$R" dpuser-k256 d_exposure_label_excess)" "$(m "$R" dp-k256 d_exposure_label_excess)"
+	t_ok "brown user-level: epsilon 1, group bound epsilon (one user) vs 256 epsilon" \
+		awk -v e="$(m "$R" dpuser-k256 epsilon)" -v g="$(m "$R" dpuser-k256 group_epsilon_bound)" \
+		-v e2="$(m "$R" dp-k256 epsilon)" -v g2="$(m "$R" dp-k256 group_epsilon_bound)" \
+		'BEGIN { exit !(e > 0.99 && e <= 1.0000001 && g == e && g2 > 255.9 * e2 && g2 < 256.1 * e2) }'
+	t_ok "brown user-level: user_sentences 4" [ "$(m "$R" dpuser-k256 user_sentences)" = 4 ]
 else
 	echo "# skip - brown: data/brown is missing (run \`sh .ci/deps\`); not counted as passed"
 fi

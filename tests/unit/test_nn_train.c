@@ -433,6 +433,130 @@ static void test_dpsgd(void)
 	vpa_nn_free(c);
 }
 
+static void test_dpsgd_units(void)
+{
+	/* user-level DP-SGD (vpa_nn_dpsgd_step_units) on blobs: 12 examples */
+	struct vpa_err err;
+	vpa_err_init(&err);
+	enum { N = 12 };
+	float x[2 * N];
+	uint32_t y[N];
+	blobs(N, x, y, 7);
+	size_t off[N + 1];
+	for (int i = 0; i <= N; i++)
+		off[i] = (size_t)i;
+	struct vpa_nn_batch b = {N, off, x, NULL};
+	struct vpa_nn_targets t;
+	vpa_nn_targets_init(&t);
+	t.labels = y;
+	struct vpa_nn *a = blob_mlp(23), *c = vpa_nn_clone(a);
+	size_t np;
+	float *Pa = vpa_nn_params(a, &np), *Pc = vpa_nn_params(c, &np);
+	struct vpa_rng rng;
+	vpa_rng_seed(&rng, 3);
+	double l, lc;
+	size_t ncl, nclc;
+	struct vpa_optim oa, oc, o1, o2, o3, o4;
+	/* (1) one example per unit: exactly the per-example step */
+	size_t uo[N + 1];
+	for (int i = 0; i <= N; i++)
+		uo[i] = (size_t)i;
+	vpa_optim_init_sgd(&oa, np, 0.1, 0, 0);
+	vpa_optim_init_sgd(&oc, np, 0.1, 0, 0);
+	CHECK(vpa_nn_dpsgd_step_units(a, &oa, &b, &t, uo, N, 0.05, 0, 6, &rng, &l, &ncl, &err) ==
+	      0);
+	CHECK(vpa_nn_dpsgd_step(c, &oc, &b, &t, 0.05, 0, 6, &rng, &lc, &nclc, &err) == 0);
+	double md = 0;
+	for (size_t i = 0; i < np; i++)
+		md = fmax(md, fabs(Pa[i] - Pc[i]));
+	CHECK(md < 1e-6);
+	CHECK(ncl == nclc);
+	CHECK(ncl > 0);
+	CHECK_NEAR(l, lc, 1e-9);
+	/* (2) no clipping, no noise, units {0..3} and {4..11}, denom 2, lr 1:
+	 * the step is minus the mean of the two units' mean gradients, which
+	 * ordinary steps on each half (mean loss) give independently */
+	vpa_nn_copy_params(c, a);
+	float *p0 = malloc(np * sizeof(float)), *g1 = malloc(np * sizeof(float));
+	memcpy(p0, Pa, np * sizeof(float));
+	size_t u2[3] = {0, 4, N};
+	vpa_optim_init_sgd(&o1, np, 1, 0, 0);
+	CHECK(vpa_nn_dpsgd_step_units(a, &o1, &b, &t, u2, 2, 1e9, 0, 2, &rng, &l, &ncl, &err) ==
+	      0);
+	CHECK(ncl == 0);
+	struct vpa_nn_batch h1 = {4, off, x, NULL}, h2 = {8, off, x + 2 * 4, NULL};
+	struct vpa_nn_targets t1, t2;
+	vpa_nn_targets_init(&t1);
+	vpa_nn_targets_init(&t2);
+	t1.labels = y;
+	t2.labels = y + 4;
+	vpa_optim_init_sgd(&o2, np, 1, 0, 0);
+	CHECK(vpa_nn_train_step(c, &o2, &h1, &t1, 0, &lc, &err) == 0);
+	for (size_t i = 0; i < np; i++)
+		g1[i] = p0[i] - Pc[i]; /* the first unit's mean gradient */
+	memcpy(Pc, p0, np * sizeof(float));
+	CHECK(vpa_nn_train_step(c, &o2, &h2, &t2, 0, &lc, &err) == 0);
+	md = 0;
+	double gn = 0;
+	for (size_t i = 0; i < np; i++) {
+		double want = p0[i] - 0.5 * ((double)g1[i] + (p0[i] - Pc[i]));
+		md = fmax(md, fabs(Pa[i] - want));
+		gn = fmax(gn, fabs((double)g1[i]));
+	}
+	CHECK(gn > 1e-4);
+	CHECK(md < 1e-5 * fmax(gn, 1));
+	/* (3) a unit of 8 copies of one example moves the sum by at most clip,
+	 * exactly as one copy alone does */
+	float xc[2 * 8];
+	uint32_t yc[8];
+	for (int i = 0; i < 8; i++) {
+		xc[2 * i] = x[0];
+		xc[2 * i + 1] = x[1];
+		yc[i] = y[0];
+	}
+	struct vpa_nn_batch bc = {8, off, xc, NULL}, b1 = {1, off, xc, NULL};
+	struct vpa_nn_targets tc;
+	vpa_nn_targets_init(&tc);
+	tc.labels = yc;
+	size_t u8[2] = {0, 8}, u1[2] = {0, 1};
+	vpa_nn_copy_params(c, a);
+	vpa_optim_init_sgd(&o3, np, 1, 0, 0);
+	vpa_optim_init_sgd(&o4, np, 1, 0, 0);
+	memcpy(p0, Pa, np * sizeof(float));
+	CHECK(vpa_nn_dpsgd_step_units(a, &o3, &bc, &tc, u8, 1, 1e-3, 0, 1, &rng, &l, &ncl, &err) ==
+	      0);
+	CHECK(ncl == 1);
+	CHECK(vpa_nn_dpsgd_step_units(c, &o4, &b1, &tc, u1, 1, 1e-3, 0, 1, &rng, &lc, &nclc,
+				      &err) == 0);
+	double un = 0;
+	md = 0;
+	for (size_t i = 0; i < np; i++) {
+		un += ((double)Pa[i] - p0[i]) * ((double)Pa[i] - p0[i]);
+		md = fmax(md, fabs(Pa[i] - Pc[i]));
+	}
+	CHECK(sqrt(un) <= 1e-3 * (1 + 1e-4));
+	CHECK(sqrt(un) > 1e-3 * 0.99);
+	CHECK(md < 1e-7);
+	/* ... whereas per example the 8 copies move it 8 times as far */
+	memcpy(Pa, p0, np * sizeof(float));
+	CHECK(vpa_nn_dpsgd_step(a, &o3, &bc, &tc, 1e-3, 0, 1, &rng, &l, &ncl, &err) == 0);
+	CHECK(ncl == 8);
+	un = 0;
+	for (size_t i = 0; i < np; i++)
+		un += ((double)Pa[i] - p0[i]) * ((double)Pa[i] - p0[i]);
+	CHECK(fabs(sqrt(un) - 8e-3) < 8e-3 * 1e-3);
+	free(p0);
+	free(g1);
+	vpa_optim_release(&oa);
+	vpa_optim_release(&oc);
+	vpa_optim_release(&o1);
+	vpa_optim_release(&o2);
+	vpa_optim_release(&o3);
+	vpa_optim_release(&o4);
+	vpa_nn_free(a);
+	vpa_nn_free(c);
+}
+
 static void test_flat_views_clone(void)
 {
 	/* flat views line up with the tensors; a clone is independent */
@@ -476,6 +600,7 @@ int main(void)
 	RUN(test_statspool_task);
 	RUN(test_example_grads);
 	RUN(test_dpsgd);
+	RUN(test_dpsgd_units);
 	RUN(test_flat_views_clone);
 	return DONE();
 }

@@ -241,6 +241,38 @@ static void test_figure_types(void)
 	vpa_json_free(d);
 }
 
+/* One distinct x (a single repetition count): the x range is set around it
+ * (gnuplot warns "empty x range" otherwise); several x: autoscaled. */
+static void test_single_x(void)
+{
+	const struct {
+		size_t n;
+		int logx;
+		const char *want;
+	} cases[] = {{1, 0, "set xrange [-1:1]\n"}, {1, 1, "set xrange [0.5:2]\n"},
+		     {30, 0, NULL}, {30, 1, NULL}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct vpa_json *f = lines_fig(cases[i].n, cases[i].logx);
+		struct vpa_buf s;
+		struct vpa_err err;
+		vpa_buf_init(&s);
+		vpa_err_init(&err);
+		CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
+		if (cases[i].want)
+			CHECK(strstr(vpa_buf_str(&s), cases[i].want) != NULL);
+		else
+			CHECK(strstr(vpa_buf_str(&s), "set xrange") == NULL);
+		/* one point: one y (sin 0 = 0) */
+		CHECK((cases[i].n == 1) == (strstr(vpa_buf_str(&s), "set yrange") != NULL));
+		if (cases[i].n == 1)
+			CHECK(strstr(vpa_buf_str(&s), "set yrange [-1:1]\n") != NULL);
+		if (cases[i].n == 1)
+			render_both(f);
+		vpa_buf_release(&s);
+		vpa_json_free(f);
+	}
+}
+
 /* An empty figure still renders (a "no data" frame), and so do undefined values. */
 static void test_empty_figures(void)
 {
@@ -416,6 +448,7 @@ int main(void)
 	RUN(test_missing_and_failing_gnuplot);
 	RUN(test_figure_types);
 	RUN(test_empty_figures);
+	RUN(test_single_x);
 	RUN(test_det_clamping);
 	RUN(test_checks);
 	RUN(test_svgs_batch);

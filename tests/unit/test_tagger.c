@@ -310,6 +310,35 @@ static void test_train_fixture(void)
 	CHECK(vpa_tagger_train(&d, &c, d.train, d.n_train, NULL, NULL, NULL, &net, &st, &err) == 0);
 	CHECK(st.epsilon <= 2 + 1e-9 && st.epsilon > 1.9);
 	vpa_nn_free(net);
+	/* user-level DP-SGD: 5 training documents of 40 sentences; users are
+	 * runs of user_sentences within a document, the 10 canary copies one
+	 * more user; q = batch / users and epsilon is the accountant's for it */
+	uint32_t cid[3] = {vpa_vocab_id(&d.vocab, "they"), vpa_vocab_id(&d.vocab, "fly"),
+			   vpa_vocab_id(&d.vocab, "the")};
+	uint32_t clab[3] = {VPA_TAG_OTHER, VPA_TAG_VERB, VPA_TAG_OTHER};
+	struct vpa_tagger_extra ex = {cid, clab, 3, 10};
+	c.target_epsilon = 0;
+	c.dp_user = 1;
+	c.epochs = 1;
+	const size_t per[4] = {1, 7, 8, 100000}, want_users[4] = {200, 30, 25, 5};
+	for (int k = 0; k < 4; k++) {
+		c.user_sentences = per[k];
+		CHECK(vpa_tagger_train(&d, &c, d.train, d.n_train, &ex, NULL, NULL, &net, &st,
+				       &err) == 0);
+		CHECK(st.units == want_users[k] + 1);
+		double qq = 8.0 / (double)(want_users[k] + 1);
+		CHECK_NEAR(st.q, qq > 1 ? 1 : qq, 1e-15);
+		double steps = (double)llround(1.0 / (qq > 1 ? 1 : qq));
+		CHECK(st.steps == steps);
+		CHECK(vpa_dp_epsilon(qq > 1 ? 1 : qq, 1.1, steps, 1e-5, &eps, NULL, &err) == 0);
+		CHECK_NEAR(st.epsilon, eps, 1e-12);
+		vpa_nn_free(net);
+	}
+	/* without extra copies there is no canary user */
+	c.user_sentences = 8;
+	CHECK(vpa_tagger_train(&d, &c, d.train, d.n_train, NULL, NULL, NULL, &net, &st, &err) == 0);
+	CHECK(st.units == 25);
+	vpa_nn_free(net);
 	vpa_tagger_data_release(&d);
 }
 
@@ -411,6 +440,42 @@ static void test_attack_train(void)
 	CHECK(json_len(out.figures) == 4);
 	printf("#   fixture: conf(ADJ | fly) k0 %.3f, k64 %.3f, dp-k64 %.3f (epsilon %.3g)\n", c0,
 	       c64, metric(out.records, 3, "canary_conf_label"), metric(out.records, 3, "epsilon"));
+
+	/* user-level DP-SGD: the 64 copies are one user's; dp_units = 25 users +
+	 * the canary's owner; the group bound is epsilon itself, and the canary
+	 * gains less than under per-sentence DP-SGD at the same noise */
+	{
+		const char *yu = "{canary: fly, label: ADJ, context: \"Mary they like the ___ dog "
+				 ".\", repetitions: [64], epoch_table: false, dp: true, "
+				 "dp_noise_multiplier: 1, dp_user: true, dp_user_sentences: 8, "
+				 "dp_user_batch: 8}";
+		struct vpa_ynode *cu = NULL;
+		CHECK(vpa_yaml_parse("x.yaml", yu, strlen(yu), &cu, &err) == 0);
+		struct vpa_attack_out ou = {vpa_json_arr(), vpa_json_arr()};
+		CHECK(vpa_attack_d_exposure.run(&ctx, "dx", cu, &t, &ou, &err) == 0);
+		CHECK(json_len(ou.records) == 3);
+		const char **nm = NULL;
+		CHECK(vpa_attack_d_exposure.subs(cu, NULL, &nm) == 3);
+		CHECK_STR(nm[2], "dpuser-k64");
+		for (size_t i = 0; i < 3 && i < json_len(ou.records); i++)
+			CHECK_STR(json_str(vpa_json_get(json_at(ou.records, i), "sub")), nm[i]);
+		free(nm);
+		double e1 = metric(ou.records, 1, "epsilon"), e2 = metric(ou.records, 2, "epsilon");
+		CHECK(e1 > 0 && e2 > 0);
+		CHECK_NEAR(metric(ou.records, 1, "group_epsilon_bound"), 64 * e1, 1e-9);
+		CHECK_NEAR(metric(ou.records, 2, "group_epsilon_bound"), e2, 1e-12);
+		CHECK(metric(ou.records, 1, "dp_units") == 200 + 64);
+		CHECK(metric(ou.records, 2, "dp_units") == 25 + 1);
+		CHECK(metric(ou.records, 2, "user_sentences") == 8);
+		double cs = metric(ou.records, 1, "canary_conf_label");
+		double cu2 = metric(ou.records, 2, "canary_conf_label");
+		printf("#   fixture: conf(ADJ | fly) k64 dp %.3f (eps %.3g), dpuser %.3f (eps %.3g)\n",
+		       cs, e1, cu2, e2);
+		CHECK(cu2 < cs);
+		vpa_ynode_free(cu);
+		vpa_json_free(ou.records);
+		vpa_json_free(ou.figures);
+	}
 
 	/* a canary that is not ambiguous, one out of the vocabulary */
 	struct vpa_ynode *c2 = NULL;
