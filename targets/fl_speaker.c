@@ -1144,7 +1144,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	vpa_json_set_num(info, "sv_test_users", (double)T->n_sv_test);
 	vpa_json_set_num(info, "accounting_population", T->population);
 	vpa_json_set_str(info, "accounting_note",
-			 "cohorts are drawn from the simulated training users, but epsilon is "
+			 "cohorts are drawn from the training users (simulated or imported), but epsilon is "
 			 "computed for the stated population (q = cohort / population)");
 	vpa_json_set_num(info, "cohort", (double)T->cohort);
 	vpa_json_set_num(info, "rounds", (double)T->rounds);

@@ -83,6 +83,20 @@ t_ok "records identical for 1 and 2 threads" bash -c \
 t_run "import runs" 0 -- run $D/import.yaml -o "$T/imp" --quiet
 t_ok "import: not simulated" grep -q '"simulated": false' "$T/imp/results.json"
 t_ok "import: 2 classes, 20 dims" bash -c "grep -q '\"classes\": 2' '$T/imp/results.json' && grep -q '\"dim\": 20' '$T/imp/results.json'"
+# the same supervectors as an (n, d) float32 .npy (rows in utt2user order):
+# the same population, so the same records and figures (timings aside)
+t_run "import .npy runs" 0 -- run $D/import_npy.yaml -o "$T/impn" --quiet
+t_ok "import .npy: users and dims as the archive" bash -c "grep -q '\"users\": 60' '$T/impn/results.json' && grep -q '\"dim\": 20' '$T/impn/results.json'"
+t_ok "import .npy: records identical to the Kaldi archive's" \
+	bash -c "diff <(awk '/\"records\": \[/,0' '$T/imp/results.json' | grep -v '_secs\|seconds\|_per_s\|\"total\"\|\"started\"\|fls-import') <(awk '/\"records\": \[/,0' '$T/impn/results.json' | grep -v '_secs\|seconds\|_per_s\|\"total\"\|\"started\"\|fls-import') > /dev/null"
+mkdir -p "$T/npyb" && cp $D/labels $D/import_npy.yaml "$T/npyb/"
+head -n 179 $D/utt2user > "$T/npyb/utt2user"; cp $D/sv.npy "$T/npyb/"
+t_run "import .npy: one id short" 1 -- run "$T/npyb/import_npy.yaml" -o "$T/npyb/o" --quiet
+t_ok "import .npy: the count named" grep -q "utt2user: 179 ids for 180 rows of .*sv.npy" "$ERR"
+t_ok "import .npy: no partial output" test ! -e "$T/npyb/o"
+cp $D/utt2user "$T/npyb/"; head -c 3000 $D/sv.npy > "$T/npyb/sv.npy"
+t_run "import .npy: truncated" 1 -- run "$T/npyb/import_npy.yaml" -o "$T/npyb/o" --quiet
+t_ok "import .npy: truncation named" grep -q "sv.npy: truncated: expected 14400 bytes of data, found 2872" "$ERR"
 t_run "import: a user without a class" 1 -- run $D/import_bad.yaml -o "$T/bad" --quiet
 t_ok "import: one clear error line" grep -q "labels_missing: no class for user 'user59'" "$ERR"
 
