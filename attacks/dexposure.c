@@ -62,8 +62,9 @@ static const struct vpa_key keys[] = {
 	{"epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
 	 "train: epochs of each retrained tagger (0 = the target's)"},
 	{"epoch_table", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
-	 "train: also a record per epoch (`kK-eE`, COMPRISE Table 8) and the figure against "
-	 "epochs"},
+	 "train: also a record per epoch (`kK-eE`, COMPRISE Table 8; `dp-kK-eE`, `dpuser-kK-eE` "
+	 "with the DP modes, epsilon then after that many epochs) and a figure against epochs per "
+	 "mode"},
 	{"dp", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
 	 "train: repeat the repetitions with DP-SGD (subs `dp-kK`)"},
 	{"dp_noise_multiplier", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
@@ -88,7 +89,8 @@ static const struct vpa_key keys[] = {
 	{"dp_user_batch", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "128",
 	 "user-level DP-SGD: expected users per lot (q = dp_user_batch / users; 0 = dp_batch)"},
 	{"overfit", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
-	 "train: the overfitting experiment (subs `overfit-kK`)"},
+	 "train: the overfitting experiment (subs `overfit-kK`; with the DP modes also "
+	 "`dp-overfit-kK`, `dpuser-overfit-kK`: the same DP settings for `overfit_epochs`)"},
 	{"overfit_fraction", VPA_K_NUM, 0, "0.1", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.1",
 	 "overfitting: fraction of the training sentences used (seeded draw)"},
 	{"overfit_epochs", VPA_K_INT, 0, "30", 1, 100000, 0, NULL, NULL, "30",
@@ -222,32 +224,37 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 			const struct vpa_ynode *e = vpa_ymap_get(target_cfg, "epochs");
 			epochs = e ? strtol(e->str, NULL, 10) : 3;
 		}
+		long dp_epochs = vpa_cfg_int(cfg, &schema, "dp_epochs");
+		if (dp_epochs == 0)
+			dp_epochs = epochs;
+		int on[N_MODES];
+		for (int m = 0; m < N_MODES; m++)
+			on[m] = m == MODE_PLAIN || vpa_cfg_bool(cfg, &schema, mode_key[m]);
+		/* the order of run(): per mode kK, then the epoch tables, then overfitting */
 		char tmp[64];
-		for (size_t i = 0; i < nr; i++) {
-			int len = snprintf(tmp, sizeof(tmp), "k%ld", r[i]);
-			vpa_buf_add(&s, tmp, (size_t)len + 1);
-			n++;
-		}
-		for (int m = 1; m < N_MODES; m++)
-			if (vpa_cfg_bool(cfg, &schema, mode_key[m]))
-				for (size_t i = 0; i < nr; i++) {
-					int len = snprintf(tmp, sizeof(tmp), "%sk%ld", mode_sub[m], r[i]);
-					vpa_buf_add(&s, tmp, (size_t)len + 1);
-					n++;
-				}
-		if (vpa_cfg_bool(cfg, &schema, "epoch_table"))
-			for (size_t i = 0; i < nr; i++)
-				for (long e = 1; e <= epochs; e++) {
-					int len = snprintf(tmp, sizeof(tmp), "k%ld-e%ld", r[i], e);
-					vpa_buf_add(&s, tmp, (size_t)len + 1);
-					n++;
-				}
-		if (vpa_cfg_bool(cfg, &schema, "overfit"))
-			for (size_t i = 0; i < no; i++) {
-				int len = snprintf(tmp, sizeof(tmp), "overfit-k%ld", o[i]);
+		for (int m = 0; m < N_MODES; m++)
+			for (size_t i = 0; i < nr && on[m]; i++) {
+				int len = snprintf(tmp, sizeof(tmp), "%sk%ld", mode_sub[m], r[i]);
 				vpa_buf_add(&s, tmp, (size_t)len + 1);
 				n++;
 			}
+		if (vpa_cfg_bool(cfg, &schema, "epoch_table"))
+			for (int m = 0; m < N_MODES; m++)
+				for (size_t i = 0; i < nr && on[m]; i++)
+					for (long e = 1; e <= (m ? dp_epochs : epochs); e++) {
+						int len = snprintf(tmp, sizeof(tmp), "%sk%ld-e%ld",
+								   mode_sub[m], r[i], e);
+						vpa_buf_add(&s, tmp, (size_t)len + 1);
+						n++;
+					}
+		if (vpa_cfg_bool(cfg, &schema, "overfit"))
+			for (int m = 0; m < N_MODES; m++)
+				for (size_t i = 0; i < no && on[m]; i++) {
+					int len = snprintf(tmp, sizeof(tmp), "%soverfit-k%ld", mode_sub[m],
+							   o[i]);
+					vpa_buf_add(&s, tmp, (size_t)len + 1);
+					n++;
+				}
 	}
 	char *blk = xmalloc(n * sizeof(char *) + s.len + 1);
 	char *str = blk + n * sizeof(char *);
@@ -809,6 +816,61 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 	vpa_json_set_num(m, "tokens_per_s", st->tokens_per_s);
 }
 
+/* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
+static void mode_cfg(const struct vpa_ynode *cfg, int mode, int keep_epochs,
+		     struct vpa_tagger_cfg *c)
+{
+	if (mode == MODE_PLAIN)
+		return;
+	c->dp = 1;
+	c->noise_multiplier = vpa_cfg_num(cfg, &schema, "dp_noise_multiplier");
+	c->target_epsilon = vpa_cfg_num(cfg, &schema, "dp_target_epsilon");
+	double lr = vpa_cfg_num(cfg, &schema, "dp_lr");
+	if (lr > 0)
+		c->lr = lr;
+	long b = vpa_cfg_int(cfg, &schema, "dp_batch");
+	if (b > 0)
+		c->batch = (size_t)b;
+	long de = vpa_cfg_int(cfg, &schema, "dp_epochs");
+	if (de > 0 && !keep_epochs)
+		c->epochs = (size_t)de;
+	if (mode == MODE_DPUSER) {
+		c->dp_user = 1;
+		c->user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "dp_user_sentences");
+		long ub = vpa_cfg_int(cfg, &schema, "dp_user_batch");
+		if (ub > 0)
+			c->batch = (size_t)ub;
+	}
+}
+
+/* The DP fields of a record: epsilon after `epochs` of the run's epochs (the
+ * accountant at that many steps), the group bound, the units. */
+static int add_dp_metrics(struct vpa_json *rec, const struct vpa_ynode *cfg, int mode, long k,
+			  const struct vpa_tagger_stats *st, size_t epochs, size_t total_epochs,
+			  double delta, struct vpa_err *err)
+{
+	struct vpa_json *m = vpa_json_get(rec, "metrics");
+	double eps = st->epsilon;
+	if (epochs < total_epochs) {
+		double steps = st->steps / (double)total_epochs * (double)epochs;
+		int rc = vpa_dp_epsilon(st->q, st->sigma, steps, delta, &eps, NULL, err);
+		if (rc)
+			return rc;
+	}
+	vpa_json_set_num(m, "epsilon", eps);
+	/* per sentence, k copies are a group of k units (at best k epsilon); per
+	 * user, they are one unit */
+	double g = mode == MODE_DPUSER ? 1 : (double)(k > 1 ? k : 1);
+	vpa_json_set_num(m, "group_epsilon_bound", g * eps);
+	vpa_json_set_num(m, "dp_units", (double)st->units);
+	vpa_json_set_num(m, "sampling_rate", st->q);
+	vpa_json_set_num(m, "dp_steps", st->steps / (double)total_epochs * (double)epochs);
+	if (mode == MODE_DPUSER)
+		vpa_json_set_num(m, "user_sentences",
+				 (double)vpa_cfg_int(cfg, &schema, "dp_user_sentences"));
+	return 0;
+}
+
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
@@ -835,13 +897,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	if (ep > 0)
 		base.epochs = (size_t)ep;
 	base.dp = 0;
-	size_t E = base.epochs;
 	const char *lab = vpa_tag_names[s.label];
 	/* results per (mode, k) */
 	struct run_log *logs = xcalloc((size_t)n_modes * nr, sizeof(*logs));
 	struct vpa_tagger_stats *stats = xcalloc((size_t)n_modes * nr, sizeof(*stats));
-	size_t n_jobs = (size_t)n_modes * nr + (over ? no : 0);
-	struct vpa_json *f_reps = NULL, *f_ep = NULL, *f_over = NULL, *f_oloss = NULL;
+	size_t n_jobs = (size_t)n_modes * (nr + (over ? no : 0));
+	struct vpa_json *f_reps = NULL, *f_ep[N_MODES] = {NULL}, *f_over = NULL, *f_oloss = NULL;
 	char title[512];
 	if (rc)
 		goto out;
@@ -852,27 +913,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		int mode = modes[slot];
 		for (size_t i = 0; i < nr && !rc; i++) {
 			struct vpa_tagger_cfg c = base;
-			if (mode != MODE_PLAIN) {
-				c.dp = 1;
-				c.noise_multiplier = vpa_cfg_num(cfg, &schema, "dp_noise_multiplier");
-				c.target_epsilon = vpa_cfg_num(cfg, &schema, "dp_target_epsilon");
-				double lr = vpa_cfg_num(cfg, &schema, "dp_lr");
-				if (lr > 0)
-					c.lr = lr;
-				long b = vpa_cfg_int(cfg, &schema, "dp_batch");
-				if (b > 0)
-					c.batch = (size_t)b;
-				long de = vpa_cfg_int(cfg, &schema, "dp_epochs");
-				if (de > 0)
-					c.epochs = (size_t)de;
-			}
-			if (mode == MODE_DPUSER) {
-				c.dp_user = 1;
-				c.user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "dp_user_sentences");
-				long ub = vpa_cfg_int(cfg, &schema, "dp_user_batch");
-				if (ub > 0)
-					c.batch = (size_t)ub;
-			}
+			mode_cfg(cfg, mode, 0, &c);
 			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
 			struct run_log *l = &logs[(size_t)slot * nr + i];
 			log_alloc(l, &s, c.epochs);
@@ -896,6 +937,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			size_t le = l->n_ep - 1;
 			struct vpa_json *rec = record(id, sub, &l->d[le], vpa_tag_names, s.label);
 			add_model_metrics(rec, l, le, reps[i], st, dp);
+			if (dp && (rc = add_dp_metrics(rec, cfg, mode, reps[i], st, l->n_ep, l->n_ep,
+						       base.delta, err))) {
+				vpa_json_free(rec);
+				goto out;
+			}
 			if (dp) {
 				/* the same k without DP, for the comparison at equal k */
 				const struct run_log *l0 = &logs[i];
@@ -904,31 +950,31 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 						 l0->d[l0->n_ep - 1].per[s.label]);
 				vpa_json_set_num(m, "d_exposure_no_dp", l0->d[l0->n_ep - 1].mean);
 				vpa_json_set_num(m, "accuracy_no_dp", l0->acc[l0->n_ep - 1]);
-				/* per sentence, k copies are a group of k units (at best
-				 * k epsilon); per user, they are one unit */
-				double g = mode == MODE_DPUSER ? 1 : (double)(reps[i] > 1 ? reps[i] : 1);
-				vpa_json_set_num(m, "group_epsilon_bound", g * st->epsilon);
-				vpa_json_set_num(m, "dp_units", (double)st->units);
-				vpa_json_set_num(m, "sampling_rate", st->q);
-				vpa_json_set_num(m, "dp_steps", st->steps);
-				if (mode == MODE_DPUSER)
-					vpa_json_set_num(m, "user_sentences",
-							 (double)vpa_cfg_int(cfg, &schema,
-									     "dp_user_sentences"));
 			}
 			vpa_json_set(rec, "canary", vpa_json_clone(info));
 			vpa_json_push(out->records, rec);
 		}
 	if (table)
-		for (size_t i = 0; i < nr; i++)
-			for (size_t e = 0; e < E; e++) {
-				const struct run_log *l = &logs[i];
-				char sub[64];
-				snprintf(sub, sizeof(sub), "k%ld-e%zu", reps[i], e + 1);
-				struct vpa_json *rec = record(id, sub, &l->d[e], vpa_tag_names, s.label);
-				add_model_metrics(rec, l, e, reps[i], &stats[i], 0);
-				vpa_json_set(rec, "canary", vpa_json_clone(info));
-				vpa_json_push(out->records, rec);
+		for (int slot = 0; slot < n_modes; slot++)
+			for (size_t i = 0; i < nr; i++) {
+				int mode = modes[slot], dp = mode != MODE_PLAIN;
+				const struct run_log *l = &logs[(size_t)slot * nr + i];
+				const struct vpa_tagger_stats *st = &stats[(size_t)slot * nr + i];
+				for (size_t e = 0; e < l->n_ep; e++) {
+					char sub[64];
+					snprintf(sub, sizeof(sub), "%sk%ld-e%zu", mode_sub[mode], reps[i],
+						 e + 1);
+					struct vpa_json *rec =
+						record(id, sub, &l->d[e], vpa_tag_names, s.label);
+					add_model_metrics(rec, l, e, reps[i], st, dp);
+					if (dp && (rc = add_dp_metrics(rec, cfg, mode, reps[i], st, e + 1,
+								       l->n_ep, base.delta, err))) {
+						vpa_json_free(rec);
+						goto out;
+					}
+					vpa_json_set(rec, "canary", vpa_json_clone(info));
+					vpa_json_push(out->records, rec);
+				}
 			}
 	/* figure: d-exposure against repetitions */
 	snprintf(title, sizeof(title), "d-exposure of '%s' (%s) against repetitions",
@@ -979,32 +1025,36 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			}
 		}
 	}
-	if (table) {
+	for (int slot = 0; table && slot < n_modes; slot++) {
+		int mode = modes[slot];
 		char fid[256];
-		snprintf(fid, sizeof(fid), "%s-epochs", id);
-		snprintf(title, sizeof(title), "d-exposure (mean) of '%s' against epochs",
-			 d->vocab.words[s.canary]);
-		f_ep = lines(fid, title, "epoch", "d-exposure (bits)");
-		struct vpa_json *ser = vpa_json_get(f_ep, "series");
-		double *x = xmalloc(E * sizeof(double)), *y = xmalloc(E * sizeof(double));
+		snprintf(fid, sizeof(fid), "%s-epochs%s%.*s", id, mode ? "-" : "",
+			 mode ? (int)strlen(mode_sub[mode]) - 1 : 0, mode_sub[mode]);
+		snprintf(title, sizeof(title), "d-exposure (mean) of '%s' against epochs (%s)",
+			 d->vocab.words[s.canary], mode_name[mode]);
+		f_ep[slot] = lines(fid, title, "epoch", "d-exposure (bits)");
+		struct vpa_json *ser = vpa_json_get(f_ep[slot], "series");
+		size_t ne = logs[(size_t)slot * nr].n_ep;
+		double *x = xmalloc((ne + 1) * sizeof(double)), *y = xmalloc((ne + 1) * sizeof(double));
 		for (size_t i = 0; i < nr; i++) {
-			for (size_t e = 0; e < E; e++) {
+			const struct run_log *l = &logs[(size_t)slot * nr + i];
+			for (size_t e = 0; e < l->n_ep; e++) {
 				x[e] = (double)(e + 1);
-				y[e] = logs[i].d[e].mean;
+				y[e] = l->d[e].mean;
 			}
 			char nm[64];
 			snprintf(nm, sizeof(nm), "k = %ld", reps[i]);
-			vpa_json_push(ser, series(nm, x, y, E));
+			vpa_json_push(ser, series(nm, x, y, l->n_ep));
 		}
 		free(x);
 		free(y);
 	}
 	/* the overfitting experiment */
 	if (over) {
-		struct vpa_tagger_cfg c = base;
-		c.dropout = 0;
-		c.weight_decay = 0;
-		c.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
+		struct vpa_tagger_cfg c0 = base;
+		c0.dropout = 0;
+		c0.weight_decay = 0;
+		c0.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
 		double frac = vpa_cfg_num(cfg, &schema, "overfit_fraction");
 		size_t n_sub = (size_t)llround(frac * (double)d->n_train);
 		if (n_sub < 1)
@@ -1018,7 +1068,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			sub[i] = sub[j];
 			sub[j] = tmp;
 		}
-		size_t OE = c.epochs;
+		size_t OE = c0.epochs;
 		char fid[256];
 		snprintf(fid, sizeof(fid), "%s-overfit", id);
 		snprintf(title, sizeof(title),
@@ -1030,39 +1080,61 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			 100 * frac);
 		f_oloss = lines(fid, title, "epoch", "mean token cross-entropy (nats)");
 		double *x = xmalloc(OE * sizeof(double)), *y = xmalloc(OE * sizeof(double));
-		for (size_t i = 0; i < no && !rc; i++) {
-			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)oreps[i]};
-			struct run_log l;
-			struct vpa_tagger_stats st;
-			log_alloc(&l, &s, OE);
-			struct vpa_nn *net = NULL;
-			rc = vpa_tagger_train(d, &c, sub, n_sub, &ex, on_epoch, &l, &net, &st, err);
-			vpa_nn_free(net);
-			vpa_progress("d_exposure", ++done, n_jobs, t0);
-			if (!rc) {
-				char sn[64];
-				snprintf(sn, sizeof(sn), "overfit-k%ld", oreps[i]);
-				struct vpa_json *rec = record(id, sn, &l.d[OE - 1], vpa_tag_names, s.label);
-				add_model_metrics(rec, &l, OE - 1, oreps[i], &st, 0);
-				vpa_json_set(rec, "canary", vpa_json_clone(info));
-				vpa_json_push(out->records, rec);
-				for (size_t e = 0; e < OE; e++) {
-					x[e] = (double)(e + 1);
-					y[e] = l.d[e].mean;
+		for (int slot = 0; slot < n_modes && !rc; slot++) {
+			int mode = modes[slot], dp = mode != MODE_PLAIN;
+			struct vpa_tagger_cfg c = c0;
+			mode_cfg(cfg, mode, 1, &c); /* the overfitting epochs */
+			for (size_t i = 0; i < no && !rc; i++) {
+				struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len,
+							      (size_t)oreps[i]};
+				struct run_log l;
+				struct vpa_tagger_stats st;
+				log_alloc(&l, &s, OE);
+				struct vpa_nn *net = NULL;
+				rc = vpa_tagger_train(d, &c, sub, n_sub, &ex, on_epoch, &l, &net, &st,
+						      err);
+				vpa_nn_free(net);
+				vpa_progress("d_exposure", ++done, n_jobs, t0);
+				struct vpa_json *rec = NULL;
+				if (!rc) {
+					char sn[64];
+					snprintf(sn, sizeof(sn), "%soverfit-k%ld", mode_sub[mode], oreps[i]);
+					rec = record(id, sn, &l.d[OE - 1], vpa_tag_names, s.label);
+					add_model_metrics(rec, &l, OE - 1, oreps[i], &st, dp);
+					if (dp)
+						rc = add_dp_metrics(rec, cfg, mode, oreps[i], &st, OE, OE,
+								    base.delta, err);
 				}
-				char nm[96];
-				snprintf(nm, sizeof(nm), "k = %ld", oreps[i]);
-				vpa_json_push(vpa_json_get(f_over, "series"), series(nm, x, y, OE));
-				for (size_t e = 0; e < OE; e++)
-					y[e] = l.train_loss[e];
-				snprintf(nm, sizeof(nm), "training loss, k = %ld", oreps[i]);
-				vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
-				for (size_t e = 0; e < OE; e++)
-					y[e] = l.test_loss[e];
-				snprintf(nm, sizeof(nm), "held-out loss, k = %ld", oreps[i]);
-				vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+				if (!rc) {
+					vpa_json_set(rec, "canary", vpa_json_clone(info));
+					vpa_json_push(out->records, rec);
+					rec = NULL;
+					char sfx[96] = "";
+					if (dp)
+						snprintf(sfx, sizeof(sfx), " (%s, epsilon %.3g)",
+							 mode_name[mode], st.epsilon);
+					for (size_t e = 0; e < OE; e++) {
+						x[e] = (double)(e + 1);
+						y[e] = l.d[e].mean;
+					}
+					char nm[192];
+					snprintf(nm, sizeof(nm), "k = %ld%s", oreps[i], sfx);
+					vpa_json_push(vpa_json_get(f_over, "series"),
+						      series(nm, x, y, OE));
+					for (size_t e = 0; e < OE; e++)
+						y[e] = l.train_loss[e];
+					snprintf(nm, sizeof(nm), "training loss, k = %ld%s", oreps[i], sfx);
+					vpa_json_push(vpa_json_get(f_oloss, "series"),
+						      series(nm, x, y, OE));
+					for (size_t e = 0; e < OE; e++)
+						y[e] = l.test_loss[e];
+					snprintf(nm, sizeof(nm), "held-out loss, k = %ld%s", oreps[i], sfx);
+					vpa_json_push(vpa_json_get(f_oloss, "series"),
+						      series(nm, x, y, OE));
+				}
+				vpa_json_free(rec);
+				log_free(&l);
 			}
-			log_free(&l);
 		}
 		free(x);
 		free(y);
@@ -1072,10 +1144,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		goto out;
 	vpa_json_push(out->figures, f_reps);
 	f_reps = NULL;
-	if (f_ep) {
-		vpa_json_push(out->figures, f_ep);
-		f_ep = NULL;
-	}
+	for (int slot = 0; slot < n_modes; slot++)
+		if (f_ep[slot]) {
+			vpa_json_push(out->figures, f_ep[slot]);
+			f_ep[slot] = NULL;
+		}
 	if (f_over) {
 		vpa_json_push(out->figures, f_over);
 		vpa_json_push(out->figures, f_oloss);
@@ -1101,7 +1174,8 @@ out:
 	free(logs);
 	free(stats);
 	vpa_json_free(f_reps);
-	vpa_json_free(f_ep);
+	for (int slot = 0; slot < N_MODES; slot++)
+		vpa_json_free(f_ep[slot]);
 	vpa_json_free(f_over);
 	vpa_json_free(f_oloss);
 	vpa_json_free(info);
@@ -1131,7 +1205,9 @@ const struct vpa_attack_kind vpa_attack_d_exposure = {
 	       "log2|C_i|; the mean over classes is `d_exposure`, the inserted label's class "
 	       "`d_exposure_label`; the chance level is the same value for never-inserted "
 	       "control words of the canary's kind.  Subs `kK`, "
-	       "`dp-kK`, `dpuser-kK`, `kK-eE` (per epoch), `overfit-kK`; on an imported tagger, `import`.",
+	       "`dp-kK` (DP-SGD per sentence), `dpuser-kK` (per user), `kK-eE` (per epoch, also "
+	       "with the `dp-`/`dpuser-` prefixes), `overfit-kK` (also prefixed); on an imported "
+	       "tagger, `import`.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

@@ -18,12 +18,12 @@ t_run "bad tsv: exit 1" 1 -- run "$D/bad.yaml" -o "$T/bad"
 t_ok "bad tsv: error line" grep -q "^vpaudit: error: $D/bad-range.tsv:3:8: confidence must be a number in \[0, 1\], got '1.5'" "$ERR"
 
 t_run "train: run" 0 -- run "$D/train.yaml" -o "$T/tr"
-t_ok "train: records k0 k32 dp-k0 dp-k32 overfit-k8" \
-	bash -c "for s in k0 k32 dp-k0 dp-k32 k32-e3 overfit-k8; do grep -q \"\\\"sub\\\": \\\"\$s\\\"\" '$T/tr/results.json' || exit 1; done"
+t_ok "train: records k0 k32 dp-k0 dp-k32, epoch tables, overfit-k8 dp-overfit-k8" \
+	bash -c "for s in k0 k32 dp-k0 dp-k32 k32-e3 dp-k32-e3 overfit-k8 dp-overfit-k8; do grep -q \"\\\"sub\\\": \\\"\$s\\\"\" '$T/tr/results.json' || exit 1; done"
 t_ok "train: accuracy reported" grep -q '"accuracy": ' "$T/tr/results.json"
 t_ok "train: DP epsilon <= 1" bash -c "grep -o '\"epsilon\": [0-9.e-]*' '$T/tr/results.json' | awk '{ if (\$2 > 1.0000001) bad=1 } END { exit bad }'"
-t_ok "train: four lines figures" bash -c "[ \$(grep -c '\"type\": \"lines\"' '$T/tr/results.json') = 4 ]"
-t_ok "train: html has the figures" bash -c "[ \$(grep -c '<svg' '$T/tr/report.html') -ge 4 ]"
+t_ok "train: five lines figures (epochs without and with DP)" bash -c "[ \$(grep -c '\"type\": \"lines\"' '$T/tr/results.json') = 5 ]"
+t_ok "train: html has the figures" bash -c "[ \$(grep -c '<svg' '$T/tr/report.html') -ge 5 ]"
 
 # m FILE SUB KEY: the number KEY of the record SUB in results.json
 m() { awk -v s="\"sub\": \"$2\"," -v k="\"$3\": " '$0 ~ s {f=1; next}

@@ -364,15 +364,16 @@ static void test_attack_train(void)
 	CHECK(rc == 0);
 	if (rc)
 		printf("#   %s\n", err.msg);
-	/* records: k0 k64 dp-k0 dp-k64, 2 x 4 epoch records, overfit-k8 */
-	CHECK(json_len(out.records) == 4 + 8 + 1);
+	/* records: k0 k64 dp-k0 dp-k64, 2 x 4 epoch records without and with DP,
+	 * overfit-k8 and dp-overfit-k8 */
+	CHECK(json_len(out.records) == 4 + 8 + 8 + 2);
 	const char **names = NULL;
 	const struct vpa_ynode *tcfg = NULL;
 	struct vpa_ynode *tc = NULL;
 	CHECK(vpa_yaml_parse("t.yaml", "{epochs: 4}", 11, &tc, &err) == 0);
 	tcfg = tc;
 	size_t ns = vpa_attack_d_exposure.subs(cfg, tcfg, &names);
-	CHECK(ns == 13);
+	CHECK(ns == 22);
 	for (size_t i = 0; i < ns && i < json_len(out.records); i++)
 		CHECK_STR(json_str(vpa_json_get(json_at(out.records, i), "sub")),
 			  names[i]);
@@ -436,8 +437,20 @@ static void test_attack_train(void)
 	CHECK_STR(json_str(vpa_json_get(cj, "canary")), "fly");
 	CHECK_STR(json_str(vpa_json_get(cj, "canary_sentence")),
 		  "Mary/PROPN they/OTHER like/VERB the/OTHER fly/ADJ dog/NOUN ./OTHER");
-	/* figures: repetitions, epochs, overfit d-exposure and loss */
-	CHECK(json_len(out.figures) == 4);
+	/* figures: repetitions, epochs (no DP, DP), overfit d-exposure and loss */
+	CHECK(json_len(out.figures) == 5);
+	/* the DP epoch table: epsilon after e epochs grows with e, and after the
+	 * last epoch it is the run's (dp-k64: record 3; dp-k64-e1..e4: 16..19) */
+	CHECK_STR(json_str(vpa_json_get(json_at(out.records, 19), "sub")), "dp-k64-e4");
+	CHECK_STR(json_str(vpa_json_get(json_at(out.records, 21), "sub")), "dp-overfit-k8");
+	for (size_t i = 16; i < 19; i++)
+		CHECK(metric(out.records, i, "epsilon") < metric(out.records, i + 1, "epsilon"));
+	CHECK_NEAR(metric(out.records, 19, "epsilon"), metric(out.records, 3, "epsilon"), 0);
+	CHECK_NEAR(metric(out.records, 19, "d_exposure"), metric(out.records, 3, "d_exposure"), 0);
+	CHECK_NEAR(metric(out.records, 16, "group_epsilon_bound"),
+		   64 * metric(out.records, 16, "epsilon"), 1e-9);
+	CHECK(isnan(metric(out.records, 20, "epsilon")));
+	CHECK(metric(out.records, 21, "epsilon") > 0);
 	printf("#   fixture: conf(ADJ | fly) k0 %.3f, k64 %.3f, dp-k64 %.3f (epsilon %.3g)\n", c0,
 	       c64, metric(out.records, 3, "canary_conf_label"), metric(out.records, 3, "epsilon"));
 
