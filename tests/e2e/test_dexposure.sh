@@ -25,6 +25,29 @@ t_ok "train: DP epsilon <= 1" bash -c "grep -o '\"epsilon\": [0-9.e-]*' '$T/tr/r
 t_ok "train: five lines figures (epochs without and with DP)" bash -c "[ \$(grep -c '\"type\": \"lines\"' '$T/tr/results.json') = 5 ]"
 t_ok "train: html has the figures" bash -c "[ \$(grep -c '<svg' '$T/tr/report.html') -ge 5 ]"
 
+# the target itself trained with user-level DP-SGD (dp_unit: user): its info
+# names the unit and the number of users (3 training documents of the fixture)
+mkdir -p "$T/tu" && cp $D/ca0? "$T/tu/"
+cat > "$T/tu/s.yaml" <<EOF2
+name: tagger-dp-user
+seed: 3
+report: [json]
+targets:
+  - {id: tg, kind: tagger, corpus: ., test_fraction: 0.25, vocab_size: 100, embedding: 16,
+     hidden: 16, dropout: 0, lr: 0.02, batch: 4, epochs: 2, dp: true, dp_unit: user,
+     user_sentences: 5, target_epsilon: 2}
+attacks:
+  - {id: dx, kind: d_exposure, target: tg, canary: fly, label: ADJ,
+     context: "Mary they like the ___ dog .", repetitions: [0], epoch_table: false}
+EOF2
+t_run "target with dp_unit user: run" 0 -- run "$T/tu/s.yaml" -o "$T/tu/o"
+t_ok "target with dp_unit user: info names the unit; 3 documents x 30 sentences in users of 5 = 18 units" \
+	bash -c "grep -A1 '\"dp_unit\": \"user\",' '$T/tu/o/results.json' | grep -q '\"dp_units\": 18$'"
+t_ok "target with dp_unit user: epsilon 2" grep -q '"epsilon": 1.99999' "$T/tu/o/results.json"
+sed -i 's/dp_unit: user/dp_unit: users/' "$T/tu/s.yaml"
+t_run "target with dp_unit users: exit 1" 1 -- validate "$T/tu/s.yaml"
+t_ok "target with dp_unit users: the error names the choices" grep -q "s.yaml:6:80: 'dp_unit' must be 'sentence' or 'user', got 'users' (did you mean 'user'?)" "$ERR"
+
 # m FILE SUB KEY: the number KEY of the record SUB in results.json
 m() { awk -v s="\"sub\": \"$2\"," -v k="\"$3\": " '$0 ~ s {f=1; next}
 	f && /"sub": / {f=0} f && index($0, k) {sub(/.*": /, ""); sub(/,$/, ""); print; exit}' "$1"; }
