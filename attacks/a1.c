@@ -18,7 +18,10 @@
 #include "attacks/attacks.h"
 #include "targets/fl_am.h"
 
+#include "core/la.h"
+
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,37 +242,126 @@ struct fp {
 	double **mu, **sd; /* [model][k] -> (dim) */
 };
 
-static int footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
-		      struct fp *f, struct vpa_err *err)
+struct fp_pool {
+	struct vpa_flam *t;
+	const size_t *lay;
+	size_t nl, tot, N;
+	const unsigned char *use;
+	float **g;
+	double **mu, **sd;
+	const char *label;
+	double t0;
+	pthread_mutex_t mx;
+	size_t next, done, n_use, err_m;
+	int rc;
+	struct vpa_err err;
+};
+
+static void *fp_worker(void *arg)
 {
-	float **g = NULL;
-	int rc = vpa_flam_activations(t, t->n_models, &g, err);
-	size_t N = t->off[t->n_utt];
-	double t0 = vpa_now();
-	f->mu = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
-	f->sd = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
-	for (size_t m = 0; m < t->n_models && !rc; m++) {
-		if (!use[m])
-			continue;
-		float **a;
-		if ((rc = vpa_flam_activations(t, m, &a, err)))
-			break;
-		size_t tot = 0;
-		for (size_t k = 0; k < nl; k++)
-			tot += t->dim[lay[k]];
-		f->mu[m] = xmalloc(tot * sizeof(double));
-		f->sd[m] = xmalloc(tot * sizeof(double));
-		size_t o = 0;
-		for (size_t k = 0; k < nl; k++) {
-			size_t h = lay[k], d = t->dim[h];
-			vpa_footprint_stats(a[h], g[h], N, d, f->mu[m] + o, f->sd[m] + o);
-			o += d;
+	struct fp_pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mx);
+		size_t m = p->next;
+		while (m < p->t->n_models && p->use && !p->use[m])
+			m++;
+		p->next = m + 1;
+		int stop = p->rc || m >= p->t->n_models;
+		pthread_mutex_unlock(&p->mx);
+		if (stop)
+			return NULL;
+		struct vpa_err e;
+		vpa_err_init(&e);
+		float **a = NULL;
+		int rc = vpa_flam_activations(p->t, m, &a, &e);
+		if (!rc) {
+			double *mu = xmalloc(p->tot * sizeof(double)), *sd = xmalloc(p->tot * sizeof(double));
+			size_t o = 0;
+			for (size_t k = 0; k < p->nl; k++) {
+				size_t h = p->lay[k], d = p->t->dim[h];
+				vpa_footprint_stats(a[h], p->g[h], p->N, d, mu + o, sd + o);
+				o += d;
+			}
+			p->mu[m] = mu;
+			p->sd[m] = sd;
+			vpa_flam_acts_free(a, p->t->n_layers);
 		}
-		vpa_flam_acts_free(a, t->n_layers);
-		vpa_progress("a1 footprints", m + 1, t->n_models, t0);
+		pthread_mutex_lock(&p->mx);
+		if (rc && (!p->rc || m < p->err_m)) {
+			p->rc = rc;
+			p->err = e;
+			p->err_m = m;
+		}
+		p->done++;
+		if (p->label)
+			vpa_progress(p->label, p->done, p->n_use, p->t0);
+		pthread_mutex_unlock(&p->mx);
 	}
-	vpa_flam_acts_free(g, t->n_layers);
+}
+
+int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
+		      int threads, const char *label, double ***mu, double ***sd,
+		      struct vpa_err *err)
+{
+	struct fp_pool p;
+	memset(&p, 0, sizeof(p));
+	p.t = t;
+	p.lay = lay;
+	p.nl = nl;
+	p.use = use;
+	p.label = label;
+	p.N = t->off[t->n_utt];
+	for (size_t k = 0; k < nl; k++)
+		p.tot += t->dim[lay[k]];
+	p.mu = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
+	p.sd = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
+	for (size_t m = 0; m < t->n_models; m++)
+		p.n_use += !use || use[m];
+	int rc = vpa_flam_activations(t, t->n_models, &p.g, err);
+	p.t0 = vpa_now();
+	if (!rc) {
+		size_t nth = threads > 1 ? (size_t)threads : 1;
+		if (nth > p.n_use)
+			nth = p.n_use ? p.n_use : 1;
+		pthread_mutex_init(&p.mx, NULL);
+		int blas = vpa_la_get_threads();
+		if (nth > 1)
+			vpa_la_set_threads(1);
+		pthread_t *th = xcalloc(nth, sizeof(*th));
+		size_t started = 0;
+		for (; nth > 1 && started < nth; started++)
+			if (pthread_create(&th[started], NULL, fp_worker, &p))
+				break;
+		if (started == 0)
+			fp_worker(&p);
+		for (size_t i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+		free(th);
+		if (nth > 1)
+			vpa_la_set_threads(blas);
+		pthread_mutex_destroy(&p.mx);
+		if ((rc = p.rc))
+			*err = p.err;
+	}
+	vpa_flam_acts_free(p.g, t->n_layers);
+	if (rc) {
+		for (size_t m = 0; m < t->n_models; m++) {
+			free(p.mu[m]);
+			free(p.sd[m]);
+		}
+		free(p.mu);
+		free(p.sd);
+		p.mu = p.sd = NULL;
+	}
+	*mu = p.mu;
+	*sd = p.sd;
 	return rc;
+}
+
+static int footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
+		      int threads, struct fp *f, struct vpa_err *err)
+{
+	return vpa_a1_footprints(t, lay, nl, use, threads, "a1 footprints", &f->mu, &f->sd, err);
 }
 
 static void fp_free(struct fp *f, size_t n)
@@ -363,7 +455,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		use[tp[2 * i]] = use[tp[2 * i + 1]] = 1;
 	for (size_t i = 0; i < nn; i++)
 		use[np[2 * i]] = use[np[2 * i + 1]] = 1;
-	if ((rc = footprints(t, lay, nl, use, &f, err)))
+	if ((rc = footprints(t, lay, nl, use, ctx->threads, &f, err)))
 		goto out;
 
 	/* utility beside the privacy numbers (simulated targets) */

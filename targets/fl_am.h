@@ -127,6 +127,22 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 void vpa_footprint_stats(const float *a, const float *g, size_t N, size_t d,
 			 double *mu /* OUT */, double *sd /* OUT */);
 /*
+ * A1 footprints of the models m with use[m] (every model when use is NULL):
+ * the activations of model m and of the global model on the Indicator set,
+ * then vpa_footprint_stats on each chosen hidden layer lay[0..nl) (0-based),
+ * concatenated into mu[m], sd[m] (sum of the chosen layers' dims; NULL for
+ * unused models; caller frees each and the arrays).  Models are shared out
+ * to `threads` threads with one BLAS thread each (the element-wise layers
+ * and copies of a forward pass then also run in parallel); every model's
+ * numbers are computed by one thread alone, so the result does not depend on
+ * the thread count.  An error is that of the lowest failing model index.
+ * Progress lines under `label` when not NULL.
+ */
+int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
+		      int threads, const char *label, double ***mu /* OUT */,
+		      double ***sd /* OUT */, struct vpa_err *err);
+
+/*
  * rho = a_mu |mu_i - mu_k| / (|mu_i| |mu_k|) + a_sigma |sd_i - sd_k| / (|sd_i| |sd_k|)
  * (Euclidean norms; a term whose denominator is 0 counts as 0 when its
  * numerator is 0, else +inf is avoided by using the smallest positive double).

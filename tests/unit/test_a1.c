@@ -129,6 +129,59 @@ static void test_hand_stats(void)
 	vpa_flam_release(&t);
 }
 
+/* vpa_a1_footprints: the hand values, the same numbers on 1 and 3 threads,
+ * unused models skipped, and the error of the lowest failing model. */
+static void test_footprint_pool(void)
+{
+	const float bias[6][2] = {{0.5f, 0}, {0, 1}, {0.5f, 0}, {0, 1}, {1, 1}, {0.5f, 0}};
+	const uint32_t spk[6] = {0, 1, 0, 1, 2, 0};
+	const size_t lay[1] = {0};
+	unsigned char use[6] = {1, 1, 0, 1, 1, 1};
+	struct vpa_flam t;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	make_target(&t, bias, spk, 6, 3);
+	double **mu1, **sd1, **mu3, **sd3;
+	CHECK(vpa_a1_footprints(&t, lay, 1, use, 1, NULL, &mu1, &sd1, &err) == 0);
+	CHECK(vpa_a1_footprints(&t, lay, 1, use, 3, NULL, &mu3, &sd3, &err) == 0);
+	CHECK(mu1[2] == NULL && mu3[2] == NULL && sd3[2] == NULL);
+	CHECK_NEAR(mu1[0][0], 1.0 / 3, 1e-15);
+	CHECK_NEAR(sd1[0][0], sqrt(1.0 / 18), 1e-15);
+	CHECK_NEAR(mu1[1][1], 2.0 / 3, 1e-15);
+	CHECK_NEAR(sd1[3][1], sqrt(2.0 / 9), 1e-15);
+	for (size_t m = 0; m < 6; m++) {
+		if (!use[m])
+			continue;
+		for (int j = 0; j < 2; j++) {
+			CHECK(mu1[m][j] == mu3[m][j]);
+			CHECK(sd1[m][j] == sd3[m][j]);
+		}
+		free(mu1[m]), free(sd1[m]), free(mu3[m]), free(sd3[m]);
+	}
+	free(mu1), free(sd1), free(mu3), free(sd3);
+	/* every model when use is NULL */
+	CHECK(vpa_a1_footprints(&t, lay, 1, NULL, 2, NULL, &mu1, &sd1, &err) == 0);
+	CHECK(mu1[2] && mu1[2][0] == mu1[0][0]);
+	for (size_t m = 0; m < 6; m++)
+		free(mu1[m]), free(sd1[m]);
+	free(mu1), free(sd1);
+	/* models 3 and 5 read activations from missing folders: model 3's error
+	 * whatever the thread count, and nothing allocated */
+	for (int m = 3; m <= 5; m += 2) {
+		vpa_nn_free(t.models[m].net);
+		t.models[m].net = NULL;
+		t.models[m].act_dir = xstrdup(m == 3 ? "/nonexistent/m3" : "/nonexistent/m5");
+	}
+	for (int th = 1; th <= 3; th += 2) {
+		vpa_err_init(&err);
+		mu1 = sd1 = (double **)&err;
+		CHECK(vpa_a1_footprints(&t, lay, 1, NULL, th, NULL, &mu1, &sd1, &err) != 0);
+		CHECK(strstr(err.msg, "/nonexistent/m3/") != NULL);
+		CHECK(mu1 == NULL && sd1 == NULL);
+	}
+	vpa_flam_release(&t);
+}
+
 static void test_pairs(void)
 {
 	/* speakers 0,0,1,1,2 (and a part1 model of speaker 0 that is not used) */
@@ -236,6 +289,7 @@ static void test_attack(void)
 int main(void)
 {
 	RUN(test_hand_stats);
+	RUN(test_footprint_pool);
 	RUN(test_pairs);
 	RUN(test_attack);
 	return DONE();
