@@ -327,16 +327,7 @@ int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const un
 		int blas = vpa_la_get_threads();
 		if (nth > 1)
 			vpa_la_set_threads(1);
-		pthread_t *th = xcalloc(nth, sizeof(*th));
-		size_t started = 0;
-		for (; nth > 1 && started < nth; started++)
-			if (pthread_create(&th[started], NULL, fp_worker, &p))
-				break;
-		if (started == 0)
-			fp_worker(&p);
-		for (size_t i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-		free(th);
+		vpa_run_workers(nth, fp_worker, &p);
 		if (nth > 1)
 			vpa_la_set_threads(blas);
 		pthread_mutex_destroy(&p.mx);

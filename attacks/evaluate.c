@@ -388,20 +388,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	size_t nth = (size_t)(ctx->threads > 1 ? ctx->threads : 1);
 	if (nth > st->n_sets)
 		nth = st->n_sets;
-	if (nth <= 1) {
-		worker(&j);
-	} else {
-		pthread_t *th = xmalloc(xmul(nth, sizeof(*th)));
-		size_t started = 0;
-		for (; started < nth; started++)
-			if (pthread_create(&th[started], NULL, worker, &j))
-				break;
-		if (started == 0)
-			worker(&j);
-		for (size_t i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-		free(th);
-	}
+	vpa_run_workers(nth, worker, &j);
 	struct vpa_json *series = vpa_json_arr();
 	for (size_t i = 0; i < st->n_sets && !rc; i++)
 		if (res[i].rc)

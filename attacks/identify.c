@@ -576,20 +576,7 @@ static void run_jobs(struct job *j, int threads)
 	size_t nth = (size_t)(threads > 1 ? threads : 1);
 	if (nth > j->n_jobs)
 		nth = j->n_jobs;
-	if (nth <= 1) {
-		worker(j);
-		return;
-	}
-	pthread_t *th = xmalloc(xmul(nth, sizeof(*th)));
-	size_t started = 0;
-	for (; started < nth; started++)
-		if (pthread_create(&th[started], NULL, worker, j))
-			break;
-	if (started == 0)
-		worker(j);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	free(th);
+	vpa_run_workers(nth, worker, j);
 }
 
 /* mean, min, max, population std of x[0..n) into o under NAME, NAME_min, ... */

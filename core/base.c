@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -289,6 +290,23 @@ double vpa_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg)
+{
+	if (n <= 1) {
+		fn(arg);
+		return;
+	}
+	pthread_t *th = xmalloc(xmul(n - 1, sizeof(*th)));
+	size_t started = 0;
+	for (; started < n - 1; started++)
+		if (pthread_create(&th[started], NULL, fn, arg))
+			break;
+	fn(arg);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	free(th);
 }
 
 static uint64_t splitmix64(uint64_t *x)

@@ -114,6 +114,14 @@ int vpa_mkdirs(const char *path, struct vpa_err *err);
 double vpa_now(void);
 
 /*
+ * Run the pull-based worker fn(arg) on n threads: n - 1 new ones and the
+ * caller's (all of it in the caller's thread when n <= 1 or when no thread
+ * can be started); returns when every worker has returned.  fn takes its
+ * work items from arg under its own lock until none is left.
+ */
+void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg);
+
+/*
  * Random numbers: xoshiro256** seeded through splitmix64.  One generator per
  * component: vpa_rng_split(parent, "name") derives an independent stream from
  * a parent seed and a name, so results do not depend on call order or threads.

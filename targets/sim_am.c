@@ -541,16 +541,7 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		int blas = vpa_la_get_threads();
 		if (nth > 1)
 			vpa_la_set_threads(1);
-		pthread_t *th = xcalloc(nth ? nth : 1, sizeof(*th));
-		size_t started = 0;
-		for (; nth > 1 && started < nth; started++)
-			if (pthread_create(&th[started], NULL, pworker, &p))
-				break;
-		if (started == 0)
-			pworker(&p);
-		for (size_t i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-		free(th);
+		vpa_run_workers(nth, pworker, &p);
 		if (nth > 1)
 			vpa_la_set_threads(blas);
 		pthread_mutex_destroy(&p.mu);

@@ -2,6 +2,9 @@
 #include "core/base.h"
 #include "harness.h"
 
+#include <pthread.h>
+#include <stdlib.h>
+
 static void test_fail_keeps_first(void)
 {
 	struct vpa_err err;
@@ -62,11 +65,52 @@ static void test_rng(void)
 		CHECK(counts[k] > 9500 && counts[k] < 10500);
 }
 
+/* vpa_run_workers: a pull-based worker takes items under its lock; every
+ * item is done exactly once for any thread count, and n workers ran. */
+struct pull {
+	pthread_mutex_t mx;
+	size_t next, n, workers;
+	unsigned char *done;
+};
+
+static void *pull_worker(void *arg)
+{
+	struct pull *p = arg;
+	pthread_mutex_lock(&p->mx);
+	p->workers++;
+	pthread_mutex_unlock(&p->mx);
+	for (;;) {
+		pthread_mutex_lock(&p->mx);
+		size_t i = p->next++;
+		pthread_mutex_unlock(&p->mx);
+		if (i >= p->n)
+			return NULL;
+		p->done[i]++;
+	}
+}
+
+static void test_run_workers(void)
+{
+	const size_t threads[] = {0, 1, 2, 5};
+	for (size_t k = 0; k < 4; k++) {
+		struct pull p = {PTHREAD_MUTEX_INITIALIZER, 0, 1000, 0, NULL};
+		p.done = calloc(p.n, 1);
+		vpa_run_workers(threads[k], pull_worker, &p);
+		size_t ones = 0;
+		for (size_t i = 0; i < p.n; i++)
+			ones += p.done[i] == 1;
+		CHECK(ones == p.n);
+		CHECK(p.workers == (threads[k] > 1 ? threads[k] : 1));
+		free(p.done);
+	}
+}
+
 int main(void)
 {
 	RUN(test_fail_keeps_first);
 	RUN(test_exit_codes);
 	RUN(test_buf);
 	RUN(test_rng);
+	RUN(test_run_workers);
 	return DONE();
 }
