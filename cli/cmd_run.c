@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "core/la.h"
@@ -21,8 +22,9 @@ static const char usage[] =
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
-	"  --threads N          threads for vpaudit's own parallel loops (default 1); OpenBLAS\n"
-	"                       runs single-threaded, so results are identical for every N\n"
+	"  --threads N          threads for vpaudit's own parallel loops (default: the number\n"
+	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
+	"                       are identical for every N\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
 	"  --quiet              no progress lines and no gate summary on stdout\n\n"
 	"Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
@@ -54,7 +56,8 @@ int cmd_run(int argc, char **argv)
 		{0},
 	};
 	const char *outdir = NULL;
-	struct vpa_run_opts ro = {0, 0, 1, 0};
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
 	int quiet = 0, c;
 	unsigned long v;
 	optind = 1;
