@@ -32,9 +32,11 @@
  * Fig. 17).  On an imported target the confidences come from the file.
  */
 #include "attacks/attacks.h"
+#include "core/la.h"
 #include "targets/tagger.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -480,10 +482,33 @@ struct setup {
 	size_t n_words, n_ctrl;
 	uint8_t *word_cls;         /* (n_words) class of each reference word */
 	size_t n_ref[VPA_TAG_N];
-	double *probs;             /* (n_words, VPA_TAG_N) scratch */
-	double *ref[VPA_TAG_N];    /* scratch */
-	double *ctrl_label, *ctrl_mean; /* (n_ctrl) scratch */
 };
+
+/* The buffers of one measurement (one per training run: runs go in parallel). */
+struct scratch {
+	double *probs;             /* (n_words + n_ctrl, VPA_TAG_N) */
+	double *ref[VPA_TAG_N];    /* (n_ref[c]) */
+	double *ctrl_label, *ctrl_mean; /* (n_ctrl) */
+};
+
+static void scratch_alloc(struct scratch *sc, const struct setup *s)
+{
+	sc->probs = xmalloc(xmul((s->n_words + s->n_ctrl) * VPA_TAG_N, sizeof(double)));
+	for (int j = 0; j < VPA_TAG_N; j++)
+		sc->ref[j] = xmalloc(xmul(s->n_ref[j] + 1, sizeof(double)));
+	sc->ctrl_label = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
+	sc->ctrl_mean = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
+}
+
+static void scratch_free(struct scratch *sc)
+{
+	free(sc->probs);
+	for (int j = 0; j < VPA_TAG_N; j++)
+		free(sc->ref[j]);
+	free(sc->ctrl_label);
+	free(sc->ctrl_mean);
+	memset(sc, 0, sizeof(*sc));
+}
 
 static void setup_release(struct setup *s)
 {
@@ -491,11 +516,6 @@ static void setup_release(struct setup *s)
 	free(s->ctx_lab);
 	free(s->words);
 	free(s->word_cls);
-	free(s->probs);
-	free(s->ctrl_label);
-	free(s->ctrl_mean);
-	for (int i = 0; i < VPA_TAG_N; i++)
-		free(s->ref[i]);
 }
 
 struct cand {
@@ -642,7 +662,6 @@ static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode
 				      vpa_tag_names[j]);
 			goto out;
 		}
-		s->ref[j] = xmalloc(xmul(s->n_ref[j], sizeof(double)));
 	}
 	/* control words: not inserted, of the canary's kind (ambiguous, labelled
 	 * `label` at least once, the same most frequent training class, at least
@@ -683,10 +702,7 @@ static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode
 		for (size_t i = 0; i < s->n_ctrl; i++)
 			s->words[s->n_words + i] = cd[i].w;
 		free(cd);
-		s->ctrl_label = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
-		s->ctrl_mean = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
 	}
-	s->probs = xmalloc(xmul((s->n_words + s->n_ctrl) * VPA_TAG_N, sizeof(double)));
 	if (info) {
 		const uint32_t *c = cnt + (size_t)s->canary * VPA_TAG_N;
 		vpa_json_set_str(info, "canary", d->vocab.words[s->canary]);
@@ -716,19 +732,20 @@ out:
 	return rc;
 }
 
-static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct vpa_err *err)
+static int measure(const struct setup *s, struct scratch *sc, struct vpa_nn *net,
+		   struct dexp *out, struct vpa_err *err)
 {
 	int rc = vpa_tagger_slot_probs(net, s->ctx_ids, s->len, s->slot, s->words,
-				       s->n_words + s->n_ctrl, s->probs, err);
+				       s->n_words + s->n_ctrl, sc->probs, err);
 	if (rc)
 		return rc;
 	size_t fill[VPA_TAG_N] = {0};
 	for (size_t i = 1; i < s->n_words; i++) {
 		int c = s->word_cls[i];
-		s->ref[c][fill[c]++] = s->probs[i * VPA_TAG_N + (size_t)c];
+		sc->ref[c][fill[c]++] = sc->probs[i * VPA_TAG_N + (size_t)c];
 	}
-	const double *const *ref = (const double *const *)s->ref;
-	if ((rc = dexp_compute(s->probs, ref, s->n_ref, VPA_TAG_N, out, err)))
+	const double *const *ref = (const double *const *)sc->ref;
+	if ((rc = dexp_compute(sc->probs, ref, s->n_ref, VPA_TAG_N, out, err)))
 		return rc;
 	/* the chance level: the same d-exposure of each control word */
 	out->n_ctrl = s->n_ctrl;
@@ -737,13 +754,13 @@ static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct
 	double sum[VPA_TAG_N] = {0};
 	for (size_t j = 0; j < s->n_ctrl; j++) {
 		struct dexp c;
-		if ((rc = dexp_compute(s->probs + (s->n_words + j) * VPA_TAG_N, ref, s->n_ref,
+		if ((rc = dexp_compute(sc->probs + (s->n_words + j) * VPA_TAG_N, ref, s->n_ref,
 				       VPA_TAG_N, &c, err)))
 			return rc;
 		for (int i = 0; i < VPA_TAG_N; i++)
 			sum[i] += c.per[i];
-		s->ctrl_label[j] = c.per[s->label];
-		s->ctrl_mean[j] = c.mean;
+		sc->ctrl_label[j] = c.per[s->label];
+		sc->ctrl_mean[j] = c.mean;
 	}
 	double m = 0;
 	for (int i = 0; i < VPA_TAG_N; i++) {
@@ -751,14 +768,15 @@ static int measure(struct setup *s, struct vpa_nn *net, struct dexp *out, struct
 		m += out->chance[i];
 	}
 	out->mean_chance = m / VPA_TAG_N;
-	out->label_p90 = quantile(s->ctrl_label, s->n_ctrl, 0.9);
-	out->mean_p90 = quantile(s->ctrl_mean, s->n_ctrl, 0.9);
+	out->label_p90 = quantile(sc->ctrl_label, s->n_ctrl, 0.9);
+	out->mean_p90 = quantile(sc->ctrl_mean, s->n_ctrl, 0.9);
 	return 0;
 }
 
 /* Per-epoch bookkeeping of one training run. */
 struct run_log {
 	struct setup *s;
+	struct scratch sc;
 	size_t n_ep;
 	struct dexp *d;        /* (epochs) */
 	double *acc, *test_loss, *train_loss; /* (epochs) */
@@ -771,7 +789,7 @@ static int on_epoch(void *arg, size_t epoch, struct vpa_nn *net, double train_lo
 {
 	struct run_log *l = arg;
 	size_t e = epoch - 1;
-	int rc = measure(l->s, net, &l->d[e], err);
+	int rc = measure(l->s, &l->sc, net, &l->d[e], err);
 	if (!rc)
 		rc = vpa_tagger_eval(net, &l->s->tt->data, l->test, l->n_test, &l->acc[e],
 				     &l->test_loss[e], err);
@@ -790,10 +808,12 @@ static void log_alloc(struct run_log *l, struct setup *s, size_t epochs)
 	l->train_loss = xcalloc(epochs, sizeof(double));
 	l->test = s->tt->data.test;
 	l->n_test = s->tt->data.n_test;
+	scratch_alloc(&l->sc, s);
 }
 
 static void log_free(struct run_log *l)
 {
+	scratch_free(&l->sc);
 	free(l->d);
 	free(l->acc);
 	free(l->test_loss);
@@ -814,6 +834,52 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 	if (dp)
 		vpa_json_set_num(m, "noise_multiplier", st->sigma);
 	vpa_json_set_num(m, "tokens_per_s", st->tokens_per_s);
+}
+
+/* One training run (a job of the pool) and the pool: runs are independent
+ * (their own seeds, logs and scratch), so they are shared out to the run's
+ * threads; the numbers do not depend on the thread count. */
+struct tjob {
+	struct vpa_tagger_cfg c;
+	const size_t *sents;
+	size_t n_sents;
+	struct vpa_tagger_extra ex;
+	struct run_log *l;
+	struct vpa_tagger_stats *st;
+	int rc;
+	struct vpa_err err;
+};
+
+struct tpool {
+	const struct vpa_tagger_data *d;
+	struct tjob *jobs;
+	size_t n, next, done;
+	double t0;
+	int failed;
+	pthread_mutex_t mx;
+};
+
+static void *train_worker(void *arg)
+{
+	struct tpool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mx);
+		size_t i = p->next++;
+		int stop = i >= p->n || p->failed;
+		pthread_mutex_unlock(&p->mx);
+		if (stop)
+			return NULL;
+		struct tjob *j = &p->jobs[i];
+		vpa_err_init(&j->err);
+		struct vpa_nn *net = NULL;
+		j->rc = vpa_tagger_train(p->d, &j->c, j->sents, j->n_sents, &j->ex, on_epoch, j->l,
+					 &net, j->st, &j->err);
+		vpa_nn_free(net);
+		pthread_mutex_lock(&p->mx);
+		p->failed |= j->rc != 0;
+		vpa_progress("d_exposure", ++p->done, p->n, p->t0);
+		pthread_mutex_unlock(&p->mx);
+	}
 }
 
 /* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
@@ -898,31 +964,82 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		base.epochs = (size_t)ep;
 	base.dp = 0;
 	const char *lab = vpa_tag_names[s.label];
-	/* results per (mode, k) */
-	struct run_log *logs = xcalloc((size_t)n_modes * nr, sizeof(*logs));
-	struct vpa_tagger_stats *stats = xcalloc((size_t)n_modes * nr, sizeof(*stats));
-	size_t n_jobs = (size_t)n_modes * (nr + (over ? no : 0));
+	/* results per (mode, k): [slot * nr + i]; overfitting [slot * no + i] */
+	size_t n_main = (size_t)n_modes * nr, n_over = over ? (size_t)n_modes * no : 0;
+	struct run_log *logs = xcalloc(n_main, sizeof(*logs));
+	struct vpa_tagger_stats *stats = xcalloc(n_main, sizeof(*stats));
+	struct run_log *ologs = xcalloc(n_over + 1, sizeof(*ologs));
+	struct vpa_tagger_stats *ostats = xcalloc(n_over + 1, sizeof(*ostats));
+	struct tjob *jobs = xcalloc(n_main + n_over, sizeof(*jobs));
 	struct vpa_json *f_reps = NULL, *f_ep[N_MODES] = {NULL}, *f_over = NULL, *f_oloss = NULL;
 	char title[512];
+	/* the overfitting experiment's data: a seeded fraction of the training set */
+	double frac = vpa_cfg_num(cfg, &schema, "overfit_fraction");
+	size_t n_sub = (size_t)llround(frac * (double)d->n_train);
+	if (n_sub < 1)
+		n_sub = 1;
+	size_t *sub = xmalloc(xmul(d->n_train + 1, sizeof(size_t)));
+	memcpy(sub, d->train, d->n_train * sizeof(size_t));
+	{
+		struct vpa_rng r;
+		vpa_rng_split(&r, ctx->seed, "d_exposure/overfit");
+		for (size_t i = 0; i < n_sub && i < d->n_train; i++) {
+			size_t j = i + (size_t)vpa_rng_below(&r, d->n_train - i), tmp = sub[i];
+			sub[i] = sub[j];
+			sub[j] = tmp;
+		}
+	}
+	struct vpa_tagger_cfg c0 = base; /* overfitting: no dropout, no decay, long */
+	c0.dropout = 0;
+	c0.weight_decay = 0;
+	c0.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
+	size_t OE = c0.epochs;
 	if (rc)
 		goto out;
-	vpa_progress("d_exposure", 0, n_jobs, vpa_now());
-	double t0 = vpa_now();
-	size_t done = 0;
-	for (int slot = 0; slot < n_modes && !rc; slot++) {
-		int mode = modes[slot];
-		for (size_t i = 0; i < nr && !rc; i++) {
-			struct vpa_tagger_cfg c = base;
-			mode_cfg(cfg, mode, 0, &c);
-			struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
-			struct run_log *l = &logs[(size_t)slot * nr + i];
-			log_alloc(l, &s, c.epochs);
-			struct vpa_nn *net = NULL;
-			rc = vpa_tagger_train(d, &c, d->train, d->n_train, &ex, on_epoch, l, &net,
-					      &stats[(size_t)slot * nr + i], err);
-			vpa_nn_free(net);
-			vpa_progress("d_exposure", ++done, n_jobs, t0);
+	/* every training run, then the records */
+	for (int slot = 0; slot < n_modes; slot++)
+		for (size_t i = 0; i < nr; i++) {
+			struct tjob *j = &jobs[(size_t)slot * nr + i];
+			j->c = base;
+			mode_cfg(cfg, modes[slot], 0, &j->c);
+			j->sents = d->train;
+			j->n_sents = d->n_train;
+			j->ex = (struct vpa_tagger_extra){s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
+			j->l = &logs[(size_t)slot * nr + i];
+			j->st = &stats[(size_t)slot * nr + i];
+			log_alloc(j->l, &s, j->c.epochs);
 		}
+	for (size_t k = 0; k < n_over; k++) {
+		int slot = (int)(k / no);
+		struct tjob *j = &jobs[n_main + k];
+		j->c = c0;
+		mode_cfg(cfg, modes[slot], 1, &j->c); /* the overfitting epochs */
+		j->sents = sub;
+		j->n_sents = n_sub;
+		j->ex = (struct vpa_tagger_extra){s.ctx_ids, s.ctx_lab, s.len, (size_t)oreps[k % no]};
+		j->l = &ologs[k];
+		j->st = &ostats[k];
+		log_alloc(j->l, &s, OE);
+	}
+	{
+		struct tpool p = {d, jobs, n_main + n_over, 0, 0, vpa_now(), 0,
+				  PTHREAD_MUTEX_INITIALIZER};
+		size_t nth = ctx->threads > 1 ? (size_t)ctx->threads : 1;
+		if (nth > p.n)
+			nth = p.n ? p.n : 1;
+		vpa_progress("d_exposure", 0, p.n, p.t0);
+		int blas = vpa_la_get_threads();
+		if (nth > 1)
+			vpa_la_set_threads(1);
+		vpa_run_workers(nth, train_worker, &p);
+		if (nth > 1)
+			vpa_la_set_threads(blas);
+		/* the first failing run in job order (all runs before it were run) */
+		for (size_t k = 0; k < p.n && !rc; k++)
+			if (jobs[k].rc) {
+				rc = jobs[k].rc;
+				*err = jobs[k].err;
+			}
 	}
 	if (rc)
 		goto out;
@@ -1051,24 +1168,6 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 	/* the overfitting experiment */
 	if (over) {
-		struct vpa_tagger_cfg c0 = base;
-		c0.dropout = 0;
-		c0.weight_decay = 0;
-		c0.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
-		double frac = vpa_cfg_num(cfg, &schema, "overfit_fraction");
-		size_t n_sub = (size_t)llround(frac * (double)d->n_train);
-		if (n_sub < 1)
-			n_sub = 1;
-		size_t *sub = xmalloc(xmul(d->n_train, sizeof(size_t)));
-		memcpy(sub, d->train, d->n_train * sizeof(size_t));
-		struct vpa_rng r;
-		vpa_rng_split(&r, ctx->seed, "d_exposure/overfit");
-		for (size_t i = 0; i < n_sub; i++) {
-			size_t j = i + (size_t)vpa_rng_below(&r, d->n_train - i), tmp = sub[i];
-			sub[i] = sub[j];
-			sub[j] = tmp;
-		}
-		size_t OE = c0.epochs;
 		char fid[256];
 		snprintf(fid, sizeof(fid), "%s-overfit", id);
 		snprintf(title, sizeof(title),
@@ -1079,66 +1178,45 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		snprintf(title, sizeof(title), "Overfitting (%.0f%% of the data): loss against epochs",
 			 100 * frac);
 		f_oloss = lines(fid, title, "epoch", "mean token cross-entropy (nats)");
-		double *x = xmalloc(OE * sizeof(double)), *y = xmalloc(OE * sizeof(double));
-		for (int slot = 0; slot < n_modes && !rc; slot++) {
-			int mode = modes[slot], dp = mode != MODE_PLAIN;
-			struct vpa_tagger_cfg c = c0;
-			mode_cfg(cfg, mode, 1, &c); /* the overfitting epochs */
-			for (size_t i = 0; i < no && !rc; i++) {
-				struct vpa_tagger_extra ex = {s.ctx_ids, s.ctx_lab, s.len,
-							      (size_t)oreps[i]};
-				struct run_log l;
-				struct vpa_tagger_stats st;
-				log_alloc(&l, &s, OE);
-				struct vpa_nn *net = NULL;
-				rc = vpa_tagger_train(d, &c, sub, n_sub, &ex, on_epoch, &l, &net, &st,
-						      err);
-				vpa_nn_free(net);
-				vpa_progress("d_exposure", ++done, n_jobs, t0);
-				struct vpa_json *rec = NULL;
-				if (!rc) {
-					char sn[64];
-					snprintf(sn, sizeof(sn), "%soverfit-k%ld", mode_sub[mode], oreps[i]);
-					rec = record(id, sn, &l.d[OE - 1], vpa_tag_names, s.label);
-					add_model_metrics(rec, &l, OE - 1, oreps[i], &st, dp);
-					if (dp)
-						rc = add_dp_metrics(rec, cfg, mode, oreps[i], &st, OE, OE,
-								    base.delta, err);
-				}
-				if (!rc) {
-					vpa_json_set(rec, "canary", vpa_json_clone(info));
-					vpa_json_push(out->records, rec);
-					rec = NULL;
-					char sfx[96] = "";
-					if (dp)
-						snprintf(sfx, sizeof(sfx), " (%s, epsilon %.3g)",
-							 mode_name[mode], st.epsilon);
-					for (size_t e = 0; e < OE; e++) {
-						x[e] = (double)(e + 1);
-						y[e] = l.d[e].mean;
-					}
-					char nm[192];
-					snprintf(nm, sizeof(nm), "k = %ld%s", oreps[i], sfx);
-					vpa_json_push(vpa_json_get(f_over, "series"),
-						      series(nm, x, y, OE));
-					for (size_t e = 0; e < OE; e++)
-						y[e] = l.train_loss[e];
-					snprintf(nm, sizeof(nm), "training loss, k = %ld%s", oreps[i], sfx);
-					vpa_json_push(vpa_json_get(f_oloss, "series"),
-						      series(nm, x, y, OE));
-					for (size_t e = 0; e < OE; e++)
-						y[e] = l.test_loss[e];
-					snprintf(nm, sizeof(nm), "held-out loss, k = %ld%s", oreps[i], sfx);
-					vpa_json_push(vpa_json_get(f_oloss, "series"),
-						      series(nm, x, y, OE));
-				}
+		double *x = xmalloc((OE + 1) * sizeof(double)), *y = xmalloc((OE + 1) * sizeof(double));
+		for (size_t k = 0; k < n_over && !rc; k++) {
+			int mode = modes[k / no], dp = mode != MODE_PLAIN;
+			long kr = oreps[k % no];
+			const struct run_log *l = &ologs[k];
+			const struct vpa_tagger_stats *st = &ostats[k];
+			char sn[64];
+			snprintf(sn, sizeof(sn), "%soverfit-k%ld", mode_sub[mode], kr);
+			struct vpa_json *rec = record(id, sn, &l->d[OE - 1], vpa_tag_names, s.label);
+			add_model_metrics(rec, l, OE - 1, kr, st, dp);
+			if (dp && (rc = add_dp_metrics(rec, cfg, mode, kr, st, OE, OE, base.delta,
+						       err))) {
 				vpa_json_free(rec);
-				log_free(&l);
+				break;
 			}
+			vpa_json_set(rec, "canary", vpa_json_clone(info));
+			vpa_json_push(out->records, rec);
+			char sfx[96] = "";
+			if (dp)
+				snprintf(sfx, sizeof(sfx), " (%s, epsilon %.3g)", mode_name[mode],
+					 st->epsilon);
+			for (size_t e = 0; e < OE; e++) {
+				x[e] = (double)(e + 1);
+				y[e] = l->d[e].mean;
+			}
+			char nm[192];
+			snprintf(nm, sizeof(nm), "k = %ld%s", kr, sfx);
+			vpa_json_push(vpa_json_get(f_over, "series"), series(nm, x, y, OE));
+			for (size_t e = 0; e < OE; e++)
+				y[e] = l->train_loss[e];
+			snprintf(nm, sizeof(nm), "training loss, k = %ld%s", kr, sfx);
+			vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+			for (size_t e = 0; e < OE; e++)
+				y[e] = l->test_loss[e];
+			snprintf(nm, sizeof(nm), "held-out loss, k = %ld%s", kr, sfx);
+			vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
 		}
 		free(x);
 		free(y);
-		free(sub);
 	}
 	if (rc)
 		goto out;
@@ -1169,10 +1247,16 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				     dd->per[s.label], dd->n_ctrl, dd->label_p90);
 	}
 out:
-	for (size_t i = 0; i < (size_t)n_modes * nr; i++)
+	for (size_t i = 0; i < n_main; i++)
 		log_free(&logs[i]);
+	for (size_t i = 0; i < n_over; i++)
+		log_free(&ologs[i]);
 	free(logs);
 	free(stats);
+	free(ologs);
+	free(ostats);
+	free(jobs);
+	free(sub);
 	vpa_json_free(f_reps);
 	for (int slot = 0; slot < N_MODES; slot++)
 		vpa_json_free(f_ep[slot]);
