@@ -324,12 +324,7 @@ int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const un
 		if (nth > p.n_use)
 			nth = p.n_use ? p.n_use : 1;
 		pthread_mutex_init(&p.mx, NULL);
-		int blas = vpa_la_get_threads();
-		if (nth > 1)
-			vpa_la_set_threads(1);
-		vpa_run_workers(nth, fp_worker, &p);
-		if (nth > 1)
-			vpa_la_set_threads(blas);
+		vpa_la_run_workers(nth, fp_worker, &p);
 		pthread_mutex_destroy(&p.mx);
 		if ((rc = p.rc))
 			*err = p.err;

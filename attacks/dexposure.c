@@ -1028,12 +1028,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		if (nth > p.n)
 			nth = p.n ? p.n : 1;
 		vpa_progress("d_exposure", 0, p.n, p.t0);
-		int blas = vpa_la_get_threads();
-		if (nth > 1)
-			vpa_la_set_threads(1);
-		vpa_run_workers(nth, train_worker, &p);
-		if (nth > 1)
-			vpa_la_set_threads(blas);
+		vpa_la_run_workers(nth, train_worker, &p);
 		/* the first failing run in job order (all runs before it were run) */
 		for (size_t k = 0; k < p.n && !rc; k++)
 			if (jobs[k].rc) {

@@ -18,6 +18,16 @@ int vpa_la_get_threads(void)
 	return openblas_get_num_threads();
 }
 
+void vpa_la_run_workers(size_t n, void *(*fn)(void *), void *arg)
+{
+	int blas = vpa_la_get_threads();
+	if (n > 1)
+		vpa_la_set_threads(1);
+	vpa_run_workers(n, fn, arg);
+	if (n > 1)
+		vpa_la_set_threads(blas);
+}
+
 void vpa_sgemm(int ta, int tb, size_t m, size_t n, size_t k, float alpha, const float *a,
 	       size_t lda, const float *b, size_t ldb, float beta, float *c, size_t ldc)
 {

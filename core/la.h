@@ -15,6 +15,12 @@
 /* Thread count for OpenBLAS (0 or negative: leave as is). */
 void vpa_la_set_threads(int n);
 int vpa_la_get_threads(void);
+/*
+ * vpa_run_workers(n, fn, arg) for workers that call BLAS: with n > 1 BLAS
+ * runs single-threaded meanwhile (one BLAS thread per worker; the numbers do
+ * not depend on n), and its thread count is restored afterwards.
+ */
+void vpa_la_run_workers(size_t n, void *(*fn)(void *), void *arg);
 
 /*
  * C = alpha op(A) op(B) + beta C, op = transpose when ta/tb is non-zero.

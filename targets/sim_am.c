@@ -538,12 +538,7 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		if (nth > n_models)
 			nth = n_models;
 		pthread_mutex_init(&p.mu, NULL);
-		int blas = vpa_la_get_threads();
-		if (nth > 1)
-			vpa_la_set_threads(1);
-		vpa_run_workers(nth, pworker, &p);
-		if (nth > 1)
-			vpa_la_set_threads(blas);
+		vpa_la_run_workers(nth, pworker, &p);
 		pthread_mutex_destroy(&p.mu);
 		for (size_t i = 0; i < n_models && !rc; i++)
 			if (p.jobs[i].rc)

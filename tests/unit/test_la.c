@@ -2,6 +2,8 @@
 #include "core/la.h"
 #include "harness.h"
 
+#include <pthread.h>
+
 static void test_gemm(void)
 {
 	/* A (2,3) = [1 2 3; 4 5 6], B (3,2) = [7 8; 9 10; 11 12]: AB = [58 64; 139 154]. */
@@ -80,11 +82,48 @@ static void test_blas1(void)
 	CHECK_NEAR(a[3], 48, 0);
 }
 
+/* vpa_la_run_workers: BLAS single-threaded inside the workers when n > 1,
+ * its thread count restored afterwards; n <= 1 leaves it alone. */
+struct seen {
+	pthread_mutex_t mx;
+	size_t workers, blas_one;
+	int blas;
+};
+
+static void *seen_worker(void *arg)
+{
+	struct seen *s = arg;
+	int b = vpa_la_get_threads();
+	pthread_mutex_lock(&s->mx);
+	s->workers++;
+	s->blas_one += b == 1;
+	s->blas = b;
+	pthread_mutex_unlock(&s->mx);
+	return NULL;
+}
+
+static void test_run_workers(void)
+{
+	vpa_la_set_threads(2);
+	int before = vpa_la_get_threads();
+	struct seen s = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+	vpa_la_run_workers(3, seen_worker, &s);
+	CHECK(s.workers == 3);
+	CHECK(s.blas_one == 3);
+	CHECK(vpa_la_get_threads() == before);
+	struct seen one = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0};
+	vpa_la_run_workers(1, seen_worker, &one);
+	CHECK(one.workers == 1);
+	CHECK(one.blas == before);
+	vpa_la_set_threads(1);
+}
+
 int main(void)
 {
 	RUN(test_gemm);
 	RUN(test_eig);
 	RUN(test_spd);
 	RUN(test_blas1);
+	RUN(test_run_workers);
 	return DONE();
 }
