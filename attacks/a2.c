@@ -20,10 +20,12 @@
  * are small and their scale differs widely between layers).
  */
 #include "attacks/attacks.h"
+#include "core/la.h"
 #include "core/plda.h"
 #include "targets/fl_am.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,13 +111,19 @@ static struct vpa_nn *make_xvector(size_t in, size_t hid, size_t emb, size_t n_s
 	return net;
 }
 
-/* The Delta sequences of one model on one layer, standardised: (N, d). */
+/* The Delta sequences of one model on one layer, standardised: (N, d).
+ * locks[m] (NULL: none) serialises the model's forward pass (its network's
+ * buffers) between layers run in parallel. */
 static int model_delta(struct vpa_flam *t, size_t m, const float *g, size_t h,
 		       const double *mean, const double *isd, float *out, double *mu, double *sd,
-		       struct vpa_err *err)
+		       pthread_mutex_t *locks, struct vpa_err *err)
 {
 	float **a;
+	if (locks)
+		pthread_mutex_lock(&locks[m]);
 	int rc = vpa_flam_activations(t, m, &a, err);
+	if (locks)
+		pthread_mutex_unlock(&locks[m]);
 	if (rc)
 		return rc;
 	size_t N = t->off[t->n_utt], d = t->dim[h];
@@ -175,7 +183,8 @@ struct layer_res {
  */
 static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_flam *t,
 		    const float *g, size_t h, const uint32_t *tp, size_t nt, const uint32_t *np,
-		    size_t nn, struct vpa_trials *tr, struct layer_res *lr, struct vpa_err *err)
+		    size_t nn, pthread_mutex_t *locks, struct vpa_trials *tr, struct layer_res *lr,
+		    struct vpa_err *err)
 {
 	size_t N = t->off[t->n_utt], d = t->dim[h], U = t->n_utt;
 	size_t hid = (size_t)vpa_cfg_int(cfg, &schema, "hidden");
@@ -220,7 +229,8 @@ static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct
 	/* 1. Part-1 Delta sequences and their standardisation */
 	X = xmalloc(xmul(xmul(n1, N), d * sizeof(float)));
 	for (size_t i = 0; i < n1 && !rc; i++)
-		rc = model_delta(t, p1[i], g, h, NULL, NULL, X + i * N * d, NULL, NULL, err);
+		rc = model_delta(t, p1[i], g, h, NULL, NULL, X + i * N * d, NULL, NULL, locks,
+				 err);
 	if (rc)
 		goto out;
 	mean = xcalloc(d, sizeof(double));
@@ -362,7 +372,7 @@ static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct
 			continue;
 		mu2[m] = xmalloc(d * sizeof(double));
 		sd2[m] = xmalloc(d * sizeof(double));
-		rc = model_delta(t, m, g, h, NULL, NULL, Xm, mu2[m], sd2[m], err);
+		rc = model_delta(t, m, g, h, NULL, NULL, Xm, mu2[m], sd2[m], locks, err);
 		if (rc)
 			break;
 		for (size_t i = 0; i < N; i++)
@@ -456,6 +466,52 @@ static struct vpa_json *num_arr(const double *x, size_t n)
 	return a;
 }
 
+/* One layer's A2 (a job of the pool) and the pool. */
+struct ljob {
+	size_t h;
+	struct vpa_trials tr;
+	struct layer_res res;
+	int rc;
+	struct vpa_err err;
+};
+
+struct lpool {
+	struct vpa_run_ctx *ctx;
+	const struct vpa_ynode *cfg;
+	struct vpa_flam *t;
+	float **g;
+	const uint32_t *tp;
+	size_t nt;
+	const uint32_t *np;
+	size_t nn;
+	struct ljob *jobs;
+	pthread_mutex_t *locks; /* (n_models) one per personalised model */
+	size_t n, next, done;
+	int failed;
+	double t0;
+	pthread_mutex_t mx;
+};
+
+static void *layer_worker(void *arg)
+{
+	struct lpool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mx);
+		size_t k = p->next++;
+		int stop = k >= p->n || p->failed;
+		pthread_mutex_unlock(&p->mx);
+		if (stop)
+			return NULL;
+		struct ljob *j = &p->jobs[k];
+		j->rc = a2_layer(p->ctx, p->cfg, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
+				 p->locks, &j->tr, &j->res, &j->err);
+		pthread_mutex_lock(&p->mx);
+		p->failed |= j->rc != 0;
+		vpa_progress("a2 layers", ++p->done, p->n, p->t0);
+		pthread_mutex_unlock(&p->mx);
+	}
+}
+
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
 	       const struct vpa_target *tg, struct vpa_attack_out *out, struct vpa_err *err)
 {
@@ -470,6 +526,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	double *eer1 = xmalloc((nl ? nl : 1) * sizeof(double));
 	double *xs = xmalloc((nl ? nl : 1) * sizeof(double));
 	struct vpa_json *det = vpa_json_arr();
+	struct ljob *jobs = NULL;
 	int rc = 0;
 	struct vpa_eval_opts eo;
 	vpa_eval_opts_init(&eo);
@@ -502,18 +559,44 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 	if ((rc = vpa_flam_activations(t, t->n_models, &g, err)))
 		goto out;
-	double t0 = vpa_now();
+	/* the layers are independent (each its own seed): shared out to the
+	 * run's threads, then recorded in order; the first failing layer's
+	 * error in that order */
+	jobs = xcalloc(nl ? nl : 1, sizeof(*jobs));
+	for (size_t k = 0; k < nl; k++) {
+		jobs[k].h = lay[k];
+		jobs[k].res = (struct layer_res){NAN, NAN, NAN, NAN, NAN};
+		vpa_trials_init(&jobs[k].tr);
+		vpa_err_init(&jobs[k].err);
+	}
+	{
+		size_t nth = ctx->threads > 1 ? (size_t)ctx->threads : 1;
+		if (nth > nl)
+			nth = nl ? nl : 1;
+		pthread_mutex_t *locks = NULL;
+		if (nth > 1) {
+			locks = xmalloc(xmul(t->n_models + 1, sizeof(*locks)));
+			for (size_t m = 0; m < t->n_models; m++)
+				pthread_mutex_init(&locks[m], NULL);
+		}
+		struct lpool p = {ctx, cfg, t, g, tp, nt, np, nn, jobs, locks, nl, 0, 0, 0,
+				  vpa_now(), PTHREAD_MUTEX_INITIALIZER};
+		vpa_la_run_workers(nth, layer_worker, &p);
+		for (size_t m = 0; locks && m < t->n_models; m++)
+			pthread_mutex_destroy(&locks[m]);
+		free(locks);
+	}
 	for (size_t k = 0; k < nl && !rc; k++) {
 		size_t h = lay[k];
-		struct vpa_trials tr;
-		struct layer_res res = {NAN, NAN, NAN, NAN, NAN};
-		vpa_trials_init(&tr);
-		rc = a2_layer(ctx, cfg, t, g[h], h, tp, nt, np, nn, &tr, &res, err);
+		struct vpa_trials *trp = &jobs[k].tr;
+		struct layer_res res = jobs[k].res;
+		if ((rc = jobs[k].rc))
+			*err = jobs[k].err;
 		if (!rc) {
 			size_t nr = out->records->n, nd = det->n;
 			struct vpa_attack_out tmp = {out->records, NULL};
-			rc = vpa_record_from_scores(ctx, id, NULL, (long)(h + 1), &tr, &eo, &tmp, det,
-						    err);
+			rc = vpa_record_from_scores(ctx, id, NULL, (long)(h + 1), trp, &eo, &tmp,
+						    det, err);
 			if (!rc) {
 				struct vpa_json *mj = vpa_json_get(out->records->items[nr], "metrics");
 				eer2[k] = vpa_json_get_num(mj, "eer", NAN);
@@ -531,9 +614,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				}
 			}
 		}
-		vpa_trials_release(&tr);
 		xs[k] = (double)(h + 1);
-		vpa_progress("a2 layers", k + 1, nl, t0);
 	}
 	if (rc)
 		goto out;
@@ -568,6 +649,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		det = NULL;
 	}
 out:
+	for (size_t k = 0; jobs && k < nl; k++)
+		vpa_trials_release(&jobs[k].tr);
+	free(jobs);
 	vpa_json_free(det);
 	vpa_flam_acts_free(g, t->n_layers);
 	free(lay);

@@ -292,6 +292,12 @@ double vpa_now(void)
 	return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+double vpa_lgamma(double x)
+{
+	int sign;
+	return lgamma_r(x, &sign);
+}
+
 void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg)
 {
 	if (n <= 1) {

@@ -113,6 +113,9 @@ int vpa_mkdirs(const char *path, struct vpa_err *err);
 /* Seconds since an arbitrary epoch (monotonic). */
 double vpa_now(void);
 
+/* log|Gamma(x)|, thread-safe (lgamma_r: lgamma writes the global signgam). */
+double vpa_lgamma(double x);
+
 /*
  * Run the pull-based worker fn(arg) on n threads: n - 1 new ones and the
  * caller's (all of it in the caller's thread when n <= 1 or when no thread

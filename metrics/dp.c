@@ -75,7 +75,7 @@ static double log_erfc(double x)
 /* log of the binomial coefficient via log|Gamma| (real n, as scipy's gammaln). */
 static double log_comb(double n, double k)
 {
-	return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1);
+	return vpa_lgamma(n + 1) - vpa_lgamma(k + 1) - vpa_lgamma(n - k + 1);
 }
 
 /* ---- the order grid ----------------------------------------------------- */

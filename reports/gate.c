@@ -19,7 +19,8 @@ static const struct vpa_json *metric_at(const struct vpa_json *m, const char *pa
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", path);
 	const struct vpa_json *cur = m;
-	for (char *tok = strtok(buf, "."); tok && cur; tok = strtok(NULL, "."))
+	char *save = NULL;
+	for (char *tok = strtok_r(buf, ".", &save); tok && cur; tok = strtok_r(NULL, ".", &save))
 		cur = vpa_json_get(cur, tok);
 	*present = cur != NULL;
 	return cur;

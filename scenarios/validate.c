@@ -122,7 +122,8 @@ static const char *choice_near(const char *choices, const char *s, char *store, 
 	char tmp[1024];
 	size_t n = 0;
 	snprintf(tmp, sizeof(tmp), "%s", choices);
-	for (char *t = strtok(tmp, "|"); t && n < 64; t = strtok(NULL, "|"))
+	char *save = NULL;
+	for (char *t = strtok_r(tmp, "|", &save); t && n < 64; t = strtok_r(NULL, "|", &save))
 		cands[n++] = t;
 	const char *m = vpa_did_you_mean(s, cands, n);
 	if (!m)

@@ -66,7 +66,9 @@ void vpa_flam_release(struct vpa_flam *t);
  * array (vpa_flam_acts_free).  Networks run in EVAL mode; imported
  * activations are read from MODEL/layerH/UTT.npy and must have the frame
  * counts of the global model's files ("acts/m3/layer2/u1.npy: expected 120 x
- * 64 as the global model, found 119 x 64").
+ * 64 as the global model, found 119 x 64").  A model's network holds
+ * its forward buffers: calls for different m may run in parallel, calls for
+ * the same m may not (attacks/a2.c locks each model).
  */
 int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts /* OUT */,
 			 struct vpa_err *err);

@@ -908,7 +908,8 @@ static int read_names(const char *path, char ***names, size_t *n, struct vpa_err
 	if (rc)
 		return rc;
 	size_t cap = 0;
-	for (char *line = strtok(buf, "\r\n"); line; line = strtok(NULL, "\r\n")) {
+	char *save = NULL;
+	for (char *line = strtok_r(buf, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
 		while (*line == ' ' || *line == '\t')
 			line++;
 		if (!*line || *line == '#')
@@ -1497,7 +1498,9 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			if (*q == '{' || *q == '}' || *q == '|' || *q == ':')
 				*q = ' ';
 		vpa_tokenize(t, strlen(t), 1, &b);
-		for (char *w = b.data ? strtok(b.data, " ") : NULL; w; w = strtok(NULL, " "))
+		char *save = NULL;
+		for (char *w = b.data ? strtok_r(b.data, " ", &save) : NULL; w;
+		     w = strtok_r(NULL, " ", &save))
 			if (strcmp(w, "choice") && strcmp(w, "name") && strcmp(w, "word") &&
 			    !(w[0] == 'd' && w[1] >= '1' && w[1] <= '9' && !w[2]))
 				vpa_vocab_add(&lt->vocab, w);

@@ -53,7 +53,7 @@ static double betacf(double a, double b, double x)
 
 static double lbeta(double a, double b)
 {
-	return lgamma(a) + lgamma(b) - lgamma(a + b);
+	return vpa_lgamma(a) + vpa_lgamma(b) - vpa_lgamma(a + b);
 }
 
 /* log I_x(a, b) by the continued fraction (x <= (a+1)/(a+b+2), where it converges fast). */

@@ -351,7 +351,9 @@ int vpa_textanon(const struct vpa_gazetteer *g, enum vpa_anon_strategy st, const
 					v = memo.val[memo.n - 1];
 				}
 				char *cp = xstrdup(v);
-				for (char *w = strtok(cp, " "); w; w = strtok(NULL, " "))
+				char *save = NULL;
+				for (char *w = strtok_r(cp, " ", &save); w;
+				     w = strtok_r(NULL, " ", &save))
 					emit(out, &cap, xstrdup(w));
 				free(cp);
 				break;

@@ -1,15 +1,16 @@
 #!/bin/bash
 # tests/e2e/test_threads.sh - results do not depend on --threads (DESIGN.md):
 # a trained target (FL acoustic models: a global model, personalised models,
-# A1), a simulated anonymiser with a sweep and the d_exposure training runs of a
-# tagger (with DP-SGD and overfitting) give the same records with 1 and
-# 2 threads.
+# A1; A2 on every layer, the layers in parallel), a simulated anonymiser with
+# a sweep and the d_exposure training runs of a tagger (with DP-SGD and
+# overfitting) give the same records with 1 and 2 threads.
 . tests/e2e/lib.sh
 top=$PWD
 strip() { # results.json without the run's clock (stage and training times)
 	grep -v -E '"started": "|"(total|load|targets|attacks|report|global|personalisation|train_seconds|tokens_per_s)": ([0-9.eE+-]+|null),?$' "$1"
 }
-for s in tests/e2e/data/am/sim.yaml tests/e2e/data/sweep/proximity.yaml tests/e2e/data/tagger/train.yaml; do
+for s in tests/e2e/data/am/sim.yaml tests/e2e/data/am/a2.yaml tests/e2e/data/sweep/proximity.yaml \
+	tests/e2e/data/tagger/train.yaml; do
 	n=$(basename "$s" .yaml)
 	for t in 1 2; do
 		# sim.yaml dumps models next to the current directory: run inside $T
