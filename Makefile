@@ -18,7 +18,7 @@ REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/replay/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan valgrind fuzz bench lint deps clean tests-bin
+.PHONY: all test asan tsan valgrind fuzz bench lint deps clean tests-bin
 all: vpaudit
 
 vpaudit: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
@@ -59,6 +59,19 @@ asan:
 vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# The parallel loops under ThreadSanitizer: tests/e2e/test_threads.sh (every
+# loop with 1 and 2 threads, same records) on a TSan build; any report fails.
+tsan:
+	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" vpaudit-tsan
+	@rm -f build-tsan/tsan.*
+	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 log_path=$(CURDIR)/build-tsan/tsan" \
+		VPAUDIT=$(CURDIR)/vpaudit-tsan bash tests/e2e/test_threads.sh | tee build-tsan/threads.log
+	@! ls build-tsan/tsan.* > /dev/null 2>&1 || { cat build-tsan/tsan.*; echo "tsan: data races reported"; exit 1; }
+	@tail -n 1 build-tsan/threads.log | grep -q ', 0 failed'
+
+vpaudit-tsan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 tests-bin-asan: $(UNIT_BIN) $(REPLAY_BIN)
 
 valgrind: tests-bin
@@ -89,6 +102,6 @@ deps:
 	sh .ci/deps
 
 clean:
-	rm -rf build build-asan build-fuzz vpaudit vpaudit-asan
+	rm -rf build build-asan build-tsan build-fuzz vpaudit vpaudit-asan vpaudit-tsan
 
--include $(shell find $(BUILD) build-asan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) build-asan build-tsan -name '*.d' 2>/dev/null)
