@@ -466,7 +466,7 @@ static struct vpa_json *num_arr(const double *x, size_t n)
 	return a;
 }
 
-/* One layer's A2 (a job of the pool) and the pool. */
+/* One layer's A2 (a job of vpa_par_jobs) and what every layer shares. */
 struct ljob {
 	size_t h;
 	struct vpa_trials tr;
@@ -475,41 +475,24 @@ struct ljob {
 	struct vpa_err err;
 };
 
-struct lpool {
+struct lshared {
 	struct vpa_run_ctx *ctx;
 	const struct vpa_ynode *cfg;
 	struct vpa_flam *t;
 	float **g;
-	const uint32_t *tp;
-	size_t nt;
-	const uint32_t *np;
-	size_t nn;
+	const uint32_t *tp, *np;
+	size_t nt, nn;
 	struct ljob *jobs;
-	pthread_mutex_t *locks; /* (n_models) one per personalised model */
-	size_t n, next, done;
-	int failed;
-	double t0;
-	pthread_mutex_t mx;
+	pthread_mutex_t *locks; /* (n_models) one per personalised model, or NULL */
 };
 
-static void *layer_worker(void *arg)
+static int layer_job(void *arg, size_t k)
 {
-	struct lpool *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mx);
-		size_t k = p->next++;
-		int stop = k >= p->n || p->failed;
-		pthread_mutex_unlock(&p->mx);
-		if (stop)
-			return NULL;
-		struct ljob *j = &p->jobs[k];
-		j->rc = a2_layer(p->ctx, p->cfg, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
-				 p->locks, &j->tr, &j->res, &j->err);
-		pthread_mutex_lock(&p->mx);
-		p->failed |= j->rc != 0;
-		vpa_progress("a2 layers", ++p->done, p->n, p->t0);
-		pthread_mutex_unlock(&p->mx);
-	}
+	struct lshared *p = arg;
+	struct ljob *j = &p->jobs[k];
+	j->rc = a2_layer(p->ctx, p->cfg, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
+			 p->locks, &j->tr, &j->res, &j->err);
+	return j->rc;
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
@@ -570,18 +553,14 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		vpa_err_init(&jobs[k].err);
 	}
 	{
-		size_t nth = ctx->threads > 1 ? (size_t)ctx->threads : 1;
-		if (nth > nl)
-			nth = nl ? nl : 1;
-		pthread_mutex_t *locks = NULL;
-		if (nth > 1) {
+		pthread_mutex_t *locks = NULL; /* needed when two layers run at once */
+		if (ctx->threads > 1 && nl > 1) {
 			locks = xmalloc(xmul(t->n_models + 1, sizeof(*locks)));
 			for (size_t m = 0; m < t->n_models; m++)
 				pthread_mutex_init(&locks[m], NULL);
 		}
-		struct lpool p = {ctx, cfg, t, g, tp, nt, np, nn, jobs, locks, nl, 0, 0, 0,
-				  vpa_now(), PTHREAD_MUTEX_INITIALIZER};
-		vpa_la_run_workers(nth, layer_worker, &p);
+		struct lshared p = {ctx, cfg, t, g, tp, np, nt, nn, jobs, locks};
+		vpa_par_jobs(nl, ctx->threads, layer_job, &p, "a2 layers", vpa_la_run_workers);
 		for (size_t m = 0; locks && m < t->n_models; m++)
 			pthread_mutex_destroy(&locks[m]);
 		free(locks);

@@ -36,7 +36,6 @@
 #include "targets/tagger.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -836,7 +835,7 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 	vpa_json_set_num(m, "tokens_per_s", st->tokens_per_s);
 }
 
-/* One training run (a job of the pool) and the pool: runs are independent
+/* One training run (a job of vpa_par_jobs): runs are independent
  * (their own seeds, logs and scratch), so they are shared out to the run's
  * threads; the numbers do not depend on the thread count. */
 struct tjob {
@@ -850,36 +849,21 @@ struct tjob {
 	struct vpa_err err;
 };
 
-struct tpool {
+struct tshared {
 	const struct vpa_tagger_data *d;
 	struct tjob *jobs;
-	size_t n, next, done;
-	double t0;
-	int failed;
-	pthread_mutex_t mx;
 };
 
-static void *train_worker(void *arg)
+static int train_job(void *arg, size_t i)
 {
-	struct tpool *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mx);
-		size_t i = p->next++;
-		int stop = i >= p->n || p->failed;
-		pthread_mutex_unlock(&p->mx);
-		if (stop)
-			return NULL;
-		struct tjob *j = &p->jobs[i];
-		vpa_err_init(&j->err);
-		struct vpa_nn *net = NULL;
-		j->rc = vpa_tagger_train(p->d, &j->c, j->sents, j->n_sents, &j->ex, on_epoch, j->l,
-					 &net, j->st, &j->err);
-		vpa_nn_free(net);
-		pthread_mutex_lock(&p->mx);
-		p->failed |= j->rc != 0;
-		vpa_progress("d_exposure", ++p->done, p->n, p->t0);
-		pthread_mutex_unlock(&p->mx);
-	}
+	struct tshared *p = arg;
+	struct tjob *j = &p->jobs[i];
+	vpa_err_init(&j->err);
+	struct vpa_nn *net = NULL;
+	j->rc = vpa_tagger_train(p->d, &j->c, j->sents, j->n_sents, &j->ex, on_epoch, j->l, &net,
+				 j->st, &j->err);
+	vpa_nn_free(net);
+	return j->rc;
 }
 
 /* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
@@ -1022,15 +1006,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		log_alloc(j->l, &s, OE);
 	}
 	{
-		struct tpool p = {d, jobs, n_main + n_over, 0, 0, vpa_now(), 0,
-				  PTHREAD_MUTEX_INITIALIZER};
-		size_t nth = ctx->threads > 1 ? (size_t)ctx->threads : 1;
-		if (nth > p.n)
-			nth = p.n ? p.n : 1;
-		vpa_progress("d_exposure", 0, p.n, p.t0);
-		vpa_la_run_workers(nth, train_worker, &p);
+		struct tshared p = {d, jobs};
+		vpa_par_jobs(n_main + n_over, ctx->threads, train_job, &p, "d_exposure",
+			     vpa_la_run_workers);
 		/* the first failing run in job order (all runs before it were run) */
-		for (size_t k = 0; k < p.n && !rc; k++)
+		for (size_t k = 0; k < n_main + n_over && !rc; k++)
 			if (jobs[k].rc) {
 				rc = jobs[k].rc;
 				*err = jobs[k].err;

@@ -6,7 +6,6 @@
 #include "attacks/attacks.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -340,24 +339,14 @@ struct job {
 	const struct vpa_eval_opts *o;
 	const char *attack;
 	struct eval_res *res;
-	size_t next;
-	pthread_mutex_t mu;
 };
 
-static void *worker(void *arg)
+static int eval_job(void *arg, size_t i)
 {
 	struct job *j = arg;
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->st->n_sets)
-			break;
-		const struct vpa_score_set *set = &j->st->sets[i];
-		eval_compute(&set->trials, j->o, ci_seed(j->o->seed, j->attack, set->name, -1),
-			     &j->res[i]);
-	}
-	return NULL;
+	const struct vpa_score_set *set = &j->st->sets[i];
+	eval_compute(&set->trials, j->o, ci_seed(j->o->seed, j->attack, set->name, -1), &j->res[i]);
+	return 0; /* a set's error stays in its slot; the others still run */
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
@@ -384,11 +373,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 					st->sets[i].name, tr->n_tar ? "non-target" : "target");
 	}
 	struct eval_res *res = xcalloc(st->n_sets, sizeof(*res));
-	struct job j = {st, &o, id, res, 0, PTHREAD_MUTEX_INITIALIZER};
-	size_t nth = (size_t)(ctx->threads > 1 ? ctx->threads : 1);
-	if (nth > st->n_sets)
-		nth = st->n_sets;
-	vpa_run_workers(nth, worker, &j);
+	struct job j = {st, &o, id, res};
+	vpa_par_jobs(st->n_sets, ctx->threads, eval_job, &j, NULL, NULL);
 	struct vpa_json *series = vpa_json_arr();
 	for (size_t i = 0; i < st->n_sets && !rc; i++)
 		if (res[i].rc)
@@ -411,7 +397,6 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		res_release(&res[i]);
 	free(res);
 	vpa_json_free(series);
-	pthread_mutex_destroy(&j.mu);
 	return rc;
 }
 

@@ -315,6 +315,49 @@ void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg)
 	free(th);
 }
 
+struct par_jobs {
+	size_t n, next, done;
+	int (*job)(void *, size_t);
+	void *arg;
+	const char *label;
+	int failed;
+	double t0;
+	pthread_mutex_t mx;
+};
+
+static void *par_jobs_worker(void *arg)
+{
+	struct par_jobs *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mx);
+		size_t i = p->next++;
+		int stop = i >= p->n || p->failed;
+		pthread_mutex_unlock(&p->mx);
+		if (stop)
+			return NULL;
+		int rc = p->job(p->arg, i);
+		pthread_mutex_lock(&p->mx);
+		p->failed |= rc != 0;
+		p->done++;
+		if (p->label)
+			vpa_progress(p->label, p->done, p->n, p->t0);
+		pthread_mutex_unlock(&p->mx);
+	}
+}
+
+void vpa_par_jobs(size_t n, int threads, int (*job)(void *arg, size_t i), void *arg,
+		  const char *label, void (*run)(size_t, void *(*)(void *), void *))
+{
+	struct par_jobs p = {n, 0, 0, job, arg, label, 0, vpa_now(), PTHREAD_MUTEX_INITIALIZER};
+	size_t nth = threads > 1 ? (size_t)threads : 1;
+	if (nth > n)
+		nth = n ? n : 1;
+	if (label && n)
+		vpa_progress(label, 0, n, p.t0);
+	(run ? run : vpa_run_workers)(nth, par_jobs_worker, &p);
+	pthread_mutex_destroy(&p.mx);
+}
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);

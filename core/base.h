@@ -125,6 +125,18 @@ double vpa_lgamma(double x);
 void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg);
 
 /*
+ * Jobs 0 .. n-1 shared out to min(threads, n) threads (at least one):
+ * job(arg, i) runs once for each i handed out, in increasing order of i; once
+ * a job returns non-zero no further job is handed out, so every job below a
+ * started one has run.  Callers keep each job's results (and errors) in their
+ * own slots.  label non-NULL: a progress line per finished job.  run starts
+ * the threads: NULL for vpa_run_workers, vpa_la_run_workers when jobs call
+ * BLAS.
+ */
+void vpa_par_jobs(size_t n, int threads, int (*job)(void *arg, size_t i), void *arg,
+		  const char *label, void (*run)(size_t, void *(*)(void *), void *));
+
+/*
  * Random numbers: xoshiro256** seeded through splitmix64.  One generator per
  * component: vpa_rng_split(parent, "name") derives an independent stream from
  * a parent seed and a name, so results do not depend on call order or threads.

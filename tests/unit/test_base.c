@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void test_fail_keeps_first(void)
 {
@@ -105,6 +106,49 @@ static void test_run_workers(void)
 	}
 }
 
+/* vpa_par_jobs: each job once; every job up to a failing one ran (jobs
+ * are handed out in order); with one thread exactly 0..fail ran. */
+struct pj {
+	unsigned char *done;
+	size_t fail;
+};
+
+static int pj_job(void *arg, size_t i)
+{
+	struct pj *p = arg;
+	p->done[i]++;
+	return i == p->fail;
+}
+
+static void test_par_jobs(void)
+{
+	const int threads[] = {0, 1, 2, 5};
+	for (size_t k = 0; k < 4; k++) {
+		struct pj p = {calloc(1000, 1), (size_t)-1};
+		vpa_par_jobs(1000, threads[k], pj_job, &p, NULL, NULL);
+		size_t ones = 0;
+		for (size_t i = 0; i < 1000; i++)
+			ones += p.done[i] == 1;
+		CHECK(ones == 1000);
+		memset(p.done, 0, 1000);
+		p.fail = 10;
+		vpa_par_jobs(1000, threads[k], pj_job, &p, "par", NULL);
+		size_t low = 0, twice = 0, ran = 0;
+		for (size_t i = 0; i < 1000; i++) {
+			low += i <= 10 && p.done[i] == 1;
+			twice += p.done[i] > 1;
+			ran += p.done[i];
+		}
+		CHECK(low == 11);
+		CHECK(twice == 0);
+		if (threads[k] <= 1)
+			CHECK(ran == 11);
+		free(p.done);
+	}
+	struct pj none = {NULL, 0};
+	vpa_par_jobs(0, 2, pj_job, &none, "none", NULL); /* no job, no thread */
+}
+
 int main(void)
 {
 	RUN(test_fail_keeps_first);
@@ -112,5 +156,6 @@ int main(void)
 	RUN(test_buf);
 	RUN(test_rng);
 	RUN(test_run_workers);
+	RUN(test_par_jobs);
 	return DONE();
 }
