@@ -2,8 +2,8 @@
 # tests/e2e/test_footprint.sh - the FL acoustic-model target and the A1
 # footprint attack through the CLI: a simulated run dumps its models and its
 # activations; importing either reproduces the simulated run's records
-# exactly (same scores, so the same metrics to the last digit); broken
-# imports give one clear line.
+# exactly (same scores, so the same metrics to the last digit), and A2 on
+# either import gives the same records; broken imports give one clear line.
 . tests/e2e/lib.sh
 top=$PWD
 A=$top/tests/e2e/data/am
@@ -28,6 +28,24 @@ t_ok "model folders reproduce the simulated records exactly" \
 	same sim/results.json models/results.json
 t_ok "EERs are in the records" test "$(records acts/results.json | grep -c '"eer": ')" = 9
 t_ok "the import is not labelled simulated" grep -q '"simulated": false' acts/results.json
+
+# A2 on both imports, its layers on 2 threads: the same records either way
+for f in acts models; do
+	sed 's/^  - {id: a1, kind: a1_footprint, target: fl}$/  - {id: a2, kind: a2_footprint, target: fl, hidden: 16, embedding_dim: 8, epochs: 3}/' \
+		$f.yaml > a2-$f.yaml
+	t_run "A2 on imported $f, 2 threads" 0 -- run a2-$f.yaml -o a2-$f --threads 2 --no-plots --quiet
+done
+t_ok "3 A2 records" test "$(records a2-acts/results.json | grep -c '"attack": "a2"')" = 3
+t_ok "A2: activations and model folders give the same records" \
+	same a2-acts/results.json a2-models/results.json
+# a personalised model's activation file cut short: found by the A2 layer jobs
+cp am-acts/p1spk000-m2/layer3/ind000-u01.npy keep.npy
+head -c 300 keep.npy > am-acts/p1spk000-m2/layer3/ind000-u01.npy
+t_run "A2, truncated activation file, 2 threads" 1 -- run a2-acts.yaml -o a2-bad --threads 2 --no-plots --quiet
+t_ok "names the attack and the file" grep -q "attack 'a2': am-acts/p1spk000-m2/layer3/ind000-u01.npy: truncated" "$ERR"
+t_ok "one error line (and its source excerpt)" test "$(grep -c 'error:' "$ERR")" = 1
+t_ok "no output folder" test ! -e a2-bad
+cp keep.npy am-acts/p1spk000-m2/layer3/ind000-u01.npy
 
 # broken imports
 rm am-acts/p2spk001-m2/layer2/ind001-u02.npy
