@@ -67,33 +67,59 @@ struct vpa_eval_opts {
 	size_t ci_reps;            /* bootstrap replicates */
 	uint64_t seed;             /* the scenario seed; split per attack/sub/layer */
 	size_t det_points;         /* at most this many DET points per series (300) */
+	int chance_expected;       /* 1: the attacker is expected at chance (ignorant):
+				      no "scores may be reversed" warning */
 };
 void vpa_eval_opts_init(struct vpa_eval_opts *o);
 
 /*
  * The sanity warnings of a score set (never silent): sweep EER above 50%
- * ("scores may be reversed"), fewer than 100 trials of a class, more than 10%
- * tied scores, undefined linkability.  emit(ctx, msg) is called once per
- * warning; msg starts with label.  Shared by `vpaudit metrics` and every attack.
+ * ("scores may be reversed"; not when chance_expected: an attacker expected
+ * at chance, the ignorant attacker, may read above 50% as a finding), fewer
+ * than 100 trials of a class, more than 10% tied scores, undefined or
+ * unreliable linkability, Cllr above 1 bit (not calibrated: read Cllr_min).
+ * emit(ctx, msg) is called once per warning; msg starts with label.  Used by
+ * `vpaudit metrics`, and by records built outside a run (ctx->warn_groups
+ * NULL).
  */
-void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m,
+void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m, int chance_expected,
 			 void (*emit)(void *ctx, const char *msg), void *ctx);
+
+/*
+ * Grouped warnings of a run: with ctx->warn_groups = vpa_warn_groups_new(),
+ * vpa_record_from_scores collects its warnings there, and
+ * vpa_warn_groups_flush(ctx) gives one line per attack and condition ("a1:
+ * fewer than 100 target trials in 12 records (40 to 60): ...", or the line
+ * of the record when it is alone), in the order first met, through
+ * vpa_ctx_warn, and frees the groups (ctx->warn_groups = NULL).
+ */
+struct vpa_warn_groups *vpa_warn_groups_new(void);
+void vpa_warn_groups_flush(struct vpa_run_ctx *ctx);
+
+/*
+ * Adds "PATH": "undefined value" to rec's "unreliable" object (made when
+ * missing) for every null or non-finite leaf of rec's "metrics" that the
+ * object does not name yet, by itself or by a prefix.
+ */
+void vpa_record_mark_undefined(struct vpa_json *rec);
 
 /*
  * One score set in, one record out:
  *   {"attack": attack, "sub": sub|null, "layer": layer|null, "sweep": null,
  *    "metrics": {n_target, n_nontarget, eer, eer_threshold, eer_sweep, cllr,
  *                cllr_min, linkability, min_dcf, zebra: {dece, log10_lr_worst,
- *                category}, frac_tied},
+ *                category}, tied_fraction, linkability_hist,
+ *                linkability_reliable},
+ *    "unreliable": {PATH: REASON, ...} (vpa_metrics_reliability, and
+ *                "undefined value" for every null metric; {} when all hold),
  *    "ci": {level, method, reps, eer, cllr_min, linkability} (when ci_level > 0)}
  * appended to out->records; its linkability figure (when defined) appended to
  * out->figures; its DET series {"name", "p_miss", "p_fa", "eer"} appended to
- * det_series (an array, may be NULL).  Sanity warnings (EER > 0.5, fewer than
- * 100 trials of a class, many ties, undefined linkability) go to
- * ctx->warnings and stderr.  The bootstrap stream is
- * vpa_rng_split(seed, "ci/ATTACK/SUB/LAYER"): results do not depend on
- * order or threads.  t is borrowed and not modified (a sorted copy is made).
- * layer < 0: no layer.
+ * det_series (an array, may be NULL).  Sanity warnings (vpa_sanity_warnings)
+ * go to ctx->warn_groups when set, else to ctx->warnings and stderr.  The
+ * bootstrap stream is vpa_rng_split(seed, "ci/ATTACK/SUB/LAYER"): results do
+ * not depend on order or threads.  t is borrowed and not modified (a sorted
+ * copy is made).  layer < 0: no layer.
  */
 int vpa_record_from_scores(struct vpa_run_ctx *ctx, const char *attack, const char *sub,
 			   long layer, const struct vpa_trials *t,

@@ -16,44 +16,248 @@ void vpa_eval_opts_init(struct vpa_eval_opts *o)
 	o->ci_reps = 1000;
 	o->seed = 1;
 	o->det_points = 300;
+	o->chance_expected = 0;
 }
 
-void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m,
+/*
+ * Sanity warnings.  A condition is one of the table below; a warning is
+ * (attack, label, condition, value).  Inside a run they are grouped: one line
+ * per attack and condition, with the count of records and the range of the
+ * values (vpa_warn_groups_flush); alone, they are given at once.
+ */
+enum { W_REVERSED, W_FEW_TAR, W_FEW_NON, W_TIES, W_LINK_UNDEF, W_LINK, W_CLLR, W_N };
+static const struct {
+	const char *what;    /* "LABEL: what (value): then" */
+	const char *unit;    /* value format: "%" (x 100, %.1f%%) or "n" (count) or "b" (bits) */
+	const char *then;
+} cond[W_N] = {
+	[W_REVERSED] = {"EER (threshold sweep) above 50%", "%",
+			"scores may be reversed (higher must mean same source)"},
+	[W_FEW_TAR] = {"fewer than 100 target trials", "n", "the metrics are unreliable"},
+	[W_FEW_NON] = {"fewer than 100 non-target trials", "n", "the metrics are unreliable"},
+	[W_TIES] = {"more than 10% of the trials share their score with another trial", "%",
+		    "a threshold cannot split them"},
+	[W_LINK_UNDEF] = {"fewer than 10 target (mated) trials", "n", "linkability is undefined"},
+	[W_LINK] = {"linkability from too coarse a histogram", "",
+		    "the VoicePrivacy value is unreliable (see linkability_hist and the record's "
+		    "'unreliable')"},
+	[W_CLLR] = {"Cllr above 1 bit", "b",
+		    "the scores are not calibrated log-likelihood ratios (a system that always "
+		    "answers 'do not know' scores 1 bit); read Cllr_min for what they can "
+		    "discriminate"},
+};
+
+struct wg_item {
+	char *attack, *label;
+	int c;
+	double v;
+	char *detail; /* W_LINK: the reason */
+};
+struct vpa_warn_groups {
+	struct wg_item *it;
+	size_t n, cap;
+};
+
+static void fmt_value(char *buf, size_t n, int c, double v)
+{
+	const char *u = cond[c].unit;
+	if (!strcmp(u, "%"))
+		snprintf(buf, n, "%.1f%%", 100 * v);
+	else if (!strcmp(u, "n"))
+		snprintf(buf, n, "%.0f", v);
+	else if (!strcmp(u, "b"))
+		snprintf(buf, n, "%.3f bits", v);
+	else
+		buf[0] = 0;
+}
+
+/* The line of one warning alone. */
+static void one_line(char *msg, size_t n, const char *label, int c, double v, const char *detail)
+{
+	char val[64];
+	fmt_value(val, sizeof val, c, v);
+	if (c == W_LINK)
+		snprintf(msg, n, "%s: linkability is unreliable: %s", label, detail);
+	else if (c == W_FEW_TAR || c == W_FEW_NON)
+		snprintf(msg, n, "%s: only %s %s trials (fewer than 100): %s", label, val,
+			 c == W_FEW_TAR ? "target" : "non-target", cond[c].then);
+	else if (val[0])
+		snprintf(msg, n, "%s: %s (%s): %s", label, cond[c].what, val, cond[c].then);
+	else
+		snprintf(msg, n, "%s: %s: %s", label, cond[c].what, cond[c].then);
+}
+
+struct vpa_warn_groups *vpa_warn_groups_new(void)
+{
+	return xcalloc(1, sizeof(struct vpa_warn_groups));
+}
+
+static void wg_add(struct vpa_warn_groups *g, const char *attack, const char *label, int c,
+		   double v, const char *detail)
+{
+	if (g->n == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 16;
+		g->it = xrealloc(g->it, xmul(g->cap, sizeof(*g->it)));
+	}
+	g->it[g->n++] = (struct wg_item){xstrdup(attack), xstrdup(label), c, v,
+					 detail ? xstrdup(detail) : NULL};
+}
+
+void vpa_warn_groups_flush(struct vpa_run_ctx *ctx)
+{
+	struct vpa_warn_groups *g = ctx->warn_groups;
+	if (!g)
+		return;
+	char *done = xcalloc(g->n ? g->n : 1, 1);
+	for (size_t i = 0; i < g->n; i++) {
+		if (done[i])
+			continue;
+		const struct wg_item *a = &g->it[i];
+		size_t cnt = 0;
+		double lo = INFINITY, hi = -INFINITY;
+		for (size_t j = i; j < g->n; j++) {
+			const struct wg_item *b = &g->it[j];
+			if (done[j] || b->c != a->c || strcmp(b->attack, a->attack))
+				continue;
+			done[j] = 1;
+			cnt++;
+			lo = fmin(lo, b->v);
+			hi = fmax(hi, b->v);
+		}
+		char msg[1024], vl[64], vh[64];
+		if (cnt == 1) {
+			one_line(msg, sizeof msg, a->label, a->c, a->v, a->detail);
+		} else {
+			fmt_value(vl, sizeof vl, a->c, lo);
+			fmt_value(vh, sizeof vh, a->c, hi);
+			if (a->c == W_LINK)
+				snprintf(msg, sizeof msg, "%s: linkability is unreliable in %zu records "
+					 "(first, %s: %s)", a->attack, cnt, a->label, a->detail);
+			else if (!vl[0])
+				snprintf(msg, sizeof msg, "%s: %s in %zu records: %s", a->attack,
+					 cond[a->c].what, cnt, cond[a->c].then);
+			else if (lo == hi)
+				snprintf(msg, sizeof msg, "%s: %s in %zu records (%s): %s", a->attack,
+					 cond[a->c].what, cnt, vl, cond[a->c].then);
+			else
+				snprintf(msg, sizeof msg, "%s: %s in %zu records (%s to %s): %s",
+					 a->attack, cond[a->c].what, cnt, vl, vh, cond[a->c].then);
+		}
+		vpa_ctx_warn(ctx, "%s", msg);
+	}
+	free(done);
+	for (size_t i = 0; i < g->n; i++) {
+		free(g->it[i].attack);
+		free(g->it[i].label);
+		free(g->it[i].detail);
+	}
+	free(g->it);
+	free(g);
+	ctx->warn_groups = NULL;
+}
+
+/* Every condition of m, to f(ctx, c, value, detail). */
+static void conditions(const struct vpa_metrics *m, int chance_expected,
+		       void (*f)(void *ctx, int c, double v, const char *detail), void *ctx)
+{
+	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
+	 * reversed scores show in the sweep EER.  Not for an attacker expected at
+	 * chance (the ignorant attacker): there an EER above 50% is a finding. */
+	if (m->eer_sweep > 0.5 && !chance_expected)
+		f(ctx, W_REVERSED, m->eer_sweep, NULL);
+	if (m->n_tar < VPA_MIN_TARGET)
+		f(ctx, W_FEW_TAR, (double)m->n_tar, NULL);
+	if (m->n_non < VPA_MIN_NONTARGET)
+		f(ctx, W_FEW_NON, (double)m->n_non, NULL);
+	if (m->tied_fraction > 0.1)
+		f(ctx, W_TIES, m->tied_fraction, NULL);
+	if (!m->linkability_defined)
+		f(ctx, W_LINK_UNDEF, (double)m->n_tar, NULL);
+	else if (!m->linkability_reliable && m->n_tar >= VPA_MIN_TARGET &&
+		 m->n_non >= VPA_MIN_NONTARGET)
+		f(ctx, W_LINK, 0, m->linkability_why); /* the counts have their own line */
+	if (m->cllr > 1)
+		f(ctx, W_CLLR, m->cllr, NULL);
+}
+
+struct emit_ctx {
+	const char *label;
+	void (*emit)(void *ctx, const char *msg);
+	void *ctx;
+};
+
+static void emit_now(void *p, int c, double v, const char *detail)
+{
+	struct emit_ctx *e = p;
+	char msg[1024];
+	one_line(msg, sizeof msg, e->label, c, v, detail);
+	e->emit(e->ctx, msg);
+}
+
+void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m, int chance_expected,
 			 void (*emit)(void *ctx, const char *msg), void *ctx)
 {
-	char msg[1024];
-	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
-	 * reversed scores show in the sweep EER. */
-	if (m->eer_sweep > 0.5) {
-		snprintf(msg, sizeof(msg), "%s: EER %.1f%% (threshold sweep) is above 50%%: scores may "
-			 "be reversed (higher must mean same source)", label, 100 * m->eer_sweep);
-		emit(ctx, msg);
-	}
-	if (m->n_tar < 100) {
-		snprintf(msg, sizeof(msg), "%s: only %zu target trials (fewer than 100): the metrics "
-			 "are unreliable", label, m->n_tar);
-		emit(ctx, msg);
-	}
-	if (m->n_non < 100) {
-		snprintf(msg, sizeof(msg), "%s: only %zu non-target trials (fewer than 100): the "
-			 "metrics are unreliable", label, m->n_non);
-		emit(ctx, msg);
-	}
-	if (m->frac_tied > 0.1) {
-		snprintf(msg, sizeof(msg), "%s: %.0f%% of the trials share their score with another "
-			 "trial: a threshold cannot split them", label, 100 * m->frac_tied);
-		emit(ctx, msg);
-	}
-	if (!m->linkability_defined) {
-		snprintf(msg, sizeof(msg), "%s: fewer than 10 target (mated) trials: linkability is "
-			 "undefined", label);
-		emit(ctx, msg);
-	}
+	struct emit_ctx e = {label, emit, ctx};
+	conditions(m, chance_expected, emit_now, &e);
+}
+
+struct group_ctx {
+	struct vpa_warn_groups *g;
+	const char *attack, *label;
+};
+
+static void emit_group(void *p, int c, double v, const char *detail)
+{
+	struct group_ctx *e = p;
+	wg_add(e->g, e->attack, e->label, c, v, detail);
 }
 
 static void ctx_emit(void *ctx, const char *msg)
 {
 	vpa_ctx_warn(ctx, "%s", msg);
+}
+
+/* The record's "unreliable" map (vpa_metrics_reliability). */
+static void unrel_emit(void *ctx, const char *path, const char *reason)
+{
+	vpa_json_set_str(ctx, path, reason);
+}
+
+/* Every null leaf of obj under prefix that u does not name yet. */
+static void mark_nulls(struct vpa_json *u, const struct vpa_json *obj, const char *prefix)
+{
+	for (size_t i = 0; i < obj->n; i++) {
+		char path[256];
+		snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", obj->keys[i]);
+		const struct vpa_json *v = obj->items[i];
+		if (v->type == VPA_JSON_OBJ) {
+			mark_nulls(u, v, path);
+			continue;
+		}
+		if (v->type != VPA_JSON_NULL && !(v->type == VPA_JSON_NUM && !isfinite(v->num)))
+			continue;
+		/* a prefix already named covers it (zebra covers zebra.dece) */
+		int covered = 0;
+		for (size_t k = 0; k < u->n && !covered; k++) {
+			size_t l = strlen(u->keys[k]);
+			covered = !strncmp(path, u->keys[k], l) && (path[l] == 0 || path[l] == '.');
+		}
+		if (!covered)
+			vpa_json_set_str(u, path, "undefined value");
+	}
+}
+
+void vpa_record_mark_undefined(struct vpa_json *rec)
+{
+	const struct vpa_json *m = vpa_json_get(rec, "metrics");
+	if (!m || m->type != VPA_JSON_OBJ)
+		return;
+	struct vpa_json *u = vpa_json_get(rec, "unreliable");
+	if (!u || u->type != VPA_JSON_OBJ) {
+		u = vpa_json_obj();
+		vpa_json_set(rec, "unreliable", u);
+	}
+	mark_nulls(u, m, "");
 }
 
 /* Everything computed for one score set (thread-safe: no JSON, no warnings). */
@@ -212,8 +416,15 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 	char cat[2] = {m->zebra.category, 0};
 	vpa_json_set_str(z, "category", cat);
 	vpa_json_set(mj, "zebra", z);
-	vpa_json_set_num(mj, "frac_tied", m->frac_tied);
+	vpa_json_set_num(mj, "tied_fraction", m->tied_fraction);
+	vpa_json_set(mj, "linkability_hist", vpa_json_num(m->linkability_hist)); /* NAN -> null */
+	vpa_json_set(mj, "linkability_reliable", vpa_json_bool(m->linkability_reliable));
 	vpa_json_set(rec, "metrics", mj);
+	struct vpa_json *un = vpa_json_obj();
+	struct vpa_metrics mc = *m;
+	vpa_metrics_reliability(&mc, &o->m, unrel_emit, un);
+	vpa_json_set(rec, "unreliable", un);
+	vpa_record_mark_undefined(rec);
 	if (r->have_ci) {
 		struct vpa_json *ci = vpa_json_obj();
 		vpa_json_set_num(ci, "level", o->ci_level);
@@ -263,7 +474,12 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 		free(id);
 	}
 
-	vpa_sanity_warnings(label, m, ctx_emit, ctx);
+	if (ctx->warn_groups) {
+		struct group_ctx gc = {ctx->warn_groups, attack, label};
+		conditions(m, o->chance_expected, emit_group, &gc);
+	} else {
+		vpa_sanity_warnings(label, m, o->chance_expected, ctx_emit, ctx);
+	}
 }
 
 int vpa_record_from_scores(struct vpa_run_ctx *ctx, const char *attack, const char *sub,
@@ -319,7 +535,8 @@ static const struct vpa_schema schema = {"attack evaluate", keys};
 static const char *const target_kinds[] = {"scores", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
-	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied", NULL,
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
+	"linkability_hist", NULL,
 };
 
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,

@@ -371,6 +371,10 @@ static int subset_core(const struct vpa_ident_matrix *m, struct ident_ws *w, con
 	if ((rc = vpa_linkability(&sl, omega, bins, &lk, err)))
 		goto out;
 	out->linkability = lk.defined ? lk.dsys : NAN;
+	/* the integral over finer bins than lnb would need the scores themselves */
+	out->linkability_hist = lk.defined && (bins || lnb >= VPA_LINK_MIN_BINS) ? lk.dsys_hist : NAN;
+	out->link_bins = lk.n_bins;
+	out->link_bins_mated = lk.n_bins_mated;
 
 	/* closed-set ranks (vpa_rank: 1 + #higher + #tied / 2) */
 	double sum_rank = 0;
@@ -580,6 +584,51 @@ static void run_jobs(struct job *j, int threads)
 }
 
 /* mean, min, max, population std of x[0..n) into o under NAME, NAME_min, ... */
+/* The identification record's share of vpa_metrics_reliability: the paths it has. */
+static void ident_unrel(void *ctx, const char *path, const char *reason)
+{
+	static const char *const have[] = {"eer", "cllr_min", "linkability", "linkability_hist",
+					   NULL};
+	for (int i = 0; have[i]; i++)
+		if (!strcmp(path, have[i]))
+			vpa_json_set_str(ctx, path, reason);
+}
+
+/*
+ * linkability_hist (mean over the repeats), linkability_reliable (every
+ * repeat reliable) and the record's "unreliable" map, from the repeats e[0..R)
+ * judged as one score set each (the repeats share their counts).
+ */
+static void link_reliability(struct vpa_json *rec, struct vpa_json *mj,
+			     const struct vpa_ident_eval *e, size_t R)
+{
+	struct vpa_json *un = vpa_json_obj();
+	double hs = 0;
+	int reliable = 1;
+	for (size_t r = 0; r < R; r++) {
+		struct vpa_metrics m;
+		memset(&m, 0, sizeof m);
+		m.n_tar = e[r].n_target;
+		m.n_non = e[r].n_nontarget;
+		m.eer = e[r].eer;
+		m.cllr_min = e[r].cllr_min;
+		m.eer_sweep = m.cllr = m.min_dcf = m.zebra.dece = m.zebra.log10_lr_worst = 0;
+		m.linkability = e[r].linkability;
+		m.linkability_defined = isfinite(e[r].linkability);
+		m.linkability_hist = e[r].linkability_hist;
+		m.linkability_bins = e[r].link_bins;
+		m.linkability_bins_mated = e[r].link_bins_mated;
+		vpa_metrics_reliability(&m, NULL, r == 0 ? ident_unrel : NULL, un);
+		reliable &= m.linkability_reliable;
+		if (!m.linkability_reliable && !vpa_json_get(un, "linkability"))
+			vpa_json_set_str(un, "linkability", m.linkability_why);
+		hs += e[r].linkability_hist;
+	}
+	vpa_json_set_num(mj, "linkability_hist", hs / (double)R); /* NAN -> null */
+	vpa_json_set(mj, "linkability_reliable", vpa_json_bool(reliable));
+	vpa_json_set(rec, "unreliable", un);
+}
+
 static void put_stats(struct vpa_json *o, const char *name, const double *x, size_t n, int std)
 {
 	double s = 0, lo = INFINITY, hi = -INFINITY, ss = 0;
@@ -831,6 +880,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				cm += v[5][r];
 			vpa_json_set_num(mj, "cllr_min", cm / (double)R);
 			put_stats(mj, "linkability", v[1], R, 1);
+			link_reliability(rec, mj, &res[i0], R);
 			put_stats(mj, "mean_rank", v[2], R, 0);
 			vpa_json_set_num(mj, "chance_rank", e0->chance_rank);
 			put_stats(mj, "mean_norm_rank", v[3], R, 0);

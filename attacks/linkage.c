@@ -50,7 +50,7 @@ static const struct vpa_schema schema = {"attack linkage", keys};
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
-	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied", "gvd",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction", "linkability_hist", "gvd",
 	NULL,
 };
 
@@ -314,6 +314,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			break;
 		}
 		size_t before = out->records->n;
+		o.chance_expected = k == A_IGNORANT;
 		rc = vpa_record_from_scores(ctx, id, attacker_names[k], -1, &tr, &o, out,
 					    vpa_json_get(det, "series"), err);
 		vpa_trials_release(&tr);
@@ -331,6 +332,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 					     attacker_names[k]);
 		}
 		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
+		vpa_record_mark_undefined(rec);
 		double link = vpa_json_get_num(mj, "linkability", NAN);
 		struct vpa_json *sr = vpa_json_obj(), *xs = vpa_json_arr(), *ys = vpa_json_arr();
 		vpa_json_push(xs, vpa_json_num(++xk));

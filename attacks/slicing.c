@@ -73,7 +73,7 @@ static const struct vpa_schema schema = {"attack slicing", keys};
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
-	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "frac_tied", NULL,
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction", "linkability_hist", NULL,
 };
 
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
@@ -364,6 +364,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				break;
 			}
 			size_t before = out->records->n;
+			o.chance_expected = k == VPA_ATK_IGNORANT;
 			rc = vpa_record_from_scores(ctx, id, vpa_attacker_names[k], (long)dur[di], &trs, &o,
 						    &rec_out, NULL, err);
 			vpa_trials_release(&trs);

@@ -70,7 +70,7 @@ int main(int argc, char **argv)
 	snprintf(acfg, sizeof(acfg), "{attackers: [%s], repeats: 5}", attackers);
 	struct vpa_ynode *tc = yaml(tcfg), *ac = yaml(acfg);
 	struct vpa_json *warnings = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"bench", ".", 1, threads, warnings};
+	struct vpa_run_ctx ctx = {"bench", ".", 1, threads, warnings, NULL};
 	struct vpa_target t = {&vpa_target_anonymised_speech, "bench", 0, NULL, NULL};
 	struct vpa_err err;
 	vpa_err_init(&err);

@@ -168,14 +168,19 @@ static const char *source_name(const struct opts *o)
 	return o->scores ? o->scores : o->tar;
 }
 
+/* Warnings are collected first (into the JSON "warnings"), printed at the end. */
 static void warn_emit(void *ctx, const char *msg)
 {
-	(void)ctx;
-	vpa_warn("%s", msg);
+	vpa_json_push(ctx, vpa_json_str(msg));
+}
+
+static void unrel_emit(void *ctx, const char *path, const char *reason)
+{
+	vpa_json_set_str(ctx, path, reason);
 }
 
 static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *m,
-				const struct vpa_ci *ci, size_t n_bins)
+				const struct vpa_ci *ci, size_t n_bins, const struct vpa_json *warnings)
 {
 	struct vpa_json *j = vpa_json_obj(), *z = vpa_json_obj();
 	vpa_json_set_num(j, "n_target", (double)m->n_tar);
@@ -188,6 +193,10 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 	vpa_json_set_num(j, "cllr_min", m->cllr_min);
 	vpa_json_set(j, "linkability",
 		     m->linkability_defined ? vpa_json_num(m->linkability) : vpa_json_null());
+	vpa_json_set(j, "linkability_hist", vpa_json_num(m->linkability_hist)); /* NAN -> null */
+	vpa_json_set(j, "linkability_reliable", vpa_json_bool(m->linkability_reliable));
+	vpa_json_set(j, "linkability_reason",
+		     m->linkability_reliable ? vpa_json_null() : vpa_json_str(m->linkability_why));
 	vpa_json_set_num(j, "linkability_bins", (double)n_bins);
 	vpa_json_set_num(j, "omega", o->m.omega);
 	vpa_json_set_num(j, "min_dcf", m->min_dcf);
@@ -198,7 +207,7 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 	char cat[2] = {m->zebra.category, 0};
 	vpa_json_set_str(z, "category", cat);
 	vpa_json_set(j, "zebra", z);
-	vpa_json_set_num(j, "tied_fraction", m->frac_tied);
+	vpa_json_set_num(j, "tied_fraction", m->tied_fraction);
 	if (ci) {
 		struct vpa_json *c = vpa_json_obj(), *a;
 		vpa_json_set_num(c, "level", o->ci_level);
@@ -218,6 +227,11 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 		}
 		vpa_json_set(j, "ci", c);
 	}
+	struct vpa_json *un = vpa_json_obj();
+	struct vpa_metrics mc = *m;
+	vpa_metrics_reliability(&mc, &o->m, unrel_emit, un);
+	vpa_json_set(j, "unreliable", un);
+	vpa_json_set(j, "warnings", vpa_json_clone(warnings));
 	return j;
 }
 
@@ -237,11 +251,19 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 	vpa_buf_printf(b, "Cllr_min        %8.4f bits\n", m->cllr_min);
 	vpa_buf_printf(b, "min DCF         %8.4f     p_target %g, threshold %.6g\n", m->min_dcf,
 		       o->m.p_target, m->min_dcf_threshold);
-	if (m->linkability_defined)
+	if (m->linkability_defined) {
 		vpa_buf_printf(b, "linkability     %8.4f     D<->sys, omega %g, %zu bins\n", m->linkability,
 			       o->m.omega, n_bins);
-	else
+		if (isfinite(m->linkability_hist))
+			vpa_buf_printf(b, "linkability_hist %7.4f     sum of D(bin) P(mated in bin)\n",
+				       m->linkability_hist);
+		else
+			vpa_buf_printf(b, "linkability_hist undefined\n");
+		if (!m->linkability_reliable)
+			vpa_buf_printf(b, "  unreliable:   %s\n", m->linkability_why);
+	} else {
 		vpa_buf_printf(b, "linkability     undefined  (fewer than 10 target scores)\n");
+	}
 	vpa_buf_printf(b, "ZEBRA D_ECE     %8.4f bits\n", m->zebra.dece);
 	vpa_buf_printf(b, "ZEBRA log10 LR  %8.4f     worst case, category %c\n", m->zebra.log10_lr_worst,
 		       m->zebra.category);
@@ -357,7 +379,7 @@ int cmd_metrics(int argc, char **argv)
 	struct vpa_metrics m;
 	struct vpa_ci ci;
 	struct vpa_linkability link = {0};
-	struct vpa_json *figs[2] = {NULL, NULL};
+	struct vpa_json *figs[2] = {NULL, NULL}, *warnings = NULL;
 	struct vpa_buf out, det, svg[2], pdf[2];
 	vpa_buf_init(&out);
 	vpa_buf_init(&det);
@@ -418,8 +440,10 @@ int cmd_metrics(int argc, char **argv)
 				goto out;
 		}
 	}
+	warnings = vpa_json_arr();
+	vpa_sanity_warnings(source_name(&o), &m, 0, warn_emit, warnings);
 	if (o.json) {
-		struct vpa_json *j = to_json(&o, &m, have_ci ? &ci : NULL, n_bins);
+		struct vpa_json *j = to_json(&o, &m, have_ci ? &ci : NULL, n_bins, warnings);
 		vpa_json_write(&out, j, 2);
 		vpa_buf_puts(&out, "\n");
 		vpa_json_free(j);
@@ -448,7 +472,8 @@ int cmd_metrics(int argc, char **argv)
 				goto out;
 		}
 	}
-	vpa_sanity_warnings(source_name(&o), &m, warn_emit, NULL);
+	for (size_t i = 0; i < warnings->n; i++)
+		vpa_warn("%s", warnings->items[i]->str);
 	fwrite(out.data, 1, out.len, stdout);
 out:
 	if (rc)
@@ -459,6 +484,7 @@ out:
 		vpa_buf_release(&pdf[i]);
 	}
 	vpa_linkability_release(&link);
+	vpa_json_free(warnings);
 	vpa_buf_release(&out);
 	vpa_buf_release(&det);
 	vpa_trials_release(&tr);

@@ -31,7 +31,7 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	memset(m, 0, sizeof *m);
 	m->eer = m->eer_threshold = m->eer_sweep = m->eer_sweep_threshold = NAN;
 	m->cllr = m->cllr_min = m->min_dcf = m->min_dcf_threshold = NAN;
-	m->linkability = m->frac_tied = m->zebra.dece = m->zebra.log10_lr_worst = NAN;
+	m->linkability = m->linkability_hist = m->tied_fraction = m->zebra.dece = m->zebra.log10_lr_worst = NAN;
 	m->zebra.category = '0';
 	if (!o) {
 		vpa_metrics_opts_init(&def);
@@ -64,7 +64,7 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	m->eer_sweep_threshold = w.eer_threshold;
 	m->min_dcf = w.min_dcf;
 	m->min_dcf_threshold = w.min_dcf_threshold;
-	m->frac_tied = w.frac_tied;
+	m->tied_fraction = w.tied_fraction;
 
 	m->cllr = vpa_cllr(s);
 
@@ -73,7 +73,11 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 		goto out;
 	m->linkability_defined = l.defined;
 	m->linkability = l.defined ? l.dsys : NAN;
+	m->linkability_hist = l.defined ? l.dsys_hist : NAN;
+	m->linkability_bins = l.n_bins;
+	m->linkability_bins_mated = l.n_bins_mated;
 	vpa_linkability_release(&l);
+	vpa_metrics_reliability(m, o, NULL, NULL);
 out:
 	vpa_pav_release(&lap);
 	vpa_pav_release(&plain);

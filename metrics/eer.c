@@ -220,7 +220,7 @@ static void sweep_fast(const struct vpa_scores *s, struct sweep_state *S)
 			i = lo;
 		}
 	}
-	S->out->frac_tied = (double)tied / (double)(nt + nn);
+	S->out->tied_fraction = (double)tied / (double)(nt + nn);
 }
 
 void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
@@ -274,7 +274,7 @@ void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double
 			tied += c;
 		point(&S, v, tp, fp);
 	}
-	out->frac_tied = (double)tied / (double)(s->n_tar + s->n_non);
+	out->tied_fraction = (double)tied / (double)(s->n_tar + s->n_non);
 }
 
 double vpa_eer_sweep(const struct vpa_scores *s, double *threshold)

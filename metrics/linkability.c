@@ -28,6 +28,15 @@
  * scores carry no information: defined = 1, dsys = 0, no bins (numpy would
  * divide by a zero width and return NaN).
  *
+ * Beside D<->sys, dsys_hist = sum over bins of D(bin) P(mated in bin), the
+ * exact integral of the same histogram estimate (D is constant on a bin and
+ * P(mated in bin) = y1 * width): 1 for perfectly separated scores when no
+ * bin holds both classes.  When the default rule gives fewer than
+ * VPA_LINK_MIN_BINS bins (10..49 mated scores) and the caller did not fix
+ * n_bins, dsys_hist uses VPA_LINK_MIN_BINS bins over the same range: one bin
+ * holding both classes has D = 0 whatever the scores, so with 10..19 mated
+ * scores no one-bin histogram could show a perfect attack.
+ *
  * The bin of each score is found by comparing with the computed edges (as
  * numpy's searchsorted does), not by rounding (s - min) / step, so a score
  * that lands exactly on a computed edge goes where numpy puts it.  The sum
@@ -169,14 +178,55 @@ void vpa_linkability_release(struct vpa_linkability *l)
 	free(l->p_non);
 	free(l->d_local);
 	l->centers = l->p_mated = l->p_non = l->d_local = NULL;
-	l->n_bins = 0;
+	l->n_bins = l->n_bins_mated = 0;
+}
+
+/* Local D of a bin from its two class densities (the VoicePrivacy rule). */
+static double local_d(double y1, double y2, double omega)
+{
+	double lr = y2 != 0 ? y1 / y2 : 1;
+	double d = 2 * (omega * lr / (1 + omega * lr)) - 1;
+	if (omega * lr <= 1)
+		d = 0;
+	if (y2 == 0 && y1 != 0)
+		d = 1;
+	return d;
+}
+
+/* sum over nb bins on [lo, hi] of D(bin) * P(mated in bin); -1 when a bin is
+ * empty in width (too narrow a range). */
+static double hist_integral(const struct vpa_scores *s, int sorted, double lo, double hi,
+			    size_t nb, double omega)
+{
+	double *e = xmalloc(xmul(nb + 1, sizeof *e));
+	double *c1 = xmalloc(xmul(nb, sizeof *c1)), *c2 = xmalloc(xmul(nb, sizeof *c2));
+	double *f = xmalloc(xmul(nb, sizeof *f));
+	double r = -1;
+	vpa_linkability_edges(lo, hi, nb, e);
+	for (size_t b = 0; b < nb; b++)
+		if (!(e[b + 1] > e[b]))
+			goto out;
+	count_bins(s->tar, s->w_tar, s->n_tar, sorted, e, nb, c1);
+	count_bins(s->non, s->w_non, s->n_non, sorted, e, nb, c2);
+	double S1 = np_sum(c1, nb), S2 = np_sum(c2, nb);
+	for (size_t b = 0; b < nb; b++) {
+		double db = e[b + 1] - e[b];
+		f[b] = local_d(c1[b] / db / S1, c2[b] / db / S2, omega) * (c1[b] / S1);
+	}
+	r = np_sum(f, nb);
+out:
+	free(f);
+	free(c2);
+	free(c1);
+	free(e);
+	return r;
 }
 
 static int link_core(const struct vpa_scores *s, double omega, size_t n_bins, int sorted,
 		     struct vpa_linkability *out, struct vpa_err *err)
 {
 	memset(out, 0, sizeof *out);
-	out->dsys = NAN;
+	out->dsys = out->dsys_hist = NAN;
 	if (!s || s->n_non == 0 || !s->non)
 		return vpa_fail(err, VPA_EINPUT, NULL, "no non-target scores");
 	if (!(omega > 0) || !isfinite(omega))
@@ -199,7 +249,7 @@ static int link_core(const struct vpa_scores *s, double omega, size_t n_bins, in
 	range_of(s->non, s->w_non, s->n_non, sorted, &lo, &hi);
 	out->defined = 1;
 	if (lo == hi) {
-		out->dsys = 0;
+		out->dsys = out->dsys_hist = 0;
 		return 0;
 	}
 
@@ -229,16 +279,19 @@ static int link_core(const struct vpa_scores *s, double omega, size_t n_bins, in
 	for (size_t b = 0; b < nb; b++) {
 		double db = e[b + 1] - e[b];
 		double y1 = c1[b] / db / S1, y2 = c2[b] / db / S2;
-		double lr = y2 != 0 ? y1 / y2 : 1;
-		double d = 2 * (omega * lr / (1 + omega * lr)) - 1;
-		if (omega * lr <= 1)
-			d = 0;
-		if (y2 == 0 && y1 != 0)
-			d = 1;
 		out->centers[b] = (e[b + 1] + e[b]) / 2;
 		out->p_mated[b] = y1;
 		out->p_non[b] = y2;
-		out->d_local[b] = d;
+		out->d_local[b] = local_d(y1, y2, omega);
+		out->n_bins_mated += c1[b] > 0;
+		f[b] = out->d_local[b] * (c1[b] / S1);
+	}
+	if (n_bins == 0 && nb < VPA_LINK_MIN_BINS) {
+		out->dsys_hist = hist_integral(s, sorted, lo, hi, VPA_LINK_MIN_BINS, omega);
+		if (out->dsys_hist < 0)
+			out->dsys_hist = NAN; /* range too narrow for the finer bins */
+	} else {
+		out->dsys_hist = np_sum(f, nb);
 	}
 	/* trapz(D * y1, centres) */
 	for (size_t b = 0; b + 1 < nb; b++) {
@@ -255,7 +308,7 @@ out:
 	free(e);
 	if (rc) {
 		vpa_linkability_release(out);
-		out->dsys = NAN;
+		out->dsys = out->dsys_hist = NAN;
 	}
 	return rc;
 }

@@ -130,10 +130,20 @@ size_t vpa_det_sample(const struct vpa_scores *s, size_t max_points,
 
 /* ---- linkability (Gomez-Barrero et al. 2017, VoicePrivacy code) --------- */
 
+/* The smallest histogram that can show anything: linkability with mated
+ * scores in fewer bins is unreliable, and dsys_hist never uses fewer bins
+ * than this unless the caller fixes n_bins. */
+#define VPA_LINK_MIN_BINS 5
+
 struct vpa_linkability {
 	int defined;    /* 0 when fewer than 10 mated scores (no bins) */
 	double dsys;    /* D<->sys in [0,1]; NAN when undefined */
+	double dsys_hist; /* sum over bins of D(bin) P(mated in bin) in [0,1], the
+			     exact integral of the histogram estimate (at least
+			     VPA_LINK_MIN_BINS bins when n_bins was 0); NAN when
+			     undefined; 0 when all scores are equal */
 	size_t n_bins;
+	size_t n_bins_mated; /* bins holding at least one mated score */
 	double *centers; /* (n_bins) bin centres, owned */
 	double *p_mated; /* (n_bins) histogram density p(s|H), owned */
 	double *p_non;   /* (n_bins) density p(s|notH), owned */
@@ -201,13 +211,43 @@ struct vpa_metrics {
 	double min_dcf, min_dcf_threshold;
 	double linkability;  /* NAN when undefined */
 	int linkability_defined;
+	double linkability_hist; /* vpa_linkability dsys_hist; NAN when undefined */
+	size_t linkability_bins, linkability_bins_mated; /* VoicePrivacy bins, those with mated scores */
+	int linkability_reliable; /* vpa_metrics_reliability (below) */
+	char linkability_why[256]; /* why not reliable ("" when reliable) */
 	struct vpa_zebra zebra;
-	double frac_tied;    /* fraction of trials whose score equals another trial's */
+	double tied_fraction; /* fraction of trials whose score equals another trial's */
 };
 
 /* All of the above on one sorted score set.  Errors: an empty class. */
 int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
 		    struct vpa_metrics *m /* OUT */, struct vpa_err *err);
+
+/* ---- reliability (metrics/reliability.c) --------------------------------- */
+
+/*
+ * The documented minimum trial counts (metrics/README.md "Reliability"):
+ * below them a metric of the score set cannot be trusted, whatever its value.
+ */
+#define VPA_MIN_TARGET 100      /* target (mated) trials for every score-set metric */
+#define VPA_MIN_NONTARGET 100   /* non-target trials for every score-set metric */
+#define VPA_LINK_MIN_MATED 100  /* mated scores for linkability */
+#define VPA_LINK_MAX_LOSS 0.1   /* largest linkability_hist - linkability */
+#define VPA_DCF_MAX_STEP 0.1    /* largest change of min DCF one trial can make */
+
+/*
+ * Calls emit(ctx, path, reason) once for each metric of m that cannot be
+ * trusted, in a fixed order: eer, eer_sweep, cllr, cllr_min, min_dcf, zebra,
+ * linkability, linkability_hist.  path is the gate key (zebra covers
+ * zebra.dece and zebra.log10_lr_worst); reason is a short plain phrase
+ * ("12 mated scores (fewer than 100)"; several joined by "; "); an undefined
+ * value gives "undefined value ...".  o gives p_target and the costs for
+ * min DCF (NULL: defaults).  Also fills m->linkability_reliable and
+ * m->linkability_why (vpa_metrics_all calls it with emit NULL).
+ */
+typedef void (*vpa_unreliable_emit)(void *ctx, const char *path, const char *reason);
+void vpa_metrics_reliability(struct vpa_metrics *m, const struct vpa_metrics_opts *o,
+			     vpa_unreliable_emit emit /* may be NULL */, void *ctx);
 
 /* ---- bootstrap confidence intervals ------------------------------------- */
 

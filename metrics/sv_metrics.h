@@ -35,7 +35,7 @@ void sv_pav_laplace_from(const struct vpa_pav *in, struct vpa_pav *out);
 struct sv_sweep {
 	double eer, eer_threshold;
 	double min_dcf, min_dcf_threshold;
-	double frac_tied;
+	double tied_fraction;
 };
 void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
 	      struct sv_sweep *out);

@@ -158,7 +158,7 @@ static void metric_names(const struct vpa_json *m, const char *prefix, char ***n
 		if (m->items[i]->type != VPA_JSON_NUM && m->items[i]->type != VPA_JSON_NULL)
 			continue;
 		/* counts and thresholds are not privacy-utility curves */
-		if (strstr(name, "threshold") || !strncmp(name, "n_", 2) || !strcmp(name, "frac_tied"))
+		if (strstr(name, "threshold") || !strncmp(name, "n_", 2) || !strcmp(name, "tied_fraction"))
 			continue;
 		int dup = 0;
 		for (size_t j = 0; j < *n; j++)
@@ -331,7 +331,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	*results = NULL;
 	iso_now(started, sizeof(started));
 	struct vpa_run_ctx ctx = {s->file, s->dir, o->seed_set ? o->seed : s->seed,
-				  o->threads > 0 ? o->threads : 1, warnings};
+				  o->threads > 0 ? o->threads : 1, warnings, vpa_warn_groups_new()};
 	for (size_t i = 0; i < s->n_attacks; i++) {
 		afigs[i] = vpa_json_arr();
 		arecs[i] = vpa_json_arr(); /* records in attack order, whatever the run order */
@@ -419,9 +419,14 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		for (size_t i = 0; i < s->n_targets; i++)
 			vpa_json_push(tjs, target_entry(s, i, &built[i]));
 
+	/* one warning line per attack and condition, in run order */
+	vpa_warn_groups_flush(&ctx);
 	for (size_t a = 0; a < s->n_attacks; a++)
-		for (size_t i = 0; i < arecs[a]->n; i++)
-			vpa_json_push(records, vpa_json_clone(arecs[a]->items[i]));
+		for (size_t i = 0; i < arecs[a]->n; i++) {
+			struct vpa_json *rec = vpa_json_clone(arecs[a]->items[i]);
+			vpa_record_mark_undefined(rec); /* null metrics cannot be trusted */
+			vpa_json_push(records, rec);
+		}
 	for (size_t a = 0; a < s->n_attacks; a++) {
 		const struct vpa_scn_attack *at = &s->attacks[a];
 		struct vpa_json *o2 = vpa_json_obj();
@@ -484,6 +489,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	*results = R;
 	R = NULL;
 out:
+	vpa_warn_groups_flush(&ctx); /* after an error too: what was found is said */
 	for (size_t i = 0; i < s->n_targets; i++)
 		if (have[i])
 			vpa_target_release(&built[i]);

@@ -299,6 +299,10 @@ struct vpa_ident_eval {
 	size_t population, n_target, n_nontarget;
 	double eer, cllr_min;         /* open set: every probe against every population speaker */
 	double linkability;           /* NAN when undefined (fewer than 10 probes) */
+	double linkability_hist;      /* vpa_linkability dsys_hist; NAN when undefined or
+					 when the default rule gives fewer than 5 bins (the
+					 per-bin extremes cannot place finer bins) */
+	size_t link_bins, link_bins_mated; /* linkability bins, those with targets */
 	double mean_rank, mean_norm_rank, chance_rank; /* closed set, vpa_rank per probe */
 	double top1, top5, top10, topk;                /* fraction of probes with rank <= k */
 };

@@ -27,6 +27,10 @@ struct vpa_run_ctx {
 	uint64_t seed;      /* the scenario seed (after --seed) */
 	int threads;        /* >= 1: our own parallel loops use this many threads */
 	struct vpa_json *warnings; /* array: vpa_ctx_warn appends here, borrowed */
+	/* Score-set warnings waiting to be grouped per attack and condition
+	 * (attacks/evaluate.c vpa_warn_group_*); NULL: each warning is given at
+	 * once.  Owned by whoever set it (vpa_warn_groups_flush frees it). */
+	struct vpa_warn_groups *warn_groups;
 };
 
 /* A warning: appended to results "warnings" and printed on stderr. */

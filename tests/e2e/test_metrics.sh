@@ -100,4 +100,30 @@ t_ok "duplicate named" grep -q "d.key:3: .*'a' 'x'" "$ERR"
 printf '\x93NUMPY\x01\x00\x10\x00{descr: broken' > "$T/t.npy"
 t_run "truncated npy" 1 -- metrics --tar "$T/t.npy" --non "$D/non.txt"
 t_ok "npy error names file" grep -q "t.npy" "$ERR"
+# Perfect attacks (issue 20): n targets in [10, 11), 5n non-targets in [0, 1).
+# 12 targets: VoicePrivacy's one bin reads D<->sys = 0; linkability_hist = 1,
+# not reliable (12 mated scores, one bin).  1,000 targets: reliable, hist = 1.
+for n in 12 1000; do
+	awk -v n=$n 'BEGIN { for (i = 0; i < n; i++) printf "%.6f target\n", 10 + i / n;
+			     for (i = 0; i < 5 * n; i++) printf "%.6f nontarget\n", i / (5 * n) }' > "$T/p$n.txt"
+	t_run "metrics perfect $n exits 0" 0 -- metrics "$T/p$n.txt" --json
+	t_ok "perfect $n linkability_hist = 1" test "$(jget linkability_hist)" = 1
+	t_ok "perfect $n eer 0" test "$(jget eer)" = 0
+	t_ok "perfect $n has tied_fraction" test "$(jget tied_fraction)" = 0
+	t_ok "perfect $n has a warnings array" grep -q '"warnings": \[' "$OUT"
+done
+t_run "metrics perfect 12 again" 0 -- metrics "$T/p12.txt" --json
+t_ok "perfect 12 linkability 0" test "$(jget linkability)" = 0
+t_ok "perfect 12 not reliable" test "$(jget linkability_reliable)" = false
+t_ok "perfect 12 reason" grep -q '"linkability_reason": "12 mated scores and 60 non-mated scores (fewer than 100 each); mated scores occupy 1 of 1 bins (fewer than 5)' "$OUT"
+t_ok "perfect 12 unreliable map" grep -q '"linkability": "12 mated scores' "$OUT"
+t_ok "perfect 12 warnings in the JSON" grep -q 'p12.txt: only 12 target trials (fewer than 100)' "$OUT"
+t_run "metrics perfect 1000 again" 0 -- metrics "$T/p1000.txt" --json
+t_ok "perfect 1000 reliable" test "$(jget linkability_reliable)" = true
+t_ok "perfect 1000 reason null" test "$(jget linkability_reason)" = null
+t_ok "perfect 1000 unreliable empty" grep -q '"unreliable": {}' "$OUT"
+t_ok "perfect 1000 no warnings" grep -q '"warnings": \[\]' "$OUT"
+t_run "metrics perfect 12 table" 0 -- metrics "$T/p12.txt"
+t_ok "table shows linkability_hist" grep -q "^linkability_hist  1.0000" "$OUT"
+t_ok "table shows why" grep -q "unreliable: *12 mated scores" "$OUT"
 t_done

@@ -248,7 +248,7 @@ static void test_attack(void)
 	CHECK(k != NULL);
 	struct vpa_ynode *cfg = yaml("{id: a1, kind: a1_footprint, target: tiny}");
 	struct vpa_json *warn = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn};
+	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn, NULL};
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	struct vpa_err err;
 	vpa_err_init(&err);

@@ -55,7 +55,7 @@ static void test_a2_small(void)
 	vpa_flam_init(t);
 	CHECK(vpa_flam_simulate(&c, t, NULL, &err) == 0);
 	struct vpa_target tg = {&vpa_target_fl_acoustic_models, "sim", 1, NULL, t};
-	struct vpa_run_ctx ctx = {"x.yaml", ".", 3, 1, NULL};
+	struct vpa_run_ctx ctx = {"x.yaml", ".", 3, 1, NULL, NULL};
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	struct vpa_ynode *c1 = yaml("{id: a1, kind: a1_footprint, target: sim}");
 	struct vpa_ynode *c2 = yaml("{id: a2, kind: a2_footprint, target: sim, layers: [1], "

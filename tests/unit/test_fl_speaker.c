@@ -249,7 +249,7 @@ static int build_small(int threads, struct vpa_target *t, struct vpa_ynode **roo
 		printf("# %s\n", err.msg);
 		return -1;
 	}
-	struct vpa_run_ctx ctx = {"cfg", ".", 5, threads, NULL};
+	struct vpa_run_ctx ctx = {"cfg", ".", 5, threads, NULL, NULL};
 	memset(t, 0, sizeof(*t));
 	t->kind = &vpa_target_fl_speaker;
 	t->id = "fl";

@@ -117,7 +117,7 @@ static void test_eer_exact(void)
 		CHECK_NEAR(e.eer, mm.eer, 1e-12);
 		CHECK_NEAR(e.cllr_min, mm.cllr_min, 1e-12);
 		CHECK_NEAR(e.linkability, mm.linkability, 1e-12);
-		CHECK(mm.frac_tied > 0.5); /* the grid made ties */
+		CHECK(mm.tied_fraction > 0.5); /* the grid made ties */
 		/* ranks against vpa_identification on the probe-major matrix */
 		double *P = malloc(T * n * sizeof(double));
 		size_t tr[T];

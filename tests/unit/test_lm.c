@@ -239,7 +239,7 @@ static void build_and_attack(const char *yaml_target, struct built *b)
 	if (!b->rc)
 		b->rc = vpa_target_language_model.validate(&kc, cfg, &err);
 	b->warnings = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"t.yaml", ".", 7, 1, b->warnings};
+	struct vpa_run_ctx ctx = {"t.yaml", ".", 7, 1, b->warnings, NULL};
 	b->t.kind = &vpa_target_language_model;
 	b->t.id = "lm";
 	if (!b->rc)

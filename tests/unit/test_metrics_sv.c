@@ -142,7 +142,7 @@ static void test_tiny_hand(void)
 
 	struct vpa_metrics m = all_of(&s);
 	CHECK(m.linkability_defined == 0 && isnan(m.linkability));
-	CHECK(m.frac_tied == 0);
+	CHECK(m.tied_fraction == 0);
 	set_free(&s);
 }
 
@@ -389,7 +389,7 @@ static void test_golden_allties(void)
 	struct vpa_metrics m = all_of(&s);
 	CHECK(m.eer == 0.5 && m.cllr_min == 1 && m.zebra.dece == 0);
 	CHECK(m.zebra.category == '0');
-	CHECK(m.frac_tied == 1);
+	CHECK(m.tied_fraction == 1);
 	CHECK(isfinite(m.eer_threshold) && isfinite(m.min_dcf_threshold));
 	CHECK(gnum(&g, "eer_rocch_vpc") == 0);
 	set_free(&s);
@@ -450,7 +450,7 @@ static void test_full_overlap(void)
 	CHECK_NEAR(m.zebra.dece, 0, 1e-15);
 	CHECK(m.zebra.category == '0');
 	CHECK(m.linkability_defined && m.linkability == 0);
-	CHECK(m.frac_tied == 1);
+	CHECK(m.tied_fraction == 1);
 	CHECK(m.min_dcf <= 1);
 	set_free(&s);
 }
@@ -526,7 +526,7 @@ static void test_monotone_invariance(void)
 		CHECK(q.min_dcf == m.min_dcf);
 		CHECK(q.zebra.dece == m.zebra.dece);
 		CHECK(q.zebra.log10_lr_worst == m.zebra.log10_lr_worst);
-		CHECK(q.frac_tied == m.frac_tied);
+		CHECK(q.tied_fraction == m.tied_fraction);
 		CHECK(maps[k](m.eer_sweep_threshold) == q.eer_sweep_threshold);
 		if (k == 0) /* equal-width bins: affine maps only */
 			CHECK_NEAR(q.linkability, m.linkability, 1e-12);
@@ -584,9 +584,9 @@ static void test_bounds_random(void)
 		CHECK(m.linkability >= 0 && m.linkability <= 1);
 		CHECK(isfinite(m.eer_threshold) && isfinite(m.eer_sweep_threshold) &&
 		      isfinite(m.min_dcf_threshold));
-		CHECK(m.frac_tied >= 0 && m.frac_tied <= 1);
+		CHECK(m.tied_fraction >= 0 && m.tied_fraction <= 1);
 		if (!ties)
-			CHECK(m.frac_tied == 0);
+			CHECK(m.tied_fraction == 0);
 		set_free(&s);
 		free(tar);
 		free(non);
@@ -663,7 +663,7 @@ static void test_sweep_fast_equals_full(void)
 			       trial, e1, e2, t1, t2, d1, d2, u1, u2);
 		CHECK(same);
 		struct vpa_metrics a = all_of(&f), b = all_of(&w);
-		CHECK(a.frac_tied == b.frac_tied);
+		CHECK(a.tied_fraction == b.tied_fraction);
 		free(w1);
 		free(tar);
 		free(non);
@@ -815,7 +815,7 @@ static void test_min_dcf_hand(void)
 	CHECK(thr == 1);
 	struct vpa_metrics m = all_of(&s);
 	/* tied trials: 1 (2 trials) and 2 (2 trials) of 8 */
-	CHECK_NEAR(m.frac_tied, 0.5, 0);
+	CHECK_NEAR(m.tied_fraction, 0.5, 0);
 }
 
 static void test_errors(void)

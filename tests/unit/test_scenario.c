@@ -594,7 +594,15 @@ static void test_pipeline_target_sweep(void)
 		CHECK_STR(vpa_json_get_str(vpa_json_get(atk->items[0], "figures")->items[2], "id"),
 			  "e0-det-s2");
 		CHECK_STR(vpa_json_get_str(r, "status"), "pass");
-		CHECK(vpa_json_get(r, "warnings")->n == 0);
+		/* the only warnings: Cllr above 1 bit (these scores are not calibrated
+		 * LLRs), one line per attack */
+		const struct vpa_json *wa = vpa_json_get(r, "warnings");
+		CHECK(wa->n <= 2);
+		for (size_t i = 0; i < wa->n; i++) {
+			if (!strstr(wa->items[i]->str, ": Cllr above 1 bit "))
+				printf("#   unexpected warning: %s\n", wa->items[i]->str);
+			CHECK(strstr(wa->items[i]->str, ": Cllr above 1 bit ") != NULL);
+		}
 	}
 	vpa_json_free(r);
 	/* the same seed gives the same records; results do not depend on threads */

@@ -104,7 +104,7 @@ static int run_import(const char *tsv, const char *canary, struct vpa_json **rec
 	int rc = vpa_tagconf_parse("c.tsv", tsv, strlen(tsv), &tt->conf, err);
 	struct vpa_target t = {&vpa_target_tagger, "tg", 0, vpa_json_obj(), tt};
 	struct vpa_json *warn = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn};
+	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn, NULL};
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	struct vpa_ynode *cfg = NULL;
 	if (!rc)
@@ -351,7 +351,7 @@ static void test_attack_train(void)
 	tt->cfg.epochs = 4;
 	struct vpa_target t = {&vpa_target_tagger, "tg", 0, vpa_json_obj(), tt};
 	struct vpa_json *warn = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn};
+	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn, NULL};
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	const char *y = "{canary: fly, label: ADJ, context: \"Mary they like the ___ dog .\", "
 			"repetitions: [0, 64], dp: true, dp_noise_multiplier: 4, overfit: true, "

@@ -63,7 +63,7 @@ static int attack(struct vpa_lm_target *lt, struct vpa_attack_out *out)
 	if (vpa_yaml_parse("a.yaml", y, strlen(y), &cfg, &err))
 		return -1;
 	struct vpa_json *warn = vpa_json_arr();
-	struct vpa_run_ctx ctx = {"a.yaml", ".", 5, 1, warn};
+	struct vpa_run_ctx ctx = {"a.yaml", ".", 5, 1, warn, NULL};
 	struct vpa_target t = {0};
 	t.id = "lm";
 	t.data = lt;
