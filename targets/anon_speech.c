@@ -51,7 +51,13 @@ static const struct vpa_key backend_keys[] = {
 	{"scoring", VPA_K_ENUM, 0, "plda", -INF, INF, 0, "plda|cosine", NULL, "cosine",
 	 "the attacker's scoring after LDA and length normalisation"},
 	{"length_norm", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
-	 "length normalisation after LDA (Kaldi's default)"},
+	 "length normalisation after LDA (Kaldi's ivector-normalize-length step before PLDA; "
+	 "default on)"},
+	{"plda_normalize_length", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "the length normalisation inside PLDA scoring (ivector-plda-scoring --normalize-length, "
+	 "Kaldi's default on): the transformed vector is scaled so y^T (psi + I/n)^-1 y = dim; "
+	 "with length_norm, plda_normalize_length and LDA off the score is the two-covariance "
+	 "LLR of the trained model"},
 	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations"},
 	{NULL},
 };
@@ -323,6 +329,8 @@ static void read_backend_cfg(const struct vpa_ynode *be, struct vpa_backend_cfg 
 	b->scoring = !strcmp(vpa_cfg_str(be, &backend_schema, "scoring"), "cosine") ? VPA_SCORE_COSINE
 										    : VPA_SCORE_PLDA;
 	b->length_norm = vpa_cfg_bool(be, &backend_schema, "length_norm");
+	b->plda_norm = vpa_cfg_bool(be, &backend_schema, "plda_normalize_length") ? VPA_PLDA_NORM_KALDI
+										   : VPA_PLDA_NORM_NONE;
 	b->em_iters = (int)vpa_cfg_int(be, &backend_schema, "em_iters");
 }
 

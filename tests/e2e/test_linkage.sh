@@ -142,4 +142,25 @@ t_ok "junit: 3 testcases" grep -q 'tests="3" failures="0"' "$T/sim/junit.xml"
 sed 's/metric: eer, max: 0.1}/metric: eer, max: 0.0001}/' "$T/sim.yaml" > "$T/sim3.yaml"
 t_run "a broken gate exits 3" 3 -- run "$T/sim3.yaml" -o "$T/sim3" --quiet
 t_ok "a broken gate still writes results.json" grep -q '"status": "fail"' "$T/sim3/results.json"
+# backend key plda_normalize_length (ivector-plda-scoring --normalize-length,
+# default true): false gives the plain two-covariance LLR (much larger
+# magnitudes here), true and the default give the same records
+for v in false true default; do
+	{ echo "name: k$v"; echo "report: [json]"; echo "targets:"; echo "  - id: anon"
+	  echo "    kind: anonymised_speech"; echo "    source: simulate"
+	  echo "    simulate: {train_speakers: 60, pool_speakers: 100, test_speakers: 12, population: 50}"
+	  echo "    anonymiser: {n: 20, n_star: 10}"
+	  if [ $v = default ]; then echo "    backend: {lda_dim: 0, length_norm: false}"
+	  else echo "    backend: {lda_dim: 0, length_norm: false, plda_normalize_length: $v}"; fi
+	  echo "attacks:"; echo "  - {id: vpc, kind: linkage, target: anon, attackers: [baseline], gvd: false}"
+	} > "$T/k$v.yaml"
+	t_run "plda_normalize_length $v runs" 0 -- run "$T/k$v.yaml" -o "$T/k$v" --quiet
+done
+cllr() { grep -m1 '"cllr"' "$1" | sed -E 's/.*: *//; s/,$//'; }
+t_ok "plda_normalize_length false changes the scores" \
+	test "$(cllr "$T/kfalse/results.json")" != "$(cllr "$T/ktrue/results.json")"
+t_ok "plda_normalize_length defaults to true" \
+	test "$(cllr "$T/kdefault/results.json")" = "$(cllr "$T/ktrue/results.json")"
+t_ok "without the scaling the LLRs are larger (Cllr > 5 bits)" \
+	awk -v c="$(cllr "$T/kfalse/results.json")" 'BEGIN { exit !(c > 5) }'
 t_done

@@ -270,6 +270,115 @@ static void test_pipeline(void)
 	vpa_embset_release(&te);
 }
 
+/* log N(x; mu, S) for a small dense S (Cholesky in the test, no LAPACK). */
+static double gauss_logpdf(const double *x, const double *mu, const double *S, size_t d)
+{
+	double L[64 * 64], z[64];
+	for (size_t i = 0; i < d; i++)
+		for (size_t j = 0; j <= i; j++) {
+			double v = S[i * d + j];
+			for (size_t k = 0; k < j; k++)
+				v -= L[i * 64 + k] * L[j * 64 + k];
+			L[i * 64 + j] = i == j ? sqrt(v) : v / L[j * 64 + j];
+		}
+	double logdet = 0, q = 0;
+	for (size_t i = 0; i < d; i++) {
+		double v = x[i] - mu[i];
+		for (size_t k = 0; k < i; k++)
+			v -= L[i * 64 + k] * z[k];
+		z[i] = v / L[i * 64 + i];
+		q += z[i] * z[i];
+		logdet += 2 * log(L[i * 64 + i]);
+	}
+	return -0.5 * ((double)d * log(2 * M_PI) + logdet + q);
+}
+
+/*
+ * With LDA, length_norm and plda_normalize_length off, the back-end's score
+ * is the two-covariance LLR of its trained model: for an enrolment mean e of
+ * n utterances and a test vector t (both centred with the training mean m),
+ *   log N([e; t]; [mu; mu], [[B + W/n, B], [B, B + W]])
+ *     - log N(e; mu, B + W/n) - log N(t; mu, B + W),
+ * computed here from B, W and mu of the model by dense Gaussians (not by the
+ * transformed diagonal form the back-end uses).  With Kaldi's
+ * --normalize-length on (the default) the scores differ.
+ */
+static void test_plain_plda_is_two_covariance_llr(void)
+{
+	enum { D = 5 };
+	struct vpa_embset tr, en, te;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	vpa_embset_init(&tr);
+	vpa_embset_init(&en);
+	vpa_embset_init(&te);
+	sim_set(&tr, D, 60, 6, "t", 4);
+	sim_set(&en, D, 6, 3, "e", 5);
+	sim_set(&te, D, 6, 4, "e", 6);
+	struct vpa_backend_cfg cfg;
+	vpa_backend_cfg_init(&cfg);
+	cfg.length_norm = 0;
+	cfg.plda_norm = VPA_PLDA_NORM_NONE;
+	struct vpa_backend *b = vpa_backend_train(&tr, &cfg, &err);
+	cfg.plda_norm = VPA_PLDA_NORM_KALDI;
+	struct vpa_backend *bk = vpa_backend_train(&tr, &cfg, &err);
+	CHECK(b && bk);
+	if (!b || !bk)
+		return;
+	double *sc = malloc(en.n_spk * te.n * sizeof(double));
+	double *sk = malloc(en.n_spk * te.n * sizeof(double));
+	CHECK(vpa_backend_score_sets(b, &en, &te, sc, &err) == 0);
+	CHECK(vpa_backend_score_sets(bk, &en, &te, sk, &err) == 0);
+	const struct vpa_plda *p = vpa_backend_plda(b);
+	double B[D * D], W[D * D], m[D] = {0};
+	CHECK(vpa_plda_covariances(p, B, W, &err) == 0);
+	const double *mu = vpa_plda_mean(p);
+	for (size_t i = 0; i < tr.n; i++)
+		for (size_t k = 0; k < D; k++)
+			m[k] += (double)tr.x[i * D + k] / (double)tr.n;
+	double *means = malloc(en.n_spk * D * sizeof(double));
+	uint32_t cnt[64];
+	vpa_embset_spk_means(&en, means, cnt);
+	double maxdiff = 0, maxk = 0;
+	for (size_t s = 0; s < en.n_spk; s++)
+		for (size_t u = 0; u < te.n; u++) {
+			double e[D], t[D], j[2 * D], mj[2 * D], S[4 * D * D], Se[D * D], St[D * D];
+			double n = cnt[s];
+			for (size_t k = 0; k < D; k++) {
+				e[k] = means[s * D + k] - m[k];
+				t[k] = (double)te.x[u * D + k] - m[k];
+				j[k] = e[k];
+				j[D + k] = t[k];
+				mj[k] = mj[D + k] = mu[k];
+			}
+			for (size_t a = 0; a < D; a++)
+				for (size_t c = 0; c < D; c++) {
+					double bb = B[a * D + c], ww = W[a * D + c];
+					Se[a * D + c] = bb + ww / n;
+					St[a * D + c] = bb + ww;
+					S[a * 2 * D + c] = bb + ww / n;
+					S[a * 2 * D + D + c] = bb;
+					S[(D + a) * 2 * D + c] = bb;
+					S[(D + a) * 2 * D + D + c] = bb + ww;
+				}
+			double llr = gauss_logpdf(j, mj, S, 2 * D) - gauss_logpdf(e, mu, Se, D) -
+				     gauss_logpdf(t, mu, St, D);
+			double got = sc[s * te.n + u];
+			maxdiff = fmax(maxdiff, fabs(got - llr) / (1 + fabs(llr)));
+			maxk = fmax(maxk, fabs(sk[s * te.n + u] - llr) / (1 + fabs(llr)));
+		}
+	CHECK(maxdiff < 1e-6);
+	CHECK(maxk > 1e-3); /* Kaldi's --normalize-length changes the scores */
+	free(means);
+	free(sc);
+	free(sk);
+	vpa_backend_free(b);
+	vpa_backend_free(bk);
+	vpa_embset_release(&tr);
+	vpa_embset_release(&en);
+	vpa_embset_release(&te);
+}
+
 static void test_embset_helpers(void)
 {
 	struct vpa_embset es, sub;
@@ -318,6 +427,7 @@ static void test_embset_helpers(void)
 
 int main(void)
 {
+	RUN(test_plain_plda_is_two_covariance_llr);
 	vpa_la_set_threads(1);
 	RUN(test_center_and_length_norm);
 	RUN(test_cosine);
