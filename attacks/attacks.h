@@ -112,7 +112,8 @@ void vpa_record_mark_undefined(struct vpa_json *rec);
  *                linkability_reliable},
  *    "unreliable": {PATH: REASON, ...} (vpa_metrics_reliability, and
  *                "undefined value" for every null metric; {} when all hold),
- *    "ci": {level, method, reps, eer, cllr_min, linkability} (when ci_level > 0)}
+ *    "ci": {level, method, reps, reps_used, interval: "BCa", extended, eer,
+ *           cllr_min, linkability} (when ci_level > 0)}
  * appended to out->records; its linkability figure (when defined) appended to
  * out->figures; its DET series {"name", "p_miss", "p_fa", "eer"} appended to
  * det_series (an array, may be NULL).  Sanity warnings (vpa_sanity_warnings)
@@ -125,6 +126,10 @@ int vpa_record_from_scores(struct vpa_run_ctx *ctx, const char *attack, const ch
 			   long layer, const struct vpa_trials *t,
 			   const struct vpa_eval_opts *o, struct vpa_attack_out *out,
 			   struct vpa_json *det_series, struct vpa_err *err);
+
+/* The "extended" of a ci object: the metrics whose BCa interval was widened
+ * to its estimate, "eer, linkability", or null. */
+struct vpa_json *vpa_ci_extended_json(const struct vpa_ci *ci);
 
 /* {"type":"det","id":ID,"title":TITLE,"series":series} (takes series). */
 struct vpa_json *vpa_det_figure(const char *id, const char *title, struct vpa_json *series);

@@ -355,6 +355,19 @@ out:
 	free(nt);
 }
 
+struct vpa_json *vpa_ci_extended_json(const struct vpa_ci *ci)
+{
+	static const char *const names[3] = {"eer", "cllr_min", "linkability"};
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	for (int k = 0; k < 3; k++)
+		if (ci->extended & (1u << k))
+			vpa_buf_printf(&b, "%s%s", b.len ? ", " : "", names[k]);
+	struct vpa_json *j = b.len ? vpa_json_str(b.data) : vpa_json_null();
+	vpa_buf_release(&b);
+	return j;
+}
+
 static struct vpa_json *num_array(const double *x, size_t n)
 {
 	struct vpa_json *a = vpa_json_arr();
@@ -432,6 +445,8 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 				 r->ci.by_identity ? "bootstrap-identities" : "bootstrap-trials");
 		vpa_json_set_num(ci, "reps", (double)r->ci.reps);
 		vpa_json_set_num(ci, "reps_used", (double)r->ci.reps_used);
+		vpa_json_set_str(ci, "interval", "BCa");
+		vpa_json_set(ci, "extended", vpa_ci_extended_json(&r->ci));
 		vpa_json_set(ci, "eer", pair(r->ci.eer_lo, r->ci.eer_hi));
 		vpa_json_set(ci, "cllr_min", pair(r->ci.cllr_min_lo, r->ci.cllr_min_hi));
 		vpa_json_set(ci, "linkability", m->linkability_defined

@@ -216,6 +216,8 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 		vpa_json_set_num(c, "reps_used", (double)ci->reps_used);
 		vpa_json_set_num(c, "linkability_reps_used", (double)ci->link_reps_used);
 		vpa_json_set_num(c, "seed", (double)o->seed);
+		vpa_json_set_str(c, "interval", "BCa");
+		vpa_json_set(c, "extended", vpa_ci_extended_json(ci));
 		double v[3][2] = {{ci->eer_lo, ci->eer_hi}, {ci->cllr_min_lo, ci->cllr_min_hi},
 				  {ci->link_lo, ci->link_hi}};
 		const char *names[3] = {"eer", "cllr_min", "linkability"};
@@ -268,7 +270,7 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 	vpa_buf_printf(b, "ZEBRA log10 LR  %8.4f     worst case, category %c\n", m->zebra.log10_lr_worst,
 		       m->zebra.category);
 	if (ci) {
-		vpa_buf_printf(b, "%g%% confidence intervals: percentile bootstrap over %s, %zu replicates "
+		vpa_buf_printf(b, "%g%% confidence intervals: BCa bootstrap over %s, %zu replicates "
 				  "(%zu used), seed %lu\n",
 			       100 * o->ci_level, ci->by_identity ? "enrolment and test identities" : "trials",
 			       ci->reps, ci->reps_used, o->seed);

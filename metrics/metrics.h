@@ -252,14 +252,19 @@ void vpa_metrics_reliability(struct vpa_metrics *m, const struct vpa_metrics_opt
 /* ---- bootstrap confidence intervals ------------------------------------- */
 
 /*
- * Percentile bootstrap for EER (ROCCH), Cllr_min and linkability.
+ * Bootstrap intervals (BCa: bias-corrected and accelerated, metrics/ci.c)
+ * for EER (ROCCH), Cllr_min and linkability.
  * If ids are given (tar_e/tar_t/non_e/non_t: enrolment and test identity
  * index of each trial in the sorted order, in [0, n_e) and [0, n_t)), each
  * replicate resamples enrolment identities and test identities with
  * replacement and weights each trial by (count of its enrolment id) x (count
- * of its test id); otherwise it resamples trials (multinomial weights).
- * The sorted order is reused: a replicate is a weight vector.
+ * of its test id), and the jackknife leaves out one identity at a time;
+ * otherwise it resamples trials (multinomial weights) and the jackknife
+ * leaves out one trial.  The sorted order is reused: a replicate is a weight
+ * vector.  Every finite interval contains its estimate (extended when BCa
+ * alone does not: see ci.c).
  */
+#define VPA_JACK_MAX_GROUPS 1000 /* jackknife units per sample; beyond: groups */
 struct vpa_ci_opts {
 	double level;     /* e.g. 0.95 */
 	size_t reps;      /* default 1000 */
@@ -275,6 +280,13 @@ struct vpa_ci {
 	double eer_lo, eer_hi, cllr_min_lo, cllr_min_hi, link_lo, link_hi;
 	size_t link_reps_used; /* replicates with linkability defined (>= 10 mated
 				  draws); link_lo/hi are NAN when 0 */
+	double estimate[3];    /* eer, cllr_min, linkability on the full set (NAN: undefined) */
+	double eer_a, cllr_min_a, link_a;    /* jackknife acceleration */
+	double eer_z0, cllr_min_z0, link_z0; /* bias; NAN when BCa was undefined
+						(every replicate on one side) */
+	unsigned extended;     /* bit 0 eer, 1 cllr_min, 2 linkability: widened to the estimate */
+	size_t jack_groups[2]; /* jackknife units (or groups) of each sample (1 used by trials) */
+	int jack_grouped;      /* 1: a sample had more than VPA_JACK_MAX_GROUPS units */
 };
 int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 		     struct vpa_ci *out, struct vpa_err *err);

@@ -4,6 +4,7 @@
  * resampling, and input errors.
  */
 #include "metrics/metrics.h"
+#include "core/io.h"
 #include "tests/unit/harness.h"
 
 #include <math.h>
@@ -183,11 +184,174 @@ static void test_errors(void)
 	CHECK_STR(e.msg, "bootstrap level must be strictly between 0 and 1, got 1");
 }
 
+/* Read a score file, sort each class carrying its ids (as attacks/evaluate.c). */
+static int load_sorted(const char *path, struct vpa_trials *t)
+{
+	struct vpa_err e;
+	vpa_err_init(&e);
+	vpa_trials_init(t);
+	const char *key = strchr(path, '+'); /* "SCORES+KEY": Kaldi scores joined with a key */
+	char sp[256];
+	snprintf(sp, sizeof sp, "%.*s", key ? (int)(key - path) : (int)strlen(path), path);
+	if ((key ? vpa_read_scores_key(sp, key + 1, t, &e) : vpa_read_scores(sp, t, &e)) ||
+	    !t->n_tar || !t->n_non) {
+		/* the golden metric sets: "1 SCORE" / "0 SCORE" lines */
+		FILE *f = fopen(sp, "r");
+		int lab;
+		double v;
+		size_t cap = 4096;
+		vpa_trials_release(t);
+		vpa_trials_init(t);
+		t->tar = malloc(cap * sizeof(double));
+		t->non = malloc(cap * sizeof(double));
+		while (f && fscanf(f, "%d %lf", &lab, &v) == 2 && t->n_tar < cap && t->n_non < cap) {
+			if (lab)
+				t->tar[t->n_tar++] = v;
+			else
+				t->non[t->n_non++] = v;
+		}
+		if (f)
+			fclose(f);
+		if (!t->n_tar || !t->n_non) {
+			printf("#   %s\n", e.msg);
+			return -1;
+		}
+	}
+	double *x[2] = {t->tar, t->non};
+	size_t n[2] = {t->n_tar, t->n_non};
+	uint32_t *ie[2] = {t->tar_e, t->non_e}, *it[2] = {t->tar_t, t->non_t};
+	for (int c = 0; c < 2; c++) {
+		uint32_t *perm = malloc((n[c] ? n[c] : 1) * sizeof *perm);
+		uint32_t *tmp = malloc((n[c] ? n[c] : 1) * sizeof *tmp);
+		for (size_t i = 0; i < n[c]; i++)
+			perm[i] = (uint32_t)i;
+		vpa_sort_scores(x[c], perm, n[c]);
+		for (int k = 0; k < 2 && ie[c]; k++) {
+			uint32_t *a = k ? it[c] : ie[c];
+			for (size_t i = 0; i < n[c]; i++)
+				tmp[i] = a[perm[i]];
+			memcpy(a, tmp, n[c] * sizeof *tmp);
+		}
+		free(tmp);
+		free(perm);
+	}
+	return 0;
+}
+
+static double golden_num(const char *text, const char *key)
+{
+	char pat[64];
+	snprintf(pat, sizeof pat, "\n%s ", key);
+	const char *p = strstr(text, pat);
+	return p ? strtod(p + strlen(pat), NULL) : NAN;
+}
+
+/*
+ * BCa against scipy.stats.bootstrap(method='BCa') on the same set
+ * (tests/golden/bca/gen_bca.py: numpy linkability, the enrolment and test
+ * ids as two samples).  The acceleration is deterministic (jackknife over
+ * identities) and must agree to rounding; the interval is Monte-Carlo on
+ * both sides (20000 replicates each, different generators) and must agree
+ * within a tenth of its width, while the percentile interval - which barely
+ * contains the estimate here - is far from it.
+ */
+static void test_bca_golden(void)
+{
+	struct vpa_trials t;
+	char *exp = NULL;
+	size_t len;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(load_sorted("tests/golden/bca/ids.scores", &t) == 0);
+	CHECK(vpa_read_file("tests/golden/bca/ids.expected", &exp, &len, &e) == 0);
+	if (!exp || !t.tar_e)
+		return;
+	struct vpa_scores s = {t.tar, t.n_tar, t.non, t.n_non, NULL, NULL};
+	struct vpa_ci_opts o = opts(5);
+	o.reps = 20000;
+	o.tar_e = t.tar_e;
+	o.tar_t = t.tar_t;
+	o.non_e = t.non_e;
+	o.non_t = t.non_t;
+	o.n_e = t.n_ids_e;
+	o.n_t = t.n_ids_t;
+	struct vpa_ci ci;
+	CHECK(vpa_bootstrap_ci(&s, &o, &ci, &e) == 0);
+	double theta = golden_num(exp, "linkability"), a = golden_num(exp, "a_hat");
+	double lo = golden_num(exp, "bca_lo"), hi = golden_num(exp, "bca_hi");
+	double plo = golden_num(exp, "pct_lo"), phi = golden_num(exp, "pct_hi");
+	CHECK_NEAR(ci.estimate[2], theta, 1e-12);
+	CHECK_NEAR(ci.link_a, a, 1e-10);
+	CHECK(ci.jack_groups[0] == 12 && ci.jack_groups[1] == 96 && !ci.jack_grouped);
+	double w = hi - lo;
+	CHECK_NEAR(ci.link_lo, lo, 0.1 * w);
+	CHECK_NEAR(ci.link_hi, hi, 0.1 * w);
+	CHECK(fabs(phi - hi) > 0.5 * w); /* the percentile interval would fail the check above */
+	CHECK(ci.link_lo <= ci.estimate[2] && ci.estimate[2] <= ci.link_hi);
+	CHECK(!(ci.extended & 4));
+	(void)plo;
+	printf("#   linkability %.4f: BCa [%.4f, %.4f] (scipy [%.4f, %.4f], percentile [%.4f, %.4f]), "
+	       "a %.6f z0 %.3f\n", ci.estimate[2], ci.link_lo, ci.link_hi, lo, hi, plo, phi, ci.link_a,
+	       ci.link_z0);
+	free(exp);
+	vpa_trials_release(&t);
+}
+
+/* Every interval contains its estimate on the shipped score sets. */
+static void test_contains_estimate(void)
+{
+	static const char *const files[] = {
+		"scenarios/data/ignorant.txt", "scenarios/data/lazy_informed.txt",
+		"tests/golden/bca/ids.scores", "tests/golden/metrics/gauss.scores",
+		"tests/golden/metrics/ties_int.scores", "tests/golden/metrics/separated.scores",
+		"tests/e2e/data/tiny.txt", "tests/golden/metrics/allties.scores",
+		"scenarios/data/semi_informed.scores+scenarios/data/semi_informed.trials", NULL,
+	};
+	for (int f = 0; files[f]; f++) {
+		struct vpa_trials t;
+		if (load_sorted(files[f], &t))
+			continue;
+		struct vpa_scores s = {t.tar, t.n_tar, t.non, t.n_non, NULL, NULL};
+		struct vpa_metrics m;
+		struct vpa_err e;
+		vpa_err_init(&e);
+		CHECK(vpa_metrics_all(&s, NULL, &m, &e) == 0);
+		for (int by_id = 0; by_id < 2; by_id++) {
+			if (by_id && !t.tar_e)
+				continue;
+			struct vpa_ci_opts o = opts(3);
+			o.reps = 500;
+			if (by_id) {
+				o.tar_e = t.tar_e;
+				o.tar_t = t.tar_t;
+				o.non_e = t.non_e;
+				o.non_t = t.non_t;
+				o.n_e = t.n_ids_e;
+				o.n_t = t.n_ids_t;
+			}
+			struct vpa_ci ci;
+			CHECK(vpa_bootstrap_ci(&s, &o, &ci, &e) == 0);
+			CHECK(ci.estimate[0] == m.eer && ci.estimate[1] == m.cllr_min);
+			CHECK(ci.eer_lo <= m.eer && m.eer <= ci.eer_hi);
+			CHECK(ci.cllr_min_lo <= m.cllr_min && m.cllr_min <= ci.cllr_min_hi);
+			if (m.linkability_defined && ci.link_reps_used)
+				CHECK(ci.link_lo <= m.linkability && m.linkability <= ci.link_hi);
+			printf("#   %s by %s: eer %.4f [%.4f, %.4f] cllr_min %.4f [%.4f, %.4f] link %.4f "
+			       "[%.4f, %.4f] extended %u\n", files[f], by_id ? "ids" : "trials", m.eer,
+			       ci.eer_lo, ci.eer_hi, m.cllr_min, ci.cllr_min_lo, ci.cllr_min_hi,
+			       m.linkability, ci.link_lo, ci.link_hi, ci.extended);
+		}
+		vpa_trials_release(&t);
+	}
+}
+
 int main(void)
 {
 	RUN(test_trials);
 	RUN(test_skipped);
 	RUN(test_identities);
 	RUN(test_errors);
+	RUN(test_bca_golden);
+	RUN(test_contains_estimate);
 	return DONE();
 }
