@@ -42,9 +42,8 @@ static const struct {
 		    "the VoicePrivacy value is unreliable (see linkability_hist and the record's "
 		    "'unreliable')"},
 	[W_CLLR] = {"Cllr above 1 bit", "b",
-		    "the scores are not calibrated log-likelihood ratios (a system that always "
-		    "answers 'do not know' scores 1 bit); read Cllr_min for what they can "
-		    "discriminate"},
+		    "the scores are not calibrated log-likelihood ratios (a system that says "
+		    "nothing scores 1 bit); read Cllr_min for what they can discriminate"},
 };
 
 struct wg_item {

@@ -46,6 +46,9 @@ static const char css[] =
 	"figure svg{width:100%;height:auto;display:block;border:1px solid var(--line)}\n"
 	"figcaption{font-size:.88em;color:#444;text-align:center;margin-top:3px}\n"
 	"ul.warnings li{margin:.2em 0}\n"
+	"td.unrel{color:#9a9a9a}\n"
+	".why{display:block;font-size:.78em;color:#777;font-style:italic;white-space:normal;"
+	"max-width:18em;text-align:left}\n"
 	"footer{margin-top:3em;font-size:.85em;color:#666;border-top:1px solid var(--line);padding-top:.5em}\n"
 	"@media (max-width:900px){figure{flex-basis:100%}}\n"
 	"@media print{@page{margin:14mm}\n"
@@ -85,11 +88,31 @@ static void put_table(struct vpa_buf *b, const struct vpa_table *t, const char *
 		for (size_t c = 0; c < t->n_cols; c++) {
 			const char *cell = t->cells[r * t->n_cols + c];
 			int verdict = cls != VPA_ROW_PLAIN && c == t->n_cols - 1;
-			vpa_buf_puts(b, verdict ? "<td class=\"verdict\">" :
-					t->numeric[c] ? "<td class=\"num\">" : "<td>");
+			size_t at = r * t->n_cols + c;
+			int unrel = t->cell_class && t->cell_class[at] == VPA_CELL_UNRELIABLE;
+			const char *why = t->cell_note ? t->cell_note[at] : NULL;
+			if (verdict)
+				vpa_buf_puts(b, "<td class=\"verdict\">");
+			else if (t->numeric[c] || unrel)
+				vpa_buf_printf(b, "<td class=\"%s%s\"", t->numeric[c] ? "num" : "",
+					       unrel ? (t->numeric[c] ? " unrel" : "unrel") : "");
+			else
+				vpa_buf_puts(b, "<td");
+			if (!verdict && why) {
+				vpa_buf_puts(b, " title=\"");
+				esc(b, why);
+				vpa_buf_puts(b, "\"");
+			}
+			if (!verdict)
+				vpa_buf_puts(b, ">");
 			if (verdict)
 				vpa_buf_puts(b, cls == VPA_ROW_PASS ? "&#10004; " : "&#10008; ");
 			esc(b, cell);
+			if (why) {
+				vpa_buf_puts(b, "<span class=\"why\">");
+				esc(b, why);
+				vpa_buf_puts(b, "</span>");
+			}
 			vpa_buf_puts(b, "</td>");
 		}
 		vpa_buf_puts(b, "</tr>\n");

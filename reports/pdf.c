@@ -142,17 +142,33 @@ struct group {
 	size_t c0, c1;   /* then columns [c0, c1) */
 };
 
-/* Line r of a group: -2 the header, -1 the rule, else row r. */
-static void group_line(struct pages *p, const struct group *g, long r, struct vpa_buf *line)
+/* 1 when cell (r, c) is drawn grey (an unreliable value). */
+static int grey(const struct vpa_table *t, long r, size_t c)
+{
+	return r >= 0 && t->cell_class && t->cell_class[(size_t)r * t->n_cols + c] == VPA_CELL_UNRELIABLE;
+}
+
+/*
+ * Line r of a group: -2 the header, -1 the rule, else row r.  mode 0: every
+ * cell; 1: grey cells as blanks; 2: only the grey cells (the others blank), a
+ * second label over the first in grey - monospace keeps the columns aligned.
+ */
+static void group_text(const struct group *g, long r, int mode, struct vpa_buf *line)
 {
 	const struct vpa_table *t = g->t;
+	int first = 1;
 	line->len = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		size_t a = pass ? g->c0 : 0, z = pass ? g->c1 : g->n_key;
 		for (size_t c = a; c < z; c++) {
-			if (line->len)
+			if (!first)
 				vpa_buf_puts(line, "  ");
-			if (r == -2)
+			first = 0;
+			int blank = (mode == 1 && grey(t, r, c)) || (mode == 2 && !grey(t, r, c));
+			if (blank)
+				for (size_t i = 0; i < g->w[c]; i++)
+					vpa_buf_puts(line, " ");
+			else if (r == -2)
 				pad(line, t->head[c], g->w[c], t->numeric[c]);
 			else if (r == -1)
 				for (size_t i = 0; i < g->w[c]; i++)
@@ -161,12 +177,30 @@ static void group_line(struct pages *p, const struct group *g, long r, struct vp
 				pad(line, t->cells[(size_t)r * t->n_cols + c], g->w[c], t->numeric[c]);
 		}
 	}
+}
+
+static void group_line(struct pages *p, const struct group *g, long r, struct vpa_buf *line)
+{
+	const struct vpa_table *t = g->t;
+	int any_grey = 0;
+	for (int pass = 0; pass < 2 && r >= 0; pass++)
+		for (size_t c = pass ? g->c0 : 0; c < (pass ? g->c1 : g->n_key); c++)
+			any_grey |= grey(t, r, c);
+	group_text(g, r, any_grey ? 1 : 0, line);
 	const char *color = "#000000";
 	if (r >= 0 && t->row_class[r] == VPA_ROW_FAIL)
 		color = "#b00020";
 	else if (r >= 0 && t->row_class[r] == VPA_ROW_PASS)
 		color = "#17692b";
 	put_line(p, vpa_buf_str(line), r == -2 ? "Monospace:Bold,9" : "Monospace,9", color, ROW_H);
+	if (any_grey) {
+		/* the grey cells, over the same baseline */
+		group_text(g, r, 2, line);
+		vpa_buf_printf(p->s, "set label %d ", ++p->label);
+		vpa_gnuplot_quote(p->s, vpa_buf_str(line));
+		vpa_buf_printf(p->s, " at screen %.4f, screen %.4f left font 'Monospace,9' tc rgb "
+				     "'#9a9a9a'\n", LEFT, p->y);
+	}
 }
 
 /*
@@ -222,6 +256,8 @@ static void put_table(struct pages *p, const struct vpa_table *t)
 	free(w);
 	if (t->note)
 		put_text(p, t->note, "#444444");
+	if (t->cell_summary)
+		put_text(p, t->cell_summary, "#666666");
 }
 
 static const struct vpa_json *arr_at(const struct vpa_json *obj, const char *key)

@@ -19,6 +19,11 @@ void vpa_table_release(struct vpa_table *t)
 	free(t->cells);
 	free(t->row_class);
 	free(t->note);
+	for (size_t i = 0; t->cell_note && i < t->n_rows * t->n_cols; i++)
+		free(t->cell_note[i]);
+	free(t->cell_note);
+	free(t->cell_class);
+	free(t->cell_summary);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -31,7 +36,28 @@ static void table_init(struct vpa_table *t, size_t n_rows, size_t n_cols)
 	t->numeric = xcalloc(n_cols ? n_cols : 1, sizeof(*t->numeric));
 	t->cells = xcalloc(n_rows && n_cols ? xmul(n_rows, n_cols) : 1, sizeof(*t->cells));
 	t->row_class = xcalloc(n_rows ? n_rows : 1, sizeof(*t->row_class));
+	size_t nc = n_rows && n_cols ? xmul(n_rows, n_cols) : 1;
+	t->cell_class = xcalloc(nc, sizeof(*t->cell_class));
+	t->cell_note = xcalloc(nc, sizeof(*t->cell_note));
 }
+
+/* The reason the record's "unreliable" gives for metric path key (the key or
+ * a prefix of it: "zebra" covers "zebra.dece"), or NULL. */
+static const char *unreliable_why(const struct vpa_json *rec, const char *key)
+{
+	const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+	if (!u || u->type != VPA_JSON_OBJ)
+		return NULL;
+	for (size_t i = 0; i < u->n; i++) {
+		size_t l = strlen(u->keys[i]);
+		if (!strncmp(key, u->keys[i], l) && (key[l] == 0 || key[l] == '.') &&
+		    u->items[i]->type == VPA_JSON_STR)
+			return u->items[i]->str;
+	}
+	return NULL;
+}
+
+static const char cllr_note[] = "above 1 bit: the scores are not calibrated LLRs; read cllr_min";
 
 static char *fmt_cell(const char *key, const struct vpa_json *v)
 {
@@ -212,8 +238,66 @@ static int ci_meta(const char *k)
 	       !strcmp(k, "reps_used") || !strcmp(k, "seed");
 }
 
+/* Cell notes gathered: one sentence per distinct note, with its metrics and count. */
+struct summary {
+	char **note, **metrics;
+	size_t *count, n;
+};
+
+static void summary_add(struct summary *s, const char *metric, const char *note)
+{
+	size_t i = 0;
+	while (i < s->n && strcmp(s->note[i], note))
+		i++;
+	if (i == s->n) {
+		s->note = xrealloc(s->note, xmul(s->n + 1, sizeof(*s->note)));
+		s->metrics = xrealloc(s->metrics, xmul(s->n + 1, sizeof(*s->metrics)));
+		s->count = xrealloc(s->count, xmul(s->n + 1, sizeof(*s->count)));
+		s->note[i] = xstrdup(note);
+		s->metrics[i] = xstrdup("");
+		s->count[i] = 0;
+		s->n++;
+	}
+	s->count[i]++;
+	size_t l = strlen(metric);
+	const char *m = s->metrics[i];
+	for (const char *p = strstr(m, metric); p; p = strstr(p + 1, metric))
+		if ((p == m || p[-1] == ' ') && (p[l] == ',' || p[l] == 0))
+			return;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s%s%s", m, *m ? ", " : "", metric);
+	free(s->metrics[i]);
+	s->metrics[i] = b.data;
+}
+
+static char *summary_text(const struct summary *s)
+{
+	if (!s->n)
+		return NULL;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_puts(&b, "Notes on values (grey: cannot be trusted):");
+	for (size_t i = 0; i < s->n; i++)
+		vpa_buf_printf(&b, " %s - %s (%zu value%s).", s->metrics[i], s->note[i], s->count[i],
+			       s->count[i] == 1 ? "" : "s");
+	return b.data;
+}
+
+static void summary_release(struct summary *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->note[i]);
+		free(s->metrics[i]);
+	}
+	free(s->note);
+	free(s->metrics);
+	free(s->count);
+}
+
 void vpa_table_attack(const struct vpa_json *results, const char *attack, struct vpa_table *t)
 {
+	struct summary sum = {0};
 	const struct vpa_json *records = get_arr(results, "records");
 	size_t n = 0;
 	int has_sub = 0, has_layer = 0, has_sweep = 0;
@@ -243,8 +327,11 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 			double reps = vpa_json_get_num(ci, "reps", NAN);
 			struct vpa_buf note;
 			vpa_buf_init(&note);
+			const char *iv = vpa_json_get_str(ci, "interval");
 			if (isfinite(lv))
 				vpa_buf_printf(&note, "%g%% ", 100 * lv);
+			if (iv)
+				vpa_buf_printf(&note, "%s ", iv);
 			vpa_buf_puts(&note, "confidence intervals");
 			if (method)
 				vpa_buf_printf(&note, " by %s", method);
@@ -339,9 +426,27 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 			cells[cc] = v ? fmt_cell(col_key[cc], v) : xstrdup("-");
 			if (v && v->type == VPA_JSON_STR)
 				t->numeric[cc] = 0; /* text columns align left */
+			size_t at = row * t->n_cols + cc;
+			const char *why = v ? unreliable_why(r, col_key[cc]) : NULL;
+			if (why) {
+				t->cell_class[at] = VPA_CELL_UNRELIABLE;
+				if (!col_ci[cc]) {
+					struct vpa_buf nb;
+					vpa_buf_init(&nb);
+					vpa_buf_printf(&nb, "unreliable: %s", why);
+					t->cell_note[at] = nb.data;
+					summary_add(&sum, col_key[cc], nb.data);
+				}
+			} else if (!col_ci[cc] && !strcmp(col_key[cc], "cllr") && v &&
+				   v->type == VPA_JSON_NUM && v->num > 1) {
+				t->cell_note[at] = xstrdup(cllr_note);
+				summary_add(&sum, "cllr", cllr_note);
+			}
 		}
 		row++;
 	}
+	t->cell_summary = summary_text(&sum);
+	summary_release(&sum);
 	if (notes.n) {
 		struct vpa_buf b;
 		vpa_buf_init(&b);

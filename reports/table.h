@@ -18,7 +18,15 @@ struct vpa_table {
 	char **cells;   /* (n_rows * n_cols), owned, plain text (not escaped) */
 	int *row_class; /* (n_rows): VPA_ROW_* */
 	char *note;     /* owned or NULL: a sentence shown under the table */
+	/* Per cell (n_rows * n_cols), display only: */
+	int *cell_class;  /* VPA_CELL_*: UNRELIABLE cells are drawn grey */
+	char **cell_note; /* owned or NULL: shown beside the value ("unreliable:
+			     12 mated scores (fewer than 100)", "not calibrated ...") */
+	char *cell_summary; /* owned or NULL: the cell notes gathered in sentences,
+			       for a page that cannot show them beside the values */
 };
+
+enum { VPA_CELL_PLAIN = 0, VPA_CELL_UNRELIABLE = 1 };
 
 void vpa_table_release(struct vpa_table *t);
 
@@ -30,7 +38,10 @@ void vpa_table_gates(const struct vpa_json *results, struct vpa_table *t /* OUT 
  * sub/layer/sweep when any record sets them), one column per metric key
  * present (nested objects flattened as "zebra.dece"), a "KEY 95% CI" column
  * after each metric with a confidence interval.  0 rows when the attack has
- * no records.
+ * no records.  A value the record names in "unreliable" (by its key or a
+ * prefix) is VPA_CELL_UNRELIABLE with the note "unreliable: REASON" (its CI
+ * cell grey too); a Cllr above 1 bit has the note that the scores are not
+ * calibrated LLRs (read cllr_min).
  */
 void vpa_table_attack(const struct vpa_json *results, const char *attack,
 		      struct vpa_table *t /* OUT */);

@@ -501,8 +501,80 @@ static void test_write(void)
 	vpa_json_free(g);
 }
 
+/*
+ * Unreliable values are grey with their reason beside them, and a Cllr above
+ * 1 bit says the scores are not calibrated (HTML: in the cell; PDF: a grey
+ * label over the same baseline and a note under the table).
+ */
+static void test_unreliable_cells(void)
+{
+	static const char text[] =
+		"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"u\"},"
+		" \"attacks\": [{\"id\": \"a\", \"kind\": \"evaluate\", \"figures\": []}],"
+		" \"records\": ["
+		"  {\"attack\": \"a\", \"sub\": \"p12\", \"metrics\": {\"eer\": 0, \"cllr\": 0.7,"
+		"   \"linkability\": 0, \"zebra\": {\"dece\": 0.72}},"
+		"   \"unreliable\": {\"linkability\": \"12 mated scores (fewer than 100)\","
+		"                    \"zebra\": \"12 target trials (fewer than 100)\"}},"
+		"  {\"attack\": \"a\", \"sub\": \"big\", \"metrics\": {\"eer\": 0.2, \"cllr\": 1.5,"
+		"   \"linkability\": 0.3, \"zebra\": {\"dece\": 0.1}}, \"unreliable\": {}}],"
+		" \"gates\": [], \"warnings\": []}";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *r = load_text("u.json", text, &err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	struct vpa_table t;
+	vpa_table_attack(r, "a", &t);
+	CHECK(t.n_rows == 2 && t.n_cols == 5); /* sub, eer, cllr, linkability, zebra.dece */
+	int link = -1, dece = -1, cllr = -1, eer = -1;
+	for (size_t c = 0; c < t.n_cols; c++) {
+		if (!strcmp(t.head[c], "linkability"))
+			link = (int)c;
+		if (!strcmp(t.head[c], "zebra.dece"))
+			dece = (int)c;
+		if (!strcmp(t.head[c], "cllr"))
+			cllr = (int)c;
+		if (!strcmp(t.head[c], "eer"))
+			eer = (int)c;
+	}
+	CHECK(link > 0 && dece > 0 && cllr > 0 && eer > 0);
+	if (link > 0 && dece > 0 && cllr > 0 && eer > 0) {
+		CHECK(t.cell_class[link] == VPA_CELL_UNRELIABLE);
+		CHECK_STR(t.cell_note[link], "unreliable: 12 mated scores (fewer than 100)");
+		CHECK(t.cell_class[dece] == VPA_CELL_UNRELIABLE); /* by its prefix "zebra" */
+		CHECK(t.cell_class[eer] == VPA_CELL_PLAIN && t.cell_note[eer] == NULL);
+		CHECK(t.cell_note[cllr] == NULL); /* 0.7 bits */
+		CHECK(t.cell_class[t.n_cols + link] == VPA_CELL_PLAIN);
+		CHECK(t.cell_note[t.n_cols + cllr] && strstr(t.cell_note[t.n_cols + cllr],
+							     "not calibrated LLRs; read cllr_min"));
+	}
+	CHECK(t.cell_summary && strstr(t.cell_summary, "linkability - unreliable: 12 mated scores"));
+	vpa_table_release(&t);
+
+	struct vpa_buf h;
+	vpa_buf_init(&h);
+	vpa_html_assemble(r, 1, NULL, &h);
+	const char *hs = vpa_buf_str(&h);
+	CHECK(count(hs, "<td class=\"num unrel\"") == 2);
+	CHECK(count(hs, "<span class=\"why\">unreliable: 12 mated scores (fewer than 100)</span>") == 1);
+	CHECK(count(hs, "<span class=\"why\">above 1 bit: the scores are not calibrated LLRs; read "
+			"cllr_min</span>") == 1);
+	vpa_buf_release(&h);
+
+	struct vpa_buf ps;
+	vpa_buf_init(&ps);
+	CHECK(vpa_report_pdf_script(r, &ps, &err) == 0);
+	CHECK(count(vpa_buf_str(&ps), "tc rgb '#9a9a9a'") == 1); /* one row has grey cells */
+	CHECK(count(vpa_buf_str(&ps), "Notes on values (grey: cannot be trusted)") == 1);
+	vpa_buf_release(&ps);
+	vpa_json_free(r);
+}
+
 int main(void)
 {
+	RUN(test_unreliable_cells);
 	RUN(test_escape);
 	RUN(test_format);
 	RUN(test_check);
