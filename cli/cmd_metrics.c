@@ -238,6 +238,13 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 	return j;
 }
 
+/* "  METRIC  REASON" lines of the metrics that cannot be trusted. */
+static void unrel_line(void *ctx, const char *path, const char *reason)
+{
+	if (strcmp(path, "linkability")) /* printed under its value */
+		vpa_buf_printf(ctx, "  %-14s %s\n", path, reason);
+}
+
 static void print_table(struct vpa_buf *b, const struct opts *o, const struct vpa_metrics *m,
 			const struct vpa_ci *ci, size_t n_bins)
 {
@@ -270,6 +277,13 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 	vpa_buf_printf(b, "ZEBRA D_ECE     %8.4f bits\n", m->zebra.dece);
 	vpa_buf_printf(b, "ZEBRA log10 LR  %8.4f     worst case, category %c\n", m->zebra.log10_lr_worst,
 		       m->zebra.category);
+	struct vpa_buf u;
+	vpa_buf_init(&u);
+	struct vpa_metrics mc = *m;
+	vpa_metrics_reliability(&mc, &o->m, unrel_line, &u);
+	if (u.len)
+		vpa_buf_printf(b, "cannot be trusted (metrics/README.md \"Reliability\"):\n%s", u.data);
+	vpa_buf_release(&u);
 	if (ci) {
 		vpa_buf_printf(b, "%g%% confidence intervals: BCa bootstrap over %s, %zu replicates "
 				  "(%zu used), seed %lu\n",

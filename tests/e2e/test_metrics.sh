@@ -126,4 +126,8 @@ t_ok "perfect 1000 no warnings" grep -q '"warnings": \[\]' "$OUT"
 t_run "metrics perfect 12 table" 0 -- metrics "$T/p12.txt"
 t_ok "table shows linkability_hist" grep -q "^linkability_hist  1.0000" "$OUT"
 t_ok "table shows why" grep -q "unreliable: *12 mated scores" "$OUT"
+t_ok "table lists what cannot be trusted" grep -q "^  eer  *12 target trials and 60 non-target trials (fewer than 100 each)$" "$OUT"
+t_ok "table: min DCF needs 990 non-targets at p 0.01" grep -q "^  min_dcf .*990 needed at p_target 0.01" "$OUT"
+t_run "metrics perfect 1000 table" 0 -- metrics "$T/p1000.txt"
+t_ok "perfect 1000: nothing listed" sh -c "! grep -q 'cannot be trusted' '$OUT'"
 t_done
