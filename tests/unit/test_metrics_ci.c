@@ -302,7 +302,8 @@ static void test_contains_estimate(void)
 {
 	static const char *const files[] = {
 		"scenarios/data/ignorant.txt", "scenarios/data/lazy_informed.txt",
-		"tests/golden/bca/ids.scores", "tests/golden/metrics/gauss.scores",
+		"tests/golden/bca/ids.scores", "tests/golden/bca/trials.scores",
+		"tests/golden/metrics/gauss.scores",
 		"tests/golden/metrics/ties_int.scores", "tests/golden/metrics/separated.scores",
 		"tests/e2e/data/tiny.txt", "tests/golden/metrics/allties.scores",
 		"scenarios/data/semi_informed.scores+scenarios/data/semi_informed.trials", NULL,
@@ -345,6 +346,36 @@ static void test_contains_estimate(void)
 	}
 }
 
+/* The same by trial (tests/golden/bca/trials.*: 600 trials, one sample). */
+static void test_bca_golden_trials(void)
+{
+	struct vpa_trials t;
+	char *exp = NULL;
+	size_t len;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(load_sorted("tests/golden/bca/trials.scores", &t) == 0);
+	CHECK(vpa_read_file("tests/golden/bca/trials.expected", &exp, &len, &e) == 0);
+	if (!exp)
+		return;
+	struct vpa_scores s = {t.tar, t.n_tar, t.non, t.n_non, NULL, NULL};
+	struct vpa_ci_opts o = opts(9);
+	o.reps = 20000;
+	struct vpa_ci ci;
+	CHECK(vpa_bootstrap_ci(&s, &o, &ci, &e) == 0);
+	double lo = golden_num(exp, "bca_lo"), hi = golden_num(exp, "bca_hi");
+	CHECK(t.n_tar + t.n_non == 600);
+	CHECK_NEAR(ci.estimate[2], golden_num(exp, "linkability"), 1e-12);
+	CHECK_NEAR(ci.link_a, golden_num(exp, "a_hat"), 1e-10);
+	CHECK(ci.by_identity == 0 && ci.jack_groups[0] == 600 && !ci.jack_grouped);
+	CHECK_NEAR(ci.link_lo, lo, 0.1 * (hi - lo));
+	CHECK_NEAR(ci.link_hi, hi, 0.1 * (hi - lo));
+	printf("#   by trial: linkability %.4f: BCa [%.4f, %.4f] (scipy [%.4f, %.4f]), a %.6f\n",
+	       ci.estimate[2], ci.link_lo, ci.link_hi, lo, hi, ci.link_a);
+	free(exp);
+	vpa_trials_release(&t);
+}
+
 int main(void)
 {
 	RUN(test_trials);
@@ -352,6 +383,7 @@ int main(void)
 	RUN(test_identities);
 	RUN(test_errors);
 	RUN(test_bca_golden);
+	RUN(test_bca_golden_trials);
 	RUN(test_contains_estimate);
 	return DONE();
 }
