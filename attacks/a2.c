@@ -59,7 +59,8 @@ static const struct vpa_schema schema = {"attack a2_footprint", keys};
 static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
-	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction", "linkability_hist",
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
+	"linkability_hist",
 	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", NULL,
 };
 

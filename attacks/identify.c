@@ -442,7 +442,8 @@ static const struct vpa_schema schema = {"attack identification", keys};
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_min", "eer_max", "eer_std", "cllr_min", "linkability", "linkability_min",
-	"linkability_max", "linkability_std", "mean_rank", "mean_rank_min", "mean_rank_max",
+	"linkability_max", "linkability_std", "linkability_hist", "mean_rank", "mean_rank_min",
+	"mean_rank_max",
 	"chance_rank", "mean_norm_rank", "mean_norm_rank_min", "mean_norm_rank_max",
 	"chance_norm_rank", "top1", "top5", "top10", "topk", "topk_min", "topk_max", "population",
 	"repeats", "n_target", "n_nontarget", NULL,

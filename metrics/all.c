@@ -31,7 +31,8 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	memset(m, 0, sizeof *m);
 	m->eer = m->eer_threshold = m->eer_sweep = m->eer_sweep_threshold = NAN;
 	m->cllr = m->cllr_min = m->min_dcf = m->min_dcf_threshold = NAN;
-	m->linkability = m->linkability_hist = m->tied_fraction = m->zebra.dece = m->zebra.log10_lr_worst = NAN;
+	m->linkability = m->linkability_hist = m->tied_fraction = NAN;
+	m->zebra.dece = m->zebra.log10_lr_worst = NAN;
 	m->zebra.category = '0';
 	if (!o) {
 		vpa_metrics_opts_init(&def);
