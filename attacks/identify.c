@@ -851,6 +851,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		size_t nz = n_sizes < 64 ? n_sizes : 64;
 		if (n_sizes > 64)
 			VPA_BUG("identification: %zu population sizes", n_sizes);
+		size_t n_undef = 0; /* sizes with linkability undefined: one warning line for all */
 		for (size_t z = 0, i0 = 0; z < nz; z++) {
 			size_t R = 0;
 			while (i0 + R < n_jobs && js[i0 + R] == sizes[z])
@@ -913,12 +914,13 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				st[1][q][z] = undef ? NAN : lo;
 				st[2][q][z] = undef ? NAN : hi;
 			}
-			if (isnan(e0->linkability))
-				vpa_ctx_warn(ctx, "%s.%s population %zu: fewer than 10 probes: linkability is "
-						  "undefined", id, name, sizes[z]);
+			n_undef += isnan(e0->linkability);
 			xs[z] = (double)sizes[z];
 			i0 += R;
 		}
+		if (n_undef)
+			vpa_ctx_warn(ctx, "%s.%s: fewer than 10 probes: linkability is undefined at %zu "
+					  "population size%s", id, name, n_undef, n_undef == 1 ? "" : "s");
 		static const char *const sn[3] = {"mean", "min", "max"};
 		struct vpa_json *s1 = vpa_json_get(f1, "series"), *s2 = vpa_json_get(f2, "series");
 		char lab[128];

@@ -163,4 +163,19 @@ t_ok "plda_normalize_length defaults to true" \
 	test "$(cllr "$T/kdefault/results.json")" = "$(cllr "$T/ktrue/results.json")"
 t_ok "without the scaling the LLRs are larger (Cllr > 5 bits)" \
 	awk -v c="$(cllr "$T/kfalse/results.json")" 'BEGIN { exit !(c > 5) }'
+# identification with 8 probes: linkability undefined at every population
+# size, said in one line (not one line per size)
+{ echo "name: id"; echo "report: [json]"; echo "targets:"; echo "  - id: anon"
+  echo "    kind: anonymised_speech"; echo "    source: simulate"
+  echo "    simulate: {train_speakers: 60, pool_speakers: 100, test_speakers: 4, trial_utts: 2, population: 50}"
+  echo "    anonymiser: {n: 20, n_star: 10}"; echo "attacks:"
+  echo "  - {id: ident, kind: identification, target: anon, attackers: [baseline], repeats: 2}"
+} > "$T/id.yaml"
+t_run "identification with 8 probes" 0 -- run "$T/id.yaml" -o "$T/id" --quiet
+t_ok "one line for the undefined linkability" \
+	test "$(grep -c 'fewer than 10 probes' "$ERR")" = 1
+t_ok "it counts the population sizes" \
+	grep -q 'ident.baseline: fewer than 10 probes: linkability is undefined at 5 population sizes' "$ERR"
+t_ok "identification records carry linkability_reliable" \
+	grep -q '"linkability_reliable": false' "$T/id/results.json"
 t_done
