@@ -9,6 +9,7 @@
 #define VPA_CLI_H
 
 #include "core/base.h"
+#include "core/json.h"
 
 int cmd_metrics(int argc, char **argv);
 int cmd_dp(int argc, char **argv);
@@ -33,5 +34,29 @@ int cli_double(const char *opt, const char *s, double lo, double hi, int open_lo
 	       double *out);
 int cli_ulong(const char *opt, const char *s, unsigned long lo, unsigned long hi,
 	      unsigned long *out);
+
+/* One line for a getopt_long failure (opterr = 0, optstring starting ':'); returns 2. */
+int cli_getopt_error(const char *cmd, int c, char **argv);
+
+/* A results file (JSON object with "records"); caller frees.  NULL on error. */
+struct vpa_json *cli_read_results(const char *path, struct vpa_err *err);
+/* cli_error, then the offending scenario line with a caret when the message has one. */
+int cli_scenario_error(const struct vpa_err *err);
+/* Write data to path atomically (path.tmp.PID, renamed). */
+int cli_write_file(const char *path, const char *data, size_t len, struct vpa_err *err);
+/*
+ * The verdicts on stdout: one "PASS ..."/"FAIL [simulated] ..." line per gate
+ * of results["gates"], then the baseline's lines ("BASELINE matched ...",
+ * "UNMATCHED ...", "REGRESSION ...", "STABLE ...") when results["baseline"].
+ */
+void cli_print_verdicts(const struct vpa_json *results);
+
+/* --metrics eer,linkability: each a compared metric (vpa_metric_direction). */
+struct cli_metrics {
+	char **names; /* (n), owned */
+	size_t n;
+};
+int cli_parse_metrics(const char *cmd, const char *arg, struct cli_metrics *out);
+void cli_metrics_release(struct cli_metrics *m);
 
 #endif

@@ -46,11 +46,12 @@ t_ok "error names the gate's line" grep -qx "vpaudit: error: $T/s/other.yaml:12:
 scn "$T/s/leaky.yaml" "$D/semi_informed.scores, key: $D/semi_informed.trials" "tolerance: 0.02"
 t_run "leaky results" 0 -- run "$T/s/leaky.yaml" -o "$T/b" --quiet --no-plots
 t_run "--baseline flags the leak" 3 -- gate "$T/b/results.json" --baseline "$R"
-t_ok "eer flagged (lower is leakier)" grep -q '^FAIL baseline: eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
-t_ok "linkability flagged (higher is leakier)" grep -q '^FAIL baseline: eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
-t_ok "unchanged sets not flagged" not_grep 'baseline: eval.ignorant' "$OUT"
+t_ok "eer flagged (lower is leakier)" grep -q '^REGRESSION eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
+t_ok "linkability flagged (higher is leakier)" grep -q '^REGRESSION eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
+t_ok "unchanged sets not flagged" not_grep '^REGRESSION eval.ignorant' "$OUT"
 t_run "no change against itself" 0 -- gate "$R" --baseline "$R"
-t_ok "PASS baseline line" grep -q '^PASS baseline: no metric moved' "$OUT"
+t_ok "matched line" grep -qx 'BASELINE matched 3 of 3 records (3 in the baseline)' "$OUT"
+t_ok "STABLE line per record" test "$(grep -c '^STABLE eval\.[a-z_]*: 8 metrics within tolerance$' "$OUT")" = 3
 t_run "the other direction is not a leak" 0 -- gate "$R" --baseline "$T/b/results.json"
 scn "$T/s/tol.yaml" "$D/lazy_informed.txt" "tolerance: 1"
 t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/results.json" --baseline "$R" --scenario "$T/s/tol.yaml"
@@ -63,6 +64,9 @@ printf '{"schema": "x"}\n' > "$T/norec.json"
 t_run "not a results file" 1 -- gate "$T/norec.json"
 t_run "missing results file" 1 -- gate "$T/none.json"
 t_run "no argument" 2 -- gate
-t_run "unknown option" 2 -- gate "$R" --strict
+t_run "unknown option" 2 -- gate "$R" --stricter
+t_ok "unknown option: one line" test "$(wc -l < "$ERR")" = 1
+t_ok "unknown option: the command's style" grep -qx "vpaudit gate: error: unknown option '--stricter' (see 'vpaudit gate --help')" "$ERR"
+t_run "--strict without --baseline" 2 -- gate "$R" --strict
 t_run "--help" 0 -- gate --help
 t_done
