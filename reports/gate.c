@@ -319,7 +319,7 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	if (undef) {
 		pass = 0;
 		worst = undef;
-		vpa_buf_puts(&msg, " fails closed, unreliable: undefined value");
+		vpa_buf_puts(&msg, " is undefined and fails closed, unreliable: undefined value");
 	} else if (unrel) {
 		pass = 0;
 		worst = unrel;

@@ -106,7 +106,7 @@ void vpa_outdir_remove_reports(const char *outdir, unsigned keep)
 			continue;
 		path.len = 0;
 		vpa_buf_printf(&path, "%s/%s", outdir, report_names[k]);
-		if (remove(path.data) != 0 && errno != ENOENT)
+		if (remove(path.data) != 0 && errno != ENOENT && errno != ENOTDIR)
 			vpa_warn("%s: cannot remove: %s", path.data, strerror(errno));
 	}
 	vpa_buf_release(&path);
@@ -126,8 +126,11 @@ void vpa_outdir_fail(const char *outdir, unsigned formats, const char *suite, co
 	vpa_buf_printf(&path, "%s/junit.xml", outdir);
 	struct vpa_atomic a;
 	memset(&a, 0, sizeof(a));
-	FILE *f = vpa_mkdirs(outdir, &err) ? NULL : vpa_atomic_open(path.data, &a, &err);
-	if (f && fwrite(x.data, 1, x.len, f) == x.len && fflush(f) == 0) {
+	FILE *f = NULL;
+	if (vpa_mkdirs(outdir, &err)) {
+		/* the run's own error says why the folder is unusable */
+	} else if ((f = vpa_atomic_open(path.data, &a, &err)) && fwrite(x.data, 1, x.len, f) == x.len &&
+		   fflush(f) == 0) {
 		vpa_atomic_commit(&a, &err);
 	} else {
 		if (f)
