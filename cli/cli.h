@@ -2,8 +2,8 @@
  * cli/cli.h - the subcommands.  Each cmd_x(argc, argv) gets argv[0] = "x",
  * parses its options with getopt_long and returns an exit status:
  * 0 ok, 1 error, 2 usage, 3 a gate failed.  Errors go to stderr as one line
- * "vpaudit: error: ..." (or "FILE:LINE: ..."); nothing is written to stdout
- * on error.
+ * "vpaudit CMD: error: ..." (the message starts "FILE:LINE[:COL]: " when it
+ * blames a place); nothing is written to stdout on error.
  */
 #ifndef VPA_CLI_H
 #define VPA_CLI_H
@@ -19,16 +19,23 @@ int cmd_validate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 
-/* Print "vpaudit: error: MSG" for err and return its exit status. */
+/*
+ * The running subcommand ("run", "dp epsilon", ...), set by main and by
+ * commands with subcommands: every error line is "vpaudit CMD: error: ...".
+ */
+extern const char *cli_cmd;
+/* Print "vpaudit CMD: error: MSG" for err and return its exit status. */
 int cli_error(const struct vpa_err *err);
-/* Print "vpaudit: error: ..." (usage problems) and return 2. */
+/* Print "vpaudit CMD: error: ..." (one line). */
+void cli_errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "vpaudit CMD: error: ... (see 'vpaudit CMD --help')" (usage problems) and return 2. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
  * Option values: strict conversions with range checks, e.g.
  *   if (cli_double("--omega", optarg, 0, INFINITY, 0, &omega)) return 2;
  * lo/hi bounds are inclusive unless open_lo is set (then x > lo).
- * Print "vpaudit: error: --omega must be ..." and return non-zero on failure.
+ * Print "vpaudit CMD: error: --omega must be ..." and return non-zero on failure.
  */
 int cli_double(const char *opt, const char *s, double lo, double hi, int open_lo,
 	       double *out);

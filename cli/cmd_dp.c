@@ -70,7 +70,7 @@ static int open_unit(const char *opt, const char *s, double *out)
 	if (cli_double(opt, s, 0, 1, 1, out))
 		return 1;
 	if (*out >= 1) {
-		fprintf(stderr, "vpaudit: error: %s must be a number in (0, 1), got '%s'\n", opt, s);
+		cli_errorf("%s must be a number in (0, 1), got '%s'", opt, s);
 		return 1;
 	}
 	return 0;
@@ -85,7 +85,7 @@ static int whole(const char *opt, const char *s, double lo, double hi, double *o
 	if (cli_double(opt, s, lo, hi, 0, out))
 		return 1;
 	if (*out != floor(*out)) {
-		fprintf(stderr, "vpaudit: error: %s must be a whole number >= %g, got '%s'\n", opt, lo, s);
+		cli_errorf("%s must be a whole number >= %g, got '%s'", opt, lo, s);
 		return 1;
 	}
 	return 0;
@@ -101,7 +101,7 @@ static int parse_q(const char *s, double *q)
 	double num, den;
 	size_t n = (size_t)(slash - s);
 	if (n >= sizeof(a)) {
-		fprintf(stderr, "vpaudit: error: --q must be a number in [0, 1] or a fraction A/B, got '%s'\n", s);
+		cli_errorf("--q must be a number in [0, 1] or a fraction A/B, got '%s'", s);
 		return 1;
 	}
 	memcpy(a, s, n);
@@ -110,7 +110,7 @@ static int parse_q(const char *s, double *q)
 	    cli_double("--q denominator", slash + 1, 0, INFINITY, 1, &den))
 		return 1;
 	if (num > den) {
-		fprintf(stderr, "vpaudit: error: --q must be at most 1, got '%s'\n", s);
+		cli_errorf("--q must be at most 1, got '%s'", s);
 		return 1;
 	}
 	*q = num / den;
@@ -409,6 +409,7 @@ int cmd_dp(int argc, char **argv)
 	} else {
 		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
 	}
+	cli_cmd = o.name;
 	int rc = parse(argc - 1, argv + 1, &o);
 	if (rc == -1)
 		return 0; /* --help */

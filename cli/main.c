@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 	int rc = -1;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(name, commands[i].name)) {
+			cli_cmd = commands[i].name;
 			rc = commands[i].fn(argc - 1, argv + 1);
 			break;
 		}
@@ -98,7 +99,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "vpaudit: error: cannot write to standard output: %s\n",
+		fprintf(stderr, "vpaudit %s: error: cannot write to standard output: %s\n", name,
 			strerror(errno));
 		return rc ? rc : 1;
 	}

@@ -11,10 +11,31 @@
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
+const char *cli_cmd;
+
+static void prefix(void)
+{
+	if (cli_cmd)
+		fprintf(stderr, "vpaudit %s: error: ", cli_cmd);
+	else
+		fputs("vpaudit: error: ", stderr);
+}
+
 int cli_error(const struct vpa_err *err)
 {
-	fprintf(stderr, "vpaudit: error: %s\n", err->msg[0] ? err->msg : "unknown error");
+	prefix();
+	fprintf(stderr, "%s\n", err->msg[0] ? err->msg : "unknown error");
 	return vpa_exit_code(err->status ? err->status : VPA_EINPUT);
+}
+
+void cli_errorf(const char *fmt, ...)
+{
+	va_list ap;
+	prefix();
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -36,11 +57,11 @@ int cli_double(const char *opt, const char *s, double lo, double hi, int open_lo
 	if (end == s || *end || errno == ERANGE || !isfinite(x) || x < lo || x > hi ||
 	    (open_lo && x <= lo)) {
 		if (isinf(hi))
-			fprintf(stderr, "vpaudit: error: %s must be a number %s %g, got '%s'\n", opt,
-				open_lo ? ">" : ">=", lo, s);
+			cli_errorf("%s must be a number %s %g, got '%s'", opt, open_lo ? ">" : ">=", lo,
+				   s);
 		else
-			fprintf(stderr, "vpaudit: error: %s must be a number in %s%g, %g], got '%s'\n",
-				opt, open_lo ? "(" : "[", lo, hi, s);
+			cli_errorf("%s must be a number in %s%g, %g], got '%s'", opt,
+				   open_lo ? "(" : "[", lo, hi, s);
 		return 1;
 	}
 	*out = x;
@@ -54,8 +75,7 @@ int cli_ulong(const char *opt, const char *s, unsigned long lo, unsigned long hi
 	errno = 0;
 	unsigned long x = strtoul(s, &end, 10);
 	if (end == s || *end || errno == ERANGE || *s == '-' || x < lo || x > hi) {
-		fprintf(stderr, "vpaudit: error: %s must be an integer in [%lu, %lu], got '%s'\n",
-			opt, lo, hi, s);
+		cli_errorf("%s must be an integer in [%lu, %lu], got '%s'", opt, lo, hi, s);
 		return 1;
 	}
 	*out = x;

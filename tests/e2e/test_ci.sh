@@ -44,10 +44,10 @@ B=$T/b/results.json
 # a baseline of another scenario: no record in common
 printf '{"schema": "vpaudit.results/1", "records": [{"attack": "other", "sub": null, "layer": null, "sweep": null, "metrics": {"eer": 0.1}}]}\n' > "$T/other.json"
 t_run "mismatched baseline: exit 1" 1 -- gate "$A" --baseline "$T/other.json"
-t_ok "mismatched baseline: the counts" grep -qx "vpaudit: error: $T/other.json: matched 0 of 3 records: the baseline shares no record with the results; is it the same scenario?" "$ERR"
+t_ok "mismatched baseline: the counts" grep -qx "vpaudit gate: error: $T/other.json: matched 0 of 3 records: the baseline shares no record with the results; is it the same scenario?" "$ERR"
 t_ok "mismatched baseline: nothing on stdout" test ! -s "$OUT"
 t_run "mismatched baseline in run: exit 1" 1 -- run "$T/s/a.yaml" -o "$T/mis" --baseline "$T/other.json" --quiet
-t_ok "run: same error" grep -q "matched 0 of 3 records: the baseline shares no record" "$ERR"
+t_ok "run: same error" grep -q "^vpaudit run: error: $T/other.json: matched 0 of 3 records: the baseline shares no record" "$ERR"
 t_ok "run: no results.json" test ! -e "$T/mis/results.json"
 
 # a renamed sub: listed on both sides, a failure with --strict only
@@ -80,7 +80,7 @@ t_ok "tolerances: one regression only" test "$(count '^REGRESSION' "$OUT")" = 1
 t_ok "tolerances: eer within its own tolerance" not_grep 'eer moved' "$OUT"
 scn "$T/s/badtol.yaml" "tolerances: {eer: 0.2, n_target: 3}"
 t_run "tolerances: unknown metric is a validation error" 1 -- validate "$T/s/badtol.yaml"
-t_ok "tolerances: error names the key" grep -q "^vpaudit: error: $T/s/badtol.yaml:13:24: unknown key 'n_target' in 'tolerances'" "$ERR"
+t_ok "tolerances: error names the key" grep -q "^vpaudit validate: error: $T/s/badtol.yaml:13:24: unknown key 'n_target' in 'tolerances'" "$ERR"
 
 # --significant: 0.30 [0.25, 0.35] -> 0.27 [0.22, 0.32] moves 0.03 < sqrt(0.05^2 + 0.05^2)
 # = 0.0707 (not significant); -> 0.22 [0.17, 0.27] moves 0.08 > 0.0707 (significant,
@@ -100,6 +100,16 @@ t_ok "junit: one testcase per comparison" test "$(count 'classname="vpaudit.base
 t_ok "junit: regressions are failures" test "$(count '<failure type="regression"' "$T/g.xml")" = "$(count '^REGRESSION' "$OUT")"
 t_ok "junit: gates counted" grep -q '<testsuite name="ci" tests="24" failures="' "$T/g.xml"
 t_run "gate --junit to a folder that does not exist" 1 -- gate "$B" --junit "$T/none/g.xml"
+t_ok "gate --junit: one error line" test "$(wc -l < "$ERR")" = 1
+# one error style for every subcommand: "vpaudit CMD: error: ...", one line
+for c in "run --bogus" "gate --bogus" "validate --bogus" "report --bogus" "metrics --bogus" "exposure --bogus" "dp epsilon --bogus"; do
+	t_run "$c: usage" 2 -- $c
+	t_ok "$c: one line in the command's style" test "$(wc -l < "$ERR")" = 1 -a "$(cut -d: -f1 "$ERR")" = "vpaudit ${c% --bogus}"
+done
+t_run "gate option without its value" 2 -- gate "$B" --junit
+t_ok "gate: needs a value, one line" test "$(cat "$ERR")" = "vpaudit gate: error: option '--junit' needs a value (see 'vpaudit gate --help')"
+t_run "run --threads out of range" 2 -- run "$T/s/a.yaml" --threads 0
+t_ok "run: range error in the command's style" test "$(cat "$ERR")" = "vpaudit run: error: --threads must be an integer in [1, 256], got '0'"
 
 # run --baseline: one exit status, comparisons in junit.xml and results.json
 t_run "run --baseline: regression exits 3" 3 -- run "$T/s/b.yaml" -o "$T/rb" --baseline "$A"
@@ -114,7 +124,7 @@ t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline"
 t_run "vpaudit report re-renders the comparison" 3 -- report "$T/rb/results.json" -o "$T/rr" --no-plots
 t_ok "report: junit has the comparisons" test "$(count 'classname="vpaudit.baseline"' "$T/rr/junit.xml")" = 24
 t_run "run --baseline: missing baseline is an error before the run" 1 -- run "$T/s/a.yaml" -o "$T/rm" --baseline "$T/none.json" --quiet
-t_ok "run --baseline: missing file named" grep -q "^vpaudit: error: $T/none.json: " "$ERR"
+t_ok "run --baseline: missing file named" grep -q "^vpaudit run: error: $T/none.json: " "$ERR"
 
 # ---- timing fields: the only difference between two runs with the same seed
 t_run "run A again" 0 -- run "$T/s/a.yaml" -o "$T/a2" --quiet
@@ -139,7 +149,7 @@ t_run "gate on the stored selection" 0 -- gate "$T/g2/results.json"
 scn "$T/s/empty.yaml" "gates:
   - {attack: eval, metric: eer, min: 0.2, subs: [baseline], exclude: [baseline]}"
 t_run "empty selection: validation error" 1 -- validate "$T/s/empty.yaml"
-t_ok "empty selection: message" grep -qx "vpaudit: error: $T/s/empty.yaml:14:70: gate on 'eval' selects no record: its subs and exclude leave no sub" "$ERR"
+t_ok "empty selection: message" grep -qx "vpaudit validate: error: $T/s/empty.yaml:14:70: gate on 'eval' selects no record: its subs and exclude leave no sub" "$ERR"
 scn "$T/s/empty2.yaml" "gates:
   - {attack: eval, metric: eer, min: 0.2, subs: []}"
 t_run "empty subs: validation error" 1 -- validate "$T/s/empty2.yaml"
@@ -272,13 +282,13 @@ t_ok "output folder: one error line" test "$(wc -l < "$ERR")" = 1
 mkdir -p "$T/bin"; ln -sf "$(command -v env)" "$T/bin/env"
 sed 's/report: \[json, junit\]/report: [json, html]/' "$T/s/full.yaml" > "$T/s/html.yaml"
 t_ok "no gnuplot: error before the run" bash -c "PATH='$T/bin' '$VPAUDIT' run '$T/s/html.yaml' -o '$T/ng' --quiet 2> '$T/ng.err'; test \$? = 1"
-t_ok "no gnuplot: message" grep -qx 'vpaudit: error: gnuplot not found: install gnuplot-nox or run with --no-plots' "$T/ng.err"
+t_ok "no gnuplot: message" grep -qx 'vpaudit run: error: gnuplot not found: install gnuplot-nox or run with --no-plots' "$T/ng.err"
 t_ok "no gnuplot: no results" test ! -e "$T/ng/results.json"
 t_ok "no gnuplot with --no-plots: fine" bash -c "PATH='$T/bin' '$VPAUDIT' run '$T/s/html.yaml' -o '$T/ng2' --quiet --no-plots"
 # names . and .. cannot make out/NAME leave out/
 sed 's/^name: ci$/name: ../' "$T/s/full.yaml" > "$T/s/dotdot.yaml"
 t_run "name: .." 1 -- validate "$T/s/dotdot.yaml"
-t_ok "name: .. message" grep -qx "vpaudit: error: $T/s/dotdot.yaml:1:7: 'name' must not be '..' (the default output folder is out/NAME)" "$ERR"
+t_ok "name: .. message" grep -qx "vpaudit validate: error: $T/s/dotdot.yaml:1:7: 'name' must not be '..' (the default output folder is out/NAME)" "$ERR"
 sed 's/^name: ci$/name: ./' "$T/s/full.yaml" > "$T/s/dot.yaml"
 t_run "name: ." 1 -- validate "$T/s/dot.yaml"
 t_done

@@ -40,7 +40,7 @@ scn "$T/s/other.yaml" "$D/lazy_informed.txt" "gates:
   - {attack: eval.ignorant, metric: eer, min: 0.2}"
 sed 's/"name": "ignorant"/"name": "renamed"/; s/"sub": "ignorant"/"sub": "renamed"/' "$R" > "$T/renamed.json"
 t_run "gate naming a sub missing from the results" 1 -- gate "$T/renamed.json" --scenario "$T/s/other.yaml"
-t_ok "error names the gate's line" grep -qx "vpaudit: error: $T/s/other.yaml:12:5: gate names 'eval.ignorant', but attack 'eval' has no sub 'ignorant' in the results" "$ERR"
+t_ok "error names the gate's line" grep -qx "vpaudit gate: error: $T/s/other.yaml:12:5: gate names 'eval.ignorant', but attack 'eval' has no sub 'ignorant' in the results" "$ERR"
 
 # --baseline: lazy_informed now scores like semi_informed (a leakier system)
 scn "$T/s/leaky.yaml" "$D/semi_informed.scores, key: $D/semi_informed.trials" "tolerance: 0.02"
@@ -59,7 +59,7 @@ t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/result
 # errors and usage
 printf '{"records": [1, 2,]}\n' > "$T/bad.json"
 t_run "bad JSON" 1 -- gate "$T/bad.json"
-t_ok "bad JSON names file:line:col" grep -q "^vpaudit: error: $T/bad.json:1:" "$ERR"
+t_ok "bad JSON names file:line:col" grep -q "^vpaudit gate: error: $T/bad.json:1:" "$ERR"
 printf '{"schema": "x"}\n' > "$T/norec.json"
 t_run "not a results file" 1 -- gate "$T/norec.json"
 t_run "missing results file" 1 -- gate "$T/none.json"
