@@ -288,8 +288,10 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 			      "gate on '%s' selects no record: %s leaves none of its subs in the results",
 			      attack, vpa_buf_str(&d));
 	} else if (!n_match) {
-		if (sel.layer)
+		if (sel.layer && sel.layer->type == VPA_JSON_NUM)
 			vpa_buf_printf(&d, "layer %g", sel.layer->num);
+		else if (sel.layer)
+			vpa_buf_puts(&d, "a layer");
 		if (sel.sweep && sel.sweep->type == VPA_JSON_NUM)
 			vpa_buf_printf(&d, "%ssweep value %g", sel.layer ? " and " : "", sel.sweep->num);
 		else if (sel.sweep && sel.sweep->type == VPA_JSON_STR)
