@@ -190,9 +190,12 @@ static int regressions(const struct vpa_json *n, const struct vpa_json *o, doubl
 	struct vpa_err err;
 	vpa_err_init(&err);
 	struct vpa_baseline_opts bo = {"old.json", tol, NULL, NULL, 0, 0, 0};
-	int rc = vpa_gates_baseline(n, o, &bo, summary, &err);
+	int rc = n ? vpa_gates_baseline(n, o, &bo, summary, &err) : 0;
 	static struct vpa_json *regs;
 	vpa_json_free(regs);
+	regs = NULL;
+	if (!n) /* the last call frees the list */
+		return rc;
 	regs = vpa_json_arr();
 	const struct vpa_json *c = vpa_json_get(*summary, "comparisons");
 	for (size_t i = 0; c && i < c->n; i++)
@@ -287,7 +290,6 @@ static void test_baseline(void)
 	vpa_json_free(o);
 	vpa_json_free(n);
 	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
-	vpa_json_free(sum);
 }
 
 /* The --significant rule on hand-computed cases. */
