@@ -19,13 +19,16 @@
 #include "scenarios/scenario.h"
 
 static const char usage[] =
-	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json] [--seed N] [--threads N]\n"
-	"                   [--no-plots] [--quiet]\n\n"
+	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]]\n"
+	"                   [--seed N] [--threads N] [--no-plots] [--quiet]\n\n"
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
 	"                       as `vpaudit gate --baseline` does (the scenario's `tolerance:`\n"
 	"                       and `tolerances:`); each comparison is a junit.xml test case\n"
+	"  --strict             with --baseline: a record on one side only is a failure\n"
+	"  --significant        with --baseline: a move must also exceed what the two bootstrap\n"
+	"                       intervals allow (see `vpaudit gate --help`)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
 	"  --threads N          threads for vpaudit's own parallel loops (default: the number\n"
 	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
@@ -43,10 +46,12 @@ static const char usage[] =
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE };
+	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"baseline", required_argument, NULL, O_BASELINE},
+		{"strict", no_argument, NULL, O_STRICT},
+		{"significant", no_argument, NULL, O_SIG},
 		{"seed", required_argument, NULL, O_SEED},
 		{"threads", required_argument, NULL, O_THREADS},
 		{"no-plots", no_argument, NULL, O_NOPLOTS},
@@ -57,7 +62,7 @@ int cmd_run(int argc, char **argv)
 	const char *outdir = NULL, *base = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
-	int quiet = 0, c;
+	int quiet = 0, strict = 0, significant = 0, c;
 	unsigned long v;
 	optind = 1;
 	opterr = 0;
@@ -72,6 +77,12 @@ int cmd_run(int argc, char **argv)
 			if (!*optarg)
 				return cli_usage_error("run", "--baseline needs a file");
 			base = optarg;
+			break;
+		case O_STRICT:
+			strict = 1;
+			break;
+		case O_SIG:
+			significant = 1;
 			break;
 		case O_SEED:
 			if (cli_ulong("--seed", optarg, 0, 9007199254740991UL, &v))
@@ -100,6 +111,8 @@ int cmd_run(int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage_error("run", argc - optind ? "expected one scenario file"
 							   : "missing the scenario file");
+	if (!base && (strict || significant))
+		return cli_usage_error("run", "--strict and --significant need --baseline");
 	vpa_quiet = quiet;
 	/* OpenBLAS stays single-threaded: its multi-threaded kernels round
 	 * differently from the single-threaded ones, and a model trained with
@@ -155,7 +168,7 @@ int cmd_run(int argc, char **argv)
 	failed = grc == VPA_EGATE;
 	if (old) {
 		tols = vpa_scenario_tolerances(s);
-		struct vpa_baseline_opts bo = {base, s->tolerance, tols, NULL, 0, 0, 0};
+		struct vpa_baseline_opts bo = {base, s->tolerance, tols, NULL, 0, significant, strict};
 		int brc = vpa_gates_baseline(results, old, &bo, &summary, &err);
 		if (brc && brc != VPA_EGATE) {
 			rc = cli_error(&err);

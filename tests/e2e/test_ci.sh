@@ -123,6 +123,13 @@ t_run "run --baseline: stable exits 0" 0 -- run "$T/s/a.yaml" -o "$T/ra" --basel
 t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline" name="eval.[a-z_]* [a-z_.0-9]* against the baseline" time="0"/>' "$T/ra/junit.xml")" = 24
 t_run "vpaudit report re-renders the comparison" 3 -- report "$T/rb/results.json" -o "$T/rr" --no-plots
 t_ok "report: junit has the comparisons" test "$(count 'classname="vpaudit.baseline"' "$T/rr/junit.xml")" = 24
+t_run "run --baseline --strict: a renamed sub fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --strict --quiet
+t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure with --strict)"' "$T/rs/junit.xml"
+t_run "run --baseline without --strict: unmatched records are skipped cases" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
+t_ok "run --baseline: skipped cases counted" grep -q 'skipped="2"' "$T/rs/junit.xml"
+t_run "run --baseline --significant" 3 -- run "$T/s/b.yaml" -o "$T/rsig" --baseline "$A" --significant --quiet
+t_ok "run --significant: stored" grep -q '"significant": true' "$T/rsig/results.json"
+t_run "run --strict without --baseline" 2 -- run "$T/s/a.yaml" --strict
 t_run "run --baseline: missing baseline is an error before the run" 1 -- run "$T/s/a.yaml" -o "$T/rm" --baseline "$T/none.json" --quiet
 t_ok "run --baseline: missing file named" grep -q "^vpaudit run: error: $T/none.json: " "$ERR"
 
