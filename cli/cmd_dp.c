@@ -1,7 +1,7 @@
 /*
  * cli/cmd_dp.c - `vpaudit dp`: the differential-privacy accountant.
  *
- *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--json]
+ *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--json]
  *   vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]
  *   vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]
  *
@@ -13,6 +13,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
@@ -20,7 +21,7 @@
 #include "metrics/metrics.h"
 
 static const char usage_text[] =
-	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--json]\n"
+	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--json]\n"
 	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]\n"
 	"       vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]\n"
 	"\n"
@@ -34,13 +35,20 @@ static const char usage_text[] =
 	"          which is only valid for epsilon < 1 (Dwork & Roth, Thm 3.22)\n"
 	"\n"
 	"options:\n"
-	"  --q Q             sampling rate per step, in [0, 1] (e.g. clients per round / population)\n"
+	"  --q Q             sampling rate per step, in [0, 1] (e.g. clients per round / population),\n"
+	"                    a number or a fraction A/B (--q 300/5000)\n"
+	"  --cohort N --population M\n"
+	"                    the same as --q N/M: N of M users sampled per round\n"
 	"  --sigma Z         noise multiplier (noise std / clipping norm), > 0\n"
-	"  --steps T         number of steps (rounds), an integer >= 1\n"
+	"                    (alias --noise-multiplier, as in TF Privacy and Opacus)\n"
+	"  --steps T         number of steps (rounds), an integer >= 1 (alias --rounds)\n"
+	"  --table K         'epsilon' only: epsilon after every K-th step (K, 2K, ..., and T),\n"
+	"                    one line each (at most 10000 lines)\n"
 	"  --delta D         target delta, in (0, 1)\n"
 	"  --epsilon E       target epsilon, > 0\n"
 	"  --sensitivity S   L2 sensitivity for 'gaussian' (default 1), > 0\n"
-	"  --json            one JSON object on stdout: {\"epsilon\", \"order\"}, {\"sigma\"} or\n"
+	"  --json            one JSON object on stdout: {\"epsilon\", \"order\"} (with --table also\n"
+	"                    \"table\": [{\"steps\", \"epsilon\", \"order\"}, ...]), {\"sigma\"} or\n"
 	"                    {\"sigma\", \"sigma_classic\", \"classic_valid\"}\n"
 	"  -h, --help        this text\n"
 	"\n"
@@ -51,8 +59,9 @@ enum sub { SUB_EPSILON, SUB_SIGMA, SUB_GAUSSIAN };
 struct opts {
 	enum sub sub;
 	const char *name; /* "dp epsilon" etc. for messages */
-	double q, sigma, steps, delta, eps, sens;
-	int has_q, has_sigma, has_steps, has_delta, has_eps, has_sens, json;
+	double q, sigma, steps, delta, eps, sens, cohort, population, table;
+	int has_q, has_sigma, has_steps, has_delta, has_eps, has_sens, json, has_cohort,
+		has_population, has_table;
 };
 
 /* x in (0, 1): cli_double checks (0, 1], the open upper end is ours */
@@ -61,20 +70,64 @@ static int open_unit(const char *opt, const char *s, double *out)
 	if (cli_double(opt, s, 0, 1, 1, out))
 		return 1;
 	if (*out >= 1) {
-		fprintf(stderr, "vpaudit: error: %s must be a number in (0, 1), got '%s'\n", opt, s);
+		cli_errorf("%s must be a number in (0, 1), got '%s'", opt, s);
 		return 1;
 	}
 	return 0;
 }
 
-enum { O_Q = 256, O_SIGMA, O_STEPS, O_DELTA, O_EPS, O_SENS, O_JSON };
+enum { O_Q = 256, O_SIGMA, O_STEPS, O_DELTA, O_EPS, O_SENS, O_JSON, O_NM, O_ROUNDS, O_COHORT,
+       O_POP, O_TABLE };
+
+/* A whole number in [lo, hi] given as a double (1e6 accepted). */
+static int whole(const char *opt, const char *s, double lo, double hi, double *out)
+{
+	if (cli_double(opt, s, lo, hi, 0, out))
+		return 1;
+	if (*out != floor(*out)) {
+		cli_errorf("%s must be a whole number >= %g, got '%s'", opt, lo, s);
+		return 1;
+	}
+	return 0;
+}
+
+/* --q: a number in [0, 1] or a fraction A/B (B > 0, 0 <= A <= B). */
+static int parse_q(const char *s, double *q)
+{
+	const char *slash = strchr(s, '/');
+	if (!slash)
+		return cli_double("--q", s, 0, 1, 0, q);
+	char a[64];
+	double num, den;
+	size_t n = (size_t)(slash - s);
+	if (n >= sizeof(a)) {
+		cli_errorf("--q must be a number in [0, 1] or a fraction A/B, got '%s'", s);
+		return 1;
+	}
+	memcpy(a, s, n);
+	a[n] = '\0';
+	if (cli_double("--q numerator", a, 0, INFINITY, 0, &num) ||
+	    cli_double("--q denominator", slash + 1, 0, INFINITY, 1, &den))
+		return 1;
+	if (num > den) {
+		cli_errorf("--q must be at most 1, got '%s'", s);
+		return 1;
+	}
+	*q = num / den;
+	return 0;
+}
 
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
 		{"q", required_argument, NULL, O_Q},
 		{"sigma", required_argument, NULL, O_SIGMA},
+		{"noise-multiplier", required_argument, NULL, O_NM},
 		{"steps", required_argument, NULL, O_STEPS},
+		{"rounds", required_argument, NULL, O_ROUNDS},
+		{"cohort", required_argument, NULL, O_COHORT},
+		{"population", required_argument, NULL, O_POP},
+		{"table", required_argument, NULL, O_TABLE},
 		{"delta", required_argument, NULL, O_DELTA},
 		{"epsilon", required_argument, NULL, O_EPS},
 		{"sensitivity", required_argument, NULL, O_SENS},
@@ -88,25 +141,44 @@ static int parse(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, ":h", lo, NULL)) != -1) {
 		switch (c) {
 		case O_Q:
-			if (cli_double("--q", optarg, 0, 1, 0, &o->q))
+			if (parse_q(optarg, &o->q))
 				return 2;
 			o->has_q = 1;
 			break;
+		case O_COHORT:
+			if (whole("--cohort", optarg, 0, 1e15, &o->cohort))
+				return 2;
+			o->has_cohort = 1;
+			break;
+		case O_POP:
+			if (whole("--population", optarg, 1, 1e15, &o->population))
+				return 2;
+			o->has_population = 1;
+			break;
 		case O_SIGMA:
-			if (cli_double("--sigma", optarg, 0, INFINITY, 1, &o->sigma))
+		case O_NM:
+			if (o->has_sigma)
+				return cli_usage_error(o->name, "the noise multiplier is given twice "
+								"(--noise-multiplier is --sigma)");
+			if (cli_double(c == O_NM ? "--noise-multiplier" : "--sigma", optarg, 0, INFINITY, 1,
+				       &o->sigma))
 				return 2;
 			o->has_sigma = 1;
 			break;
 		case O_STEPS:
+		case O_ROUNDS:
+			if (o->has_steps)
+				return cli_usage_error(o->name, "the number of steps is given twice "
+								"(--rounds is --steps)");
 			/* a double so that 1e6 is accepted; it must be a whole number */
-			if (cli_double("--steps", optarg, 1, 1e15, 0, &o->steps))
+			if (whole(c == O_ROUNDS ? "--rounds" : "--steps", optarg, 1, 1e15, &o->steps))
 				return 2;
-			if (o->steps != floor(o->steps)) {
-				fprintf(stderr, "vpaudit: error: --steps must be a whole number >= 1, got '%s'\n",
-					optarg);
-				return 2;
-			}
 			o->has_steps = 1;
+			break;
+		case O_TABLE:
+			if (whole("--table", optarg, 1, 1e15, &o->table))
+				return 2;
+			o->has_table = 1;
 			break;
 		case O_DELTA:
 			if (open_unit("--delta", optarg, &o->delta))
@@ -138,6 +210,19 @@ static int parse(int argc, char **argv, struct opts *o)
 	if (optind < argc)
 		return cli_usage_error(o->name, "unexpected argument '%s'", argv[optind]);
 
+	if (o->has_cohort != o->has_population)
+		return cli_usage_error(o->name, "--cohort and --population go together (q = cohort / population)");
+	if (o->has_cohort) {
+		if (o->has_q)
+			return cli_usage_error(o->name, "give --q or --cohort/--population, not both");
+		if (o->cohort > o->population)
+			return cli_usage_error(o->name, "--cohort %.15g is larger than --population %.15g",
+					       o->cohort, o->population);
+		o->q = o->cohort / o->population;
+		o->has_q = 1;
+	}
+	if (o->has_table && o->sub != SUB_EPSILON)
+		return cli_usage_error(o->name, "--table is only an option of 'dp epsilon'");
 	/* which options each subcommand needs, and which it does not take */
 	const int need_q = o->sub != SUB_GAUSSIAN, need_sigma = o->sub == SUB_EPSILON;
 	const int need_steps = o->sub != SUB_GAUSSIAN, need_eps = o->sub != SUB_EPSILON;
@@ -187,10 +272,42 @@ static int run_epsilon(const struct opts *o)
 			 o->sigma);
 		return cli_error(&err);
 	}
+	/* --table K: epsilon after K, 2K, ... steps and after the last one */
+	size_t rows = 0;
+	double *tab = NULL; /* (rows, 3): steps, epsilon, order */
+	if (o->has_table) {
+		double n = floor(o->steps / o->table) + (fmod(o->steps, o->table) != 0);
+		if (n > 10000)
+			return cli_usage_error(o->name, "--table %.15g gives %.15g lines (more than "
+							"10000): choose a larger K", o->table, n);
+		rows = (size_t)n;
+		tab = xcalloc(rows * 3, sizeof(*tab));
+		for (size_t i = 0; i < rows; i++) {
+			double t = i + 1 < rows ? (double)(i + 1) * o->table : o->steps;
+			tab[3 * i] = t;
+			if (vpa_dp_epsilon(o->q, o->sigma, t, o->delta, &tab[3 * i + 1], &tab[3 * i + 2],
+					   &err)) {
+				free(tab);
+				return cli_error(&err);
+			}
+		}
+	}
 	if (o->json) {
 		struct vpa_json *j = vpa_json_obj();
 		vpa_json_set_num(j, "epsilon", eps);
 		vpa_json_set_num(j, "order", order);
+		if (o->has_table) {
+			struct vpa_json *a = vpa_json_arr();
+			for (size_t i = 0; i < rows; i++) {
+				struct vpa_json *r = vpa_json_obj();
+				vpa_json_set_num(r, "steps", tab[3 * i]);
+				vpa_json_set_num(r, "epsilon", tab[3 * i + 1]); /* inf -> null */
+				vpa_json_set_num(r, "order", tab[3 * i + 2]);
+				vpa_json_push(a, r);
+			}
+			vpa_json_set(j, "table", a);
+		}
+		free(tab);
 		emit_json(j);
 		return 0;
 	}
@@ -201,6 +318,16 @@ static int run_epsilon(const struct opts *o)
 	printf("delta             %.10g\n", o->delta);
 	printf("epsilon           %.8g\n", eps);
 	printf("optimal order     %.10g\n", order);
+	if (o->has_table) {
+		printf("\n%15s  %14s  %s\n", "steps", "epsilon", "order");
+		for (size_t i = 0; i < rows; i++) {
+			if (isfinite(tab[3 * i + 1]))
+				printf("%15.15g  %14.8g  %.10g\n", tab[3 * i], tab[3 * i + 1], tab[3 * i + 2]);
+			else
+				printf("%15.15g  %14s  -\n", tab[3 * i], "unbounded");
+		}
+	}
+	free(tab);
 	return 0;
 }
 
@@ -282,6 +409,7 @@ int cmd_dp(int argc, char **argv)
 	} else {
 		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
 	}
+	cli_cmd = o.name;
 	int rc = parse(argc - 1, argv + 1, &o);
 	if (rc == -1)
 		return 0; /* --help */

@@ -48,7 +48,7 @@ static int parse_finite(const char *opt, const char *s, double *out)
 	errno = 0;
 	double x = strtod(s, &end);
 	if (end == s || *end || errno == ERANGE || !isfinite(x)) {
-		fprintf(stderr, "vpaudit: error: %s must be a finite number, got '%s'\n", opt, s);
+		cli_errorf("%s must be a finite number, got '%s'", opt, s);
 		return 1;
 	}
 	*out = x;

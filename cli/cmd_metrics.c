@@ -333,7 +333,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_PT:
 			if (cli_double("--p-target", optarg, 0, 1, 1, &o->m.p_target) || o->m.p_target >= 1) {
 				if (o->m.p_target >= 1)
-					fprintf(stderr, "vpaudit: error: --p-target must be in (0, 1), got '%s'\n", optarg);
+					cli_errorf("--p-target must be in (0, 1), got '%s'", optarg);
 				return 2;
 			}
 			break;
@@ -342,7 +342,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_CI:
 			if (cli_double("--ci", optarg, 0, 1, 1, &o->ci_level) || o->ci_level >= 1) {
 				if (o->ci_level >= 1)
-					fprintf(stderr, "vpaudit: error: --ci must be in (0, 1), got '%s'\n", optarg);
+					cli_errorf("--ci must be in (0, 1), got '%s'", optarg);
 				return 2;
 			}
 			break;

@@ -1,9 +1,10 @@
 /*
- * cli/cmd_run.c - `vpaudit run SCENARIO.yaml [-o OUTDIR] [--seed N]
- * [--threads N] [--no-plots] [--quiet]`: load and validate, build targets,
- * run attacks, evaluate gates, write the report.  Nothing is written when an
- * error happens before the report (the report files are written atomically).
- * Exit: 0 all gates hold, 1 error, 2 usage, 3 a gate failed.
+ * cli/cmd_run.c - `vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD]
+ * [--seed N] [--threads N] [--no-plots] [--quiet]`: load and validate, check
+ * the output folder, build targets, run attacks, evaluate gates and the
+ * baseline, write the report.  On error the folder keeps no report file (a
+ * junit.xml with the error when junit is asked for).  Exit: 0 all gates
+ * hold, 1 error, 2 usage, 3 a gate or a baseline check failed.
  */
 #include <getopt.h>
 #include <math.h>
@@ -18,36 +19,39 @@
 #include "scenarios/scenario.h"
 
 static const char usage[] =
-	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--seed N] [--threads N] [--no-plots] [--quiet]\n\n"
+	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]]\n"
+	"                   [--seed N] [--threads N] [--no-plots] [--quiet]\n\n"
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
+	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
+	"                       as `vpaudit gate --baseline` does (the scenario's `tolerance:`\n"
+	"                       and `tolerances:`); each comparison is a junit.xml test case\n"
+	"  --strict             with --baseline: a record on one side only is a failure\n"
+	"  --significant        with --baseline: a move must also exceed what the two bootstrap\n"
+	"                       intervals allow (see `vpaudit gate --help`)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
 	"  --threads N          threads for vpaudit's own parallel loops (default: the number\n"
 	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
 	"                       are identical for every N\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
-	"  --quiet              no progress lines and no gate summary on stdout\n\n"
-	"Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
-	"scenario's `report:` list), prints one PASS/FAIL line per gate and exits\n"
-	"0 when all gates hold, 1 on error, 2 on usage errors, 3 when a gate fails.\n";
-
-static int scenario_error(const struct vpa_err *err)
-{
-	int rc = cli_error(err);
-	struct vpa_buf b;
-	vpa_buf_init(&b);
-	vpa_error_context(err->msg, &b);
-	if (b.len)
-		fputs(b.data, stderr);
-	vpa_buf_release(&b);
-	return rc;
-}
+	"  --quiet              no progress lines and no verdicts on stdout\n\n"
+	"Before computing, checks that OUTDIR can be written and that gnuplot runs (when\n"
+	"plots are asked for), and removes temporaries (NAME.tmp.PID) left there by a killed\n"
+	"run.  Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
+	"scenario's `report:` list) and removes the report files of an earlier run it did\n"
+	"not write; when the run fails, OUTDIR keeps no report file, only a junit.xml with\n"
+	"one <error> test case when junit is asked for.  Prints one PASS/FAIL line per gate\n"
+	"and the baseline's lines, and exits 0 when all hold, 1 on error, 2 on usage errors,\n"
+	"3 when a gate or a baseline check fails.\n";
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET };
+	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
+		{"baseline", required_argument, NULL, O_BASELINE},
+		{"strict", no_argument, NULL, O_STRICT},
+		{"significant", no_argument, NULL, O_SIG},
 		{"seed", required_argument, NULL, O_SEED},
 		{"threads", required_argument, NULL, O_THREADS},
 		{"no-plots", no_argument, NULL, O_NOPLOTS},
@@ -55,18 +59,30 @@ int cmd_run(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
-	const char *outdir = NULL;
+	const char *outdir = NULL, *base = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
-	int quiet = 0, c;
+	int quiet = 0, strict = 0, significant = 0, c;
 	unsigned long v;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (!*optarg)
 				return cli_usage_error("run", "-o needs a folder");
 			outdir = optarg;
+			break;
+		case O_BASELINE:
+			if (!*optarg)
+				return cli_usage_error("run", "--baseline needs a file");
+			base = optarg;
+			break;
+		case O_STRICT:
+			strict = 1;
+			break;
+		case O_SIG:
+			significant = 1;
 			break;
 		case O_SEED:
 			if (cli_ulong("--seed", optarg, 0, 9007199254740991UL, &v))
@@ -89,12 +105,14 @@ int cmd_run(int argc, char **argv)
 			fputs(usage, stdout);
 			return 0;
 		default:
-			return cli_usage_error("run", "unknown option");
+			return cli_getopt_error("run", c, argv);
 		}
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("run", argc - optind ? "expected one scenario file"
 							   : "missing the scenario file");
+	if (!base && (strict || significant))
+		return cli_usage_error("run", "--strict and --significant need --baseline");
 	vpa_quiet = quiet;
 	/* OpenBLAS stays single-threaded: its multi-threaded kernels round
 	 * differently from the single-threaded ones, and a model trained with
@@ -105,28 +123,19 @@ int cmd_run(int argc, char **argv)
 
 	struct vpa_err err;
 	struct vpa_scenario *s = NULL;
-	struct vpa_json *results = NULL, *gates = NULL;
+	struct vpa_json *results = NULL, *gates = NULL, *old = NULL, *summary = NULL, *tols = NULL;
 	char *def_out = NULL;
-	int rc = 0, gate_rc = 0;
+	/* Without a scenario the report list is unknown: the default has junit. */
+	unsigned formats = VPA_REPORT_ALL;
+	int rc = 0, failed = 0;
 	vpa_err_init(&err);
 	double t0 = vpa_now();
 	if (vpa_scenario_load(argv[optind], &s, &err)) {
-		rc = scenario_error(&err);
-		goto out;
+		rc = cli_scenario_error(&err);
+		goto fail;
 	}
+	formats = s->formats;
 	double t_load = vpa_now() - t0;
-	if (vpa_scenario_run(s, &ro, &results, &err)) {
-		rc = scenario_error(&err);
-		goto out;
-	}
-	struct vpa_json *stages = vpa_json_get(vpa_json_get(results, "wall_time"), "stages");
-	vpa_json_set_num(stages, "load", t_load);
-	gates = vpa_scenario_gates(s);
-	gate_rc = vpa_gates_evaluate(results, gates, &err);
-	if (gate_rc && gate_rc != VPA_EGATE) {
-		rc = scenario_error(&err);
-		goto out;
-	}
 	if (!outdir) {
 		if (s->output) {
 			outdir = s->output;
@@ -138,28 +147,73 @@ int cmd_run(int argc, char **argv)
 			outdir = def_out;
 		}
 	}
+	/* Everything that can be checked before hours of computation. */
+	if ((base && !(old = cli_read_results(base, &err))) ||
+	    vpa_outdir_prepare(outdir, formats, ro.no_plots, &err)) {
+		rc = cli_error(&err);
+		goto fail;
+	}
+	if (vpa_scenario_run(s, &ro, &results, &err)) {
+		rc = cli_scenario_error(&err);
+		goto fail;
+	}
+	struct vpa_json *stages = vpa_json_get(vpa_json_get(results, "wall_time"), "stages");
+	vpa_json_set_num(stages, "load", t_load);
+	gates = vpa_scenario_gates(s);
+	int grc = vpa_gates_evaluate(results, gates, &err);
+	if (grc && grc != VPA_EGATE) {
+		rc = cli_scenario_error(&err);
+		goto fail;
+	}
+	failed = grc == VPA_EGATE;
+	if (old) {
+		tols = vpa_scenario_tolerances(s);
+		struct vpa_baseline_opts bo = {base, s->tolerance, tols, NULL, 0, significant, strict};
+		int brc = vpa_gates_baseline(results, old, &bo, &summary, &err);
+		if (brc && brc != VPA_EGATE) {
+			rc = cli_error(&err);
+			goto fail;
+		}
+		vpa_json_set(results, "baseline", summary);
+		summary = NULL;
+		failed |= brc == VPA_EGATE;
+		if (failed)
+			vpa_json_set_str(results, "status", "fail");
+	}
 	/* the report's own duration cannot be inside the file it writes */
 	vpa_json_set(stages, "report", vpa_json_null());
 	vpa_json_set_num(vpa_json_get(results, "wall_time"), "total", vpa_now() - t0);
-	if (vpa_report_write(results, outdir, s->formats, ro.no_plots, &err)) {
+	if (vpa_report_write(results, outdir, formats, ro.no_plots, &err)) {
 		rc = cli_error(&err);
-		goto out;
+		goto fail;
 	}
+	/* the folder holds this run's files only */
+	vpa_outdir_remove_reports(outdir, formats & ~(ro.no_plots ? (unsigned)VPA_REPORT_PDF : 0u));
+	if (!quiet)
+		cli_print_verdicts(results);
 	const struct vpa_json *g = vpa_json_get(results, "gates");
 	for (size_t i = 0; g && i < g->n; i++) {
 		const struct vpa_json *pj = vpa_json_get(g->items[i], "pass");
-		int pass = pj && pj->type == VPA_JSON_BOOL && pj->boolean;
 		const char *msg = vpa_json_get_str(g->items[i], "message");
-		if (!quiet)
-			printf("%s %s\n", pass ? "PASS" : "FAIL", msg ? msg : "");
-		if (!pass)
+		if (!(pj && pj->type == VPA_JSON_BOOL && pj->boolean))
 			fprintf(stderr, "vpaudit: gate failed: %s\n", msg ? msg : "");
 	}
+	const struct vpa_json *bl = vpa_json_get(results, "baseline");
+	if (bl && vpa_json_get_num(bl, "failures", 0) > 0)
+		fprintf(stderr, "vpaudit: baseline check failed: %.0f failure(s) against %s\n",
+			vpa_json_get_num(bl, "failures", 0), base);
 	if (!quiet)
 		printf("report: %s\n", outdir);
-	rc = gate_rc == VPA_EGATE ? 3 : 0;
+	rc = failed ? 3 : 0;
+	goto out;
+fail:
+	if (outdir)
+		vpa_outdir_fail(outdir, formats, s ? s->name : NULL, err.msg);
 out:
 	free(def_out);
+	vpa_json_free(tols);
+	vpa_json_free(summary);
+	vpa_json_free(old);
 	vpa_json_free(gates);
 	vpa_json_free(results);
 	vpa_scenario_free(s);

@@ -18,12 +18,13 @@ int cmd_validate(int argc, char **argv)
 	static const struct option opts[] = {{"help", no_argument, NULL, 'h'}, {0}};
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if (c == 'h') {
 			fputs(usage, stdout);
 			return 0;
 		}
-		return cli_usage_error("validate", "unknown option");
+		return cli_getopt_error("validate", c, argv);
 	}
 	if (argc - optind != 1)
 		return cli_usage_error("validate", argc - optind ? "expected one scenario file"

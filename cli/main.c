@@ -20,13 +20,17 @@ static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-	{"run", cmd_run, "SCENARIO.yaml [-o OUTDIR] [--seed N] [--threads N] [--no-plots] [--quiet]",
+	{"run", cmd_run,
+	 "SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]] [--seed N] "
+	 "[--threads N] [--no-plots] [--quiet]",
 	 "build the scenario's targets, run its attacks, write the report, check its gates"},
 	{"validate", cmd_validate, "SCENARIO.yaml", "check a scenario file; silent and exit 0 when valid"},
 	{"report", cmd_report, "RESULTS.json [-o DIR] [--no-plots]",
 	 "re-render HTML/PDF/JUnit from a results file (exit 3 when its gates failed)"},
-	{"gate", cmd_gate, "RESULTS.json [--scenario S.yaml] [--baseline OLD.json]",
-	 "evaluate gates on a results file (exit 3 when one fails)"},
+	{"gate", cmd_gate,
+	 "RESULTS.json [--scenario S.yaml] [--baseline OLD.json [--tolerance X] [--metrics M,..] "
+	 "[--significant] [--strict]] [--junit FILE]",
+	 "evaluate gates on a results file and compare it with a baseline (exit 3 when one fails)"},
 	{"metrics", cmd_metrics, "SCORES [--key TRIALS] | --tar FILE --non FILE [options]",
 	 "EER, Cllr, Cllr_min, linkability, minDCF, ZEBRA of a score set"},
 	{"dp", cmd_dp, "epsilon|sigma|gaussian [options]", "differential-privacy accountant (RDP, Gaussian mechanisms)"},
@@ -87,6 +91,7 @@ int main(int argc, char **argv)
 	int rc = -1;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(name, commands[i].name)) {
+			cli_cmd = commands[i].name;
 			rc = commands[i].fn(argc - 1, argv + 1);
 			break;
 		}
@@ -95,7 +100,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "vpaudit: error: cannot write to standard output: %s\n",
+		fprintf(stderr, "vpaudit %s: error: cannot write to standard output: %s\n", name,
 			strerror(errno));
 		return rc ? rc : 1;
 	}

@@ -1,12 +1,13 @@
 /*
- * reports/gate.c - gate evaluation on the results DOM, and the baseline
- * comparison of `vpaudit gate --baseline`.  See report.h and
- * reports/README.md ("Record selection for gates").
+ * reports/gate.c - gate evaluation on the results DOM (the baseline
+ * comparison is in baseline.c).  See report.h and reports/README.md ("Gates").
  *
- * Worst case everywhere: a gate on "ID" covers every sub of the attack, every
- * layer (unless "layer" is given) and every sweep value; for a "min" gate the
- * smallest value decides, for a "max" gate the largest.  An undefined metric
- * (null) fails its gate: a leak that cannot be measured is not a pass.
+ * Worst case everywhere: a gate on "ID" covers every selected sub of the
+ * attack (subs:, exclude:), every layer (unless "layer" is given) and every
+ * sweep value (unless "sweep" is given); for a "min" gate the smallest value
+ * decides, for a "max" gate the largest.  Fail closed: an undefined metric
+ * (null) or one the record marks unreliable fails its gate (the latter
+ * unless "allow_unreliable"): a leak that cannot be measured is not a pass.
  */
 #include "reports/report.h"
 
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct vpa_json *metric_at(const struct vpa_json *m, const char *path, int *present)
+const struct vpa_json *vpa_metric_at(const struct vpa_json *m, const char *path, int *present)
 {
 	char buf[256];
 	snprintf(buf, sizeof(buf), "%s", path);
@@ -26,7 +27,7 @@ static const struct vpa_json *metric_at(const struct vpa_json *m, const char *pa
 	return cur;
 }
 
-static int same(const struct vpa_json *a, const struct vpa_json *b)
+int vpa_json_same(const struct vpa_json *a, const struct vpa_json *b)
 {
 	int an = !a || a->type == VPA_JSON_NULL, bn = !b || b->type == VPA_JSON_NULL;
 	if (an || bn)
@@ -42,30 +43,72 @@ static int same(const struct vpa_json *a, const struct vpa_json *b)
 	return 0;
 }
 
-/* " (sub x, layer 3, sweep 0.5)" naming a record; empty when nothing to name. */
-static void describe(struct vpa_buf *b, const struct vpa_json *rec, int name_sub)
+void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name_sub)
 {
 	const struct vpa_json *sub = vpa_json_get(rec, "sub");
 	const struct vpa_json *lay = vpa_json_get(rec, "layer");
 	const struct vpa_json *sw = vpa_json_get(rec, "sweep");
-	int first = 1;
+	const char *sep = "";
 	if (name_sub && sub && sub->type == VPA_JSON_STR) {
-		vpa_buf_printf(b, "%ssub %s", first ? "" : ", ", sub->str);
-		first = 0;
+		vpa_buf_printf(b, "%ssub %s", sep, sub->str);
+		sep = ", ";
 	}
 	if (lay && lay->type == VPA_JSON_NUM) {
-		vpa_buf_printf(b, "%slayer %g", first ? "" : ", ", lay->num);
-		first = 0;
+		vpa_buf_printf(b, "%slayer %g", sep, lay->num);
+		sep = ", ";
 	}
-	if (sw && sw->type == VPA_JSON_NUM) {
-		vpa_buf_printf(b, "%ssweep %g", first ? "" : ", ", sw->num);
-		first = 0;
+	if (sw && sw->type == VPA_JSON_NUM)
+		vpa_buf_printf(b, "%ssweep %g", sep, sw->num);
+	else if (sw && sw->type == VPA_JSON_STR)
+		vpa_buf_printf(b, "%ssweep %s", sep, sw->str);
+}
+
+int vpa_results_simulated(const struct vpa_json *results, const char *attack)
+{
+	const struct vpa_json *as = vpa_json_get(results, "attacks");
+	const struct vpa_json *ts = vpa_json_get(results, "targets");
+	size_t idlen = strcspn(attack ? attack : "", ".");
+	for (size_t i = 0; as && as->type == VPA_JSON_ARR && i < as->n; i++) {
+		const char *id = vpa_json_get_str(as->items[i], "id");
+		const char *tid = vpa_json_get_str(as->items[i], "target");
+		if (!id || !tid || strlen(id) != idlen || memcmp(id, attack, idlen))
+			continue;
+		for (size_t j = 0; ts && ts->type == VPA_JSON_ARR && j < ts->n; j++) {
+			const char *t = vpa_json_get_str(ts->items[j], "id");
+			const struct vpa_json *sim = vpa_json_get(ts->items[j], "simulated");
+			if (t && !strcmp(t, tid))
+				return sim && sim->type == VPA_JSON_BOOL && sim->boolean;
+		}
 	}
-	if (sw && sw->type == VPA_JSON_STR) {
-		vpa_buf_printf(b, "%ssweep %s", first ? "" : ", ", sw->str);
-		first = 0;
+	return 0;
+}
+
+void vpa_gate_line(struct vpa_buf *out, const struct vpa_json *gate)
+{
+	const struct vpa_json *pj = vpa_json_get(gate, "pass");
+	const struct vpa_json *sim = vpa_json_get(gate, "simulated");
+	const char *msg = vpa_json_get_str(gate, "message");
+	vpa_buf_printf(out, "%s %s%s", pj && pj->type == VPA_JSON_BOOL && pj->boolean ? "PASS" : "FAIL",
+		       sim && sim->type == VPA_JSON_BOOL && sim->boolean ? "[simulated] " : "",
+		       msg ? msg : "");
+}
+
+/*
+ * The reason why metric `metric` of record r cannot be trusted (the shared
+ * contract of reports/README.md): r["unreliable"] has the metric's path or a
+ * dotted prefix of it ("zebra" covers "zebra.dece").  NULL when reliable.
+ */
+static const char *unreliable_reason(const struct vpa_json *r, const char *metric)
+{
+	const struct vpa_json *u = vpa_json_get(r, "unreliable");
+	for (size_t i = 0; u && u->type == VPA_JSON_OBJ && i < u->n; i++) {
+		const char *k = u->keys[i];
+		size_t n = strlen(k);
+		if (strncmp(metric, k, n) || (metric[n] && metric[n] != '.'))
+			continue;
+		return u->items[i]->type == VPA_JSON_STR ? u->items[i]->str : "(no reason given)";
 	}
-	(void)first;
+	return NULL;
 }
 
 static struct vpa_loc gate_loc(const struct vpa_json *g)
@@ -75,56 +118,140 @@ static struct vpa_loc gate_loc(const struct vpa_json *g)
 	return loc;
 }
 
-static int eval_one(const struct vpa_json *records, const struct vpa_json *g,
-		    struct vpa_json *out, struct vpa_err *err)
+static int in_list(const struct vpa_json *list, const char *s)
+{
+	for (size_t i = 0; list && list->type == VPA_JSON_ARR && i < list->n; i++)
+		if (list->items[i]->type == VPA_JSON_STR && s && !strcmp(list->items[i]->str, s))
+			return 1;
+	return 0;
+}
+
+static void list_text(struct vpa_buf *b, const struct vpa_json *list)
+{
+	for (size_t i = 0; list && list->type == VPA_JSON_ARR && i < list->n; i++)
+		vpa_buf_printf(b, "%s%s", i ? ", " : "",
+			       list->items[i]->type == VPA_JSON_STR ? list->items[i]->str : "?");
+}
+
+/* The interval metrics: attacks with `ci:` store ci[METRIC] = [lo, hi] for these. */
+static const char *const ci_metrics[] = {"eer", "cllr_min", "linkability", NULL};
+
+int vpa_metric_has_interval(const char *metric)
+{
+	for (const char *const *m = ci_metrics; *m; m++)
+		if (!strcmp(*m, metric))
+			return 1;
+	return 0;
+}
+
+/* A gate's record selection, from its JSON form. */
+struct selection {
+	const char *attack, *sub; /* sub: from "ID.SUB", or NULL */
+	size_t idlen;
+	const struct vpa_json *subs, *exclude, *layer, *sweep;
+};
+
+static int selected(const struct selection *s, const struct vpa_json *r, int level)
+{
+	const char *ra = vpa_json_get_str(r, "attack");
+	if (!ra || strlen(ra) != s->idlen || memcmp(ra, s->attack, s->idlen))
+		return 0;
+	if (level < 1)
+		return 1;
+	const char *rs = vpa_json_get_str(r, "sub");
+	if (s->sub && (!rs || strcmp(rs, s->sub)))
+		return 0;
+	if (s->subs && !in_list(s->subs, rs))
+		return 0;
+	if (s->exclude && in_list(s->exclude, rs))
+		return 0;
+	if (level < 2)
+		return 1;
+	if (s->layer && !vpa_json_same(vpa_json_get(r, "layer"), s->layer))
+		return 0;
+	if (s->sweep && !vpa_json_same(vpa_json_get(r, "sweep"), s->sweep))
+		return 0;
+	return 1;
+}
+
+static int eval_one(const struct vpa_json *results, const struct vpa_json *records,
+		    const struct vpa_json *g, struct vpa_json *out, struct vpa_err *err)
 {
 	struct vpa_loc loc = gate_loc(g);
+	const struct vpa_loc *lp = loc.file ? &loc : NULL;
 	const char *attack = vpa_json_get_str(g, "attack");
 	const char *metric = vpa_json_get_str(g, "metric");
+	const char *on = vpa_json_get_str(g, "on");
 	const struct vpa_json *lo = vpa_json_get(g, "min"), *hi = vpa_json_get(g, "max");
-	const struct vpa_json *layer = vpa_json_get(g, "layer");
+	const struct vpa_json *au = vpa_json_get(g, "allow_unreliable");
+	int allow = au && au->type == VPA_JSON_BOOL && au->boolean;
 	int has_lo = lo && lo->type == VPA_JSON_NUM, has_hi = hi && hi->type == VPA_JSON_NUM;
-	int has_layer = layer && layer->type == VPA_JSON_NUM;
 	if (!attack || !metric)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"a gate needs 'attack' and 'metric'");
+		return vpa_fail(err, VPA_EINPUT, lp, "a gate needs 'attack' and 'metric'");
 	if (!has_lo && !has_hi)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"gate on '%s' %s needs 'min' or 'max'", attack, metric);
-	const char *dot = strchr(attack, '.');
-	size_t idlen = dot ? (size_t)(dot - attack) : strlen(attack);
-	const char *sub = dot ? dot + 1 : NULL;
+		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s needs 'min' or 'max'", attack,
+				metric);
+	int side = -1; /* -1: the value, 0: the interval's lower end, 1: its upper end */
+	if (on && !strcmp(on, "ci_low"))
+		side = 0;
+	else if (on && !strcmp(on, "ci_high"))
+		side = 1;
+	else if (on && strcmp(on, "value"))
+		return vpa_fail(err, VPA_EINPUT, lp, "'on' must be value, ci_low or ci_high, got '%s'",
+				on);
+	struct selection sel = {attack, NULL, strcspn(attack, "."), vpa_json_get(g, "subs"),
+				vpa_json_get(g, "exclude"), vpa_json_get(g, "layer"),
+				vpa_json_get(g, "sweep")};
+	if (attack[sel.idlen])
+		sel.sub = attack + sel.idlen + 1;
+	if (sel.subs && sel.subs->type != VPA_JSON_ARR)
+		sel.subs = NULL;
+	if (sel.exclude && sel.exclude->type != VPA_JSON_ARR)
+		sel.exclude = NULL;
+	if (sel.layer && sel.layer->type == VPA_JSON_NULL)
+		sel.layer = NULL;
+	if (sel.sweep && sel.sweep->type == VPA_JSON_NULL)
+		sel.sweep = NULL;
 
-	size_t n_attack = 0, n_sub = 0, n_match = 0, n_present = 0;
-	const struct vpa_json *worst_lo = NULL, *worst_hi = NULL, *undef = NULL;
-	double v_lo = INFINITY, v_hi = -INFINITY;
+	size_t n_attack = 0, n_sub = 0, n_match = 0, n_present = 0, n_unrel = 0;
+	const struct vpa_json *worst_lo = NULL, *worst_hi = NULL, *undef = NULL, *unrel = NULL;
+	const char *unrel_why = NULL;
+	double v_lo = INFINITY, v_hi = -INFINITY, unrel_v = NAN;
 	for (size_t i = 0; records && i < records->n; i++) {
 		const struct vpa_json *r = records->items[i];
-		const char *ra = vpa_json_get_str(r, "attack");
-		if (!ra || strlen(ra) != idlen || memcmp(ra, attack, idlen))
+		if (!selected(&sel, r, 0))
 			continue;
 		n_attack++;
-		if (sub) {
-			const char *rs = vpa_json_get_str(r, "sub");
-			if (!rs || strcmp(rs, sub))
-				continue;
-		}
+		if (!selected(&sel, r, 1))
+			continue;
 		n_sub++;
-		if (has_layer) {
-			const struct vpa_json *rl = vpa_json_get(r, "layer");
-			if (!rl || rl->type != VPA_JSON_NUM || rl->num != layer->num)
-				continue;
-		}
+		if (!selected(&sel, r, 2))
+			continue;
 		n_match++;
 		int present;
-		const struct vpa_json *v = metric_at(vpa_json_get(r, "metrics"), metric, &present);
+		const struct vpa_json *v;
+		if (side < 0) {
+			v = vpa_metric_at(vpa_json_get(r, "metrics"), metric, &present);
+		} else {
+			const struct vpa_json *ci = vpa_json_get(vpa_json_get(r, "ci"), metric);
+			present = ci != NULL;
+			v = ci && ci->type == VPA_JSON_ARR && ci->n == 2 ? ci->items[side] : NULL;
+		}
 		if (!present)
 			continue;
 		n_present++;
+		const char *why = allow ? NULL : unreliable_reason(r, metric);
 		if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num)) {
 			if (!undef)
 				undef = r;
 			continue;
+		}
+		if (why) {
+			if (!n_unrel++) {
+				unrel = r;
+				unrel_why = why;
+				unrel_v = v->num;
+			}
 		}
 		if (v->num < v_lo) {
 			v_lo = v->num;
@@ -135,33 +262,71 @@ static int eval_one(const struct vpa_json *records, const struct vpa_json *g,
 			worst_hi = r;
 		}
 	}
+	struct vpa_buf d;
+	vpa_buf_init(&d);
+	int rc = 0;
 	if (!n_attack)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"gate names attack '%.*s', which has no records in the results",
-				(int)idlen, attack);
-	if (!n_sub)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"gate names '%s', but attack '%.*s' has no sub '%s' in the results",
-				attack, (int)idlen, attack, sub);
-	if (!n_match)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"gate names layer %g of '%s', which has no records in the results",
-				layer->num, attack);
-	if (!n_present)
-		return vpa_fail(err, VPA_EINPUT, loc.file ? &loc : NULL,
-				"unknown metric '%s' for '%s' (not in its records)", metric, attack);
+		rc = vpa_fail(err, VPA_EINPUT, lp,
+			      "gate names attack '%.*s', which has no records in the results",
+			      (int)sel.idlen, attack);
+	else if (!n_sub && sel.sub)
+		rc = vpa_fail(err, VPA_EINPUT, lp,
+			      "gate names '%s', but attack '%.*s' has no sub '%s' in the results", attack,
+			      (int)sel.idlen, attack, sel.sub);
+	else if (!n_sub) {
+		if (sel.subs) {
+			vpa_buf_puts(&d, "subs [");
+			list_text(&d, sel.subs);
+			vpa_buf_puts(&d, "]");
+		}
+		if (sel.exclude) {
+			vpa_buf_printf(&d, "%sexclude [", sel.subs ? " and " : "");
+			list_text(&d, sel.exclude);
+			vpa_buf_puts(&d, "]");
+		}
+		rc = vpa_fail(err, VPA_EINPUT, lp,
+			      "gate on '%s' selects no record: %s leaves none of its subs in the results",
+			      attack, vpa_buf_str(&d));
+	} else if (!n_match) {
+		if (sel.layer && sel.layer->type == VPA_JSON_NUM)
+			vpa_buf_printf(&d, "layer %g", sel.layer->num);
+		else if (sel.layer)
+			vpa_buf_puts(&d, "a layer");
+		if (sel.sweep && sel.sweep->type == VPA_JSON_NUM)
+			vpa_buf_printf(&d, "%ssweep value %g", sel.layer ? " and " : "", sel.sweep->num);
+		else if (sel.sweep && sel.sweep->type == VPA_JSON_STR)
+			vpa_buf_printf(&d, "%ssweep value %s", sel.layer ? " and " : "", sel.sweep->str);
+		rc = vpa_fail(err, VPA_EINPUT, lp,
+			      "gate names %s of '%s', which has no records in the results",
+			      vpa_buf_str(&d), attack);
+	} else if (!n_present && side >= 0)
+		rc = vpa_fail(err, VPA_EINPUT, lp,
+			      "gate on %s of '%s' %s, but its records have no interval for '%s' "
+			      "(the attack's `ci:` key computes them)",
+			      on, attack, metric, metric);
+	else if (!n_present)
+		rc = vpa_fail(err, VPA_EINPUT, lp, "unknown metric '%s' for '%s' (not in its records)",
+			      metric, attack);
+	vpa_buf_release(&d);
+	if (rc)
+		return rc;
 
-	/* decide */
+	/* decide: undefined, then unreliable, then the bounds (fail closed) */
 	int pass;
 	double value = NAN;
 	const struct vpa_json *worst = NULL;
 	struct vpa_buf msg;
 	vpa_buf_init(&msg);
-	vpa_buf_printf(&msg, "%s %s", attack, metric);
+	vpa_buf_printf(&msg, "%s %s%s%s", attack, metric, side < 0 ? "" : " ", side < 0 ? "" : on);
 	if (undef) {
 		pass = 0;
 		worst = undef;
-		vpa_buf_puts(&msg, " is undefined");
+		vpa_buf_puts(&msg, " is undefined and fails closed, unreliable: undefined value");
+	} else if (unrel) {
+		pass = 0;
+		worst = unrel;
+		value = unrel_v;
+		vpa_buf_printf(&msg, " = %.6g fails closed, unreliable: %s", unrel_v, unrel_why);
 	} else {
 		int lo_ok = !has_lo || v_lo >= lo->num;
 		int hi_ok = !has_hi || v_hi <= hi->num;
@@ -178,13 +343,14 @@ static int eval_one(const struct vpa_json *records, const struct vpa_json *g,
 		if (pass && has_lo && has_hi)
 			vpa_buf_printf(&msg, " and %.6g <= %.6g", v_hi, hi->num);
 	}
-	if (n_match > 1 || undef) {
-		struct vpa_buf d;
+	if (n_match > 1 || undef || unrel) {
 		vpa_buf_init(&d);
-		describe(&d, worst, !sub);
-		if (d.len)
-			vpa_buf_printf(&msg, " (%s of %zu records: %s)", undef ? "first" : "worst",
-				       n_match, d.data);
+		vpa_record_describe(&d, worst, !sel.sub);
+		if (d.len && n_match > 1)
+			vpa_buf_printf(&msg, " (%s of %zu records: %s)",
+				       undef || unrel ? "first" : "worst", n_match, d.data);
+		else if (d.len)
+			vpa_buf_printf(&msg, " (%s)", d.data);
 		vpa_buf_release(&d);
 	}
 
@@ -193,9 +359,22 @@ static int eval_one(const struct vpa_json *records, const struct vpa_json *g,
 	vpa_json_set_str(o, "metric", metric);
 	vpa_json_set(o, "min", has_lo ? vpa_json_num(lo->num) : vpa_json_null());
 	vpa_json_set(o, "max", has_hi ? vpa_json_num(hi->num) : vpa_json_null());
-	vpa_json_set(o, "layer", has_layer ? vpa_json_num(layer->num) : vpa_json_null());
+	vpa_json_set(o, "layer", sel.layer ? vpa_json_clone(sel.layer) : vpa_json_null());
+	if (sel.sweep)
+		vpa_json_set(o, "sweep", vpa_json_clone(sel.sweep));
+	if (sel.subs)
+		vpa_json_set(o, "subs", vpa_json_clone(sel.subs));
+	if (sel.exclude)
+		vpa_json_set(o, "exclude", vpa_json_clone(sel.exclude));
+	if (side >= 0)
+		vpa_json_set_str(o, "on", on);
+	if (allow)
+		vpa_json_set(o, "allow_unreliable", vpa_json_bool(1));
 	vpa_json_set(o, "value", vpa_json_num(value)); /* NAN -> null */
 	vpa_json_set(o, "pass", vpa_json_bool(pass));
+	if (!pass && (undef || unrel))
+		vpa_json_set_str(o, "unreliable", undef ? "undefined value" : unrel_why);
+	vpa_json_set(o, "simulated", vpa_json_bool(vpa_results_simulated(results, attack)));
 	vpa_json_set_str(o, "message", vpa_buf_str(&msg));
 	if (loc.file) {
 		vpa_json_set_str(o, "file", loc.file);
@@ -220,7 +399,7 @@ int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 	if (records && records->type != VPA_JSON_ARR)
 		records = NULL;
 	for (size_t i = 0; gates && gates->type == VPA_JSON_ARR && i < gates->n; i++) {
-		int rc = eval_one(records, gates->items[i], out, err);
+		int rc = eval_one(results, records, gates->items[i], out, err);
 		if (rc < 0) {
 			vpa_json_free(out);
 			return rc;
@@ -230,122 +409,4 @@ int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 	vpa_json_set(results, "gates", out);
 	vpa_json_set_str(results, "status", failed ? "fail" : "pass");
 	return failed ? VPA_EGATE : 0;
-}
-
-/* ---- baseline ---------------------------------------------------------------- */
-
-/*
- * The leaky direction of each metric: +1 higher = leakier, -1 lower =
- * leakier.  Metrics not listed (counts, thresholds, categories) are not
- * compared.  Documented in scenarios/README.md.
- */
-static const struct {
-	const char *name;
-	int dir;
-} directions[] = {
-	{"eer", -1}, {"eer_sweep", -1}, {"cllr", -1}, {"cllr_min", -1}, {"min_dcf", -1},
-	{"linkability", +1}, {"zebra.dece", +1}, {"zebra.log10_lr_worst", +1},
-	{"top1", +1}, {"top5", +1}, {"top10", +1}, {"mean_rank", -1}, {"mean_norm_rank", -1},
-	{"exposure", +1}, {"exposure_extrapolated", +1}, {"d_exposure", +1}, {"epsilon", +1},
-	{"snr", +1}, {"accuracy", +1},
-};
-
-int vpa_metric_direction(const char *metric)
-{
-	for (size_t i = 0; i < sizeof(directions) / sizeof(directions[0]); i++)
-		if (!strcmp(directions[i].name, metric))
-			return directions[i].dir;
-	return 0;
-}
-
-static void flatten(const struct vpa_json *m, const char *prefix, struct vpa_buf *names)
-{
-	for (size_t i = 0; m && m->type == VPA_JSON_OBJ && i < m->n; i++) {
-		char name[256];
-		snprintf(name, sizeof(name), "%s%s", prefix, m->keys[i]);
-		if (m->items[i]->type == VPA_JSON_OBJ) {
-			char p2[260];
-			snprintf(p2, sizeof(p2), "%s.", name);
-			flatten(m->items[i], p2, names);
-		} else {
-			vpa_buf_add(names, name, strlen(name) + 1);
-		}
-	}
-}
-
-static struct vpa_json *clone_or_null(const struct vpa_json *v)
-{
-	return v ? vpa_json_clone(v) : vpa_json_null();
-}
-
-int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *baseline,
-		       double tolerance, struct vpa_json **flags, struct vpa_err *err)
-{
-	const struct vpa_json *nr = vpa_json_get(results, "records");
-	const struct vpa_json *orr = vpa_json_get(baseline, "records");
-	*flags = NULL;
-	if (!nr || nr->type != VPA_JSON_ARR || !orr || orr->type != VPA_JSON_ARR)
-		return vpa_fail(err, VPA_EINPUT, NULL, "results without a \"records\" array");
-	if (!(tolerance >= 0))
-		tolerance = 0;
-	struct vpa_json *out = vpa_json_arr();
-	for (size_t i = 0; i < nr->n; i++) {
-		const struct vpa_json *r = nr->items[i];
-		const struct vpa_json *o = NULL;
-		for (size_t j = 0; j < orr->n && !o; j++) {
-			const struct vpa_json *c = orr->items[j];
-			if (same(vpa_json_get(r, "attack"), vpa_json_get(c, "attack")) &&
-			    same(vpa_json_get(r, "sub"), vpa_json_get(c, "sub")) &&
-			    same(vpa_json_get(r, "layer"), vpa_json_get(c, "layer")) &&
-			    same(vpa_json_get(r, "sweep"), vpa_json_get(c, "sweep")))
-				o = c;
-		}
-		if (!o)
-			continue;
-		struct vpa_buf names;
-		vpa_buf_init(&names);
-		flatten(vpa_json_get(r, "metrics"), "", &names);
-		for (size_t p = 0; p < names.len; p += strlen(names.data + p) + 1) {
-			const char *name = names.data + p;
-			int dir = vpa_metric_direction(name), pr;
-			if (!dir)
-				continue;
-			const struct vpa_json *nv = metric_at(vpa_json_get(r, "metrics"), name, &pr);
-			const struct vpa_json *ov = metric_at(vpa_json_get(o, "metrics"), name, &pr);
-			if (!nv || !ov || nv->type != VPA_JSON_NUM || ov->type != VPA_JSON_NUM)
-				continue;
-			double delta = nv->num - ov->num;
-			if (!(dir * delta > tolerance))
-				continue;
-			struct vpa_buf m;
-			vpa_buf_init(&m);
-			const char *sub = vpa_json_get_str(r, "sub");
-			vpa_buf_printf(&m, "%s%s%s %s moved from %.6g to %.6g (%+.3g, %s is leakier; "
-					   "tolerance %g)",
-				       vpa_json_get_str(r, "attack"), sub ? "." : "", sub ? sub : "",
-				       name, ov->num, nv->num, delta, dir > 0 ? "higher" : "lower",
-				       tolerance);
-			struct vpa_buf d;
-			vpa_buf_init(&d);
-			describe(&d, r, 0);
-			if (d.len)
-				vpa_buf_printf(&m, " [%s]", d.data);
-			vpa_buf_release(&d);
-			struct vpa_json *f = vpa_json_obj();
-			vpa_json_set(f, "attack", clone_or_null(vpa_json_get(r, "attack")));
-			vpa_json_set(f, "sub", clone_or_null(vpa_json_get(r, "sub")));
-			vpa_json_set(f, "layer", clone_or_null(vpa_json_get(r, "layer")));
-			vpa_json_set(f, "sweep", clone_or_null(vpa_json_get(r, "sweep")));
-			vpa_json_set_str(f, "metric", name);
-			vpa_json_set_num(f, "old", ov->num);
-			vpa_json_set_num(f, "new", nv->num);
-			vpa_json_set_num(f, "delta", delta);
-			vpa_json_set_str(f, "message", vpa_buf_str(&m));
-			vpa_json_push(out, f);
-			vpa_buf_release(&m);
-		}
-		vpa_buf_release(&names);
-	}
-	*flags = out;
-	return out->n ? VPA_EGATE : 0;
 }

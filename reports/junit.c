@@ -1,8 +1,10 @@
 /*
  * reports/junit.c - junit.xml: one <testsuite> per scenario, one <testcase>
- * per gate; a failed gate (an undefined metric included) is a <failure>
- * whose message names the metric, its value and the bound, e.g.
+ * per gate and per baseline comparison; a failed gate (an undefined or
+ * unreliable metric included) is a <failure> whose message names the
+ * metric, its value and the bound, e.g.
  *   <failure message="eer = 0.25, bound &gt;= 0.3" type="gate">...</failure>
+ * A run that failed writes vpa_report_junit_error's one <error> testcase.
  * CI systems (GitLab, Jenkins, GitHub test reporters) read this form.
  */
 #include <math.h>
@@ -15,59 +17,135 @@ static void esc(struct vpa_buf *b, const char *s)
 	vpa_xml_escape(b, s ? s : "");
 }
 
+static int is_true(const struct vpa_json *v)
+{
+	return v && v->type == VPA_JSON_BOOL && v->boolean;
+}
+
+static void testsuites_open(struct vpa_buf *b, size_t tests, size_t failures, size_t errors,
+			    double total)
+{
+	vpa_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	vpa_buf_printf(b, "<testsuites name=\"vpaudit\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" time=\"%.3f\">\n",
+		       tests, failures, errors, total);
+}
+
+static void property(struct vpa_buf *b, const char *name, const char *value)
+{
+	vpa_buf_printf(b, "      <property name=\"%s\" value=\"", name);
+	esc(b, value);
+	vpa_buf_puts(b, "\"/>\n");
+}
+
+/* One baseline testcase: a comparison or an unmatched record. */
+static void baseline_case(struct vpa_buf *b, const struct vpa_json *r, const struct vpa_json *c,
+			  int unmatched, struct vpa_buf *t)
+{
+	const char *name = vpa_json_get_str(c, "name"), *metric = vpa_json_get_str(c, "metric");
+	const char *msg = vpa_json_get_str(c, "message");
+	t->len = 0;
+	if (vpa_results_simulated(r, vpa_json_get_str(c, "attack")))
+		vpa_buf_puts(t, "[simulated] ");
+	if (unmatched)
+		vpa_buf_printf(t, "%s only in the %s", name ? name : "?",
+			       vpa_json_get_str(c, "side") ? vpa_json_get_str(c, "side") : "?");
+	else
+		vpa_buf_printf(t, "%s %s against the baseline", name ? name : "?", metric ? metric : "?");
+	vpa_buf_puts(b, "    <testcase classname=\"vpaudit.baseline\" name=\"");
+	esc(b, vpa_buf_str(t));
+	vpa_buf_puts(b, "\" time=\"0\"");
+	int fail = unmatched ? is_true(vpa_json_get(c, "fail"))
+			     : !strcmp(vpa_json_get_str(c, "status") ? vpa_json_get_str(c, "status") : "",
+				       "regression");
+	if (!fail && !unmatched) {
+		vpa_buf_puts(b, "/>\n");
+		return;
+	}
+	if (!fail) {
+		vpa_buf_puts(b, ">\n      <skipped message=\"");
+		esc(b, msg);
+		vpa_buf_puts(b, "\"/>\n    </testcase>\n");
+		return;
+	}
+	vpa_buf_printf(b, ">\n      <failure type=\"%s\" message=\"", unmatched ? "unmatched" : "regression");
+	esc(b, msg);
+	vpa_buf_puts(b, "\">");
+	esc(b, msg);
+	vpa_buf_puts(b, "</failure>\n    </testcase>\n");
+}
+
 void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 {
 	const struct vpa_json *gates = vpa_json_get(r, "gates");
 	const struct vpa_json *sc = vpa_json_get(r, "scenario"), *wt = vpa_json_get(r, "wall_time");
-	size_t n = gates && gates->type == VPA_JSON_ARR ? gates->n : 0, failures = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct vpa_json *p = vpa_json_get(gates->items[i], "pass");
-		failures += !(p && p->type == VPA_JSON_BOOL && p->boolean);
+	const struct vpa_json *bl = vpa_json_get(r, "baseline");
+	const struct vpa_json *comps = vpa_json_get(bl, "comparisons"), *unm = vpa_json_get(bl, "unmatched");
+	size_t n = gates && gates->type == VPA_JSON_ARR ? gates->n : 0, failures = 0, skipped = 0;
+	size_t nc = comps && comps->type == VPA_JSON_ARR ? comps->n : 0;
+	size_t nu = unm && unm->type == VPA_JSON_ARR ? unm->n : 0;
+	for (size_t i = 0; i < n; i++)
+		failures += !is_true(vpa_json_get(gates->items[i], "pass"));
+	for (size_t i = 0; i < nc; i++) {
+		const char *st = vpa_json_get_str(comps->items[i], "status");
+		failures += st && !strcmp(st, "regression");
+	}
+	for (size_t i = 0; i < nu; i++) {
+		int f = is_true(vpa_json_get(unm->items[i], "fail"));
+		failures += f;
+		skipped += !f;
 	}
 	double total = wt ? vpa_json_get_num(wt, "total", 0) : 0;
 	if (!isfinite(total) || total < 0)
 		total = 0;
 	const char *name = vpa_json_get_str(sc, "name"), *started = vpa_json_get_str(r, "started");
+	size_t tests = n + nc + nu;
+	struct vpa_buf sim;
+	vpa_buf_init(&sim);
+	vpa_simulated_targets(r, &sim);
 
-	vpa_buf_puts(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-	vpa_buf_printf(b, "<testsuites name=\"vpaudit\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" time=\"%.3f\">\n",
-		       n, failures, total);
+	testsuites_open(b, tests, failures, 0, total);
 	vpa_buf_puts(b, "  <testsuite name=\"");
 	esc(b, name);
-	vpa_buf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" time=\"%.3f\"",
-		       n, failures, total);
+	vpa_buf_printf(b, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\" time=\"%.3f\"",
+		       tests, failures, skipped, total);
 	if (started) {
 		vpa_buf_puts(b, " timestamp=\"");
 		esc(b, started);
 		vpa_buf_puts(b, "\"");
 	}
 	vpa_buf_puts(b, ">\n    <properties>\n");
-	vpa_buf_printf(b, "      <property name=\"vpaudit_version\" value=\"");
 	const char *ver = vpa_json_get_str(r, "vpaudit_version");
-	esc(b, ver ? ver : VPA_VERSION);
-	vpa_buf_puts(b, "\"/>\n");
+	property(b, "vpaudit_version", ver ? ver : VPA_VERSION);
 	const struct vpa_json *seed = vpa_json_get(r, "seed");
 	if (seed && seed->type == VPA_JSON_NUM)
 		vpa_buf_printf(b, "      <property name=\"seed\" value=\"%.17g\"/>\n", seed->num);
 	const char *file = vpa_json_get_str(sc, "file");
-	if (file) {
-		vpa_buf_puts(b, "      <property name=\"scenario_file\" value=\"");
-		esc(b, file);
-		vpa_buf_puts(b, "\"/>\n");
-	}
+	if (file)
+		property(b, "scenario_file", file);
+	property(b, "simulated", sim.len ? "true" : "false");
+	if (sim.len)
+		property(b, "simulated_targets", sim.data);
+	if (vpa_json_get_str(bl, "file"))
+		property(b, "baseline", vpa_json_get_str(bl, "file"));
 	vpa_buf_puts(b, "    </properties>\n");
+	vpa_buf_release(&sim);
 
 	struct vpa_buf t;
 	vpa_buf_init(&t);
 	for (size_t i = 0; i < n; i++) {
 		const struct vpa_json *g = gates->items[i];
 		const char *attack = vpa_json_get_str(g, "attack"), *metric = vpa_json_get_str(g, "metric");
-		const struct vpa_json *p = vpa_json_get(g, "pass"), *v = vpa_json_get(g, "value");
+		const struct vpa_json *v = vpa_json_get(g, "value");
 		const struct vpa_json *layer = vpa_json_get(g, "layer");
-		int ok = p && p->type == VPA_JSON_BOOL && p->boolean;
+		const char *on = vpa_json_get_str(g, "on"), *why = vpa_json_get_str(g, "unreliable");
+		int ok = is_true(vpa_json_get(g, "pass"));
 
 		t.len = 0;
+		if (is_true(vpa_json_get(g, "simulated")))
+			vpa_buf_puts(&t, "[simulated] ");
 		vpa_buf_printf(&t, "%s %s ", attack ? attack : "?", metric ? metric : "?");
+		if (on)
+			vpa_buf_printf(&t, "%s ", on);
 		vpa_gate_bound(&t, g, 1);
 		if (layer && layer->type == VPA_JSON_NUM)
 			vpa_buf_printf(&t, " (layer %.17g)", layer->num);
@@ -86,6 +164,8 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 			vpa_buf_puts(&t, "undefined");
 		vpa_buf_puts(&t, ", bound ");
 		vpa_gate_bound(&t, g, 1);
+		if (why)
+			vpa_buf_printf(&t, ", unreliable: %s", why);
 		vpa_buf_puts(b, ">\n      <failure type=\"gate\" message=\"");
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "\">");
@@ -104,6 +184,24 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "</failure>\n    </testcase>\n");
 	}
+	for (size_t i = 0; i < nu; i++)
+		baseline_case(b, r, unm->items[i], 1, &t);
+	for (size_t i = 0; i < nc; i++)
+		baseline_case(b, r, comps->items[i], 0, &t);
 	vpa_buf_release(&t);
 	vpa_buf_puts(b, "  </testsuite>\n</testsuites>\n");
+}
+
+void vpa_report_junit_error(const char *suite, const char *message, struct vpa_buf *b)
+{
+	testsuites_open(b, 1, 0, 1, 0);
+	vpa_buf_puts(b, "  <testsuite name=\"");
+	esc(b, suite ? suite : "vpaudit");
+	vpa_buf_puts(b, "\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\">\n");
+	vpa_buf_puts(b, "    <testcase classname=\"vpaudit.run\" name=\"vpaudit run\" time=\"0\">\n"
+			"      <error type=\"error\" message=\"");
+	esc(b, message);
+	vpa_buf_puts(b, "\">");
+	esc(b, message);
+	vpa_buf_puts(b, "</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n");
 }

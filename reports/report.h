@@ -47,6 +47,31 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 		     int no_plots, struct vpa_err *err);
 
 /*
+ * The output folder of `vpaudit run` (reports/outdir.c).
+ * vpa_outdir_prepare, before any computation: create outdir, remove the
+ * stale temporaries of killed runs (vpa_outdir_remove_stale, with a
+ * warning), check that a file can be created there, and, when HTML or PDF is
+ * asked for without no_plots, that gnuplot runs.  Errors: VPA_EIO ("OUT:
+ * cannot write in the output folder: Permission denied", the gnuplot errors
+ * of vpa_gnuplot_run).
+ */
+int vpa_outdir_prepare(const char *outdir, unsigned formats, int no_plots, struct vpa_err *err);
+/*
+ * Remove OUTDIR/R.tmp.PID for each report file R (results.json, report.html,
+ * report.pdf, junit.xml) whose PID (digits only) is no live process: the
+ * temporaries of a killed run.  Returns how many were removed.
+ */
+size_t vpa_outdir_remove_stale(const char *outdir);
+/* Remove the report files whose VPA_REPORT_* bit is not in keep (warns when one cannot be). */
+void vpa_outdir_remove_reports(const char *outdir, unsigned keep);
+/*
+ * After a failed run: remove every report file, and, when formats asks for
+ * junit.xml, write one with a single <error> testcase carrying message
+ * (vpa_report_junit_error).  Best effort: problems are warnings.
+ */
+void vpa_outdir_fail(const char *outdir, unsigned formats, const char *suite, const char *message);
+
+/*
  * Render one figure with gnuplot (fork/exec, data on stdin, no shell) into
  * out as "svg" or "pdf" bytes.  The SVG is a complete document (XML prolog
  * included); the PDF is 6.4 x 4.2 inches.  Bytes are appended to out.
@@ -60,29 +85,76 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
 /*
  * Gates.  `gates` is a JSON array of
  *   {"attack":"ID[.SUB]", "metric":NAME, "min":X | "max":X, ["layer":N],
- *    "file":F, "line":L, "col":C}
+ *    ["sweep":V], ["subs":[S,..]], ["exclude":[S,..]], ["on":"value"|"ci_low"|"ci_high"],
+ *    ["allow_unreliable":bool], "file":F, "line":L, "col":C}
  * (the scenario loader converts YAML gates to this form, keeping their marks).
  * Evaluates each against results["records"], sets results["gates"] to
- * [{..., "value":V, "pass":bool, "message":M}] and results["status"] to
- * "pass"/"fail".  Returns 0 when all hold, VPA_EGATE when one fails, or an
- * error (VPA_EINPUT: a gate names an attack/metric not in the results,
+ * [{..., "value":V, "pass":bool, "simulated":bool, ["unreliable":REASON],
+ * "message":M}] and results["status"] to "pass"/"fail".  Fail closed: a
+ * selected record whose value is undefined, or whose "unreliable" object
+ * names the metric (or a dotted prefix of it) fails the gate with
+ * "unreliable: REASON" in its message; "allow_unreliable" waives the latter
+ * only.  Returns 0 when all hold, VPA_EGATE when one fails, or an error
+ * (VPA_EINPUT: a gate names an attack/sub/layer/sweep value/metric not in the
+ * results, selects no record, or asks for an interval the records lack,
  * blaming the gate's file:line:col).
  */
 int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 		       struct vpa_err *err);
 
+/* "PASS msg" / "FAIL [simulated] msg": a gate's line on stdout (appended to out). */
+void vpa_gate_line(struct vpa_buf *out, const struct vpa_json *gate);
+/* 1 when attack "ID[.SUB]" of results attacks a target with "simulated": true. */
+int vpa_results_simulated(const struct vpa_json *results, const char *attack);
+/* 1 for the metrics attacks store bootstrap intervals of (ci[METRIC] = [lo, hi]). */
+int vpa_metric_has_interval(const char *metric);
+/* The value at a dotted path ("zebra.dece") in an object; *present 0 when absent. */
+const struct vpa_json *vpa_metric_at(const struct vpa_json *m, const char *path, int *present);
+/* Equal scalars (numbers, strings, booleans; null or absent equal each other). */
+int vpa_json_same(const struct vpa_json *a, const struct vpa_json *b);
+/* "sub x, layer 3, sweep 0.5" naming a record (sub only when name_sub), appended. */
+void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name_sub);
+
 /*
- * `vpaudit gate --baseline`: compare every record of results with the record
- * of baseline that has the same (attack, sub, layer, sweep) and flag each
- * metric that moved in its leaky direction (vpa_metric_direction) by more
- * than tolerance (absolute).  *flags: array of {"attack","sub","layer",
- * "sweep","metric","old","new","delta","message"}, caller frees.  Returns 0
- * when nothing moved, VPA_EGATE when something did, VPA_EINPUT on bad input.
+ * The baseline comparison (`vpaudit gate --baseline`, `vpaudit run
+ * --baseline`).  Records are matched on (attack, sub, layer, sweep); no
+ * record in common is an error (VPA_EINPUT, "OLD: matched 0 of N records:
+ * the baseline shares no record with the results; is it the same
+ * scenario?").  For every matched pair, every compared metric
+ * (vpa_metric_direction != 0; only `metrics` when n_metrics > 0) that moved
+ * in its leaky direction by more than its tolerance (tolerances[METRIC],
+ * else tolerance) is a regression, and so is a value that became undefined.
+ * With `significant`, a move of a metric with intervals in both files counts
+ * only when it also exceeds sqrt(h_old^2 + h_new^2), the half-widths of the
+ * two intervals on the sides facing each other (vpa_baseline_significance).
+ * Records on one side only are listed ("unmatched"), failures with `strict`.
+ * *out (caller frees): {"file","matched","records","baseline_records",
+ * "tolerance","tolerances","metrics","significant","strict","regressions",
+ * "failures","status","unmatched":[..],"comparisons":[{"attack","sub","layer",
+ * "sweep","name","metric","old","new","delta","tolerance",["significant"],
+ * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
+ * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
+ * (one per record without regression).  Returns 0, VPA_EGATE (a failure) or
+ * an error.
  */
+struct vpa_baseline_opts {
+	const char *name;                  /* the baseline's file name for messages, or NULL */
+	double tolerance;                  /* default tolerance (absolute), NAN -> 0 */
+	const struct vpa_json *tolerances; /* object METRIC -> number, or NULL; borrowed */
+	const char *const *metrics;        /* compare only these (n_metrics > 0); borrowed */
+	size_t n_metrics;
+	int significant, strict;
+};
 int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *baseline,
-		       double tolerance, struct vpa_json **flags /* OUT */, struct vpa_err *err);
+		       const struct vpa_baseline_opts *o, struct vpa_json **out /* OUT */,
+		       struct vpa_err *err);
+/* The significance rule of --significant: 1 when the move is beyond the intervals. */
+int vpa_baseline_significance(int dir, double old, double old_lo, double old_hi, double new_v,
+			      double new_lo, double new_hi);
 /* +1: higher is leakier (linkability), -1: lower is leakier (eer), 0: not compared. */
 int vpa_metric_direction(const char *metric);
+/* The i-th compared metric name (i from 0), NULL past the end. */
+const char *vpa_compared_metric(size_t i);
 
 /* ---- Building blocks of the writers (exposed for tests and tools) ---- */
 
@@ -113,6 +185,12 @@ int vpa_report_html(const struct vpa_json *results, int no_plots, struct vpa_buf
 		    struct vpa_err *err);
 int vpa_report_pdf(const struct vpa_json *results, struct vpa_buf *out, struct vpa_err *err);
 void vpa_report_junit(const struct vpa_json *results, struct vpa_buf *out);
+/*
+ * junit.xml of a run that failed: one testsuite (named suite, or "vpaudit")
+ * with one testcase whose <error> carries message, so that a CI job that
+ * publishes JUnit "always" shows the error.  Cannot fail.
+ */
+void vpa_report_junit_error(const char *suite, const char *message, struct vpa_buf *out);
 
 /* Append s with & < > " ' escaped (valid in HTML/XML text and attributes). */
 void vpa_xml_escape(struct vpa_buf *out, const char *s);

@@ -483,6 +483,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	figures = NULL;
 	vpa_json_set(R, "gates", vpa_json_arr());
 	vpa_json_set(R, "tolerance", vpa_json_num(s->tolerance)); /* NAN -> null */
+	struct vpa_json *tols = vpa_scenario_tolerances(s);
+	vpa_json_set(R, "tolerances", tols ? tols : vpa_json_null());
 	vpa_json_set_str(R, "status", "pass");
 	vpa_json_set(R, "warnings", warnings);
 	warnings = NULL;

@@ -40,13 +40,51 @@ static const struct vpa_key gate_keys[] = {
 	 "the gate holds when the value is <= max"},
 	{"layer", VPA_K_INT, 0, NULL, 0, INFINITY, 0, NULL, NULL, "3",
 	 "per-layer attacks only: this layer (default: the worst layer)"},
+	{"sweep", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "0.5",
+	 "with a `sweep:` only: the records of this sweep value (one of the sweep's `values`; "
+	 "default: the worst value)"},
+	{"subs", VPA_K_LIST, 0, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
+	 "[ignorant, lazy_informed]",
+	 "only these subs of the attack (with `attack: ID`); each must be one of its subs"},
+	{"exclude", VPA_K_LIST, 0, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
+	 "[baseline]",
+	 "every sub of the attack but these (e.g. the unprotected baseline attacker, which must "
+	 "not fail an anonymiser's gate); a selection that leaves no sub is an error"},
+	{"on", VPA_K_ENUM, 0, "value", -INFINITY, INFINITY, 0, "value|ci_low|ci_high", NULL,
+	 "ci_low",
+	 "bound the point estimate (`value`) or a limit of its bootstrap interval (`ci_low`, "
+	 "`ci_high`): only for `eer`, `cllr_min` and `linkability` of an attack with `ci:` set"},
+	{"allow_unreliable", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "accept a value its record marks unreliable (e.g. too few trials); by default such a "
+	 "gate fails closed with the reason. An undefined value fails in any case"},
 	{NULL},
 };
 static const struct vpa_schema gate_schema = {"gate", gate_keys};
 
+/* The metrics the baseline comparison checks (reports/baseline.c, same order: test_report). */
+#define TOL(name) {name, VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, "0.02", \
+		   "tolerance of `" name "`"}
+static const struct vpa_key tolerances_keys[] = {
+	TOL("eer"), TOL("eer_sweep"), TOL("cllr"), TOL("cllr_min"), TOL("min_dcf"),
+	TOL("linkability"), TOL("zebra.dece"), TOL("zebra.log10_lr_worst"), TOL("top1"),
+	TOL("top5"), TOL("top10"), TOL("mean_rank"), TOL("mean_norm_rank"), TOL("exposure"),
+	TOL("exposure_extrapolated"), TOL("d_exposure"), TOL("epsilon"), TOL("snr"),
+	TOL("accuracy"),
+	{NULL},
+};
+#undef TOL
+static const struct vpa_schema tolerances_schema = {"tolerances", tolerances_keys};
+
+const char *vpa_scenario_tolerance_key(size_t i)
+{
+	return i < sizeof(tolerances_keys) / sizeof(*tolerances_keys) - 1 ? tolerances_keys[i].name
+									   : NULL;
+}
+
 static const struct vpa_key top_keys[] = {
 	{"name", VPA_K_NAME, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "vpc-b1",
-	 "the scenario's name; the default output folder is `out/NAME/`"},
+	 "the scenario's name; the default output folder is `out/NAME/` (so `.` and `..` are "
+	 "refused)"},
 	{"description", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL,
 	 "\"B1 anonymiser, 3 attackers\"", "free text shown at the top of the report"},
 	{"seed", VPA_K_INT, 0, "1", 0, 9007199254740991.0, 0, NULL, NULL, "42",
@@ -64,8 +102,13 @@ static const struct vpa_key top_keys[] = {
 	 "[{attack: eval.ignorant, metric: eer, min: 0.3}]",
 	 "bounds checked after the run; a broken gate makes `run` and `gate` exit 3"},
 	{"tolerance", VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, "0.02",
-	 "for `vpaudit gate --baseline`: the largest move in the leaky direction that is "
-	 "not flagged (absolute, in the metric's unit; absent = 0)"},
+	 "for the baseline comparison (`run --baseline`, `gate --baseline`): the largest move "
+	 "in the leaky direction that is not a regression (absolute, in the metric's unit; "
+	 "absent = 0)"},
+	{"tolerances", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &tolerances_schema,
+	 "{eer: 0.02, linkability: 0.05}",
+	 "for the baseline comparison: a tolerance per metric (absolute, >= 0), overriding "
+	 "`tolerance` for that metric"},
 	{"sweep", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &sweep_schema,
 	 "{param: attacks.eval.omega, values: [0.5, 1, 2]}",
 	 "run once per value of one key and plot every metric against it"},
@@ -292,6 +335,113 @@ static int check_attacks(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 	return 0;
 }
 
+/*
+ * A gate's record selection beyond ID[.SUB]: subs/exclude (each a sub of the
+ * attack, and something left), sweep (one of the sweep's values), on (an
+ * interval the attack computes).  b is scratch for suggestions.
+ */
+static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
+				const struct vpa_ynode *g, const struct vpa_scn_attack *a,
+				const char *sub, struct vpa_buf *b, struct vpa_err *err)
+{
+	const struct vpa_ynode *subs = vpa_ymap_get(g, "subs"), *ex = vpa_ymap_get(g, "exclude");
+	const struct vpa_ynode *sw = vpa_ymap_get(g, "sweep"), *on = vpa_ymap_get(g, "on");
+	const char *mn = vpa_ymap_get(g, "metric")->str;
+	struct vpa_loc loc;
+	int rc = 0;
+	if ((subs || ex) && sub) {
+		loc = vpa_node_loc(ctx->file, subs ? subs : ex);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"'%s' selects subs of the attack, but 'attack' already names one "
+				"('%s.%s'): write 'attack: %s'",
+				subs ? "subs" : "exclude", a->id, sub, a->id);
+	}
+	const char **names = NULL;
+	size_t n = (subs || ex) && a->kind->subs
+			   ? a->kind->subs(a->cfg, s->targets[a->target].cfg, &names)
+			   : 0;
+	size_t left = n;
+	for (int w = 0; w < 2 && !rc; w++) {
+		const struct vpa_ynode *list = w ? ex : subs;
+		for (size_t i = 0; list && i < list->n && !rc; i++) {
+			const struct vpa_ynode *it = list->items[i];
+			size_t j = 0;
+			while (j < n && strcmp(names[j], it->str))
+				j++;
+			loc = vpa_node_loc(ctx->file, it);
+			if (j == n) {
+				b->len = 0;
+				if (n)
+					suggest(b, it->str, names, n, "its subs");
+				rc = vpa_fail(err, VPA_EINPUT, &loc, "attack '%s' has no sub '%s'%s", a->id,
+					      it->str, n ? vpa_buf_str(b) : " (its records have no subs)");
+			}
+		}
+	}
+	if (!rc && (subs || ex)) {
+		/* how many subs the selection keeps */
+		left = 0;
+		for (size_t j = 0; j < n; j++) {
+			int in = !subs, out = 0;
+			for (size_t i = 0; subs && i < subs->n; i++)
+				in |= !strcmp(subs->items[i]->str, names[j]);
+			for (size_t i = 0; ex && i < ex->n; i++)
+				out |= !strcmp(ex->items[i]->str, names[j]);
+			left += in && !out;
+		}
+		if (!left) {
+			loc = vpa_node_loc(ctx->file, ex ? ex : subs);
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "gate on '%s' selects no record: its subs and exclude leave no sub",
+				      a->id);
+		}
+	}
+	free(names);
+	if (rc)
+		return rc;
+	if (sw) {
+		loc = vpa_node_loc(ctx->file, sw);
+		if (!s->has_sweep)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'sweep' given but the scenario has no sweep");
+		char *end;
+		double x = strtod(sw->str, &end);
+		int numeric = end != sw->str && !*end, found = 0;
+		for (size_t i = 0; i < s->sweep_values->n && !found; i++) {
+			const char *v = s->sweep_values->items[i]->str;
+			found = s->sweep_numeric ? numeric && strtod(v, NULL) == x : !strcmp(v, sw->str);
+		}
+		if (!found)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'sweep' is '%s', which is not one of the sweep's values", sw->str);
+	}
+	if (on && strcmp(on->str, "value")) {
+		loc = vpa_node_loc(ctx->file, on);
+		const struct vpa_schema *sch[1] = {a->kind->schema};
+		const struct vpa_key *ck = vpa_schema_find(sch, 1, "ci");
+		static const char *const with_ci[] = {"eer", "cllr_min", "linkability"};
+		int metric_ok = 0;
+		for (size_t i = 0; i < 3; i++)
+			metric_ok |= !strcmp(mn, with_ci[i]);
+		if (!ck)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'on: %s' needs a confidence interval, but attack '%s' of kind "
+					"'%s' computes none",
+					on->str, a->id, a->kind->name);
+		if (!metric_ok)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'on: %s' needs a confidence interval, but '%s' has none (intervals: "
+					"eer, cllr_min, linkability)",
+					on->str, mn);
+		if (!(vpa_cfg_num(a->cfg, a->kind->schema, "ci") > 0))
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'on: %s' needs a confidence interval: set 'ci' (e.g. 'ci: 0.95') "
+					"in attack '%s'",
+					on->str, a->id);
+	}
+	return 0;
+}
+
 static int check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		       struct vpa_err *err)
 {
@@ -359,6 +509,8 @@ static int check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 				goto next;
 			}
 		}
+		if ((rc = check_gate_selection(s, ctx, g, a, sub, &b, err)))
+			goto next;
 		if (ln && !a->kind->has_layers) {
 			loc = vpa_node_loc(ctx->file, ln);
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
@@ -569,6 +721,14 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 	if ((rc = vpa_schema_check(&ctx, top, 1, s->root, "the scenario", err)))
 		goto out;
 	s->name = vpa_cfg_str(s->root, &top_schema, "name");
+	if (!strcmp(s->name, ".") || !strcmp(s->name, "..")) {
+		/* out/NAME must stay inside out/ */
+		struct vpa_loc loc = vpa_node_loc(s->file, vpa_ymap_get(s->root, "name"));
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "'name' must not be '%s' (the default output folder is out/NAME)",
+			      s->name);
+		goto out;
+	}
 	s->description = vpa_cfg_str(s->root, &top_schema, "description");
 	s->seed = (uint64_t)vpa_cfg_int(s->root, &top_schema, "seed");
 	s->output = vpa_cfg_str(s->root, &top_schema, "output");
@@ -584,7 +744,7 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 	}
 	s->gates = vpa_ymap_get(s->root, "gates");
 	if ((rc = check_targets(s, &ctx, err)) || (rc = check_attacks(s, &ctx, err)) ||
-	    (rc = check_gates(s, &ctx, err)) || (rc = check_sweep(s, &ctx, err)))
+	    (rc = check_sweep(s, &ctx, err)) || (rc = check_gates(s, &ctx, err)))
 		goto out;
 	*out = s;
 	s = NULL;
@@ -691,12 +851,42 @@ struct vpa_json *vpa_scenario_gates(const struct vpa_scenario *s)
 		vpa_json_set(o, "layer", vpa_ymap_get(g, "layer")
 						 ? vpa_json_num((double)vpa_cfg_int(g, &gate_schema, "layer"))
 						 : vpa_json_null());
+		const struct vpa_ynode *sw = vpa_ymap_get(g, "sweep");
+		if (sw)
+			vpa_json_set(o, "sweep", s->sweep_numeric ? vpa_json_num(strtod(sw->str, NULL))
+								  : vpa_json_str(sw->str));
+		static const char *const lists[] = {"subs", "exclude"};
+		for (size_t k = 0; k < 2; k++) {
+			const struct vpa_ynode *l = vpa_ymap_get(g, lists[k]);
+			if (!l)
+				continue;
+			struct vpa_json *arr = vpa_json_arr();
+			for (size_t j = 0; j < l->n; j++)
+				vpa_json_push(arr, vpa_json_str(l->items[j]->str));
+			vpa_json_set(o, lists[k], arr);
+		}
+		const char *on = vpa_cfg_str(g, &gate_schema, "on");
+		if (strcmp(on, "value"))
+			vpa_json_set_str(o, "on", on);
+		if (vpa_cfg_bool(g, &gate_schema, "allow_unreliable"))
+			vpa_json_set(o, "allow_unreliable", vpa_json_bool(1));
 		vpa_json_set_str(o, "file", s->file);
 		vpa_json_set_num(o, "line", (double)g->line);
 		vpa_json_set_num(o, "col", (double)g->col);
 		vpa_json_push(a, o);
 	}
 	return a;
+}
+
+struct vpa_json *vpa_scenario_tolerances(const struct vpa_scenario *s)
+{
+	const struct vpa_ynode *t = vpa_ymap_get(s->root, "tolerances");
+	if (!t)
+		return NULL;
+	struct vpa_json *o = vpa_json_obj();
+	for (size_t i = 0; i < t->n; i++)
+		vpa_json_set_num(o, t->keys[i]->str, vpa_cfg_num(t, &tolerances_schema, t->keys[i]->str));
+	return o;
 }
 
 /* ---- error context ----------------------------------------------------------- */

@@ -241,9 +241,15 @@ struct vpa_ynode *vpa_scenario_swept_cfg(const struct vpa_scenario *s,
 struct vpa_json *vpa_scenario_echo(const struct vpa_scenario *s);
 /*
  * The gates as the JSON array vpa_gates_evaluate takes:
- * [{"attack","metric","min","max","layer","file","line","col"}].  Caller frees.
+ * [{"attack","metric","min","max","layer",["sweep"],["subs"],["exclude"],["on"],
+ *   ["allow_unreliable"],"file","line","col"}].  Caller frees.
  */
 struct vpa_json *vpa_scenario_gates(const struct vpa_scenario *s);
+
+/* The scenario's `tolerances:` as {"eer": 0.02, ...}, or NULL when absent.  Caller frees. */
+struct vpa_json *vpa_scenario_tolerances(const struct vpa_scenario *s);
+/* The i-th metric name `tolerances:` accepts (i from 0), NULL past the end. */
+const char *vpa_scenario_tolerance_key(size_t i);
 
 /*
  * After an error whose message starts with "FILE:LINE[:COL]: ", write the

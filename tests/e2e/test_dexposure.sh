@@ -15,7 +15,7 @@ t_ok "import: ADJ all tied" grep -q '"d_exposure_ADJ": 0,' "$T/imp/results.json"
 t_ok "import: gate line" grep -q '^PASS dx d_exposure = 1.13835 <= 1.5' "$OUT"
 
 t_run "bad tsv: exit 1" 1 -- run "$D/bad.yaml" -o "$T/bad"
-t_ok "bad tsv: error line" grep -q "^vpaudit: error: $D/bad-range.tsv:3:8: confidence must be a number in \[0, 1\], got '1.5'" "$ERR"
+t_ok "bad tsv: error line" grep -q "^vpaudit run: error: $D/bad-range.tsv:3:8: confidence must be a number in \[0, 1\], got '1.5'" "$ERR"
 
 t_run "train: run" 0 -- run "$D/train.yaml" -o "$T/tr"
 t_ok "train: records k0 k32 dp-k0 dp-k32, epoch tables, overfit-k8 dp-overfit-k8" \

@@ -94,4 +94,33 @@ bad "stray argument" dp epsilon --q 0.1 --sigma 1 --steps 10 --delta 1e-5 extra
 bad "unknown subcommand" dp rdp
 t_run "unbounded epsilon is an error, not inf" 1 -- dp epsilon --q 0.5 --sigma 1e-300 --steps 1 --delta 1e-5 --json
 t_ok "unbounded: nothing on stdout" test ! -s "$OUT"
+# names from DP libraries: --noise-multiplier, --rounds, --cohort/--population, --q A/B
+ref() { "$VPAUDIT" dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --json; }
+t_run "aliases: --noise-multiplier --rounds" 0 -- dp epsilon --q 0.06 --noise-multiplier 1.1 --rounds 100 --delta 1e-5 --json
+t_ok "aliases: same epsilon as --sigma --steps" test "$(cat "$OUT")" = "$(ref)"
+t_run "aliases: --q as a fraction" 0 -- dp epsilon --q 300/5000 --sigma 1.1 --steps 100 --delta 1e-5 --json
+t_ok "aliases: 300/5000 is q 0.06" test "$(cat "$OUT")" = "$(ref)"
+t_run "aliases: --cohort --population" 0 -- dp epsilon --cohort 300 --population 5000 --sigma 1.1 --steps 100 --delta 1e-5 --json
+t_ok "aliases: cohort/population is q 0.06" test "$(cat "$OUT")" = "$(ref)"
+t_run "aliases: sigma from --cohort" 0 -- dp sigma --cohort 300 --population 5000 --epsilon 2 --rounds 100 --delta 1e-5 --json
+bad "cohort without population" dp epsilon --cohort 300 --sigma 1 --steps 10 --delta 1e-5
+bad "cohort and q" dp epsilon --cohort 3 --population 5 --q 0.1 --sigma 1 --steps 10 --delta 1e-5
+bad "cohort above population" dp epsilon --cohort 6 --population 5 --sigma 1 --steps 10 --delta 1e-5
+bad "q fraction above 1" dp epsilon --q 6/5 --sigma 1 --steps 10 --delta 1e-5
+bad "q fraction over 0" dp epsilon --q 1/0 --sigma 1 --steps 10 --delta 1e-5
+bad "sigma twice" dp epsilon --q 0.1 --sigma 1 --noise-multiplier 2 --steps 10 --delta 1e-5
+bad "steps twice" dp epsilon --q 0.1 --sigma 1 --rounds 3 --steps 10 --delta 1e-5
+# --table K: epsilon after K, 2K, ... steps; each line equals its own `dp epsilon` run
+t_run "--table" 0 -- dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --table 30
+t_ok "--table: header" grep -qE '^ +steps +epsilon +order$' "$OUT"
+t_ok "--table: rows 30, 60, 90 and the last step" test "$(awk '/^ +steps/{f=1;next} f{printf "%s ", $1}' "$OUT")" = "30 60 90 100 "
+e60=$("$VPAUDIT" dp epsilon --q 0.06 --sigma 1.1 --steps 60 --delta 1e-5 | awk '/^epsilon/{print $2}')
+t_ok "--table: the row at 60 is dp epsilon --steps 60" test "$(awk '$1 == 60 {print $2}' "$OUT")" = "$e60"
+t_ok "--table: the last row is the epsilon printed above" test "$(awk '$1 == 100 {print $2}' "$OUT")" = "$(awk '/^epsilon/{print $2}' "$OUT")"
+t_ok "--table: epsilon grows with the steps" bash -c "awk '/^ +steps/{f=1;next} f{ if (\$2 < p) exit 1; p = \$2 }' '$OUT'"
+t_run "--table --json" 0 -- dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --table 50 --json
+t_ok "--table --json: rows" grep -q '"table":\[{"steps":50,"epsilon":3.04104750643' "$OUT"
+bad "--table on sigma" dp sigma --q 0.1 --epsilon 1 --steps 10 --delta 1e-5 --table 2
+bad "--table too long" dp epsilon --q 0.1 --sigma 1 --steps 1e6 --delta 1e-5 --table 1
+bad "--table 0" dp epsilon --q 0.1 --sigma 1 --steps 10 --delta 1e-5 --table 0
 t_done

@@ -93,7 +93,7 @@ mkdir -p "$T/npyb" && cp $D/labels $D/import_npy.yaml "$T/npyb/"
 head -n 179 $D/utt2user > "$T/npyb/utt2user"; cp $D/sv.npy "$T/npyb/"
 t_run "import .npy: one id short" 1 -- run "$T/npyb/import_npy.yaml" -o "$T/npyb/o" --quiet
 t_ok "import .npy: the count named" grep -q "utt2user: 179 ids for 180 rows of .*sv.npy" "$ERR"
-t_ok "import .npy: no partial output" test ! -e "$T/npyb/o"
+t_ok "import .npy: no report file (the folder is checked before the run)" test ! -e "$T/npyb/o/results.json" -a ! -e "$T/npyb/o/report.html" -a ! -e "$T/npyb/o/report.pdf"
 cp $D/utt2user "$T/npyb/"; head -c 3000 $D/sv.npy > "$T/npyb/sv.npy"
 t_run "import .npy: truncated" 1 -- run "$T/npyb/import_npy.yaml" -o "$T/npyb/o" --quiet
 t_ok "import .npy: truncation named" grep -q "sv.npy: truncated: expected 14400 bytes of data, found 2872" "$ERR"

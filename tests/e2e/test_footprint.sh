@@ -46,7 +46,7 @@ head -c 300 keep.npy > am-acts/p1spk000-m2/layer3/ind000-u01.npy
 t_run "A2, truncated activation file, 2 threads" 1 -- run a2-acts.yaml -o a2-bad --threads 2 --no-plots --quiet
 t_ok "names the attack and the file" grep -q "attack 'a2': am-acts/p1spk000-m2/layer3/ind000-u01.npy: truncated" "$ERR"
 t_ok "one error line (and its source excerpt)" test "$(grep -c 'error:' "$ERR")" = 1
-t_ok "no output folder" test ! -e a2-bad
+t_ok "no report file (the folder is checked before the run)" test ! -e a2-bad/results.json -a ! -e a2-bad/report.html -a ! -e a2-bad/report.pdf
 cp keep.npy am-acts/p1spk000-m2/layer3/ind000-u01.npy
 
 # broken imports

@@ -40,17 +40,18 @@ scn "$T/s/other.yaml" "$D/lazy_informed.txt" "gates:
   - {attack: eval.ignorant, metric: eer, min: 0.2}"
 sed 's/"name": "ignorant"/"name": "renamed"/; s/"sub": "ignorant"/"sub": "renamed"/' "$R" > "$T/renamed.json"
 t_run "gate naming a sub missing from the results" 1 -- gate "$T/renamed.json" --scenario "$T/s/other.yaml"
-t_ok "error names the gate's line" grep -qx "vpaudit: error: $T/s/other.yaml:12:5: gate names 'eval.ignorant', but attack 'eval' has no sub 'ignorant' in the results" "$ERR"
+t_ok "error names the gate's line" grep -qx "vpaudit gate: error: $T/s/other.yaml:12:5: gate names 'eval.ignorant', but attack 'eval' has no sub 'ignorant' in the results" "$ERR"
 
 # --baseline: lazy_informed now scores like semi_informed (a leakier system)
 scn "$T/s/leaky.yaml" "$D/semi_informed.scores, key: $D/semi_informed.trials" "tolerance: 0.02"
 t_run "leaky results" 0 -- run "$T/s/leaky.yaml" -o "$T/b" --quiet --no-plots
 t_run "--baseline flags the leak" 3 -- gate "$T/b/results.json" --baseline "$R"
-t_ok "eer flagged (lower is leakier)" grep -q '^FAIL baseline: eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
-t_ok "linkability flagged (higher is leakier)" grep -q '^FAIL baseline: eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
-t_ok "unchanged sets not flagged" not_grep 'baseline: eval.ignorant' "$OUT"
+t_ok "eer flagged (lower is leakier)" grep -q '^REGRESSION eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
+t_ok "linkability flagged (higher is leakier)" grep -q '^REGRESSION eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
+t_ok "unchanged sets not flagged" not_grep '^REGRESSION eval.ignorant' "$OUT"
 t_run "no change against itself" 0 -- gate "$R" --baseline "$R"
-t_ok "PASS baseline line" grep -q '^PASS baseline: no metric moved' "$OUT"
+t_ok "matched line" grep -qx 'BASELINE matched 3 of 3 records (3 in the baseline)' "$OUT"
+t_ok "STABLE line per record" test "$(grep -c '^STABLE eval\.[a-z_]*: 8 metrics within tolerance$' "$OUT")" = 3
 t_run "the other direction is not a leak" 0 -- gate "$R" --baseline "$T/b/results.json"
 scn "$T/s/tol.yaml" "$D/lazy_informed.txt" "tolerance: 1"
 t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/results.json" --baseline "$R" --scenario "$T/s/tol.yaml"
@@ -58,11 +59,14 @@ t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/result
 # errors and usage
 printf '{"records": [1, 2,]}\n' > "$T/bad.json"
 t_run "bad JSON" 1 -- gate "$T/bad.json"
-t_ok "bad JSON names file:line:col" grep -q "^vpaudit: error: $T/bad.json:1:" "$ERR"
+t_ok "bad JSON names file:line:col" grep -q "^vpaudit gate: error: $T/bad.json:1:" "$ERR"
 printf '{"schema": "x"}\n' > "$T/norec.json"
 t_run "not a results file" 1 -- gate "$T/norec.json"
 t_run "missing results file" 1 -- gate "$T/none.json"
 t_run "no argument" 2 -- gate
-t_run "unknown option" 2 -- gate "$R" --strict
+t_run "unknown option" 2 -- gate "$R" --stricter
+t_ok "unknown option: one line" test "$(wc -l < "$ERR")" = 1
+t_ok "unknown option: the command's style" grep -qx "vpaudit gate: error: unknown option '--stricter' (see 'vpaudit gate --help')" "$ERR"
+t_run "--strict without --baseline" 2 -- gate "$R" --strict
 t_run "--help" 0 -- gate --help
 t_done

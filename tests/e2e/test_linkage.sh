@@ -64,11 +64,12 @@ t_ok "one <svg per figure" test "$(nsvg "$O/report.html")" = "$(nfig "$O/results
 # DET + 5 linkability + bar chart, 2 per identification attacker, 2 slicing
 t_ok "19 figures" test "$(nfig "$O/results.json")" = 19
 
-# ---- import: bad input, exit 1, nothing written --------------------------------
+# ---- import: bad input, exit 1, no report file --------------------------------
 fails() { # NAME YAML-FILE EXPECTED-FIRST-STDERR-LINE
 	t_run "$1: exit 1" 1 -- run "$2" -o "$T/bad"
-	t_ok "$1: message" test "$(grep -m 1 '^vpaudit: error: ' "$ERR")" = "$3"
-	t_ok "$1: no output folder" test ! -e "$T/bad"
+	t_ok "$1: message" test "$(grep -m 1 '^vpaudit run: error: ' "$ERR")" = "$3"
+	t_ok "$1: no report file" test ! -e "$T/bad/results.json" -a ! -e "$T/bad/report.html" -a ! -e "$T/bad/report.pdf"
+	rm -rf "$T/bad"
 	t_ok "$1: nothing on stdout" test ! -s "$OUT"
 }
 abs > "$T/abs.yaml"
@@ -76,32 +77,32 @@ t_run "absolute-path variant validates" 0 -- validate "$T/abs.yaml"
 
 abs | sed "s#trials: $D/trials#trials: $D/trials_unknown#" > "$T/e1.yaml"
 fails "unknown trial utterance" "$T/e1.yaml" \
-	"vpaudit: error: $D/trials_unknown:401: unknown test utterance 'test-s0001-u999'"
+	"vpaudit run: error: $D/trials_unknown:401: unknown test utterance 'test-s0001-u999'"
 
 abs | sed "s#trial_anon.ark#trial_anon_d15.ark#" > "$T/e2.yaml"
 fails "dimension mismatch" "$T/e2.yaml" \
-	"vpaudit: error: $T/e2.yaml:10:5: target 'imp': dimension mismatch: set 'trial_anon' has dimension 15, 'train' has 16"
+	"vpaudit run: error: $T/e2.yaml:10:5: target 'imp': dimension mismatch: set 'trial_anon' has dimension 15, 'train' has 16"
 
 abs | grep -v "trial_anon: {vectors" > "$T/e3.yaml"
 fails "missing anonymised set" "$T/e3.yaml" \
-	"vpaudit: error: $T/e3.yaml:27:5: attacker 'ignorant' needs the imported set 'trial_anon' (target import: trial_anon: {vectors: ...})"
+	"vpaudit run: error: $T/e3.yaml:27:5: attacker 'ignorant' needs the imported set 'trial_anon' (target import: trial_anon: {vectors: ...})"
 t_run "missing anonymised set: validate exits 1" 1 -- validate "$T/e3.yaml"
 
 abs | grep -v "^      trials:" | sed "s#test.spk2gender#test_partial.spk2gender#" > "$T/e4.yaml"
 fails "missing gender (same-gender trials need it)" "$T/e4.yaml" \
-	"vpaudit: error: $T/e4.yaml:10:5: target 'imp': $D/test_partial.spk2gender: no gender for speaker 'test-s0003' (needed for gender selection)"
+	"vpaudit run: error: $T/e4.yaml:10:5: target 'imp': $D/test_partial.spk2gender: no gender for speaker 'test-s0003' (needed for gender selection)"
 
 abs | grep -v "population" > "$T/e5.yaml"
 fails "identification without population" "$T/e5.yaml" \
-	"vpaudit: error: $T/e5.yaml:26:5: identification by attacker 'baseline' needs the imported set 'population' (extra enrolment speakers: target import: population: {vectors: ...})"
+	"vpaudit run: error: $T/e5.yaml:26:5: identification by attacker 'baseline' needs the imported set 'population' (extra enrolment speakers: target import: population: {vectors: ...})"
 
 abs | sed "s#trial_anon_4s.ark#trial_anon_d15.ark#" > "$T/e6.yaml"
 fails "slice of another dimension" "$T/e6.yaml" \
-	"vpaudit: error: $T/e6.yaml:30:5: attack 'slice': dimension mismatch: slice of 4 s, set 'trial_anon' has dimension 15, 'trial' has 16"
+	"vpaudit run: error: $T/e6.yaml:30:5: attack 'slice': dimension mismatch: slice of 4 s, set 'trial_anon' has dimension 15, 'trial' has 16"
 
 abs | sed "s#vectors: $D/trial_1s.ark, utt2spk: $D/test.utt2spk#vectors: $D/pop.ark, utt2spk: $D/pop.utt2spk#" > "$T/e7.yaml"
 fails "slice without the trial utterances" "$T/e7.yaml" \
-	"vpaudit: error: $T/e7.yaml:30:5: attack 'slice': slice of 1 s: set 'trial' has no embedding for trial utterance 'test-s0001-u004'"
+	"vpaudit run: error: $T/e7.yaml:30:5: attack 'slice': slice of 1 s: set 'trial' has no embedding for trial utterance 'test-s0001-u004'"
 
 abs | sed "s#attackers: \[baseline, ignorant\]#attackers: [baseline, ignorant]\n    durations: [1, 2]#" > "$T/e8.yaml"
 t_run "durations on an imported target: exit 1" 1 -- validate "$T/e8.yaml"

@@ -28,13 +28,13 @@ t_ok "candidates exposure = log2 100 - log2 5" \
 t_ok "gate line" grep -q "^PASS exp.canary exposure = 4.32193 <= 5" "$OUT"
 
 t_run "canary without secret" 1 -- validate "$D/bad-no-secret.yaml"
-t_ok "its error line" grep -q "^vpaudit: error: $D/bad-no-secret.yaml:8:30: a canary of an imported model needs 'secret' (the text that was inserted)$" "$ERR"
+t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-no-secret.yaml:8:30: a canary of an imported model needs 'secret' (the text that was inserted)$" "$ERR"
 t_run "unknown slot" 1 -- validate "$D/bad-slot.yaml"
-t_ok "its error line" grep -q "^vpaudit: error: $D/bad-slot.yaml:6:31: unknown slot '{pin}': expected {dN} (N = 1..9), {name}, {word} or {choice:a|b}$" "$ERR"
+t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-slot.yaml:6:31: unknown slot '{pin}': expected {dN} (N = 1..9), {name}, {word} or {choice:a|b}$" "$ERR"
 t_run "exposure without canaries" 1 -- validate "$D/bad-no-canaries.yaml"
-t_ok "its error line" grep -q "^vpaudit: error: $D/bad-no-canaries.yaml:5:5: exposure needs canaries: the target has no 'canaries' (or 'candidates')$" "$ERR"
+t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-no-canaries.yaml:5:5: exposure needs canaries: the target has no 'canaries' (or 'candidates')$" "$ERR"
 t_run "broken ARPA file" 1 -- run "$D/bad-arpa.yaml" -o "$T/b" --no-plots
-t_ok "its error line" grep -q "^vpaudit: error: $D/broken.arpa:6: expected a log10 probability, got '-x'$" "$ERR"
+t_ok "its error line" grep -q "^vpaudit run: error: $D/broken.arpa:6: expected a log10 probability, got '-x'$" "$ERR"
 
 for s in comprise-exposure fl-lm-dp; do
 	t_run "scenarios/$s.yaml validates" 0 -- validate "scenarios/$s.yaml"

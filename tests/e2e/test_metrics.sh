@@ -67,7 +67,7 @@ t_run "no arguments" 2 -- metrics
 t_ok "usage error names help" grep -q "see 'vpaudit metrics --help'" "$ERR"
 t_run "--tar without --non" 2 -- metrics --tar "$D/tar.txt"
 t_run "bad --omega" 2 -- metrics "$D/tiny.txt" --omega -1
-t_ok "omega message" grep -qx "vpaudit: error: --omega must be a number > 0, got '-1'" "$ERR"
+t_ok "omega message" grep -qx "vpaudit metrics: error: --omega must be a number > 0, got '-1'" "$ERR"
 t_run "bad --ci" 2 -- metrics "$D/tiny.txt" --ci 1.5
 t_run "unknown option" 2 -- metrics "$D/tiny.txt" --frobnicate
 t_ok "no stdout on usage error" test ! -s "$OUT"
@@ -93,7 +93,7 @@ t_run "missing file" 1 -- metrics "$T/nope.txt"
 t_ok "missing file message" grep -q "nope.txt: cannot open" "$ERR"
 printf 'a x 1\nb y 2\n' > "$T/s.scores"; printf 'a x target\nb z nontarget\n' > "$T/s.key"
 t_run "pair missing from key" 1 -- metrics "$T/s.scores" --key "$T/s.key"
-t_ok "names the pair" grep -qx "vpaudit: error: $T/s.key:2: pair 'b' 'z' is in the key but not in the scores ($T/s.scores)" "$ERR"
+t_ok "names the pair" grep -qx "vpaudit metrics: error: $T/s.key:2: pair 'b' 'z' is in the key but not in the scores ($T/s.scores)" "$ERR"
 printf 'a x target\nb y nontarget\na x nontarget\n' > "$T/d.key"
 t_run "duplicate pair in key" 1 -- metrics "$T/s.scores" --key "$T/d.key"
 t_ok "duplicate named" grep -q "d.key:3: .*'a' 'x'" "$ERR"

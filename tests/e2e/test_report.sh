@@ -57,19 +57,19 @@ t_ok "--no-plots: the warning says why" has "$ERR" '^vpaudit: warning: report.pd
 
 # 5. No gnuplot: one clear error, nothing written.
 PATH=$T/empty t_run "no gnuplot on PATH" 1 -- report "$G" -o "$T/nog"
-t_ok "no gnuplot: the exact message" test "$(cat "$ERR")" = "vpaudit: error: gnuplot not found: install gnuplot-nox or run with --no-plots"
+t_ok "no gnuplot: the exact message" test "$(cat "$ERR")" = "vpaudit report: error: gnuplot not found: install gnuplot-nox or run with --no-plots"
 t_ok "no gnuplot: no file written" test ! -e "$T/nog/report.html" -a ! -e "$T/nog/junit.xml" -a ! -e "$T/nog/results.json"
 
 # 6. Bad inputs (exact one-line errors).
 printf '{"schema": "vpaudit.results/1",\n "scenario": {"name": 3}}\n' > "$T/bad.json"
 t_run "scenario name not a string" 1 -- report "$T/bad.json"
-t_ok "scenario name: message" test "$(cat "$ERR")" = "vpaudit: error: $T/bad.json:2:23: scenario: 'name' must be a string"
+t_ok "scenario name: message" test "$(cat "$ERR")" = "vpaudit report: error: $T/bad.json:2:23: scenario: 'name' must be a string"
 printf '{"schema": "vpaudit.results/1", "scenario": {"name": "x"}, "attacks": [], "records": [' > "$T/trunc.json"
 t_run "truncated JSON" 1 -- report "$T/trunc.json"
-t_ok "truncated JSON: one line with line:col" sh -c "test \$(wc -l < '$ERR') = 1 && grep -q '^vpaudit: error: $T/trunc.json:1:[0-9]*: ' '$ERR'"
+t_ok "truncated JSON: one line with line:col" sh -c "test \$(wc -l < '$ERR') = 1 && grep -q '^vpaudit report: error: $T/trunc.json:1:[0-9]*: ' '$ERR'"
 t_run "a folder as RESULTS" 1 -- report "$T"
 t_ok "a folder: one line" test "$(wc -l < "$ERR")" = 1
 touch "$T/file"
 t_run "-o names a file" 1 -- report "$G" -o "$T/file" --no-plots
-t_ok "-o file: message" has "$ERR" "^vpaudit: error: $T/file: "
+t_ok "-o file: message" has "$ERR" "^vpaudit report: error: $T/file: "
 t_done

@@ -87,18 +87,24 @@ printf 'name: rel\noutput: myout\nreport: [json]\ntargets: [{id: t, kind: scores
 t_ok "relative import path from another cwd" test "$rc" = 0
 t_ok "output: relative to the current directory" test -s "$T/run/myout/results.json"
 
-# 6. errors: nothing written
+# 6. errors: no report file written; junit.xml (asked for by default) carries the error
+no_report() { test ! -e "$1/results.json" -a ! -e "$1/report.html" -a ! -e "$1/report.pdf"; }
 printf '0.5 target\n0.1 nontarget\nabc target\n' > "$T/proj/data/broken.txt"
 printf 'name: broken\ntargets: [{id: t, kind: scores, sets: [{name: a, scores: data/broken.txt}]}]\nattacks: [{id: e, kind: evaluate, target: t}]\n' > "$T/proj/broken.yaml"
 t_run "unreadable score file: exit 1" 1 -- run "$T/proj/broken.yaml" -o "$T/nothing"
-t_ok "score file error names file:line:col" grep -q "^vpaudit: error: $T/proj/data/broken.txt:3:1: " "$ERR"
-t_ok "nothing written on error" test ! -e "$T/nothing"
+t_ok "score file error names file:line:col" grep -q "^vpaudit run: error: $T/proj/data/broken.txt:3:1: " "$ERR"
+t_ok "no report file written on error" no_report "$T/nothing"
+t_ok "junit.xml has the error" grep -q "<error type=\"error\" message=\"$T/proj/data/broken.txt:3:1: " "$T/nothing/junit.xml"
+rm -rf "$T/nothing"
 printf 'name: missing\ntargets: [{id: t, kind: scores, sets: [{name: a, scores: data/none.txt}]}]\nattacks: [{id: e, kind: evaluate, target: t}]\n' > "$T/proj/missing.yaml"
 t_run "missing import file: exit 1" 1 -- run "$T/proj/missing.yaml" -o "$T/nothing"
-t_ok "missing import file message" grep -qx "vpaudit: error: $T/proj/missing.yaml:2:58: cannot open 'data/none.txt' (looked for '$T/proj/data/none.txt'): No such file or directory" "$ERR"
-t_ok "nothing written on validation error" test ! -e "$T/nothing"
+t_ok "missing import file message" grep -qx "vpaudit run: error: $T/proj/missing.yaml:2:58: cannot open 'data/none.txt' (looked for '$T/proj/data/none.txt'): No such file or directory" "$ERR"
+t_ok "no report file written on validation error" no_report "$T/nothing"
+t_ok "junit.xml has the validation error" grep -q "<error type=\"error\" message=\"$T/proj/missing.yaml:2:58: cannot open" "$T/nothing/junit.xml"
+rm -rf "$T/nothing"
 t_run "invalid scenario: exit 1" 1 -- run tests/e2e/scenarios-bad/01-unknown-top-key.yaml -o "$T/nothing"
-t_ok "nothing written" test ! -e "$T/nothing"
+t_ok "no report file written" no_report "$T/nothing"
+t_ok "one error test case" test "$(grep -c '<testcase' "$T/nothing/junit.xml")" = 1
 
 # 7. a sweep over an attack key: one record per set and value, lines figures
 cat > "$T/s/sweep.yaml" <<YAML

@@ -17,10 +17,10 @@ while IFS= read -r want; do
 	n=$((n + 1))
 	(cd tests/e2e/scenarios-bad && ${VPA_WRAP:-} "$VPAUDIT" validate "$f" > "$OUT" 2> "$ERR"); rc=$?
 	got=$(head -n 1 "$ERR")
-	if [ "$rc" = 1 ] && [ "$got" = "vpaudit: error: $want" ] && [ ! -s "$OUT" ]; then
+	if [ "$rc" = 1 ] && [ "$got" = "vpaudit validate: error: $want" ] && [ ! -s "$OUT" ]; then
 		echo "ok - bad $f"; t_pass=$((t_pass + 1))
 	else
-		echo "not ok - bad $f (exit $rc)"; echo "#   got:  $got"; echo "#   want: vpaudit: error: $want"
+		echo "not ok - bad $f (exit $rc)"; echo "#   got:  $got"; echo "#   want: vpaudit validate: error: $want"
 		t_fail=$((t_fail + 1))
 	fi
 	# the offending line follows (numbered like a compiler), unless the file has none
@@ -43,7 +43,7 @@ mkdir -p "$T/elsewhere"
 t_ok "validate from another directory" test "$rc" = 0 -a ! -s "$ERR"
 
 t_run "missing scenario file" 1 -- validate "$T/nope.yaml"
-t_ok "missing scenario file message" grep -q "^vpaudit: error: $T/nope.yaml: cannot open: No such file or directory$" "$ERR"
+t_ok "missing scenario file message" grep -q "^vpaudit validate: error: $T/nope.yaml: cannot open: No such file or directory$" "$ERR"
 t_run "no argument" 2 -- validate
 t_run "two arguments" 2 -- validate scenarios/quickstart.yaml scenarios/quickstart.yaml
 t_run "unknown option" 2 -- validate --frobnicate scenarios/quickstart.yaml

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "reports/report.h"
+#include "scenarios/scenario.h"
 
 static struct vpa_json *J(const char *text)
 {
@@ -134,10 +135,14 @@ static void test_undefined_fails(void)
 	struct outcome o = gate("{\"attack\":\"und\",\"metric\":\"linkability\",\"max\":0.5}");
 	CHECK(o.rc == VPA_EGATE && o.pass == 0);
 	CHECK(isnan(o.value));
-	CHECK_STR(o.message, "und linkability is undefined (first of 1 records: sub x)");
+	CHECK_STR(o.message, "und linkability is undefined and fails closed, unreliable: undefined "
+			     "value (sub x)");
 	o = gate("{\"attack\":\"und.x\",\"metric\":\"linkability\",\"min\":0}");
 	CHECK(o.rc == VPA_EGATE && o.pass == 0);
-	CHECK_STR(o.message, "und.x linkability is undefined");
+	CHECK_STR(o.message, "und.x linkability is undefined and fails closed, unreliable: undefined value");
+	/* allow_unreliable does not make an undefined value pass */
+	o = gate("{\"attack\":\"und.x\",\"metric\":\"linkability\",\"min\":0,\"allow_unreliable\":true}");
+	CHECK(o.rc == VPA_EGATE && o.pass == 0);
 }
 
 static void test_errors(void)
@@ -178,6 +183,28 @@ static void test_many_gates_status(void)
 	vpa_json_free(r);
 }
 
+/* The regressions of a baseline comparison (borrowed from *summary, which the caller frees). */
+static int regressions(const struct vpa_json *n, const struct vpa_json *o, double tol,
+		       struct vpa_json **summary, const struct vpa_json **list)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_baseline_opts bo = {"old.json", tol, NULL, NULL, 0, 0, 0};
+	int rc = n ? vpa_gates_baseline(n, o, &bo, summary, &err) : 0;
+	static struct vpa_json *regs;
+	vpa_json_free(regs);
+	regs = NULL;
+	if (!n) /* the last call frees the list */
+		return rc;
+	regs = vpa_json_arr();
+	const struct vpa_json *c = vpa_json_get(*summary, "comparisons");
+	for (size_t i = 0; c && i < c->n; i++)
+		if (!strcmp(vpa_json_get_str(c->items[i], "status"), "regression"))
+			vpa_json_push(regs, vpa_json_clone(c->items[i]));
+	*list = regs;
+	return rc;
+}
+
 static void test_baseline(void)
 {
 	const char *old =
@@ -192,12 +219,11 @@ static void test_baseline(void)
 		" \"metrics\":{\"eer\":0.27,\"linkability\":0.215,\"n_target\":50,\"cllr_min\":0.95,"
 		"  \"zebra\":{\"dece\":0.2,\"category\":\"B\"}}},"
 		"{\"attack\":\"e\",\"sub\":\"c\",\"layer\":null,\"sweep\":null,\"metrics\":{\"eer\":0.01}}]}";
-	struct vpa_json *o = J(old), *n = J(now), *flags = NULL;
-	struct vpa_err err;
-	vpa_err_init(&err);
+	struct vpa_json *o = J(old), *n = J(now), *sum = NULL;
+	const struct vpa_json *flags = NULL;
 	/* tolerance 0.02: eer fell 0.03 (flag), linkability rose 0.015 (no), dece rose 0.1 (flag),
 	   cllr_min rose (private direction: no), n_target not compared, sub c has no baseline */
-	CHECK(vpa_gates_baseline(n, o, 0.02, &flags, &err) == VPA_EGATE);
+	CHECK(regressions(n, o, 0.02, &sum, &flags) == VPA_EGATE);
 	CHECK(flags && flags->n == 2);
 	if (flags && flags->n == 2) {
 		CHECK_STR(vpa_json_get_str(flags->items[0], "metric"), "eer");
@@ -206,23 +232,173 @@ static void test_baseline(void)
 			  "e.a eer moved from 0.3 to 0.27 (-0.03, lower is leakier; tolerance 0.02)");
 		CHECK_STR(vpa_json_get_str(flags->items[1], "metric"), "zebra.dece");
 	}
-	vpa_json_free(flags);
+	/* counts and one-sided records (c only in the results, b only in the baseline) */
+	CHECK(vpa_json_get_num(sum, "matched", 0) == 1 && vpa_json_get_num(sum, "records", 0) == 2 &&
+	      vpa_json_get_num(sum, "baseline_records", 0) == 2);
+	const struct vpa_json *u = vpa_json_get(sum, "unmatched");
+	CHECK(u && u->n == 2);
+	if (u && u->n == 2) {
+		CHECK_STR(vpa_json_get_str(u->items[0], "message"), "e.c: only in the results");
+		CHECK_STR(vpa_json_get_str(u->items[1], "message"), "e.b: only in the baseline");
+	}
+	vpa_json_free(sum);
 	/* a larger tolerance flags nothing */
-	CHECK(vpa_gates_baseline(n, o, 0.2, &flags, &err) == 0);
+	CHECK(regressions(n, o, 0.2, &sum, &flags) == 0);
 	CHECK(flags && flags->n == 0);
-	vpa_json_free(flags);
+	vpa_json_free(sum);
 	/* tolerance 0: the linkability rise is flagged too */
-	CHECK(vpa_gates_baseline(n, o, 0, &flags, &err) == VPA_EGATE);
+	CHECK(regressions(n, o, 0, &sum, &flags) == VPA_EGATE);
 	CHECK(flags && flags->n == 3);
-	vpa_json_free(flags);
+	vpa_json_free(sum);
 	/* identical results: nothing */
-	CHECK(vpa_gates_baseline(o, o, 0, &flags, &err) == 0);
+	CHECK(regressions(o, o, 0, &sum, &flags) == 0);
 	CHECK(flags && flags->n == 0);
-	vpa_json_free(flags);
+	vpa_json_free(sum);
+	/* per-metric tolerances, --metrics, --strict */
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *tols = J("{\"eer\": 0.05}");
+	const char *only[] = {"eer", "linkability"};
+	struct vpa_baseline_opts bo = {NULL, 0.02, tols, NULL, 0, 0, 0};
+	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == VPA_EGATE);
+	CHECK(vpa_json_get_num(sum, "regressions", 0) == 1); /* dece only: eer within 0.05 */
+	vpa_json_free(sum);
+	bo.metrics = only;
+	bo.n_metrics = 2;
+	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == 0); /* dece not compared */
+	CHECK(vpa_json_get(sum, "comparisons")->n == 2);
+	vpa_json_free(sum);
+	bo.strict = 1;
+	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == VPA_EGATE);
+	CHECK(vpa_json_get_num(sum, "failures", 0) == 2 && vpa_json_get_num(sum, "regressions", 1) == 0);
+	vpa_json_free(sum);
+	vpa_json_free(tols);
+	/* nothing in common */
+	struct vpa_json *x = J("{\"records\":[{\"attack\":\"z\",\"sub\":null,\"metrics\":{\"eer\":0.1}}]}");
+	bo.name = "old.json";
+	CHECK(vpa_gates_baseline(n, x, &bo, &sum, &err) == VPA_EINPUT && !sum);
+	CHECK_STR(err.msg, "old.json: matched 0 of 2 records: the baseline shares no record with the "
+			   "results; is it the same scenario?");
+	vpa_json_free(x);
+	/* a value that became undefined is a regression */
+	x = J("{\"records\":[{\"attack\":\"e\",\"sub\":\"b\",\"layer\":null,\"sweep\":null,\"metrics\":{\"eer\":null}}]}");
+	CHECK(regressions(x, o, 1, &sum, &flags) == VPA_EGATE && flags->n == 1);
+	vpa_json_free(sum);
+	vpa_json_free(x);
 	CHECK(vpa_metric_direction("eer") == -1 && vpa_metric_direction("linkability") == 1 &&
 	      vpa_metric_direction("n_target") == 0 && vpa_metric_direction("zebra.category") == 0);
 	vpa_json_free(o);
 	vpa_json_free(n);
+	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
+}
+
+/* The --significant rule on hand-computed cases. */
+static void test_significance(void)
+{
+	/* lower is leakier: 0.30 [0.25, 0.35] -> 0.27 [0.22, 0.32]: 0.03 < sqrt(2) 0.05 */
+	CHECK(vpa_baseline_significance(-1, 0.30, 0.25, 0.35, 0.27, 0.22, 0.32) == 0);
+	/* -> 0.22 [0.17, 0.27]: 0.08 > 0.0707, although the intervals overlap */
+	CHECK(vpa_baseline_significance(-1, 0.30, 0.25, 0.35, 0.22, 0.17, 0.27) == 1);
+	/* only the facing sides count: old lower half-width 0.01, new upper 0.01 -> 0.01414 */
+	CHECK(vpa_baseline_significance(-1, 0.30, 0.29, 0.90, 0.28, 0.00, 0.29) == 1);
+	CHECK(vpa_baseline_significance(-1, 0.30, 0.29, 0.90, 0.29, 0.00, 0.30) == 0);
+	/* higher is leakier: 0.2 [0.1, 0.25] -> 0.3 [0.28, 0.5]: h 0.05, 0.02 -> 0.0539 < 0.1 */
+	CHECK(vpa_baseline_significance(1, 0.2, 0.1, 0.25, 0.3, 0.28, 0.5) == 1);
+	/* an interval that excludes its estimate counts as half-width 0 on that side */
+	CHECK(vpa_baseline_significance(1, 0.2, 0.21, 0.3, 0.21, 0.1, 0.3) == 0);
+	CHECK(vpa_baseline_significance(1, 0.2, 0.21, 0.19, 0.21, 0.22, 0.3) == 1);
+	/* a move in the private direction is never significant */
+	CHECK(vpa_baseline_significance(1, 0.5, 0.5, 0.5, 0.1, 0.1, 0.1) == 0);
+}
+
+/* Gate selection: subs, exclude, sweep; on: ci_low/ci_high; unreliable records. */
+static void test_selection_and_reliability(void)
+{
+	struct outcome o = gate("{\"attack\":\"eval\",\"metric\":\"eer\",\"min\":0.3,\"exclude\":[\"b\"]}");
+	CHECK(o.rc == 0 && o.pass == 1 && o.value == 0.35);
+	CHECK_STR(o.message, "eval eer = 0.35 >= 0.3 (worst of 2 records: sub a, sweep 2)");
+	o = gate("{\"attack\":\"eval\",\"metric\":\"eer\",\"min\":0.3,\"subs\":[\"b\"],\"sweep\":1}");
+	CHECK(o.rc == 0 && o.pass == 1 && o.value == 0.31);
+	o = gate("{\"attack\":\"eval\",\"metric\":\"eer\",\"min\":0.3,\"subs\":[\"a\"],\"exclude\":[\"a\"]}");
+	CHECK(o.rc == VPA_EINPUT);
+	CHECK_STR(o.err, "gate on 'eval' selects no record: subs [a] and exclude [a] leaves none of "
+			 "its subs in the results");
+	o = gate("{\"attack\":\"eval\",\"metric\":\"eer\",\"min\":0.3,\"sweep\":7}");
+	CHECK(o.rc == VPA_EINPUT);
+	CHECK_STR(o.err, "gate names sweep value 7 of 'eval', which has no records in the results");
+	o = gate("{\"attack\":\"eval\",\"metric\":\"eer\",\"min\":0.3,\"on\":\"ci_low\"}");
+	CHECK(o.rc == VPA_EINPUT);
+	CHECK_STR(o.err, "gate on ci_low of 'eval' eer, but its records have no interval for 'eer' "
+			 "(the attack's `ci:` key computes them)");
+
+	const char *text =
+		"{\"records\":["
+		"{\"attack\":\"e\",\"sub\":\"a\",\"metrics\":{\"eer\":0.3,\"linkability\":0.4,"
+		" \"zebra\":{\"dece\":0.2}},\"ci\":{\"eer\":[0.2,0.4],\"linkability\":[0.3,0.6]},"
+		" \"unreliable\":{\"zebra\":\"12 mated scores (fewer than 100)\"}},"
+		"{\"attack\":\"e\",\"sub\":\"b\",\"metrics\":{\"eer\":0.35,\"linkability\":0.1,"
+		" \"zebra\":{\"dece\":0.1}},\"ci\":{\"eer\":[0.3,0.38],\"linkability\":null},"
+		" \"unreliable\":{\"eer\":\"90 target trials (fewer than 100)\"}}]}";
+	struct {
+		const char *gate;
+		int rc, pass;
+		double value;
+		const char *message;
+	} cases[] = {
+		{"{\"attack\":\"e.a\",\"metric\":\"eer\",\"min\":0.25,\"on\":\"ci_low\"}", VPA_EGATE, 0,
+		 0.2, "e.a eer ci_low = 0.2 < 0.25"},
+		{"{\"attack\":\"e.a\",\"metric\":\"linkability\",\"max\":0.5,\"on\":\"ci_high\"}", VPA_EGATE,
+		 0, 0.6, "e.a linkability ci_high = 0.6 > 0.5"},
+		{"{\"attack\":\"e.a\",\"metric\":\"linkability\",\"max\":0.5,\"on\":\"value\"}", 0, 1, 0.4,
+		 "e.a linkability = 0.4 <= 0.5"},
+		/* a null interval is undefined */
+		{"{\"attack\":\"e.b\",\"metric\":\"linkability\",\"max\":0.5,\"on\":\"ci_high\"}", VPA_EGATE,
+		 0, NAN, "e.b linkability ci_high is undefined and fails closed, unreliable: undefined value"},
+		/* unreliable: the key, or a dotted prefix of the metric */
+		{"{\"attack\":\"e.a\",\"metric\":\"zebra.dece\",\"max\":0.5}", VPA_EGATE, 0, 0.2,
+		 "e.a zebra.dece = 0.2 fails closed, unreliable: 12 mated scores (fewer than 100)"},
+		{"{\"attack\":\"e.a\",\"metric\":\"zebra.dece\",\"max\":0.5,\"allow_unreliable\":true}", 0, 1,
+		 0.2, "e.a zebra.dece = 0.2 <= 0.5"},
+		{"{\"attack\":\"e\",\"metric\":\"eer\",\"min\":0.1}", VPA_EGATE, 0, 0.35,
+		 "e eer = 0.35 fails closed, unreliable: 90 target trials (fewer than 100) (first of 2 "
+		 "records: sub b)"},
+		{"{\"attack\":\"e\",\"metric\":\"eer\",\"min\":0.1,\"exclude\":[\"b\"]}", 0, 1, 0.3,
+		 "e eer = 0.3 >= 0.1"},
+		/* "eer" does not cover "eer_sweep", nor "zebra" a metric "zebrafish" */
+		{"{\"attack\":\"e.b\",\"metric\":\"linkability\",\"max\":0.5}", 0, 1, 0.1,
+		 "e.b linkability = 0.1 <= 0.5"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct vpa_json *r = J(text), *gs = vpa_json_arr();
+		struct vpa_err err;
+		vpa_err_init(&err);
+		vpa_json_push(gs, J(cases[i].gate));
+		int rc = vpa_gates_evaluate(r, gs, &err);
+		CHECK(rc == cases[i].rc);
+		const struct vpa_json *g = vpa_json_get(r, "gates");
+		if (g && g->n == 1) {
+			const struct vpa_json *p = vpa_json_get(g->items[0], "pass");
+			CHECK(p && p->boolean == cases[i].pass);
+			double v = vpa_json_get_num(g->items[0], "value", NAN);
+			CHECK(isnan(cases[i].value) ? isnan(v) : v == cases[i].value);
+			CHECK_STR(vpa_json_get_str(g->items[0], "message"), cases[i].message);
+		} else {
+			CHECK(!"one gate result");
+			printf("#   case %zu: %s\n", i, err.msg);
+		}
+		vpa_json_free(gs);
+		vpa_json_free(r);
+	}
+}
+
+/* `tolerances:` accepts exactly the metrics the comparison checks. */
+static void test_tolerance_keys(void)
+{
+	size_t i = 0;
+	for (; vpa_compared_metric(i) && vpa_scenario_tolerance_key(i); i++)
+		CHECK_STR(vpa_scenario_tolerance_key(i), vpa_compared_metric(i));
+	CHECK(!vpa_compared_metric(i) && !vpa_scenario_tolerance_key(i));
+	CHECK(i == 19);
 }
 
 int main(void)
@@ -234,5 +410,8 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_many_gates_status);
 	RUN(test_baseline);
+	RUN(test_significance);
+	RUN(test_selection_and_reliability);
+	RUN(test_tolerance_keys);
 	return DONE();
 }
