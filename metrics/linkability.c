@@ -211,9 +211,10 @@ static double hist_integral(const struct vpa_scores *s, int sorted, double lo, d
 	double S1 = np_sum(c1, nb), S2 = np_sum(c2, nb);
 	for (size_t b = 0; b < nb; b++) {
 		double db = e[b + 1] - e[b];
-		f[b] = local_d(c1[b] / db / S1, c2[b] / db / S2, omega) * (c1[b] / S1);
+		f[b] = local_d(c1[b] / db / S1, c2[b] / db / S2, omega) * c1[b];
 	}
-	r = np_sum(f, nb);
+	/* one division at the end: D = 1 on every bin gives exactly S1 / S1 = 1 */
+	r = np_sum(f, nb) / S1;
 out:
 	free(f);
 	free(c2);
@@ -284,14 +285,14 @@ static int link_core(const struct vpa_scores *s, double omega, size_t n_bins, in
 		out->p_non[b] = y2;
 		out->d_local[b] = local_d(y1, y2, omega);
 		out->n_bins_mated += c1[b] > 0;
-		f[b] = out->d_local[b] * (c1[b] / S1);
+		f[b] = out->d_local[b] * c1[b];
 	}
 	if (n_bins == 0 && nb < VPA_LINK_MIN_BINS) {
 		out->dsys_hist = hist_integral(s, sorted, lo, hi, VPA_LINK_MIN_BINS, omega);
 		if (out->dsys_hist < 0)
 			out->dsys_hist = NAN; /* range too narrow for the finer bins */
 	} else {
-		out->dsys_hist = np_sum(f, nb);
+		out->dsys_hist = np_sum(f, nb) / S1; /* exactly 1 when D = 1 on every mated bin */
 	}
 	/* trapz(D * y1, centres) */
 	for (size_t b = 0; b + 1 < nb; b++) {

@@ -176,13 +176,13 @@ t_ok "empty selection in a results file: message" grep -q "gate on 'eval' select
 
 # on: ci_low / ci_high
 scn "$T/s/ci.yaml" "gates:
-  - {attack: eval.lazy_informed, metric: eer, min: 0.22, on: ci_low}
+  - {attack: eval.lazy_informed, metric: eer, min: 0.24, on: ci_low}
   - {attack: eval.lazy_informed, metric: linkability, max: 0.4, on: ci_high}"
 t_run "on: ci_low / ci_high" 3 -- run "$T/s/ci.yaml" -o "$T/ci" --quiet
 t_run "on: gate lines" 3 -- gate "$T/ci/results.json"
-t_ok "on: ci_low uses the interval's lower end" grep -qx 'FAIL eval.lazy_informed eer ci_low = 0.21577 < 0.22' "$OUT"
-t_ok "on: ci_high uses the upper end" grep -qx 'FAIL eval.lazy_informed linkability ci_high = 0.449305 > 0.4' "$OUT"
-t_ok "on: junit names the limit" grep -q 'name="eval.lazy_informed eer ci_low &gt;= 0.22"' "$T/ci/junit.xml"
+t_ok "on: ci_low uses the interval's lower end" grep -qx 'FAIL eval.lazy_informed eer ci_low = 0.231173 < 0.24' "$OUT"
+t_ok "on: ci_high uses the upper end" grep -qx 'FAIL eval.lazy_informed linkability ci_high = 0.443178 > 0.4' "$OUT"
+t_ok "on: junit names the limit" grep -q 'name="eval.lazy_informed eer ci_low &gt;= 0.24"' "$T/ci/junit.xml"
 sed 's/, ci: 0.95//' "$T/s/ci.yaml" > "$T/s/noci.yaml"
 t_run "on: ci_low without ci" 1 -- validate "$T/s/noci.yaml"
 t_ok "on: message says to set ci" grep -q "'on: ci_low' needs a confidence interval: set 'ci' (e.g. 'ci: 0.95') in attack 'eval'" "$ERR"
@@ -248,6 +248,32 @@ t_run "undefined value fails even with allow_unreliable" 3 -- gate "$T/u3.json"
 t_ok "undefined: reason" test "$(count 'linkability is undefined and fails closed, unreliable: undefined value' "$OUT")" = 2
 t_ok "not simulated: no label" bash -c "'$VPAUDIT' gate '$A' --baseline '$A' | grep -q '\[simulated\]' && exit 1 || exit 0"
 t_ok "not simulated: junit property false" grep -q '<property name="simulated" value="false"/>' "$T/a/junit.xml"
+
+# The same case end to end: `vpaudit run` on 12 and 1,000 perfectly separated
+# targets (records filled by the metrics, not a fixture).
+awk 'BEGIN { for (i = 0; i < 12; i++) print 2 + i / 100, "target"; for (i = 0; i < 200; i++) print -2 - i / 100, "nontarget" }' > "$T/p12.txt"
+awk 'BEGIN { for (i = 0; i < 1000; i++) print 2 + i / 1000, "target"; for (i = 0; i < 2000; i++) print -2 - i / 1000, "nontarget" }' > "$T/p1000.txt"
+cat > "$T/s/perfect.yaml" <<YAML
+name: perfect
+seed: 1
+report: [json, junit]
+targets:
+  - id: t
+    kind: scores
+    sets:
+      - {name: twelve, scores: $T/p12.txt}
+      - {name: thousand, scores: $T/p1000.txt}
+attacks:
+  - {id: eval, kind: evaluate, target: t}
+gates:
+  - {attack: eval.twelve, metric: linkability, max: 0.5}
+  - {attack: eval.thousand, metric: linkability_hist, max: 1}
+YAML
+t_run "run: 12 perfectly separated targets, gate max 0.5 exits 3" 3 -- run "$T/s/perfect.yaml" -o "$T/perfect" --no-plots
+t_ok "run: the gate fails closed naming the reason" grep -q '^FAIL eval.twelve linkability = 0 fails closed, unreliable: 12 mated scores' "$OUT"
+t_ok "run: the 1,000-target gate holds" grep -qx 'PASS eval.thousand linkability_hist = 1 <= 1' "$OUT"
+t_ok "run: linkability_hist = 1 on 12 targets" grep -q '"linkability_hist": 1,' "$T/perfect/results.json"
+t_ok "run: 12 targets not reliable, 1,000 reliable" test "$(grep -c '"linkability_reliable": false' "$T/perfect/results.json"),$(grep -c '"linkability_reliable": true' "$T/perfect/results.json")" = "1,1"
 
 # ---- the output folder ----------------------------------------------------------
 scn "$T/s/full.yaml" ""

@@ -25,20 +25,24 @@ t_run "validate import.yaml" 0 -- validate "$D/import.yaml"
 t_ok "validate is silent" test ! -s "$OUT" -a ! -s "$ERR"
 t_run "run import.yaml as shipped" 0 -- run "$D/import.yaml" -o "$T/shipped" --quiet
 t_ok "shipped: results.json and report.html" test -s "$T/shipped/results.json" -a -s "$T/shipped/report.html"
+# without allow_unreliable the fixture's gate fails closed: 80 target trials
+abs | sed 's/, allow_unreliable: true//' > "$T/strict.yaml"
+t_run "fixture gate without allow_unreliable fails closed" 3 -- run "$T/strict.yaml" -o "$T/strict" --quiet
+t_ok "fails closed: the reason" grep -q 'link.baseline eer = [0-9.]* fails closed, unreliable: 80 target trials (fewer than 100)' "$ERR"
 
 # gates pin what the numbers must show on the fixture
 abs | sed '/^gates:/,$d' > "$T/gates.yaml"
 cat >> "$T/gates.yaml" <<'EOF'
 gates:
-  - {attack: link.baseline, metric: eer, max: 0.05}
-  - {attack: link.ignorant, metric: eer, min: 0.3}
-  - {attack: link.informed, metric: eer, max: 0.05}
-  - {attack: link.baseline, metric: linkability, min: 0.3}
-  - {attack: ident.baseline, metric: mean_norm_rank, max: 0.15}
-  - {attack: ident.ignorant, metric: mean_norm_rank, min: 0.2, layer: 40}
-  - {attack: ident.baseline, metric: top1, min: 0.5, layer: 10}
-  - {attack: slice.baseline, metric: eer, max: 0.05, layer: 1}
-  - {attack: slice.ignorant, metric: eer, min: 0.3}
+  - {attack: link.baseline, metric: eer, max: 0.05, allow_unreliable: true}
+  - {attack: link.ignorant, metric: eer, min: 0.3, allow_unreliable: true}
+  - {attack: link.informed, metric: eer, max: 0.05, allow_unreliable: true}
+  - {attack: link.baseline, metric: linkability, min: 0.3, allow_unreliable: true}
+  - {attack: ident.baseline, metric: mean_norm_rank, max: 0.15, allow_unreliable: true}
+  - {attack: ident.ignorant, metric: mean_norm_rank, min: 0.2, layer: 40, allow_unreliable: true}
+  - {attack: ident.baseline, metric: top1, min: 0.5, layer: 10, allow_unreliable: true}
+  - {attack: slice.baseline, metric: eer, max: 0.05, layer: 1, allow_unreliable: true}
+  - {attack: slice.ignorant, metric: eer, min: 0.3, allow_unreliable: true}
 EOF
 t_run "run the imported fixture with gates" 0 -- run "$T/gates.yaml" -o "$T/imp" --quiet
 O=$T/imp

@@ -155,6 +155,27 @@ static void test_perfect_12_and_1000(void)
 	}
 }
 
+/* 100 bins whose mated fractions do not sum to exactly 1 in floating point
+ * (0.001-spaced scores): linkability_hist must still be exactly 1, never
+ * 1 + 1 ulp (a gate `max: 1` on it failed before the single division). */
+static void test_perfect_hist_exactly_one(void)
+{
+	struct vpa_err e;
+	vpa_err_init(&e);
+	double *tar = xmalloc(1000 * sizeof *tar), *non = xmalloc(2000 * sizeof *non);
+	for (int i = 0; i < 1000; i++)
+		tar[i] = 2 + i / 1000.0;
+	for (int i = 0; i < 2000; i++)
+		non[i] = -3.999 + i / 1000.0; /* ascending: vpa_metrics_all takes sorted sets */
+	struct vpa_scores s = {tar, 1000, non, 2000, NULL, NULL};
+	struct vpa_metrics m;
+	CHECK(vpa_metrics_all(&s, NULL, &m, &e) == 0);
+	CHECK(m.linkability_hist == 1);
+	CHECK(m.linkability_hist <= 1);
+	free(tar);
+	free(non);
+}
+
 /* Perfectly separated, but the mated scores sit in one bin of a wide range:
  * the integral over bin centres reads 1/2. */
 static void test_one_bin_of_wide_range(void)
@@ -386,6 +407,7 @@ int main(void)
 {
 	RUN(test_hist_hand);
 	RUN(test_perfect_12_and_1000);
+	RUN(test_perfect_hist_exactly_one);
 	RUN(test_one_bin_of_wide_range);
 	RUN(test_limits);
 	RUN(test_record);
