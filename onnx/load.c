@@ -82,13 +82,13 @@ static int tensor_typed(struct vpa_onnx_model *m, const char *what, const Onnx__
 int ox_check_fail(const char *file, const struct ox_node *n, int64_t opset, struct vpa_err *err,
 		  const char *fmt, ...)
 {
-	char msg[700];
+	char msg[1024];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	struct vpa_loc loc = {file, 0, 0};
-	return vpa_fail(err, VPA_EINPUT, &loc, "node '%s' (%s, opset %lld): %s", n->name,
+	return vpa_fail(err, VPA_EINPUT, &loc, "node '%.100s' (%.60s, opset %lld): %s", n->name,
 			n->op_type, (long long)opset, msg);
 }
 

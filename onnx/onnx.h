@@ -126,7 +126,7 @@ const char *vpa_onnx_node_unsupported(const struct vpa_onnx_model *m, size_t i);
 uint64_t vpa_onnx_n_params(const struct vpa_onnx_model *m);
 /* 1 when name is a value of the graph (input, initializer or node output). */
 int vpa_onnx_has_value(const struct vpa_onnx_model *m, const char *name);
-/* Comma-separated list of the supported operators (static storage). */
+/* The supported operators, sorted, "Abs,Add,..." (static storage). */
 const char *vpa_onnx_supported_ops(void);
 /* 1 when op_type is in the operator table. */
 int vpa_onnx_op_supported(const char *op_type);

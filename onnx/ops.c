@@ -32,7 +32,7 @@ static int cmp_str(const void *a, const void *b)
 
 const char *vpa_onnx_supported_ops(void)
 {
-	/* Built once; the table is constant, so concurrent first calls agree. */
+	/* Comma-separated without spaces (it must fit an error line).  Built once; the table is constant, so concurrent first calls agree. */
 	static char buf[4096];
 	static int done;
 	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
@@ -46,7 +46,7 @@ const char *vpa_onnx_supported_ops(void)
 	char tmp[4096];
 	size_t off = 0;
 	for (size_t i = 0; i < n && off < sizeof(tmp); i++)
-		off += (size_t)snprintf(tmp + off, sizeof(tmp) - off, "%s%s", i ? ", " : "", names[i]);
+		off += (size_t)snprintf(tmp + off, sizeof(tmp) - off, "%s%s", i ? "," : "", names[i]);
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_lock(&lock);
 	if (!done) {
