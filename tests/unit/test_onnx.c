@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/io.h"
 #include "onnx/onnx.h"
 #include "tests/unit/harness.h"
 
@@ -361,8 +362,247 @@ static void test_conformance(void)
 	CHECK(failed == 0);
 }
 
+/* ------------------------------------------------------------ PyTorch models */
+
+#define GOLD "tests/golden/onnx/"
+
+static int load_npy(const char *file, struct vpa_onnx_tensor *t)
+{
+	struct vpa_npy_nd a;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	memset(t, 0, sizeof(*t));
+	if (vpa_npy_read_nd(file, &a, &err)) {
+		printf("#   %s\n", err.msg);
+		return -1;
+	}
+	if (a.kind != 'f' || a.itemsize != 4) {
+		vpa_npy_nd_release(&a);
+		return -1;
+	}
+	t->dtype = VPA_ONNX_FLOAT;
+	t->ndim = a.ndim;
+	for (size_t i = 0; i < a.ndim; i++)
+		t->dims[i] = (int64_t)a.shape[i];
+	t->data = a.data; /* taken over */
+	return 0;
+}
+
+struct manifest {
+	char in_name[64], in_file[256];
+	size_t n_out;
+	char out_name[8][128], out_file[8][256];
+};
+
+static int read_manifest(const char *model, struct manifest *mf)
+{
+	char path[512], line[600], kind[8], a[128], b[200];
+	snprintf(path, sizeof(path), GOLD "%s.txt", model);
+	FILE *f = fopen(path, "r");
+	memset(mf, 0, sizeof(*mf));
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%7s %127s %199s", kind, a, b) == 3) {
+			if (!strcmp(kind, "in")) {
+				snprintf(mf->in_name, sizeof(mf->in_name), "%.63s", a);
+				snprintf(mf->in_file, sizeof(mf->in_file), GOLD "%.200s", b);
+			} else if (mf->n_out < 8) {
+				snprintf(mf->out_name[mf->n_out], 128, "%.127s", a);
+				snprintf(mf->out_file[mf->n_out++], 256, GOLD "%.200s", b);
+			}
+		}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Each model of tests/golden/onnx/gen.py against PyTorch's outputs (and
+ * hooked intermediate activations) on an input whose length differs from the
+ * export's: max |ours - torch| <= 1e-6 + 1e-5 |torch|.
+ */
+static void check_model(const char *model)
+{
+	struct manifest mf;
+	char path[512];
+	struct vpa_err err;
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_onnx_tensor x, want[8], got[8];
+	const char *names[8];
+	CHECK(read_manifest(model, &mf) == 0);
+	snprintf(path, sizeof(path), GOLD "%s.onnx", model);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(path, NULL, &m, &err) == 0);
+	if (!m) {
+		printf("#   %s\n", err.msg);
+		return;
+	}
+	CHECK(load_npy(mf.in_file, &x) == 0);
+	for (size_t j = 0; j < mf.n_out; j++) {
+		CHECK(load_npy(mf.out_file[j], &want[j]) == 0);
+		names[j] = mf.out_name[j];
+	}
+	const char *in_names[1] = {mf.in_name};
+	int rc = vpa_onnx_run(m, 1, in_names, &x, mf.n_out, names, got, &err);
+	CHECK(rc == 0);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	double worst = 0;
+	for (size_t j = 0; j < mf.n_out && !rc; j++) {
+		CHECK(got[j].ndim == want[j].ndim &&
+		      !memcmp(got[j].dims, want[j].dims, got[j].ndim * sizeof(int64_t)));
+		size_t n = vpa_onnx_numel(&want[j]);
+		if (vpa_onnx_numel(&got[j]) != n)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			double a = ((float *)got[j].data)[i], b = ((float *)want[j].data)[i];
+			double e = fabs(a - b) / (1e-6 + 1e-5 * fabs(b));
+			worst = e > worst || isnan(e) ? e : worst;
+		}
+		vpa_onnx_tensor_release(&got[j]);
+	}
+	printf("#   %-12s %zu values vs PyTorch: worst error %.3g of the tolerance\n", model,
+	       mf.n_out, worst);
+	CHECK(worst <= 1.0);
+	vpa_onnx_tensor_release(&x);
+	for (size_t j = 0; j < mf.n_out; j++)
+		vpa_onnx_tensor_release(&want[j]);
+	vpa_onnx_free(m);
+}
+
+static void test_model_tdnn(void) { check_model("tdnn"); }
+static void test_model_ecapa(void) { check_model("ecapa"); }
+static void test_model_resnet(void) { check_model("resnet"); }
+static void test_model_tdnn_am_hidden(void) { check_model("tdnn_am"); }
+static void test_model_conformer_opset13(void) { check_model("conformer13"); }
+static void test_model_conformer_opset17(void) { check_model("conformer17"); }
+static void test_model_lstm_gru(void) { check_model("rnn"); }
+
+/* Two threads share one model: each result equals the one-thread result bit for bit. */
+struct thr {
+	const struct vpa_onnx_model *m;
+	const struct vpa_onnx_tensor *x;
+	struct vpa_onnx_tensor y[20];
+	int rc;
+};
+
+static void *thr_run(void *p)
+{
+	struct thr *t = p;
+	const char *in[1] = {"feats"}, *out[1] = {"out"};
+	struct vpa_err err;
+	t->rc = 0;
+	for (int k = 0; k < 20 && !t->rc; k++) {
+		vpa_err_init(&err);
+		t->rc = vpa_onnx_run(t->m, 1, in, t->x, 1, out, &t->y[k], &err);
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct vpa_onnx_model *m;
+	struct vpa_err err;
+	struct vpa_onnx_tensor x, ref;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "ecapa.onnx", NULL, &m, &err) == 0);
+	CHECK(load_npy(GOLD "ecapa.x.npy", &x) == 0);
+	const char *in[1] = {"feats"}, *out[1] = {"out"};
+	CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &ref, &err) == 0);
+	struct thr t[2] = {{m, &x, {{0}}, 0}, {m, &x, {{0}}, 0}};
+	pthread_t th;
+	pthread_create(&th, NULL, thr_run, &t[1]);
+	thr_run(&t[0]);
+	pthread_join(th, NULL);
+	for (int i = 0; i < 2; i++) {
+		CHECK(t[i].rc == 0);
+		for (int k = 0; k < 20; k++) {
+			CHECK(t[i].y[k].data && !memcmp(t[i].y[k].data, ref.data, vpa_onnx_numel(&ref) * 4));
+			vpa_onnx_tensor_release(&t[i].y[k]);
+		}
+	}
+	vpa_onnx_tensor_release(&ref);
+	vpa_onnx_tensor_release(&x);
+	vpa_onnx_free(m);
+}
+
+/* Bad input through the API: one line each, nothing allocated on error. */
+static void test_bad_input(void)
+{
+	struct vpa_onnx_model *m = (void *)1;
+	struct vpa_onnx_tensor t;
+	struct vpa_err err;
+	char *buf;
+	size_t len;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("x.onnx", "\x0a\xff\xff", 3, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "x.onnx: not a valid ONNX model (truncated or corrupt protobuf)");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", "\x08\x04\x08", 3, &t, NULL, &err) == VPA_EINPUT);
+	CHECK(t.data == NULL);
+	/* dims (2, 2) of float with one float_data value */
+	static const unsigned char one[] = {0x08, 0x02, 0x08, 0x02, 0x10, 0x01, 0x22, 0x04, 0, 0, 0x80, 0x3f};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", one, sizeof(one), &t, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "t.pb: tensor '(unnamed)': float_data holds 1 values but the shape (2, 2) needs 4");
+	/* the same with dims (1): fine */
+	static const unsigned char ok[] = {0x08, 0x01, 0x10, 0x01, 0x22, 0x04, 0, 0, 0x80, 0x3f};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", ok, sizeof(ok), &t, NULL, &err) == 0);
+	CHECK(t.ndim == 1 && t.dims[0] == 1 && ((float *)t.data)[0] == 1.0f);
+	vpa_onnx_tensor_release(&t);
+	/* Every prefix of a good model: an error or a model, never a crash. */
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(GOLD "tdnn_am.onnx", &buf, &len, &err) == 0);
+	size_t n_err = 0;
+	for (size_t k = 0; k < len; k += 97) {
+		vpa_err_init(&err);
+		if (vpa_onnx_load_mem("cut.onnx", buf, k, NULL, NULL, &m, &err) == 0)
+			vpa_onnx_free(m);
+		else
+			n_err += err.msg[0] != 0 && !strchr(err.msg, '\n');
+	}
+	CHECK(n_err > 0);
+	free(buf);
+	/* Inputs: wrong rank, wrong dtype, unknown name, missing input. */
+	CHECK(vpa_onnx_load(GOLD "tdnn_am.onnx", NULL, &m, &err) == 0);
+	float z[40] = {0};
+	struct vpa_onnx_tensor x2 = vpa_onnx_tensor_f32(2, (int64_t[]){2, 20}, z), y;
+	const char *in[1] = {"feats"}, *out[1] = {"out"}, *bad[1] = {"nope"};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x2, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' has rank 2 (2, 20), the model expects "
+			   "rank 3 (1, time, 20)");
+	struct vpa_onnx_tensor x3 = vpa_onnx_tensor_f32(3, (int64_t[]){1, 2, 20}, z);
+	x3.dtype = VPA_ONNX_INT32;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' is int32, the model expects float32");
+	x3.dtype = VPA_ONNX_FLOAT;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, bad, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: the model has no input 'nope'");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 0, in, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' is not given");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x3, 1, bad, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: the graph has no value 'nope'");
+	vpa_onnx_free(m);
+}
+
 int main(void)
 {
+	RUN(test_model_tdnn);
+	RUN(test_model_ecapa);
+	RUN(test_model_resnet);
+	RUN(test_model_tdnn_am_hidden);
+	RUN(test_model_conformer_opset13);
+	RUN(test_model_conformer_opset17);
+	RUN(test_model_lstm_gru);
+	RUN(test_threads);
+	RUN(test_bad_input);
 	RUN(test_conformance);
 	return DONE();
 }
