@@ -201,8 +201,9 @@ static int onnx_run(int argc, char **argv)
 	}
 	for (size_t i = 0; i < n_in; i++)
 		if (!strchr(in_specs[i], '=') || in_specs[i][0] == '=') {
+			int r = cli_usage_error("onnx", "-i wants NAME=FILE.npy, got '%s'", in_specs[i]);
 			free(in_specs);
-			return cli_usage_error("onnx", "-i wants NAME=FILE.npy, got '%s'", in_specs[i]);
+			return r;
 		}
 	const char *path = argv[optind];
 	struct vpa_err err;

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "onnx/internal.h"
 #include "onnx/onnx.pb-c.h"
@@ -47,7 +48,8 @@ struct vpa_onnx_tensor vpa_onnx_tensor_f32(size_t ndim, const int64_t *dims, con
 		VPA_BUG("vpa_onnx_tensor_f32: %zu dims", ndim);
 	t.dtype = VPA_ONNX_FLOAT;
 	t.ndim = ndim;
-	memcpy(t.dims, dims, ndim * sizeof(int64_t));
+	if (ndim)
+		memcpy(t.dims, dims, ndim * sizeof(int64_t));
 	t.data = (void *)data;
 	return t;
 }
@@ -136,7 +138,7 @@ void ox_setd(struct vpa_onnx_tensor *t, size_t i, double v)
 
 /* Read `length` bytes at `offset` of an external data file. */
 static int read_external(const char *file, const char *what, const Onnx__TensorProto *tp,
-			 const char *dir, void *dst, size_t nbytes, struct vpa_err *err)
+			 const char *dir, void **dst, size_t nbytes, struct vpa_err *err)
 {
 	struct vpa_loc loc = {file, 0, 0};
 	const char *location = NULL;
@@ -186,8 +188,17 @@ static int read_external(const char *file, const char *what, const Onnx__TensorP
 			      what, path.data, strerror(errno));
 		goto out;
 	}
-	if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-	    (nbytes && fread(dst, 1, nbytes, f) != nbytes)) {
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || (unsigned long long)st.st_size < (unsigned long long)offset ||
+	    (unsigned long long)st.st_size - (unsigned long long)offset < nbytes) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
+			      "bytes", what, path.data, offset, nbytes);
+	} else if (!(*dst = malloc(nbytes ? nbytes : 1))) {
+		rc = vpa_fail(err, VPA_ENOMEM, &loc, "tensor '%s': out of memory for %zu bytes",
+			      what, nbytes);
+	} else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+		   (nbytes && fread(*dst, 1, nbytes, f) != nbytes)) {
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
 			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
 			      "bytes", what, path.data, offset, nbytes);
@@ -264,16 +275,20 @@ int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
 	out->ndim = tp->n_dims;
 	for (size_t i = 0; i < tp->n_dims; i++)
 		out->dims[i] = tp->dims[i];
-	out->data = xcalloc(n ? n : 1, es);
 	if (external) {
-		int rc = read_external(file, what, tp, dir, out->data, nbytes, err);
+		/* Allocated only once the file is known to hold the bytes. */
+		int rc = read_external(file, what, tp, dir, &out->data, nbytes, err);
 		if (rc) {
 			vpa_onnx_tensor_release(out);
 			return rc;
 		}
-	} else if (tp->has_raw_data) {
+		return 0;
+	}
+	out->data = xcalloc(n ? n : 1, es);
+	if (tp->has_raw_data) {
 		/* Little-endian on the wire; the hosts we build for are little-endian. */
-		memcpy(out->data, tp->raw_data.data, nbytes);
+		if (nbytes)
+			memcpy(out->data, tp->raw_data.data, nbytes);
 		if (dt == VPA_ONNX_BOOL)
 			for (size_t i = 0; i < n; i++)
 				((uint8_t *)out->data)[i] = ((uint8_t *)out->data)[i] != 0;
