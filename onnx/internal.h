@@ -11,6 +11,8 @@
 #include "core/embset.h"
 #include "onnx/onnx.h"
 
+/* Opsets 11-17 for every operator; older models when each operator's
+ * definition there is the one implemented (ox_op_since). */
 #define OX_OPSET_MIN 11
 #define OX_OPSET_MAX 17
 
@@ -129,6 +131,8 @@ int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const
 
 /* ---- the operator table (ops_*.c) */
 const struct ox_op *ox_find_op(const char *name);
+/* First opset whose definition of the operator is the one implemented. */
+int ox_op_since(const char *name);
 extern const struct ox_op ox_ops_math[], ox_ops_nn[], ox_ops_shape[], ox_ops_reduce[],
 	ox_ops_rnn[];
 

@@ -157,6 +157,11 @@ static int check_node(const char *file, struct ox_node *n, const char *domain, i
 	if (!op)
 		return ox_check_fail(file, n, opset, err,
 				     "unsupported operator (supported: %s)", vpa_onnx_supported_ops());
+	if (opset < ox_op_since(op->name))
+		return ox_check_fail(file, n, opset, err,
+				     "%s of opset %lld is not supported (vpaudit implements its definition "
+				     "of opsets %d-%d; re-export with opset_version=%d)", op->name,
+				     (long long)opset, ox_op_since(op->name), OX_OPSET_MAX, OX_OPSET_MAX);
 	if ((int)n->n_in < op->min_in || (int)n->n_in > op->max_in)
 		return ox_check_fail(file, n, opset, err, "%zu inputs (expected %d to %d)",
 				     n->n_in, op->min_in, op->max_in);
@@ -278,7 +283,7 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
 			m->opset = o->has_version ? o->version : -1;
 	}
-	if (m->opset < OX_OPSET_MIN || m->opset > OX_OPSET_MAX) {
+	if (m->opset < 1 || m->opset > OX_OPSET_MAX) {
 		char why[160];
 		snprintf(why, sizeof(why),
 			 "opset %lld of the default domain is not supported (supported: %d-%d; "

@@ -5,8 +5,7 @@
  * Loads a ModelProto (protobuf, via libprotobuf-c and the official
  * onnx.proto; initializers may live in external data files next to the
  * model), checks every node against the operator table at load time
- * (operator, opset 11-17 of the default domain, every attribute), orders the
- * graph topologically, and runs it on float32 / int64 / int32 / bool / double
+ * (operator, opset, every attribute), orders the graph topologically, and runs it on float32 / int64 / int32 / bool / double
  * tensors with Conv and MatMul/Gemm on SGEMM (core/la.c).
  *
  *   struct vpa_onnx_model *m;
@@ -28,6 +27,12 @@
 
 #include "core/base.h"
 
+/*
+ * Opsets: 11-17 of the default domain for every operator; an older model
+ * (opset 1-10) loads when each of its operators already has there the
+ * definition implemented here (e.g. Conv from 1, Add from 7, Slice from 10,
+ * Pad and Clip only from 11), else the node is named in the error.
+ */
 #define VPA_ONNX_MAX_DIMS 8
 
 /* Element types: the TensorProto.DataType codes of those we compute on. */

@@ -63,8 +63,10 @@ t_ok "unsupported operator: one line" [ "$(wc -l < "$ERR")" = 1 ]
 t_ok "unsupported operator: no output" [ ! -e "$T/bad" ]
 bad "unsupported attribute" "vpaudit: error: $G/bad_attr.onnx: node 'relu' (Relu, opset 13): unsupported attribute 'fancy' (supported: none)" \
 	onnx run $G/bad_attr.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "unsupported opset" "vpaudit: error: $G/bad_opset.onnx: opset 9 of the default domain is not supported (supported: 11-17; re-export with opset_version=17)" \
+bad "unsupported opset" "vpaudit: error: $G/bad_opset.onnx: opset 18 of the default domain is not supported (supported: 11-17; re-export with opset_version=17)" \
 	onnx run $G/bad_opset.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "operator older than its implemented definition" "vpaudit: error: $G/bad_old_op.onnx: node 'pad' (Pad, opset 10): Pad of opset 10 is not supported (vpaudit implements its definition of opsets 11-17; re-export with opset_version=17)" \
+	onnx run $G/bad_old_op.onnx -i x=$G/good.x.npy -o "$T/bad"
 bad "tensor data not matching its shape" "vpaudit: error: $G/bad_data.onnx: tensor 'w': raw_data holds 12 values but the shape (4, 4) needs 16" \
 	onnx run $G/bad_data.onnx -i x=$G/good.x.npy -o "$T/bad"
 bad "truncated protobuf" "vpaudit: error: $G/bad_truncated.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \

@@ -133,6 +133,10 @@ static int skip_reason(const char *msg, char *out, size_t cap)
 		snprintf(out, cap, "opset %ld outside 11-17", v);
 		return 1;
 	}
+	if ((p = strstr(msg, " of opset ")) && strstr(msg, "vpaudit implements its definition")) {
+		snprintf(out, cap, "an operator's definition older than vpaudit's");
+		return 1;
+	}
 	if ((p = strstr(msg, "unsupported element type "))) {
 		char t[32];
 		sscanf(p + 25, "%31s", t);

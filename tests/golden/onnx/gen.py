@@ -288,7 +288,11 @@ def bad_models():
     save("bad_attr", [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
                       helper.make_node("Relu", ["h"], ["y"], name="relu", fancy=1)], [w])
     save("bad_opset", [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
-                       helper.make_node("Relu", ["h"], ["y"], name="relu")], [w], opset=9)
+                       helper.make_node("Relu", ["h"], ["y"], name="relu")], [w], opset=18)
+    # A valid opset-10 model whose Pad (pads as an attribute) predates Pad-11.
+    save("bad_old_op", [helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+                        helper.make_node("Pad", ["h"], ["y"], name="pad", pads=[0, 0, 0, 0])], [w],
+         opset=10)
     short = TensorProto()  # 12 floats of raw data for a (4, 4) tensor
     short.name, short.data_type = "w", TensorProto.FLOAT
     short.dims.extend([4, 4])
