@@ -5,8 +5,9 @@
  * Loads a ModelProto (protobuf, via libprotobuf-c and the official
  * onnx.proto; initializers may live in external data files next to the
  * model), checks every node against the operator table at load time
- * (operator, opset, every attribute), orders the graph topologically, and runs it on float32 / int64 / int32 / bool / double
- * tensors with Conv and MatMul/Gemm on SGEMM (core/la.c).
+ * (operator, opset, every attribute), orders the graph topologically, and
+ * runs it on float32 / int64 / int32 / int8 / uint8 / bool / double tensors
+ * with Conv and MatMul/Gemm on SGEMM (core/la.c).
  *
  *   struct vpa_onnx_model *m;
  *   if (vpa_onnx_load("ecapa.onnx", NULL, &m, err)) return ...;
