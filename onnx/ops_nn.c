@@ -161,39 +161,68 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	size_t isz = (size_t)(g.in[0] * g.in[1] * g.in[2]);
 	int direct = kk == 1 && g.st[0] == 1 && g.st[1] == 1 && g.st[2] == 1 && !g.pb[0] &&
 		     !g.pb[1] && !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2];
-	float *col = direct ? NULL : xmalloc(xmul(xmul(cg, kk), osz ? osz : 1) * sizeof(float));
+	int64_t o2n = g.out[2] > 0 ? g.out[2] : 1;
+	size_t blk = (size_t)(o2n * (4096 / o2n > 1 ? 4096 / o2n : 1));
+	float *col = direct ? NULL : xmalloc(xmul(xmul(cg, kk), blk ? blk : 1) * sizeof(float));
 	const float *X = x->data, *W = w->data;
 	float *Y = out[0].data;
 	for (int64_t nb = 0; nb < N; nb++)
 		for (int64_t gi = 0; gi < grp; gi++) {
 			const float *xin = X + ((size_t)nb * (size_t)C + (size_t)gi * cg) * isz;
-			const float *src = xin;
-			if (!direct) {
-				/* col: (cg * kk, osz), rows ordered (channel, kd, kh, kw). */
-				float *p = col;
-				for (size_t ci = 0; ci < cg; ci++)
-					for (int64_t a = 0; a < g.k[0]; a++)
-						for (int64_t bb = 0; bb < g.k[1]; bb++)
-							for (int64_t cc = 0; cc < g.k[2]; cc++) {
-								const float *xc = xin + ci * isz;
-								for (int64_t o0 = 0; o0 < g.out[0]; o0++) {
-									int64_t i0 = o0 * g.st[0] - g.pb[0] + a * g.dil[0];
-									for (int64_t o1 = 0; o1 < g.out[1]; o1++) {
-										int64_t i1 = o1 * g.st[1] - g.pb[1] + bb * g.dil[1];
-										int ok01 = i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1];
-										const float *row = xc + (i0 * g.in[1] + i1) * g.in[2];
-										for (int64_t o2 = 0; o2 < g.out[2]; o2++) {
-											int64_t i2 = o2 * g.st[2] - g.pb[2] + cc * g.dil[2];
-											*p++ = ok01 && i2 >= 0 && i2 < g.in[2] ? row[i2] : 0.0f;
+			float *yo = Y + ((size_t)nb * (size_t)M + (size_t)gi * mg) * osz;
+			const float *wg = W + (size_t)gi * mg * cg * kk;
+			if (direct) {
+				vpa_sgemm(0, 0, mg, osz, cg * kk, 1.0f, wg, cg * kk, xin, osz, 0.0f, yo, osz);
+			} else {
+				/* im2col in blocks of whole output rows (about 4096 columns, so
+				 * the block stays in cache), one SGEMM per block. */
+				int64_t rows = g.out[0] * g.out[1];
+				int64_t step = 4096 / (g.out[2] > 0 ? g.out[2] : 1);
+				step = step < 1 ? 1 : step;
+				for (int64_t r0 = 0; r0 < rows; r0 += step) {
+					int64_t r1 = r0 + step < rows ? r0 + step : rows;
+					size_t ncol = (size_t)((r1 - r0) * g.out[2]);
+					float *p = col;
+					for (size_t ci = 0; ci < cg; ci++)
+						for (int64_t a = 0; a < g.k[0]; a++)
+							for (int64_t bb = 0; bb < g.k[1]; bb++)
+								for (int64_t cc = 0; cc < g.k[2]; cc++) {
+									const float *xc = xin + ci * isz;
+									/* output columns whose input column is inside: [lo, hi) */
+									int64_t off2 = cc * g.dil[2] - g.pb[2];
+									int64_t lo = off2 >= 0 ? 0 : (-off2 + g.st[2] - 1) / g.st[2];
+									int64_t hi = g.in[2] - off2 <= 0 ? 0
+										     : (g.in[2] - off2 + g.st[2] - 1) / g.st[2];
+									hi = hi > g.out[2] ? g.out[2] : hi;
+									lo = lo > hi ? hi : lo;
+									for (int64_t r = r0; r < r1; r++, p += g.out[2]) {
+										int64_t o0 = r / g.out[1], o1 = r % g.out[1];
+										int64_t i0 = o0 * g.st[0] - g.pb[0] + a * g.dil[0];
+										{
+											int64_t i1 = o1 * g.st[1] - g.pb[1] + bb * g.dil[1];
+											if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+												memset(p, 0, (size_t)g.out[2] * sizeof(float));
+												continue;
+											}
+											const float *row = xc + (i0 * g.in[1] + i1) * g.in[2];
+											if (lo > 0)
+												memset(p, 0, (size_t)lo * sizeof(float));
+											if (g.st[2] == 1) {
+												if (hi > lo)
+													memcpy(p + lo, row + lo + off2, (size_t)(hi - lo) * sizeof(float));
+											} else {
+												for (int64_t o2 = lo; o2 < hi; o2++)
+													p[o2] = row[o2 * g.st[2] + off2];
+											}
+											if (hi < g.out[2])
+												memset(p + hi, 0, (size_t)(g.out[2] - hi) * sizeof(float));
 										}
 									}
 								}
-							}
-				src = col;
+					vpa_sgemm(0, 0, mg, ncol, cg * kk, 1.0f, wg, cg * kk, col, ncol, 0.0f,
+						  yo + (size_t)(r0 * g.out[2]), osz);
+				}
 			}
-			float *yo = Y + ((size_t)nb * (size_t)M + (size_t)gi * mg) * osz;
-			vpa_sgemm(0, 0, mg, osz, cg * kk, 1.0f, W + (size_t)gi * mg * cg * kk, cg * kk,
-				  src, osz, 0.0f, yo, osz);
 			if (b)
 				for (size_t m = 0; m < mg; m++) {
 					float bv = ((const float *)b->data)[(size_t)gi * mg + m];
