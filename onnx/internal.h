@@ -100,6 +100,22 @@ struct ox_ctx {
 	struct vpa_err *err;
 };
 
+/*
+ * Buffer reuse within one run: vpa_onnx_run keeps the buffers of dead values
+ * in a pool (per thread: runs never share one) and ox_alloc takes the
+ * best-fitting one before asking malloc, so a run touches fresh pages only
+ * for its peak working set.
+ */
+struct ox_pool {
+	size_t n, cap;
+	void **ptr;    /* owned blocks */
+	size_t *bytes; /* their usable sizes */
+};
+void ox_pool_begin(struct ox_pool *p); /* becomes this thread's pool */
+void ox_pool_end(struct ox_pool *p);   /* frees the blocks, no pool any more */
+/* Give t's data to the current pool (free() when there is none); zeroes t. */
+void ox_pool_put(struct vpa_onnx_tensor *t);
+
 /* ---- helpers (tensor.c) */
 /* Allocate t's data for dtype and shape (zeroed). */
 void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims);

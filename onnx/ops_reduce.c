@@ -114,6 +114,35 @@ static int run_reduce(struct ox_ctx *c, const struct ox_node *n,
 	}
 	if ((op == R_MAX || op == R_MIN) && cnt == 0)
 		return ox_fail(c, "cannot take the %s of an empty set", op == R_MAX ? "max" : "min");
+	/* Fast path: float32, the reduced axes a trailing block (mean over time). */
+	int trailing = 1, seen_red = 0;
+	for (size_t i = 0; i < x->ndim; i++) {
+		if (red[i])
+			seen_red = 1;
+		else if (seen_red)
+			trailing = 0;
+	}
+	if (dt == VPA_ONNX_FLOAT && trailing && cnt > 0 &&
+	    (op == R_MEAN || op == R_SUM || op == R_MAX || op == R_MIN || op == R_SUMSQ || op == R_L2)) {
+		ox_alloc(&out[0], dt, nd, od);
+		const float *X = x->data;
+		float *Y = out[0].data;
+		for (size_t r = 0; r < on; r++) {
+			const float *xr = X + r * cnt;
+			double a = op == R_MAX || op == R_MIN ? xr[0] : 0;
+			for (size_t k = 0; k < cnt; k++) {
+				double v = xr[k];
+				switch (op) {
+				case R_MAX: a = v > a || isnan(v) ? v : a; break;
+				case R_MIN: a = v < a || isnan(v) ? v : a; break;
+				case R_SUMSQ: case R_L2: a += v * v; break;
+				default: a += v;
+				}
+			}
+			Y[r] = (float)(op == R_MEAN ? a / (double)cnt : op == R_L2 ? sqrt(a) : a);
+		}
+		return 0;
+	}
 	double *acc = xmalloc((on ? on : 1) * sizeof(double));
 	double *mx = NULL;
 	for (size_t i = 0; i < on; i++)

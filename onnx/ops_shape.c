@@ -661,6 +661,26 @@ static int run_tile(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	ox_alloc(&out[0], x->dtype, x->ndim, d);
 	contiguous_strides(x->ndim, x->dims, cs);
 	size_t es = vpa_onnx_dtype_size(x->dtype), total = vpa_onnx_numel(&out[0]);
+	if (x->ndim > 0 && total > 0) {
+		/* Whole rows of the last axis: copy each input row rep[last] times. */
+		size_t last = x->ndim - 1, rowb = (size_t)x->dims[last] * es;
+		size_t rows = total / (size_t)d[last];
+		int64_t idx[VPA_ONNX_MAX_DIMS] = {0};
+		char *o = out[0].data;
+		for (size_t r = 0; r < rows; r++) {
+			int64_t off = 0;
+			for (size_t k = 0; k < last; k++)
+				off += (idx[k] % x->dims[k]) * cs[k];
+			for (int64_t t = 0; t < rep[last]; t++, o += rowb)
+				memcpy(o, (const char *)x->data + off * (int64_t)es, rowb);
+			for (size_t k = last; k-- > 0;) {
+				if (++idx[k] < d[k])
+					break;
+				idx[k] = 0;
+			}
+		}
+		return 0;
+	}
 	int64_t idx[VPA_ONNX_MAX_DIMS] = {0};
 	for (size_t o = 0; o < total; o++) {
 		int64_t off = 0;

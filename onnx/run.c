@@ -136,7 +136,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	unsigned char *keep = xcalloc(nv + 1, 1), *need = xcalloc(m->n_nodes + 1, 1);
 	int *want = xcalloc(n_out + 1, sizeof(int));
 	int *producer = xmalloc((nv + 1) * sizeof(int));
-	int rc = 0;
+	int rc = 0, pool_active = 0;
+	struct ox_pool pool;
 	for (size_t j = 0; j < n_out; j++)
 		memset(&outputs[j], 0, sizeof(outputs[j]));
 	if (!m->runnable) {
@@ -210,6 +211,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 	}
 	struct ox_ctx c = {m, NULL, m->opset, err};
+	ox_pool_begin(&pool);
+	pool_active = 1;
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		const struct ox_node *n = &m->nodes[i];
 		if (!need[i])
@@ -244,18 +247,20 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		for (size_t j = 0; j < n->n_in; j++) {
 			int v = n->in[j];
 			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use <= (int)i) {
-				vpa_onnx_tensor_release(&vals[v]);
+				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
 		}
 		for (size_t o = 0; o < n->n_out; o++) {
 			int v = n->out[o];
 			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use < 0) {
-				vpa_onnx_tensor_release(&vals[v]);
+				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
 		}
 	}
+	ox_pool_end(&pool);
+	pool_active = 0;
 	for (size_t j = 0; j < n_out; j++) {
 		int v = want[j];
 		if (!have[v]) {
@@ -281,6 +286,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 	}
 out:
+	if (pool_active)
+		ox_pool_end(&pool);
 	if (rc)
 		for (size_t j = 0; j < n_out; j++)
 			vpa_onnx_tensor_release(&outputs[j]);

@@ -76,6 +76,61 @@ void vpa_onnx_shape_str(char *buf, size_t cap, size_t ndim, const int64_t *dims)
 		snprintf(buf + off, cap - off, "%s)", ndim == 1 ? "," : "");
 }
 
+static _Thread_local struct ox_pool *tl_pool;
+
+void ox_pool_begin(struct ox_pool *p)
+{
+	memset(p, 0, sizeof(*p));
+	tl_pool = p;
+}
+
+void ox_pool_end(struct ox_pool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->ptr[i]);
+	free(p->ptr);
+	free(p->bytes);
+	memset(p, 0, sizeof(*p));
+	tl_pool = NULL;
+}
+
+void ox_pool_put(struct vpa_onnx_tensor *t)
+{
+	struct ox_pool *p = tl_pool;
+	if (!p || !t->data) {
+		vpa_onnx_tensor_release(t);
+		return;
+	}
+	size_t n = vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype);
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 32;
+		p->ptr = xrealloc(p->ptr, p->cap * sizeof(void *));
+		p->bytes = xrealloc(p->bytes, p->cap * sizeof(size_t));
+	}
+	p->ptr[p->n] = t->data;
+	p->bytes[p->n++] = n ? n : 1;
+	memset(t, 0, sizeof(*t));
+}
+
+/* The smallest pooled block of at least n bytes (and at most 2n + 64 KiB), or NULL. */
+static void *pool_take(size_t n)
+{
+	struct ox_pool *p = tl_pool;
+	size_t best = (size_t)-1;
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->bytes[i] >= n && p->bytes[i] <= 2 * n + 65536 &&
+		    (best == (size_t)-1 || p->bytes[i] < p->bytes[best]))
+			best = i;
+	if (best == (size_t)-1)
+		return NULL;
+	void *d = p->ptr[best];
+	p->ptr[best] = p->ptr[--p->n];
+	p->bytes[best] = p->bytes[p->n];
+	return d;
+}
+
 void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
 {
 	size_t es = vpa_onnx_dtype_size(dtype);
@@ -89,8 +144,12 @@ void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *
 			VPA_BUG("ox_alloc: negative dimension");
 		t->dims[i] = dims[i];
 	}
-	size_t n = vpa_onnx_numel(t);
-	t->data = xcalloc(n ? n : 1, es);
+	size_t n = vpa_onnx_numel(t), bytes = xmul(n ? n : 1, es);
+	t->data = pool_take(bytes);
+	if (t->data)
+		memset(t->data, 0, bytes);
+	else
+		t->data = xcalloc(n ? n : 1, es);
 }
 
 void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src)
