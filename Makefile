@@ -5,11 +5,11 @@ WARN    := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS)
-LDLIBS   += $(YAML_LIBS) -llapacke -lopenblas -lm -lpthread
+LDLIBS   += $(YAML_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build
 
 LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
-            scenarios/*.c reports/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
+            scenarios/*.c reports/*.c onnx/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)

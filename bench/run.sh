@@ -38,8 +38,25 @@ awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+str
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
 for b in "$BUILD"/bench/bench_*; do
-	case "$(basename "$b")" in bench_metrics|*.d|*.o) continue ;; esac
+	case "$(basename "$b")" in bench_metrics|bench_onnx|*.d|*.o) continue ;; esac
 	[ -x "$b" ] || continue
 	echo "== $(basename "$b")"
 	"$b"
 done
+
+# ONNX engine vs PyTorch CPU (issue 16): ECAPA-TDNN C=512 and ResNet34 on 8 s
+# utterances, same thread count, PyTorch under inference_mode; N utterances
+# (BENCH_ONNX_N, default 200).  Needs python3-torch (the baseline).
+if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
+	n=${BENCH_ONNX_N:-200}
+	echo "== onnx: ECAPA-TDNN (C=512) and ResNet34, $n utterances of 8 s, $OPENBLAS_NUM_THREADS threads"
+	/usr/bin/python3 bench/onnx_torch.py "$DATA/onnx" "$n" 8 "$OPENBLAS_NUM_THREADS" 2> /dev/null > "$DATA/onnx/torch.txt" ||
+		{ echo "onnx: the PyTorch baseline failed"; exit 1; }
+	for mdl in ecapa512 resnet34; do
+		t=$(awk -v m=$mdl '$1 == m { print $2 }' "$DATA/onnx/torch.txt")
+		read -r v g < <("$BUILD/bench/bench_onnx" "$DATA/onnx/$mdl.onnx" "$DATA/onnx/x.npy" "$n")
+		awk -v m=$mdl -v v="$v" -v t="$t" -v g="$g" 'BEGIN { printf "%-10s vpaudit %.3f utt/s  PyTorch %.3f utt/s  ratio %.2fx  (SGEMM peak here %.1f GFLOP/s; goal >= 1)\n", m, v, t, v / t, g }'
+	done
+else
+	echo "== onnx: skipped (python3-torch not installed: no PyTorch baseline)"
+fi

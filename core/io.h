@@ -86,6 +86,25 @@ int vpa_npy_read(const char *path, struct vpa_npy *out, struct vpa_err *err);
 int vpa_npy_parse(const char *name, const unsigned char *buf, size_t len,
 		  struct vpa_npy *out, struct vpa_err *err);
 void vpa_npy_release(struct vpa_npy *a);
+/*
+ * N-D arrays (0 to VPA_NPY_MAX_DIMS axes) of '<f4', '<f8', '<i4', '<i8', '|b1',
+ * '|u1', '|i1', kept as raw little-endian items (for ONNX tensors).
+ */
+#define VPA_NPY_MAX_DIMS 8
+struct vpa_npy_nd {
+	char kind;      /* 'f' float, 'i' signed, 'u' unsigned, 'b' bool (0/1) */
+	int itemsize;   /* bytes: 1, 4 or 8 */
+	size_t ndim;
+	size_t shape[VPA_NPY_MAX_DIMS];
+	void *data;     /* (prod shape) items, owned */
+};
+int vpa_npy_read_nd(const char *path, struct vpa_npy_nd *out, struct vpa_err *err);
+int vpa_npy_parse_nd(const char *name, const unsigned char *buf, size_t len,
+		     struct vpa_npy_nd *out, struct vpa_err *err);
+void vpa_npy_nd_release(struct vpa_npy_nd *a);
+/* Write items of kind/itemsize as above (atomically). */
+int vpa_npy_write_nd(const char *path, char kind, int itemsize, const void *data, size_t ndim,
+		     const size_t *shape, struct vpa_err *err);
 /* Write a float64 array (ndim 1 or 2). */
 int vpa_npy_write(const char *path, const double *data, size_t ndim, const size_t *shape,
 		  struct vpa_err *err);

@@ -25,9 +25,11 @@
 
 struct npy_hdr {
 	size_t off;      /* offset of the data */
-	int itemsize;    /* 4 or 8 */
+	int itemsize;    /* 4 or 8 (N-D mode: 1, 2, 4 or 8) */
+	char kind;       /* 'f' (N-D mode: 'i', 'u', 'b' too) */
 	size_t ndim;
 	size_t shape[2];
+	size_t dims[VPA_NPY_MAX_DIMS]; /* every dimension */
 	size_t count;    /* number of elements */
 	size_t nbytes;   /* count * itemsize */
 };
@@ -95,7 +97,7 @@ static int htuple(struct hscan *h, size_t *dims, size_t *ndim)
 		}
 		if (h->p < h->end && (*h->p == 'L' || *h->p == 'l'))
 			h->p++;
-		if (n < 3)
+		if (n < VPA_NPY_MAX_DIMS)
 			dims[n] = v;
 		n++;
 		hskip(h);
@@ -130,7 +132,7 @@ static void shape_str(char *buf, size_t cap, const size_t *dims, size_t ndim)
 
 /* Parse the header at buf (the whole file or at least its header). */
 static int parse_header(const char *name, const unsigned char *buf, size_t len,
-			struct npy_hdr *hd, struct vpa_err *err)
+			struct npy_hdr *hd, int nd_mode, struct vpa_err *err)
 {
 	struct vpa_loc loc = {name, 0, 0};
 	memset(hd, 0, sizeof(*hd));
@@ -188,6 +190,20 @@ static int parse_header(const char *name, const unsigned char *buf, size_t len,
 				return hfail(&h, "'descr' must be a string such as '<f8'");
 			if (dn == 3 && d[0] == '<' && d[1] == 'f' && (d[2] == '4' || d[2] == '8')) {
 				hd->itemsize = d[2] - '0';
+				hd->kind = 'f';
+			} else if (nd_mode && dn == 3 && d[0] == '<' && d[1] == 'i' &&
+				   (d[2] == '4' || d[2] == '8')) {
+				hd->itemsize = d[2] - '0';
+				hd->kind = 'i';
+			} else if (nd_mode && dn == 3 && d[0] == '|' && d[2] == '1' &&
+				   (d[1] == 'b' || d[1] == 'u' || d[1] == 'i')) {
+				hd->itemsize = 1;
+				hd->kind = d[1];
+			} else if (nd_mode) {
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"unsupported dtype '%.*s': expected '<f4', '<f8', '<i4', "
+						"'<i8', '|b1', '|u1' or '|i1' (little-endian)",
+						(int)(dn > 40 ? 40 : dn), d);
 			} else if (dn == 3 && d[0] == '>' && d[1] == 'f') {
 				return vpa_fail(err, VPA_EINPUT, &loc,
 						"big-endian dtype '%.*s' is not supported: expected "
@@ -212,21 +228,31 @@ static int parse_header(const char *name, const unsigned char *buf, size_t len,
 				return hfail(&h, "'fortran_order' must be True or False");
 			}
 		} else if (kn == 5 && !memcmp(k, "shape", 5)) {
-			size_t dims[3] = {0, 0, 0}, nd = 0;
+			size_t dims[VPA_NPY_MAX_DIMS] = {0}, nd = 0;
 			if (seen_shape++)
 				return hfail(&h, "duplicate key 'shape'");
 			int r = htuple(&h, dims, &nd);
 			if (r)
 				return r;
-			if (nd != 1 && nd != 2) {
+			if (nd_mode && nd > VPA_NPY_MAX_DIMS)
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"%zu dimensions (at most %d)", nd, VPA_NPY_MAX_DIMS);
+			if (nd_mode) {
+				memcpy(hd->dims, dims, sizeof(hd->dims));
+				hd->ndim = nd;
+			} else if (nd != 1 && nd != 2) {
 				char s[96];
 				shape_str(s, sizeof(s), dims, nd);
 				return vpa_fail(err, VPA_EINPUT, &loc,
 						"expected a 1-D or 2-D array, got shape %s", s);
 			}
-			hd->ndim = nd;
-			hd->shape[0] = dims[0];
-			hd->shape[1] = nd == 2 ? dims[1] : 1;
+			if (!nd_mode) {
+				hd->ndim = nd;
+				hd->shape[0] = dims[0];
+				hd->shape[1] = nd == 2 ? dims[1] : 1;
+				hd->dims[0] = dims[0];
+				hd->dims[1] = dims[1];
+			}
 		} else {
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"bad .npy header: unexpected key '%.*s' (expected 'descr', "
@@ -255,6 +281,17 @@ static int parse_header(const char *name, const unsigned char *buf, size_t len,
 		return hfail(&h, "missing key 'fortran_order'");
 	if (!seen_shape)
 		return hfail(&h, "missing key 'shape'");
+	if (nd_mode) {
+		size_t c = 1;
+		for (size_t i = 0; i < hd->ndim; i++) {
+			if (hd->dims[i] && c > SIZE_MAX / 8 / hd->dims[i])
+				return vpa_fail(err, VPA_EINPUT, &loc, "array too large");
+			c *= hd->dims[i];
+		}
+		hd->count = c;
+		hd->nbytes = c * (size_t)hd->itemsize;
+		return 0;
+	}
 	size_t cnt = hd->shape[0];
 	if (hd->ndim == 2) {
 		if (hd->shape[1] && cnt > SIZE_MAX / 8 / hd->shape[1])
@@ -352,7 +389,7 @@ int vpa_npy_parse(const char *name, const unsigned char *buf, size_t len,
 {
 	struct npy_hdr hd;
 	memset(out, 0, sizeof(*out));
-	int rc = parse_header(name, buf, len, &hd, err);
+	int rc = parse_header(name, buf, len, &hd, 0, err);
 	if (rc)
 		return rc;
 	if ((rc = size_check(name, &hd, len - hd.off, err)))
@@ -433,7 +470,7 @@ int vpa_npy_read(const char *path, struct vpa_npy *out, struct vpa_err *err)
 			hl += (size_t)got;
 		}
 	}
-	if ((rc = parse_header(path, hbuf ? hbuf : pre, hl, &hd, err)))
+	if ((rc = parse_header(path, hbuf ? hbuf : pre, hl, &hd, 0, err)))
 		goto out;
 	size_t avail = (size_t)st.st_size >= hd.off ? (size_t)st.st_size - hd.off : 0;
 	if ((rc = size_check(path, &hd, avail, err)))
@@ -521,6 +558,88 @@ int vpa_npy_write(const char *path, const double *data, size_t ndim, const size_
 			fwrite(b, 1, 8, f);
 		}
 	}
+	vpa_buf_release(&h);
+	return vpa_atomic_commit(&a, err);
+}
+
+/* ------------------------------------------------------------ N-D arrays */
+
+void vpa_npy_nd_release(struct vpa_npy_nd *a)
+{
+	free(a->data);
+	memset(a, 0, sizeof(*a));
+}
+
+int vpa_npy_parse_nd(const char *name, const unsigned char *buf, size_t len,
+		     struct vpa_npy_nd *out, struct vpa_err *err)
+{
+	struct npy_hdr hd;
+	memset(out, 0, sizeof(*out));
+	if (!host_is_le())
+		VPA_BUG("vpa_npy_parse_nd: big-endian host");
+	int rc = parse_header(name, buf, len, &hd, 1, err);
+	if (rc)
+		return rc;
+	if ((rc = size_check(name, &hd, len - hd.off, err)))
+		return rc;
+	out->kind = hd.kind;
+	out->itemsize = hd.itemsize;
+	out->ndim = hd.ndim;
+	memcpy(out->shape, hd.dims, sizeof(out->shape));
+	out->data = xmalloc(hd.nbytes ? hd.nbytes : 1);
+	if (hd.nbytes)
+		memcpy(out->data, buf + hd.off, hd.nbytes);
+	if (hd.kind == 'b')
+		for (size_t i = 0; i < hd.count; i++)
+			((unsigned char *)out->data)[i] = ((unsigned char *)out->data)[i] != 0;
+	return 0;
+}
+
+int vpa_npy_read_nd(const char *path, struct vpa_npy_nd *out, struct vpa_err *err)
+{
+	char *d;
+	size_t n;
+	memset(out, 0, sizeof(*out));
+	int rc = vpa_read_file(path, &d, &n, err);
+	if (rc)
+		return rc;
+	rc = vpa_npy_parse_nd(path, (const unsigned char *)d, n, out, err);
+	free(d);
+	return rc;
+}
+
+int vpa_npy_write_nd(const char *path, char kind, int itemsize, const void *data, size_t ndim,
+		     const size_t *shape, struct vpa_err *err)
+{
+	if (ndim > VPA_NPY_MAX_DIMS || !host_is_le())
+		VPA_BUG("vpa_npy_write_nd: ndim %zu", ndim);
+	struct vpa_buf h;
+	vpa_buf_init(&h);
+	vpa_buf_printf(&h, "{'descr': '%c%c%d', 'fortran_order': False, 'shape': (",
+		       itemsize == 1 ? '|' : '<', kind, itemsize);
+	size_t count = 1;
+	for (size_t i = 0; i < ndim; i++) {
+		vpa_buf_printf(&h, "%s%zu", i ? ", " : "", shape[i]);
+		count = xmul(count, shape[i]);
+	}
+	vpa_buf_printf(&h, "%s), }", ndim == 1 ? "," : "");
+	size_t total = 10 + h.len + 1;
+	size_t pad = (64 - total % 64) % 64;
+	for (size_t i = 0; i < pad; i++)
+		vpa_buf_add(&h, " ", 1);
+	vpa_buf_add(&h, "\n", 1);
+	struct vpa_atomic a;
+	FILE *f = vpa_atomic_open(path, &a, err);
+	if (!f) {
+		vpa_buf_release(&h);
+		return VPA_EIO;
+	}
+	unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
+				 (unsigned char)(h.len & 0xff), (unsigned char)(h.len >> 8)};
+	fwrite(pre, 1, sizeof(pre), f);
+	fwrite(h.data, 1, h.len, f);
+	if (count)
+		fwrite(data, (size_t)itemsize, count, f);
 	vpa_buf_release(&h);
 	return vpa_atomic_commit(&a, err);
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+"""bench/onnx_torch.py - the PyTorch side of `make bench`'s ONNX benchmark.
+
+    /usr/bin/python3 bench/onnx_torch.py DIR N SECONDS THREADS
+
+Builds ECAPA-TDNN (C = 512, 192-d embeddings, 80 fbank) and a ResNet34
+(WeSpeaker layout: basic blocks [3, 4, 6, 3], 32 base channels, 80 fbank),
+random weights (seed 0), exports both to DIR/{ecapa512,resnet34}.onnx (opset 14,
+dynamic time axis) with one (1, SECONDS*100, 80) input DIR/x.npy, then times N
+forward passes of each under torch.inference_mode() with THREADS threads and
+prints "NAME UTT_PER_S" lines.  vpaudit's engine is timed on the same files by
+build/bench/bench_onnx (bench/run.sh prints the ratio).
+"""
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden", "onnx"))
+from gen import ECAPA, Basic  # noqa: E402  (the golden models' definitions)
+
+
+class ResNet34(nn.Module):
+    def __init__(self, feat=80, c=32, emb=256):
+        super().__init__()
+        self.c0 = nn.Conv2d(1, c, 3, 1, 1, bias=False)
+        self.b0 = nn.BatchNorm2d(c)
+        layers, i = [], c
+        for o, n, s in ((c, 3, 1), (2 * c, 4, 2), (4 * c, 6, 2), (8 * c, 3, 2)):
+            for k in range(n):
+                layers.append(Basic(i, o, s if k == 0 else 1))
+                i = o
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(2 * 8 * c * (feat // 8), emb)
+
+    def forward(self, x):
+        x = x.permute(0, 2, 1).unsqueeze(1)
+        x = self.layers(F.relu(self.b0(self.c0(x))))
+        x = x.reshape(x.shape[0], -1, x.shape[-1])
+        return self.fc(torch.cat([x.mean(dim=-1), torch.sqrt(x.var(dim=-1) + 1e-5)], dim=1))
+
+
+def main():
+    out, n, secs, threads = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    torch.manual_seed(0)
+    torch.set_num_threads(threads)
+    os.makedirs(out, exist_ok=True)
+    x = torch.randn(1, int(secs * 100), 80)
+    np.save(os.path.join(out, "x.npy"), x.numpy().astype("<f4"))
+    for name, model in (("ecapa512", ECAPA(feat=80, c=512, emb=192, att=128)), ("resnet34", ResNet34())):
+        model.eval()
+        path = os.path.join(out, name + ".onnx")
+        torch.onnx.export(model, x, path, opset_version=14, input_names=["feats"], output_names=["out"],
+                          dynamic_axes={"feats": {1: "time"}})
+        with torch.inference_mode():
+            model(x)  # warm-up
+            t0 = time.perf_counter()
+            for _ in range(n):
+                model(x)
+            dt = time.perf_counter() - t0
+        print("%s %.4f" % (name, n / dt))
+
+
+if __name__ == "__main__":
+    main()

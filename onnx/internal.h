@@ -1,0 +1,160 @@
+/*
+ * onnx/internal.h - what the files of onnx/ share (not a public header).
+ *
+ * The model: values (graph inputs, initializers, node outputs) by index;
+ * nodes in topological order with their attributes copied out of the
+ * protobuf; the protobuf itself is freed after loading.
+ */
+#ifndef VPA_ONNX_INTERNAL_H
+#define VPA_ONNX_INTERNAL_H
+
+#include "core/embset.h"
+#include "onnx/onnx.h"
+
+/* Opsets 11-17 for every operator; older models when each operator's
+ * definition there is the one implemented (ox_op_since). */
+#define OX_OPSET_MIN 11
+#define OX_OPSET_MAX 17
+
+enum ox_attr_type { OX_A_FLOAT = 1, OX_A_INT = 2, OX_A_STRING = 3, OX_A_TENSOR = 4,
+		    OX_A_FLOATS = 6, OX_A_INTS = 7, OX_A_STRINGS = 8 };
+
+struct ox_attr {
+	char *name;            /* owned */
+	int type;              /* enum ox_attr_type (others refused at load) */
+	float f;
+	int64_t i;
+	char *s;               /* owned, NUL-terminated */
+	size_t n;              /* count of ints / floats / strings */
+	int64_t *ints;         /* owned */
+	float *floats;         /* owned */
+	char **strings;        /* owned */
+	struct vpa_onnx_tensor t; /* owned (OX_A_TENSOR) */
+};
+
+struct ox_node;
+struct ox_ctx;
+
+/*
+ * An operator.  check() runs at load time: every attribute name must be in
+ * attrs (NULL-terminated) or the load fails; check may refuse values too
+ * (NULL: no check beyond names).  run() computes the outputs from in[]
+ * (NULL for an absent optional input); out[j] are zeroed tensors to fill
+ * (ox_alloc); errors through vpa_fail naming the node (ox_fail).
+ */
+struct ox_op {
+	const char *name;
+	const char *const *attrs;
+	int (*check)(const char *file, const struct ox_node *n, int64_t opset,
+		     struct vpa_err *err);
+	int (*run)(struct ox_ctx *c, const struct ox_node *n, const struct vpa_onnx_tensor **in,
+		   struct vpa_onnx_tensor *out);
+	int min_in, max_in, min_out, max_out;
+};
+
+struct ox_node {
+	char *name;              /* owned ("" when the graph gives none) */
+	char *op_type;           /* owned */
+	const struct ox_op *op;  /* NULL when unsupported (lenient loads) */
+	char *unsupported;       /* owned reason or NULL */
+	size_t n_in, n_out;
+	int *in, *out;           /* value ids (-1: absent optional), owned */
+	size_t n_attr;
+	struct ox_attr *attrs;   /* owned */
+};
+
+enum ox_value_kind { OX_V_INPUT, OX_V_INIT, OX_V_NODE };
+
+struct ox_value {
+	char *name;                 /* owned */
+	int kind;
+	struct vpa_onnx_tensor init; /* OX_V_INIT: owned data */
+	int last_use;               /* last node index reading it (-1: none) */
+	int is_output;              /* a graph output: never freed early */
+};
+
+struct vpa_onnx_model {
+	char *name;                 /* owned: file name for messages */
+	int64_t opset;
+	char *producer;             /* owned */
+	size_t n_values;
+	struct ox_value *values;    /* owned */
+	size_t n_nodes;
+	struct ox_node *nodes;      /* owned, topological order */
+	size_t n_inputs, n_outputs;
+	int *input_ids, *output_ids; /* owned */
+	struct vpa_onnx_value_info *input_info, *output_info; /* owned (strings owned below) */
+	char **strings;             /* owned strings of the infos */
+	size_t n_strings;
+	uint64_t n_params;
+	int runnable;               /* 0 when a node is unsupported (lenient) */
+	char *unsupported;          /* owned model-level reason (opset) or NULL */
+	struct vpa_strmap names;    /* value name -> id (keys borrowed from values) */
+};
+
+/* One run: the values' current tensors and the error. */
+struct ox_ctx {
+	const struct vpa_onnx_model *m;
+	const struct ox_node *node; /* the node being run (for messages) */
+	int64_t opset;
+	struct vpa_err *err;
+};
+
+/*
+ * Buffer reuse within one run: vpa_onnx_run keeps the buffers of dead values
+ * in a pool (per thread: runs never share one) and ox_alloc takes the
+ * best-fitting one before asking malloc, so a run touches fresh pages only
+ * for its peak working set.
+ */
+struct ox_pool {
+	size_t n, cap;
+	void **ptr;    /* owned blocks */
+	size_t *bytes; /* their usable sizes */
+};
+void ox_pool_begin(struct ox_pool *p); /* becomes this thread's pool */
+void ox_pool_end(struct ox_pool *p);   /* frees the blocks, no pool any more */
+/* Give t's data to the current pool (free() when there is none); zeroes t. */
+void ox_pool_put(struct vpa_onnx_tensor *t);
+
+/* ---- helpers (tensor.c) */
+/* Allocate t's data for dtype and shape (zeroed). */
+void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims);
+/* Deep copy. */
+void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src);
+/* Decode a protobuf TensorProto (the generated type, passed as void *). */
+int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
+			 const char *dir, struct vpa_onnx_tensor *out, struct vpa_err *err);
+/* Element i of an int64/int32 tensor as int64 (others: VPA_BUG). */
+int64_t ox_geti(const struct vpa_onnx_tensor *t, size_t i);
+/* Element i of any numeric tensor as double. */
+double ox_getd(const struct vpa_onnx_tensor *t, size_t i);
+void ox_setd(struct vpa_onnx_tensor *t, size_t i, double v);
+
+/* ---- node helpers (run.c) */
+/* Fail the current run naming the node: "m.onnx: node 'x' (Conv): ..." */
+int ox_fail(struct ox_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const struct ox_attr *ox_attr(const struct ox_node *n, const char *name);
+int64_t ox_attr_i(const struct ox_node *n, const char *name, int64_t def);
+float ox_attr_f(const struct ox_node *n, const char *name, float def);
+const char *ox_attr_s(const struct ox_node *n, const char *name, const char *def);
+/* ints attribute: count into *cnt, pointer or NULL when absent. */
+const int64_t *ox_attr_ints(const struct ox_node *n, const char *name, size_t *cnt);
+/* Normalise axis into [0, rank) ; -1 on error (ox_fail called). */
+int ox_axis(struct ox_ctx *c, int64_t axis, size_t rank);
+/* Numpy broadcasting of two shapes into out (ox_fail when incompatible). */
+int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const int64_t *b,
+		 size_t *nout, int64_t *out);
+
+/* ---- the operator table (ops_*.c) */
+const struct ox_op *ox_find_op(const char *name);
+/* First opset whose definition of the operator is the one implemented. */
+int ox_op_since(const char *name);
+extern const struct ox_op ox_ops_math[], ox_ops_nn[], ox_ops_shape[], ox_ops_reduce[],
+	ox_ops_rnn[];
+
+/* Load-time check that fails naming the node and opset. */
+int ox_check_fail(const char *file, const struct ox_node *n, int64_t opset,
+		  struct vpa_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+#endif

@@ -1,0 +1,305 @@
+/*
+ * onnx/run.c - running the graph: input checks, the nodes needed for the
+ * requested values in topological order, each intermediate freed after its
+ * last reader (liveness from load time), attribute accessors and the shared
+ * shape helpers of the operators.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx/internal.h"
+
+int ox_fail(struct ox_ctx *c, const char *fmt, ...)
+{
+	char msg[700];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	struct vpa_loc loc = {c->m->name, 0, 0};
+	return vpa_fail(c->err, VPA_EINPUT, &loc, "node '%s' (%s): %s", c->node->name,
+			c->node->op_type, msg);
+}
+
+const struct ox_attr *ox_attr(const struct ox_node *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_attr; i++)
+		if (!strcmp(n->attrs[i].name, name))
+			return &n->attrs[i];
+	return NULL;
+}
+
+int64_t ox_attr_i(const struct ox_node *n, const char *name, int64_t def)
+{
+	const struct ox_attr *a = ox_attr(n, name);
+	return a && a->type == OX_A_INT ? a->i : def;
+}
+
+float ox_attr_f(const struct ox_node *n, const char *name, float def)
+{
+	const struct ox_attr *a = ox_attr(n, name);
+	return a && a->type == OX_A_FLOAT ? a->f : def;
+}
+
+const char *ox_attr_s(const struct ox_node *n, const char *name, const char *def)
+{
+	const struct ox_attr *a = ox_attr(n, name);
+	return a && a->type == OX_A_STRING ? a->s : def;
+}
+
+const int64_t *ox_attr_ints(const struct ox_node *n, const char *name, size_t *cnt)
+{
+	const struct ox_attr *a = ox_attr(n, name);
+	if (!a || a->type != OX_A_INTS) {
+		*cnt = 0;
+		return NULL;
+	}
+	*cnt = a->n;
+	return a->ints;
+}
+
+int ox_axis(struct ox_ctx *c, int64_t axis, size_t rank)
+{
+	int64_t r = (int64_t)rank;
+	if (axis < -r || axis >= r) {
+		ox_fail(c, "axis %lld out of range for rank %zu", (long long)axis, rank);
+		return -1;
+	}
+	return (int)(axis < 0 ? axis + r : axis);
+}
+
+int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const int64_t *b,
+		 size_t *nout, int64_t *out)
+{
+	size_t n = na > nb ? na : nb;
+	for (size_t i = 0; i < n; i++) {
+		int64_t da = i < n - na ? 1 : a[i - (n - na)];
+		int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
+		if (da != db && da != 1 && db != 1) {
+			char sa[128], sb[128];
+			vpa_onnx_shape_str(sa, sizeof(sa), na, a);
+			vpa_onnx_shape_str(sb, sizeof(sb), nb, b);
+			return ox_fail(c, "shapes %s and %s cannot be broadcast", sa, sb);
+		}
+		out[i] = da == 1 ? db : da;
+	}
+	*nout = n;
+	return 0;
+}
+
+/* ------------------------------------------------------------ running */
+
+static int check_input(const struct vpa_onnx_model *m, size_t k,
+		       const struct vpa_onnx_tensor *t, struct vpa_err *err)
+{
+	const struct vpa_onnx_value_info *vi = &m->input_info[k];
+	struct vpa_loc loc = {m->name, 0, 0};
+	if (!vpa_onnx_dtype_size(t->dtype) || (vi->dtype && t->dtype != vi->dtype))
+		return vpa_fail(err, VPA_EINPUT, &loc, "input '%s' is %s, the model expects %s",
+				vi->name, vpa_onnx_dtype_name(t->dtype),
+				vpa_onnx_dtype_name(vi->dtype));
+	if (!vi->has_shape)
+		return 0;
+	char want[256], got[256];
+	vpa_onnx_shape_str(got, sizeof(got), t->ndim, t->dims);
+	size_t off = (size_t)snprintf(want, sizeof(want), "(");
+	for (size_t i = 0; i < vi->ndim && off < sizeof(want); i++)
+		off += (size_t)snprintf(want + off, sizeof(want) - off, "%s", i ? ", " : ""),
+			off += vi->dims[i] >= 0
+				       ? (size_t)snprintf(want + off, sizeof(want) - off, "%lld",
+							  (long long)vi->dims[i])
+				       : (size_t)snprintf(want + off, sizeof(want) - off, "%s",
+							  vi->dim_names[i] ? vi->dim_names[i] : "?");
+	if (off < sizeof(want))
+		snprintf(want + off, sizeof(want) - off, "%s)", vi->ndim == 1 ? "," : "");
+	if (t->ndim != vi->ndim)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"input '%s' has rank %zu %s, the model expects rank %zu %s", vi->name,
+				t->ndim, got, vi->ndim, want);
+	for (size_t i = 0; i < vi->ndim; i++)
+		if (vi->dims[i] >= 0 && vi->dims[i] != t->dims[i])
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"input '%s' has shape %s, the model expects %s", vi->name, got,
+					want);
+	return 0;
+}
+
+int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const *in_names,
+		 const struct vpa_onnx_tensor *inputs, size_t n_out,
+		 const char *const *out_names, struct vpa_onnx_tensor *outputs,
+		 struct vpa_err *err)
+{
+	struct vpa_loc loc = {m->name, 0, 0};
+	size_t nv = m->n_values;
+	struct vpa_onnx_tensor *vals = xcalloc(nv + 1, sizeof(*vals));
+	unsigned char *owned = xcalloc(nv + 1, 1), *have = xcalloc(nv + 1, 1);
+	unsigned char *keep = xcalloc(nv + 1, 1), *need = xcalloc(m->n_nodes + 1, 1);
+	int *want = xcalloc(n_out + 1, sizeof(int));
+	int *producer = xmalloc((nv + 1) * sizeof(int));
+	int rc = 0, pool_active = 0;
+	struct ox_pool pool;
+	for (size_t j = 0; j < n_out; j++)
+		memset(&outputs[j], 0, sizeof(outputs[j]));
+	if (!m->runnable) {
+		for (size_t i = 0; i < m->n_nodes && !rc; i++)
+			if (m->nodes[i].unsupported)
+				rc = vpa_fail(err, VPA_EINPUT, &loc, "node '%s' (%s, opset %lld): %s",
+					      m->nodes[i].name, m->nodes[i].op_type,
+					      (long long)m->opset, m->nodes[i].unsupported);
+		if (!rc)
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "%s",
+				      m->unsupported ? m->unsupported : "the model cannot run");
+		goto out;
+	}
+	for (size_t v = 0; v < nv; v++) {
+		producer[v] = -1;
+		if (m->values[v].kind == OX_V_INIT) {
+			vals[v] = m->values[v].init; /* borrowed */
+			have[v] = 1;
+		}
+	}
+	for (size_t i = 0; i < m->n_nodes; i++)
+		for (size_t o = 0; o < m->nodes[i].n_out; o++)
+			if (m->nodes[i].out[o] >= 0)
+				producer[m->nodes[i].out[o]] = (int)i;
+	/* Inputs: each given once, each graph input given. */
+	for (size_t i = 0; i < n_in; i++) {
+		size_t k;
+		for (k = 0; k < m->n_inputs; k++)
+			if (!strcmp(m->input_info[k].name, in_names[i]))
+				break;
+		if (k == m->n_inputs) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "the model has no input '%s'", in_names[i]);
+			goto out;
+		}
+		int id = m->input_ids[k];
+		if (have[id]) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "input '%s' given twice", in_names[i]);
+			goto out;
+		}
+		if ((rc = check_input(m, k, &inputs[i], err)))
+			goto out;
+		vals[id] = inputs[i]; /* borrowed */
+		have[id] = 1;
+	}
+	for (size_t k = 0; k < m->n_inputs; k++)
+		if (!have[m->input_ids[k]]) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "input '%s' is not given",
+				      m->input_info[k].name);
+			goto out;
+		}
+	/* Requested values and the nodes they need (backwards over the order). */
+	for (size_t j = 0; j < n_out; j++) {
+		uint32_t id;
+		if (!vpa_strmap_get(&m->names, out_names[j], &id)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "the graph has no value '%s'",
+				      out_names[j]);
+			goto out;
+		}
+		want[j] = (int)id;
+		keep[id] = 1;
+		if (producer[id] >= 0)
+			need[producer[id]] = 1;
+	}
+	for (size_t i = m->n_nodes; i-- > 0;) {
+		if (!need[i])
+			continue;
+		for (size_t j = 0; j < m->nodes[i].n_in; j++) {
+			int v = m->nodes[i].in[j];
+			if (v >= 0 && producer[v] >= 0)
+				need[producer[v]] = 1;
+		}
+	}
+	struct ox_ctx c = {m, NULL, m->opset, err};
+	ox_pool_begin(&pool);
+	pool_active = 1;
+	for (size_t i = 0; i < m->n_nodes; i++) {
+		const struct ox_node *n = &m->nodes[i];
+		if (!need[i])
+			continue;
+		const struct vpa_onnx_tensor *in[64];
+		struct vpa_onnx_tensor out[16];
+		if (n->n_in > 64 || n->n_out > 16)
+			VPA_BUG("node with %zu inputs, %zu outputs", n->n_in, n->n_out);
+		for (size_t j = 0; j < n->n_in; j++) {
+			int v = n->in[j];
+			if (v >= 0 && !have[v])
+				VPA_BUG("value '%s' read before it is computed", m->values[v].name);
+			in[j] = v >= 0 ? &vals[v] : NULL;
+		}
+		memset(out, 0, sizeof(out));
+		c.node = n;
+		if ((rc = n->op->run(&c, n, in, out))) {
+			for (size_t o = 0; o < n->n_out; o++)
+				vpa_onnx_tensor_release(&out[o]);
+			goto out;
+		}
+		for (size_t o = 0; o < n->n_out; o++) {
+			int v = n->out[o];
+			if (v < 0 || !out[o].data) {
+				vpa_onnx_tensor_release(&out[o]);
+				continue;
+			}
+			vals[v] = out[o];
+			owned[v] = have[v] = 1;
+		}
+		/* Free what this node read for the last time (and unread outputs). */
+		for (size_t j = 0; j < n->n_in; j++) {
+			int v = n->in[j];
+			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use <= (int)i) {
+				ox_pool_put(&vals[v]);
+				owned[v] = have[v] = 0;
+			}
+		}
+		for (size_t o = 0; o < n->n_out; o++) {
+			int v = n->out[o];
+			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use < 0) {
+				ox_pool_put(&vals[v]);
+				owned[v] = have[v] = 0;
+			}
+		}
+	}
+	ox_pool_end(&pool);
+	pool_active = 0;
+	for (size_t j = 0; j < n_out; j++) {
+		int v = want[j];
+		if (!have[v]) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "value '%s' was not computed",
+				      out_names[j]);
+			goto out;
+		}
+		/* A value requested twice, an input or an initializer: copy. */
+		int dup = 0;
+		for (size_t k = 0; k < j; k++)
+			dup |= want[k] == v;
+		if (owned[v] && !dup) {
+			outputs[j] = vals[v];
+			owned[v] = 0;
+		} else if (dup) {
+			for (size_t k = 0; k < j; k++)
+				if (want[k] == v) {
+					ox_copy(&outputs[j], &outputs[k]);
+					break;
+				}
+		} else {
+			ox_copy(&outputs[j], &vals[v]);
+		}
+	}
+out:
+	if (pool_active)
+		ox_pool_end(&pool);
+	if (rc)
+		for (size_t j = 0; j < n_out; j++)
+			vpa_onnx_tensor_release(&outputs[j]);
+	for (size_t v = 0; v < nv; v++)
+		if (owned[v])
+			vpa_onnx_tensor_release(&vals[v]);
+	free(vals);
+	free(owned);
+	free(have);
+	free(keep);
+	free(need);
+	free(want);
+	free(producer);
+	return rc;
+}

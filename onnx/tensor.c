@@ -1,0 +1,387 @@
+/*
+ * onnx/tensor.c - tensors: element types, allocation, and decoding a
+ * TensorProto (raw_data little-endian bytes or the typed repeated fields;
+ * external data files) with every count checked against the shape.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "onnx/internal.h"
+#include "onnx/onnx.pb-c.h"
+
+size_t vpa_onnx_dtype_size(int dtype)
+{
+	switch (dtype) {
+	case VPA_ONNX_FLOAT: case VPA_ONNX_INT32: return 4;
+	case VPA_ONNX_INT64: case VPA_ONNX_DOUBLE: return 8;
+	case VPA_ONNX_UINT8: case VPA_ONNX_INT8: case VPA_ONNX_BOOL: return 1;
+	default: return 0;
+	}
+}
+
+const char *vpa_onnx_dtype_name(int dtype)
+{
+	static const char *names[] = {"undefined", "float32", "uint8", "int8", "uint16", "int16",
+				      "int32", "int64", "string", "bool", "float16", "float64",
+				      "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+	if (dtype >= 0 && dtype < (int)(sizeof(names) / sizeof(names[0])))
+		return names[dtype];
+	return "unknown";
+}
+
+size_t vpa_onnx_numel(const struct vpa_onnx_tensor *t)
+{
+	size_t n = 1;
+	for (size_t i = 0; i < t->ndim; i++)
+		n = xmul(n, (size_t)t->dims[i]);
+	return n;
+}
+
+struct vpa_onnx_tensor vpa_onnx_tensor_f32(size_t ndim, const int64_t *dims, const float *data)
+{
+	struct vpa_onnx_tensor t;
+	memset(&t, 0, sizeof(t));
+	if (ndim > VPA_ONNX_MAX_DIMS)
+		VPA_BUG("vpa_onnx_tensor_f32: %zu dims", ndim);
+	t.dtype = VPA_ONNX_FLOAT;
+	t.ndim = ndim;
+	if (ndim)
+		memcpy(t.dims, dims, ndim * sizeof(int64_t));
+	t.data = (void *)data;
+	return t;
+}
+
+void vpa_onnx_tensor_release(struct vpa_onnx_tensor *t)
+{
+	if (!t)
+		return;
+	free(t->data);
+	memset(t, 0, sizeof(*t));
+}
+
+void vpa_onnx_shape_str(char *buf, size_t cap, size_t ndim, const int64_t *dims)
+{
+	size_t off = 0;
+	if (cap == 0)
+		return;
+	buf[0] = '\0';
+	off += (size_t)snprintf(buf + off, cap - off, "(");
+	for (size_t i = 0; i < ndim && off < cap; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s%lld", i ? ", " : "",
+					(long long)dims[i]);
+	if (off < cap)
+		snprintf(buf + off, cap - off, "%s)", ndim == 1 ? "," : "");
+}
+
+static _Thread_local struct ox_pool *tl_pool;
+
+void ox_pool_begin(struct ox_pool *p)
+{
+	memset(p, 0, sizeof(*p));
+	tl_pool = p;
+}
+
+void ox_pool_end(struct ox_pool *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->ptr[i]);
+	free(p->ptr);
+	free(p->bytes);
+	memset(p, 0, sizeof(*p));
+	tl_pool = NULL;
+}
+
+void ox_pool_put(struct vpa_onnx_tensor *t)
+{
+	struct ox_pool *p = tl_pool;
+	if (!p || !t->data) {
+		vpa_onnx_tensor_release(t);
+		return;
+	}
+	size_t n = vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype);
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 32;
+		p->ptr = xrealloc(p->ptr, p->cap * sizeof(void *));
+		p->bytes = xrealloc(p->bytes, p->cap * sizeof(size_t));
+	}
+	p->ptr[p->n] = t->data;
+	p->bytes[p->n++] = n ? n : 1;
+	memset(t, 0, sizeof(*t));
+}
+
+/* The smallest pooled block of at least n bytes (and at most 2n + 64 KiB), or NULL. */
+static void *pool_take(size_t n)
+{
+	struct ox_pool *p = tl_pool;
+	size_t best = (size_t)-1;
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->bytes[i] >= n && p->bytes[i] <= 2 * n + 65536 &&
+		    (best == (size_t)-1 || p->bytes[i] < p->bytes[best]))
+			best = i;
+	if (best == (size_t)-1)
+		return NULL;
+	void *d = p->ptr[best];
+	p->ptr[best] = p->ptr[--p->n];
+	p->bytes[best] = p->bytes[p->n];
+	return d;
+}
+
+void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
+{
+	size_t es = vpa_onnx_dtype_size(dtype);
+	if (!es || ndim > VPA_ONNX_MAX_DIMS)
+		VPA_BUG("ox_alloc: dtype %d ndim %zu", dtype, ndim);
+	memset(t, 0, sizeof(*t));
+	t->dtype = dtype;
+	t->ndim = ndim;
+	for (size_t i = 0; i < ndim; i++) {
+		if (dims[i] < 0)
+			VPA_BUG("ox_alloc: negative dimension");
+		t->dims[i] = dims[i];
+	}
+	size_t n = vpa_onnx_numel(t), bytes = xmul(n ? n : 1, es);
+	t->data = pool_take(bytes);
+	if (t->data)
+		memset(t->data, 0, bytes);
+	else
+		t->data = xcalloc(n ? n : 1, es);
+}
+
+void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src)
+{
+	ox_alloc(dst, src->dtype, src->ndim, src->dims);
+	memcpy(dst->data, src->data, vpa_onnx_numel(src) * vpa_onnx_dtype_size(src->dtype));
+}
+
+int64_t ox_geti(const struct vpa_onnx_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case VPA_ONNX_INT64: return ((const int64_t *)t->data)[i];
+	case VPA_ONNX_INT32: return ((const int32_t *)t->data)[i];
+	case VPA_ONNX_INT8: return ((const int8_t *)t->data)[i];
+	case VPA_ONNX_UINT8: case VPA_ONNX_BOOL: return ((const uint8_t *)t->data)[i];
+	default: VPA_BUG("ox_geti on %s", vpa_onnx_dtype_name(t->dtype));
+	}
+}
+
+double ox_getd(const struct vpa_onnx_tensor *t, size_t i)
+{
+	switch (t->dtype) {
+	case VPA_ONNX_FLOAT: return ((const float *)t->data)[i];
+	case VPA_ONNX_DOUBLE: return ((const double *)t->data)[i];
+	case VPA_ONNX_INT64: return (double)((const int64_t *)t->data)[i];
+	default: return (double)ox_geti(t, i);
+	}
+}
+
+void ox_setd(struct vpa_onnx_tensor *t, size_t i, double v)
+{
+	switch (t->dtype) {
+	case VPA_ONNX_FLOAT: ((float *)t->data)[i] = (float)v; break;
+	case VPA_ONNX_DOUBLE: ((double *)t->data)[i] = v; break;
+	case VPA_ONNX_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+	case VPA_ONNX_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+	case VPA_ONNX_INT8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+	case VPA_ONNX_UINT8: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+	case VPA_ONNX_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+	default: VPA_BUG("ox_setd on %s", vpa_onnx_dtype_name(t->dtype));
+	}
+}
+
+/* ------------------------------------------------------------ decoding */
+
+/* Read `length` bytes at `offset` of an external data file. */
+static int read_external(const char *file, const char *what, const Onnx__TensorProto *tp,
+			 const char *dir, void **dst, size_t nbytes, struct vpa_err *err)
+{
+	struct vpa_loc loc = {file, 0, 0};
+	const char *location = NULL;
+	long long offset = 0, length = -1;
+	for (size_t i = 0; i < tp->n_external_data; i++) {
+		const char *k = tp->external_data[i]->key, *v = tp->external_data[i]->value;
+		if (!k || !v)
+			continue;
+		char *end;
+		if (!strcmp(k, "location")) {
+			location = v;
+		} else if (!strcmp(k, "offset") || !strcmp(k, "length")) {
+			errno = 0;
+			long long x = strtoll(v, &end, 10);
+			if (errno || end == v || *end || x < 0)
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"tensor '%s': external data %s '%.40s' is not a "
+						"non-negative integer", what, k, v);
+			if (!strcmp(k, "offset"))
+				offset = x;
+			else
+				length = x;
+		}
+	}
+	if (!location || !*location)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': external data without a 'location'", what);
+	if (!dir)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': external data '%s' not allowed here", what, location);
+	if (location[0] == '/' || !strncmp(location, "../", 3) || strstr(location, "/../") ||
+	    !strcmp(location, ".."))
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': external data location '%s' must be a path inside "
+				"the model's folder", what, location);
+	if (length >= 0 && (unsigned long long)length != nbytes)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': external data length %lld does not match its shape "
+				"(%zu bytes)", what, length, nbytes);
+	struct vpa_buf path;
+	vpa_buf_init(&path);
+	vpa_buf_printf(&path, "%s/%s", dir, location);
+	int rc = 0;
+	FILE *f = fopen(path.data, "rb");
+	if (!f) {
+		rc = vpa_fail(err, VPA_EIO, &loc, "tensor '%s': cannot open external data '%s': %s",
+			      what, path.data, strerror(errno));
+		goto out;
+	}
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0 || (unsigned long long)st.st_size < (unsigned long long)offset ||
+	    (unsigned long long)st.st_size - (unsigned long long)offset < nbytes) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
+			      "bytes", what, path.data, offset, nbytes);
+	} else if (!(*dst = malloc(nbytes ? nbytes : 1))) {
+		rc = vpa_fail(err, VPA_ENOMEM, &loc, "tensor '%s': out of memory for %zu bytes",
+			      what, nbytes);
+	} else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
+		   (nbytes && fread(*dst, 1, nbytes, f) != nbytes)) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
+			      "bytes", what, path.data, offset, nbytes);
+	}
+	fclose(f);
+out:
+	vpa_buf_release(&path);
+	return rc;
+}
+
+int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
+			 const char *dir, struct vpa_onnx_tensor *out, struct vpa_err *err)
+{
+	const Onnx__TensorProto *tp = proto;
+	struct vpa_loc loc = {file, 0, 0};
+	memset(out, 0, sizeof(*out));
+	int dt = tp->has_data_type ? tp->data_type : 0;
+	size_t es = vpa_onnx_dtype_size(dt);
+	if (!es)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': unsupported element type %s (supported: float32, "
+				"float64, int64, int32, int8, uint8, bool)", what,
+				vpa_onnx_dtype_name(dt));
+	if (tp->n_dims > VPA_ONNX_MAX_DIMS)
+		return vpa_fail(err, VPA_EINPUT, &loc, "tensor '%s': %zu dimensions (at most %d)",
+				what, tp->n_dims, VPA_ONNX_MAX_DIMS);
+	if (tp->segment)
+		return vpa_fail(err, VPA_EINPUT, &loc, "tensor '%s': segmented tensors are not "
+				"supported", what);
+	size_t n = 1;
+	for (size_t i = 0; i < tp->n_dims; i++) {
+		if (tp->dims[i] < 0 || (tp->dims[i] > 0 && n > ((size_t)1 << 40) / (size_t)tp->dims[i]))
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"tensor '%s': bad dimension %lld", what,
+					(long long)tp->dims[i]);
+		n *= (size_t)tp->dims[i];
+	}
+	size_t nbytes = n * es;
+	size_t have;
+	const char *field;
+	int external = tp->has_data_location &&
+		       tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+	if (external) {
+		have = n;
+		field = "external data";
+	} else if (tp->has_raw_data) {
+		have = tp->raw_data.len / es;
+		field = "raw_data";
+		if (tp->raw_data.len % es)
+			have = (size_t)-1;
+	} else {
+		switch (dt) {
+		case VPA_ONNX_FLOAT: have = tp->n_float_data; field = "float_data"; break;
+		case VPA_ONNX_DOUBLE: have = tp->n_double_data; field = "double_data"; break;
+		case VPA_ONNX_INT64: have = tp->n_int64_data; field = "int64_data"; break;
+		default: have = tp->n_int32_data; field = "int32_data"; break;
+		}
+	}
+	if (have != n) {
+		char s[128];
+		int64_t d[VPA_ONNX_MAX_DIMS];
+		for (size_t i = 0; i < tp->n_dims; i++)
+			d[i] = tp->dims[i];
+		vpa_onnx_shape_str(s, sizeof(s), tp->n_dims, d);
+		if (have == (size_t)-1)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"tensor '%s': raw_data of %zu bytes is not a whole number of "
+					"%s elements", what, tp->raw_data.len, vpa_onnx_dtype_name(dt));
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"tensor '%s': %s holds %zu values but the shape %s needs %zu", what,
+				field, have, s, n);
+	}
+	out->dtype = dt;
+	out->ndim = tp->n_dims;
+	for (size_t i = 0; i < tp->n_dims; i++)
+		out->dims[i] = tp->dims[i];
+	if (external) {
+		/* Allocated only once the file is known to hold the bytes. */
+		int rc = read_external(file, what, tp, dir, &out->data, nbytes, err);
+		if (rc) {
+			vpa_onnx_tensor_release(out);
+			return rc;
+		}
+		return 0;
+	}
+	out->data = xcalloc(n ? n : 1, es);
+	if (tp->has_raw_data) {
+		/* Little-endian on the wire; the hosts we build for are little-endian. */
+		if (nbytes)
+			memcpy(out->data, tp->raw_data.data, nbytes);
+		if (dt == VPA_ONNX_BOOL)
+			for (size_t i = 0; i < n; i++)
+				((uint8_t *)out->data)[i] = ((uint8_t *)out->data)[i] != 0;
+	} else {
+		for (size_t i = 0; i < n; i++) {
+			switch (dt) {
+			case VPA_ONNX_FLOAT: ((float *)out->data)[i] = tp->float_data[i]; break;
+			case VPA_ONNX_DOUBLE: ((double *)out->data)[i] = tp->double_data[i]; break;
+			case VPA_ONNX_INT64: ((int64_t *)out->data)[i] = tp->int64_data[i]; break;
+			case VPA_ONNX_INT32: ((int32_t *)out->data)[i] = tp->int32_data[i]; break;
+			case VPA_ONNX_INT8: ((int8_t *)out->data)[i] = (int8_t)tp->int32_data[i]; break;
+			case VPA_ONNX_UINT8: ((uint8_t *)out->data)[i] = (uint8_t)tp->int32_data[i]; break;
+			case VPA_ONNX_BOOL: ((uint8_t *)out->data)[i] = tp->int32_data[i] != 0; break;
+			}
+		}
+	}
+	return 0;
+}
+
+int vpa_onnx_tensor_parse(const char *name, const void *buf, size_t len,
+			  struct vpa_onnx_tensor *out, char **out_name, struct vpa_err *err)
+{
+	struct vpa_loc loc = {name, 0, 0};
+	memset(out, 0, sizeof(*out));
+	if (out_name)
+		*out_name = NULL;
+	Onnx__TensorProto *tp = onnx__tensor_proto__unpack(NULL, len, buf);
+	if (!tp)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"not a valid TensorProto (truncated or corrupt protobuf)");
+	int rc = ox_tensor_from_proto(name, tp->name && *tp->name ? tp->name : "(unnamed)", tp,
+				      NULL, out, err);
+	if (!rc && out_name)
+		*out_name = xstrdup(tp->name ? tp->name : "");
+	onnx__tensor_proto__free_unpacked(tp, NULL);
+	return rc;
+}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# tests/e2e/test_onnx.sh - `vpaudit onnx info|run` end to end on the small
+# models of tests/golden/onnx/gen.py: values by hand (good.onnx computes
+# y = relu(x W) with W = 2 I; ext.onnx the same with W = 3 I from ext.bin),
+# intermediate outputs, and one exact error line (exit 1, no output folder)
+# for each kind of bad input.
+. tests/e2e/lib.sh
+G=tests/golden/onnx
+
+# The float32 values at the end of an .npy, one per line.
+vals() { tail -c "$2" "$1" | od -An -tf4 -v | tr -s ' ' '\n' | grep -v '^$' | paste -sd' '; }
+
+t_run "help" 0 -- onnx --help
+t_ok "help names both subcommands" grep -q "vpaudit onnx run MODEL.onnx -i NAME=FILE.npy" "$OUT"
+t_run "no subcommand" 2 -- onnx
+t_run "unknown subcommand" 2 -- onnx frobnicate
+t_ok "unknown subcommand line" grep -qx "vpaudit onnx: error: unknown subcommand 'frobnicate' (info or run) (see 'vpaudit onnx --help')" "$ERR"
+
+t_run "info" 0 -- onnx info $G/good.onnx
+cat > "$T/info" <<'X'
+model: tests/golden/onnx/good.onnx
+producer: gen.py
+opset: 13
+inputs:
+  x  float32  (batch, 4)
+outputs:
+  y  float32  (batch, 4)
+parameters: 16
+operators: 2 in 2 nodes
+  MatMul                     1  supported
+  Relu                       1  supported
+X
+t_ok "info text" cmp -s "$OUT" "$T/info"
+t_run "info of a model with an unsupported operator" 0 -- onnx info $G/bad_op.onnx
+t_ok "info marks Celu" grep -qx "  Celu                       1  not supported: unsupported operator" "$OUT"
+t_ok "info says it cannot run" grep -qx "vpaudit cannot run this model (1 operator not supported)" "$OUT"
+t_run "info symbolic time axis" 0 -- onnx info $G/tdnn_am.onnx
+t_ok "input with named time axis" grep -qx "  feats  float32  (1, time, 20)" "$OUT"
+
+t_run "run" 0 -- onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/o1"
+t_ok "y = relu(2 x)" [ "$(vals "$T/o1/y.npy" 32)" = "2 0 6 0 1 0.5 0 4" ]
+t_ok "only the graph output" [ "$(ls "$T/o1")" = "y.npy" ]
+t_run "run with an intermediate" 0 -- onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/o2" --outputs h,y
+t_ok "h = 2 x" [ "$(vals "$T/o2/h.npy" 32)" = "2 -4 6 -8 1 0.5 -2 4" ]
+t_ok "h.npy header: float32 (2, 4)" grep -qa "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }" "$T/o2/h.npy"
+t_run "external data" 0 -- onnx run $G/ext.onnx -i x=$G/good.x.npy -o "$T/o3"
+t_ok "y = relu(3 x) with W from ext.bin" [ "$(vals "$T/o3/y.npy" 32)" = "3 0 9 0 1.5 0.75 0 6" ]
+t_run "hidden layer of the TDNN AM by name" 0 -- onnx run $G/tdnn_am.onnx -i feats=$G/tdnn_am.x.npy -o "$T/o4" --outputs /r1/Relu_output_0
+t_ok "written as _r1_Relu_output_0.npy" [ -s "$T/o4/_r1_Relu_output_0.npy" ]
+t_ok "the same bytes as PyTorch's (ReLU of a conv: exact here)" cmp -s <(tail -c 2208 "$T/o4/_r1_Relu_output_0.npy") <(tail -c 2208 $G/tdnn_am.h1.npy)
+
+bad() { # name, expected stderr line, args...
+	local name=$1 line=$2; shift 2
+	t_run "$name" 1 -- "$@"
+	t_ok "$name: one line" [ "$(wc -l < "$ERR")" = 1 ]
+	t_ok "$name: the line" grep -qxF "$line" "$ERR"
+	t_ok "$name: no output" [ ! -e "$T/bad" ]
+}
+t_run "unsupported operator" 1 -- onnx run $G/bad_op.onnx -i x=$G/good.x.npy -o "$T/bad"
+t_ok "unsupported operator: one line naming node, operator, opset and the supported list" \
+	grep -qx "vpaudit: error: $G/bad_op.onnx: node 'celu_1' (Celu, opset 13): unsupported operator (supported: Abs,Add,And,.*,LSTM,.*,Xor)" "$ERR"
+t_ok "unsupported operator: one line" [ "$(wc -l < "$ERR")" = 1 ]
+t_ok "unsupported operator: no output" [ ! -e "$T/bad" ]
+bad "unsupported attribute" "vpaudit: error: $G/bad_attr.onnx: node 'relu' (Relu, opset 13): unsupported attribute 'fancy' (supported: none)" \
+	onnx run $G/bad_attr.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "unsupported opset" "vpaudit: error: $G/bad_opset.onnx: opset 18 of the default domain is not supported (supported: 11-17; re-export with opset_version=17)" \
+	onnx run $G/bad_opset.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "operator older than its implemented definition" "vpaudit: error: $G/bad_old_op.onnx: node 'pad' (Pad, opset 10): Pad of opset 10 is not supported (vpaudit implements its definition of opsets 11-17; re-export with opset_version=17)" \
+	onnx run $G/bad_old_op.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "tensor data not matching its shape" "vpaudit: error: $G/bad_data.onnx: tensor 'w': raw_data holds 12 values but the shape (4, 4) needs 16" \
+	onnx run $G/bad_data.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "truncated protobuf" "vpaudit: error: $G/bad_truncated.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
+	onnx run $G/bad_truncated.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "missing external data" "vpaudit: error: $G/bad_ext_missing.onnx: tensor 'w': cannot open external data '$G/missing.bin': No such file or directory" \
+	onnx run $G/bad_ext_missing.onnx -i x=$G/good.x.npy -o "$T/bad"
+bad "wrong input rank" "vpaudit: error: $G/good.onnx: input 'x' has rank 3 (2, 2, 2), the model expects rank 2 (batch, 4)" \
+	onnx run $G/good.onnx -i x=$G/good.x3.npy -o "$T/bad"
+bad "wrong input dtype" "vpaudit: error: $G/good.onnx: input 'x' is int64, the model expects float32" \
+	onnx run $G/good.onnx -i x=$G/good.xi.npy -o "$T/bad"
+bad "unknown value" "vpaudit: error: $G/good.onnx: the graph has no value 'nope'" \
+	onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/bad" --outputs y,nope
+bad "missing input" "vpaudit: error: $G/good.onnx: input 'x' is not given" \
+	onnx run $G/good.onnx -o "$T/bad"
+printf 'not a model' > "$T/junk.onnx"
+bad "not a model" "vpaudit: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
+	onnx run "$T/junk.onnx" -o "$T/bad"
+t_run "missing -o" 2 -- onnx run $G/good.onnx -i x=$G/good.x.npy
+t_run "bad -i" 2 -- onnx run $G/good.onnx -i x -o "$T/bad"
+t_ok "bad -i line" grep -qx "vpaudit onnx: error: -i wants NAME=FILE.npy, got 'x' (see 'vpaudit onnx --help')" "$ERR"
+t_done

@@ -1,0 +1,612 @@
+/*
+ * tests/unit/test_onnx.c - the ONNX engine.
+ *
+ * conformance: every backend test of Debian's libonnx-testdata (node/,
+ * pytorch-converted/, pytorch-operator/, simple/) whose operators are all in
+ * our table is loaded, run on each test_data_set_N and compared with the
+ * expected outputs as onnx's own runner does (numpy assert_allclose with
+ * rtol 1e-3, atol 1e-7; integers and bools exactly).  A test is skipped only
+ * for a stated reason (opset outside 11-17, an element type or attribute
+ * value we do not claim); any other load or run error or a wrong value is a
+ * failure.  Prints "N of M node tests of supported operators pass; K
+ * skipped: ..." and a per-operator count.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/io.h"
+#include "onnx/onnx.h"
+#include "tests/unit/harness.h"
+
+#ifndef ONNX_TESTDATA
+#define ONNX_TESTDATA "/usr/include/onnx/backend/test/data"
+#endif
+
+static int read_tensor(const char *path, struct vpa_onnx_tensor *t, char **name,
+		       struct vpa_err *err)
+{
+	char *buf;
+	size_t len;
+	int rc = vpa_read_file(path, &buf, &len, err);
+	if (rc)
+		return rc;
+	rc = vpa_onnx_tensor_parse(path, buf, len, t, name, err);
+	free(buf);
+	return rc;
+}
+
+/* numpy.testing.assert_allclose(actual, expected, rtol=1e-3, atol=1e-7). */
+static int compare(const struct vpa_onnx_tensor *got, const struct vpa_onnx_tensor *want,
+		   char *why, size_t cap)
+{
+	char a[128], b[128];
+	vpa_onnx_shape_str(a, sizeof(a), got->ndim, got->dims);
+	vpa_onnx_shape_str(b, sizeof(b), want->ndim, want->dims);
+	if (got->dtype != want->dtype) {
+		snprintf(why, cap, "type %s, expected %s", vpa_onnx_dtype_name(got->dtype),
+			 vpa_onnx_dtype_name(want->dtype));
+		return 0;
+	}
+	if (got->ndim != want->ndim || memcmp(got->dims, want->dims, got->ndim * sizeof(int64_t))) {
+		snprintf(why, cap, "shape %s, expected %s", a, b);
+		return 0;
+	}
+	size_t n = vpa_onnx_numel(got);
+	for (size_t i = 0; i < n; i++) {
+		double x, y;
+		switch (got->dtype) {
+		case VPA_ONNX_FLOAT: x = ((float *)got->data)[i], y = ((float *)want->data)[i]; break;
+		case VPA_ONNX_DOUBLE: x = ((double *)got->data)[i], y = ((double *)want->data)[i]; break;
+		case VPA_ONNX_INT64:
+			if (((int64_t *)got->data)[i] != ((int64_t *)want->data)[i]) {
+				snprintf(why, cap, "element %zu: %lld, expected %lld", i,
+					 (long long)((int64_t *)got->data)[i],
+					 (long long)((int64_t *)want->data)[i]);
+				return 0;
+			}
+			continue;
+		case VPA_ONNX_INT32: x = ((int32_t *)got->data)[i], y = ((int32_t *)want->data)[i]; break;
+		case VPA_ONNX_INT8: x = ((int8_t *)got->data)[i], y = ((int8_t *)want->data)[i]; break;
+		default: x = ((uint8_t *)got->data)[i], y = ((uint8_t *)want->data)[i]; break;
+		}
+		int fl = got->dtype == VPA_ONNX_FLOAT || got->dtype == VPA_ONNX_DOUBLE;
+		int ok = fl ? (isnan(x) && isnan(y)) || x == y || fabs(x - y) <= 1e-7 + 1e-3 * fabs(y)
+			    : x == y;
+		if (!ok) {
+			snprintf(why, cap, "element %zu of %s: %.9g, expected %.9g", i, a, x, y);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------ bookkeeping */
+
+#define MAX_OPS 160
+static struct opstat {
+	char name[48];
+	int pass, fail, skip;
+} ops[MAX_OPS];
+static int n_ops;
+
+static struct opstat *opstat(const char *name)
+{
+	for (int i = 0; i < n_ops; i++)
+		if (!strcmp(ops[i].name, name))
+			return &ops[i];
+	if (n_ops == MAX_OPS)
+		return &ops[MAX_OPS - 1];
+	snprintf(ops[n_ops].name, sizeof(ops[n_ops].name), "%.47s", name);
+	return &ops[n_ops++];
+}
+
+#define MAX_REASONS 64
+static struct {
+	char text[160];
+	int n;
+} reasons[MAX_REASONS];
+static int n_reasons;
+
+static void add_reason(const char *r)
+{
+	for (int i = 0; i < n_reasons; i++)
+		if (!strcmp(reasons[i].text, r)) {
+			reasons[i].n++;
+			return;
+		}
+	if (n_reasons < MAX_REASONS) {
+		snprintf(reasons[n_reasons].text, sizeof(reasons[0].text), "%s", r);
+		reasons[n_reasons++].n = 1;
+	}
+}
+
+/* A short reason from an error message that states a limit we do not claim. */
+static int skip_reason(const char *msg, char *out, size_t cap)
+{
+	const char *p;
+	if ((p = strstr(msg, "opset ")) && strstr(msg, "of the default domain is not supported")) {
+		long v = strtol(p + 6, NULL, 10);
+		snprintf(out, cap, "opset %ld outside 11-17", v);
+		return 1;
+	}
+	if ((p = strstr(msg, " of opset ")) && strstr(msg, "vpaudit implements its definition")) {
+		snprintf(out, cap, "an operator's definition older than vpaudit's");
+		return 1;
+	}
+	if ((p = strstr(msg, "unsupported element type "))) {
+		char t[32];
+		sscanf(p + 25, "%31s", t);
+		snprintf(out, cap, "element type %s", t);
+		return 1;
+	}
+	if ((p = strstr(msg, "cast to "))) {
+		char t[32];
+		sscanf(p + 8, "%31s", t);
+		snprintf(out, cap, "element type %s", t);
+		return 1;
+	}
+	if ((p = strstr(msg, "unsupported attribute '"))) {
+		char t[48];
+		sscanf(p + 23, "%47[^']", t);
+		snprintf(out, cap, "unsupported attribute %s", t);
+		return 1;
+	}
+	if ((p = strstr(msg, "input type ")) && strstr(msg, "is not supported")) {
+		char t[32];
+		sscanf(p + 11, "%31s", t);
+		snprintf(out, cap, "element type %s", t);
+		return 1;
+	}
+	if (strstr(msg, "is not a tensor (sequence")) {
+		snprintf(out, cap, "sequence/optional graph input or output");
+		return 1;
+	}
+	if (strstr(msg, "training mode") || strstr(msg, "training_mode")) {
+		snprintf(out, cap, "training mode");
+		return 1;
+	}
+	if ((p = strstr(msg, "is not supported")) || (p = strstr(msg, "not supported"))) {
+		const char *q = strstr(msg, "): ");
+		snprintf(out, cap, "%.100s", q ? q + 3 : msg);
+		return 1;
+	}
+	return 0;
+}
+
+static int total, passed, skipped, failed;
+
+static void run_case(const char *dir)
+{
+	char path[1400], why[512];
+	struct vpa_err err;
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_onnx_load_opts lenient = {1};
+	snprintf(path, sizeof(path), "%.1000s/model.onnx", dir);
+	struct stat st;
+	if (stat(path, &st))
+		return;
+	/* Which operators does it use?  Only tests of supported ones count. */
+	vpa_err_init(&err);
+	if (vpa_onnx_load(path, &lenient, &m, &err)) {
+		total++, failed++;
+		printf("#   FAIL %s: %s\n", dir, err.msg);
+		return;
+	}
+	const char *names[64];
+	size_t nn = 0;
+	for (size_t i = 0; i < vpa_onnx_n_nodes(m); i++) {
+		const char *op = vpa_onnx_node_op(m, i);
+		if (!vpa_onnx_op_supported(op)) {
+			vpa_onnx_free(m);
+			return; /* a test of an operator we do not claim */
+		}
+		size_t k;
+		for (k = 0; k < nn; k++)
+			if (!strcmp(names[k], op))
+				break;
+		if (k == nn && nn < 64)
+			names[nn++] = op;
+	}
+	char opnames[64][48];
+	for (size_t k = 0; k < nn; k++)
+		snprintf(opnames[k], sizeof(opnames[k]), "%.47s", names[k]);
+	vpa_onnx_free(m);
+	m = NULL;
+	total++;
+	int outcome = 1; /* 1 pass, 0 fail, 2 skip */
+	vpa_err_init(&err);
+	if (vpa_onnx_load(path, NULL, &m, &err)) {
+		if (skip_reason(err.msg, why, sizeof(why))) {
+			outcome = 2;
+			add_reason(why);
+		} else {
+			outcome = 0;
+			printf("#   FAIL %s: %s\n", dir, err.msg);
+		}
+		goto done;
+	}
+	for (int set = 0; outcome == 1; set++) {
+		char sdir[1300];
+		snprintf(sdir, sizeof(sdir), "%.1000s/test_data_set_%d", dir, set);
+		if (stat(sdir, &st))
+			break;
+		struct vpa_onnx_tensor in[16], want[16], got[16];
+		char *in_names[16];
+		const char *onames[16];
+		size_t ni = 0, no = 0;
+		memset(in, 0, sizeof(in));
+		memset(want, 0, sizeof(want));
+		for (; ni < vpa_onnx_n_inputs(m) && ni < 16; ni++) {
+			snprintf(path, sizeof(path), "%.1200s/input_%zu.pb", sdir, ni);
+			vpa_err_init(&err);
+			in_names[ni] = NULL;
+			if (read_tensor(path, &in[ni], &in_names[ni], &err))
+				break;
+			free(in_names[ni]);
+			in_names[ni] = (char *)vpa_onnx_input(m, ni)->name; /* by position */
+		}
+		if (ni < vpa_onnx_n_inputs(m)) {
+			if (skip_reason(err.msg, why, sizeof(why))) {
+				outcome = 2;
+				add_reason(why);
+			} else {
+				outcome = 0;
+				printf("#   FAIL %s: %s\n", dir, err.msg);
+			}
+		}
+		for (; outcome == 1 && no < vpa_onnx_n_outputs(m) && no < 16; no++) {
+			snprintf(path, sizeof(path), "%.1200s/output_%zu.pb", sdir, no);
+			vpa_err_init(&err);
+			if (read_tensor(path, &want[no], NULL, &err)) {
+				if (skip_reason(err.msg, why, sizeof(why))) {
+					outcome = 2;
+					add_reason(why);
+				} else {
+					outcome = 0;
+					printf("#   FAIL %s: %s\n", dir, err.msg);
+				}
+				break;
+			}
+			onames[no] = vpa_onnx_output(m, no)->name;
+		}
+		if (outcome == 1) {
+			vpa_err_init(&err);
+			if (vpa_onnx_run(m, ni, (const char *const *)in_names, in, no, onames, got,
+					 &err)) {
+				if (skip_reason(err.msg, why, sizeof(why))) {
+					outcome = 2;
+					add_reason(why);
+				} else {
+					outcome = 0;
+					printf("#   FAIL %s: %s\n", dir, err.msg);
+				}
+			} else {
+				for (size_t j = 0; j < no; j++) {
+					if (outcome == 1 && !compare(&got[j], &want[j], why, sizeof(why))) {
+						outcome = 0;
+						printf("#   FAIL %s: output '%s': %s\n", dir, onames[j], why);
+					}
+					vpa_onnx_tensor_release(&got[j]);
+				}
+			}
+		}
+		for (size_t j = 0; j < 16; j++) {
+			vpa_onnx_tensor_release(&in[j]);
+			vpa_onnx_tensor_release(&want[j]);
+		}
+	}
+done:
+	vpa_onnx_free(m);
+	passed += outcome == 1;
+	failed += outcome == 0;
+	skipped += outcome == 2;
+	for (size_t k = 0; k < nn; k++) {
+		struct opstat *s = opstat(opnames[k]);
+		s->pass += outcome == 1;
+		s->fail += outcome == 0;
+		s->skip += outcome == 2;
+	}
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+	return strcmp(((const struct opstat *)a)->name, ((const struct opstat *)b)->name);
+}
+
+static void test_conformance(void)
+{
+	static const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+	const char *root = getenv("VPA_ONNX_TESTDATA") ? getenv("VPA_ONNX_TESTDATA") : ONNX_TESTDATA;
+	for (size_t s = 0; s < 4; s++) {
+		char dir[512];
+		snprintf(dir, sizeof(dir), "%s/%s", root, suites[s]);
+		DIR *d = opendir(dir);
+		if (!d) {
+			printf("#   %s: missing (install libonnx-testdata: sh .ci/deps)\n", dir);
+			CHECK(d != NULL);
+			continue;
+		}
+		char **names = NULL;
+		size_t n = 0;
+		struct dirent *e;
+		while ((e = readdir(d)))
+			if (e->d_name[0] != '.') {
+				names = realloc(names, (n + 1) * sizeof(char *));
+				names[n++] = strdup(e->d_name);
+			}
+		closedir(d);
+		qsort(names, n, sizeof(char *), cmp_name);
+		for (size_t i = 0; i < n; i++) {
+			char sub[1024];
+			snprintf(sub, sizeof(sub), "%.500s/%.500s", dir, names[i]);
+			run_case(sub);
+			free(names[i]);
+		}
+		free(names);
+	}
+	printf("# %d of %d node tests of supported operators pass; %d skipped:", passed,
+	       total - skipped, skipped);
+	for (int i = 0; i < n_reasons; i++)
+		printf("%s %s (%d)", i ? ";" : "", reasons[i].text, reasons[i].n);
+	printf("\n");
+	qsort(ops, (size_t)n_ops, sizeof(ops[0]), cmp_op);
+	for (int i = 0; i < n_ops; i++)
+		printf("#   %-22s %3d of %3d pass, %d skipped\n", ops[i].name, ops[i].pass,
+		       ops[i].pass + ops[i].fail, ops[i].skip);
+	CHECK(total > 300);
+	CHECK(failed == 0);
+}
+
+/* ------------------------------------------------------------ PyTorch models */
+
+#define GOLD "tests/golden/onnx/"
+
+static int load_npy(const char *file, struct vpa_onnx_tensor *t)
+{
+	struct vpa_npy_nd a;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	memset(t, 0, sizeof(*t));
+	if (vpa_npy_read_nd(file, &a, &err)) {
+		printf("#   %s\n", err.msg);
+		return -1;
+	}
+	if (a.kind != 'f' || a.itemsize != 4) {
+		vpa_npy_nd_release(&a);
+		return -1;
+	}
+	t->dtype = VPA_ONNX_FLOAT;
+	t->ndim = a.ndim;
+	for (size_t i = 0; i < a.ndim; i++)
+		t->dims[i] = (int64_t)a.shape[i];
+	t->data = a.data; /* taken over */
+	return 0;
+}
+
+struct manifest {
+	char in_name[64], in_file[256];
+	size_t n_out;
+	char out_name[8][128], out_file[8][256];
+};
+
+static int read_manifest(const char *model, struct manifest *mf)
+{
+	char path[512], line[600], kind[8], a[128], b[200];
+	snprintf(path, sizeof(path), GOLD "%s.txt", model);
+	FILE *f = fopen(path, "r");
+	memset(mf, 0, sizeof(*mf));
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%7s %127s %199s", kind, a, b) == 3) {
+			if (!strcmp(kind, "in")) {
+				snprintf(mf->in_name, sizeof(mf->in_name), "%.63s", a);
+				snprintf(mf->in_file, sizeof(mf->in_file), GOLD "%.200s", b);
+			} else if (mf->n_out < 8) {
+				snprintf(mf->out_name[mf->n_out], 128, "%.127s", a);
+				snprintf(mf->out_file[mf->n_out++], 256, GOLD "%.200s", b);
+			}
+		}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * Each model of tests/golden/onnx/gen.py against PyTorch's outputs (and
+ * hooked intermediate activations) on an input whose length differs from the
+ * export's: max |ours - torch| <= 1e-6 + 1e-5 |torch|.
+ */
+static void check_model(const char *model)
+{
+	struct manifest mf;
+	char path[512];
+	struct vpa_err err;
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_onnx_tensor x, want[8], got[8];
+	const char *names[8];
+	CHECK(read_manifest(model, &mf) == 0);
+	snprintf(path, sizeof(path), GOLD "%s.onnx", model);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(path, NULL, &m, &err) == 0);
+	if (!m) {
+		printf("#   %s\n", err.msg);
+		return;
+	}
+	CHECK(load_npy(mf.in_file, &x) == 0);
+	for (size_t j = 0; j < mf.n_out; j++) {
+		CHECK(load_npy(mf.out_file[j], &want[j]) == 0);
+		names[j] = mf.out_name[j];
+	}
+	const char *in_names[1] = {mf.in_name};
+	int rc = vpa_onnx_run(m, 1, in_names, &x, mf.n_out, names, got, &err);
+	CHECK(rc == 0);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	double worst = 0;
+	for (size_t j = 0; j < mf.n_out && !rc; j++) {
+		CHECK(got[j].ndim == want[j].ndim &&
+		      !memcmp(got[j].dims, want[j].dims, got[j].ndim * sizeof(int64_t)));
+		size_t n = vpa_onnx_numel(&want[j]);
+		if (vpa_onnx_numel(&got[j]) != n)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			double a = ((float *)got[j].data)[i], b = ((float *)want[j].data)[i];
+			double e = fabs(a - b) / (1e-6 + 1e-5 * fabs(b));
+			worst = e > worst || isnan(e) ? e : worst;
+		}
+		vpa_onnx_tensor_release(&got[j]);
+	}
+	printf("#   %-12s %zu values vs PyTorch: worst error %.3g of the tolerance\n", model,
+	       mf.n_out, worst);
+	CHECK(worst <= 1.0);
+	vpa_onnx_tensor_release(&x);
+	for (size_t j = 0; j < mf.n_out; j++)
+		vpa_onnx_tensor_release(&want[j]);
+	vpa_onnx_free(m);
+}
+
+static void test_model_tdnn(void) { check_model("tdnn"); }
+static void test_model_ecapa(void) { check_model("ecapa"); }
+static void test_model_resnet(void) { check_model("resnet"); }
+static void test_model_tdnn_am_hidden(void) { check_model("tdnn_am"); }
+static void test_model_conformer_opset13(void) { check_model("conformer13"); }
+static void test_model_conformer_opset17(void) { check_model("conformer17"); }
+static void test_model_lstm_gru(void) { check_model("rnn"); }
+
+/* Two threads share one model: each result equals the one-thread result bit for bit. */
+struct thr {
+	const struct vpa_onnx_model *m;
+	const struct vpa_onnx_tensor *x;
+	struct vpa_onnx_tensor y[20];
+	int rc;
+};
+
+static void *thr_run(void *p)
+{
+	struct thr *t = p;
+	const char *in[1] = {"feats"}, *out[1] = {"out"};
+	struct vpa_err err;
+	t->rc = 0;
+	for (int k = 0; k < 20 && !t->rc; k++) {
+		vpa_err_init(&err);
+		t->rc = vpa_onnx_run(t->m, 1, in, t->x, 1, out, &t->y[k], &err);
+	}
+	return NULL;
+}
+
+static void test_threads(void)
+{
+	struct vpa_onnx_model *m;
+	struct vpa_err err;
+	struct vpa_onnx_tensor x, ref;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "ecapa.onnx", NULL, &m, &err) == 0);
+	CHECK(load_npy(GOLD "ecapa.x.npy", &x) == 0);
+	const char *in[1] = {"feats"}, *out[1] = {"out"};
+	CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &ref, &err) == 0);
+	struct thr t[2] = {{m, &x, {{0}}, 0}, {m, &x, {{0}}, 0}};
+	pthread_t th;
+	pthread_create(&th, NULL, thr_run, &t[1]);
+	thr_run(&t[0]);
+	pthread_join(th, NULL);
+	for (int i = 0; i < 2; i++) {
+		CHECK(t[i].rc == 0);
+		for (int k = 0; k < 20; k++) {
+			CHECK(t[i].y[k].data && !memcmp(t[i].y[k].data, ref.data, vpa_onnx_numel(&ref) * 4));
+			vpa_onnx_tensor_release(&t[i].y[k]);
+		}
+	}
+	vpa_onnx_tensor_release(&ref);
+	vpa_onnx_tensor_release(&x);
+	vpa_onnx_free(m);
+}
+
+/* Bad input through the API: one line each, nothing allocated on error. */
+static void test_bad_input(void)
+{
+	struct vpa_onnx_model *m = (void *)1;
+	struct vpa_onnx_tensor t;
+	struct vpa_err err;
+	char *buf;
+	size_t len;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("x.onnx", "\x0a\xff\xff", 3, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "x.onnx: not a valid ONNX model (truncated or corrupt protobuf)");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", "\x08\x04\x08", 3, &t, NULL, &err) == VPA_EINPUT);
+	CHECK(t.data == NULL);
+	/* dims (2, 2) of float with one float_data value */
+	static const unsigned char one[] = {0x08, 0x02, 0x08, 0x02, 0x10, 0x01, 0x22, 0x04, 0, 0, 0x80, 0x3f};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", one, sizeof(one), &t, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "t.pb: tensor '(unnamed)': float_data holds 1 values but the shape (2, 2) needs 4");
+	/* the same with dims (1): fine */
+	static const unsigned char ok[] = {0x08, 0x01, 0x10, 0x01, 0x22, 0x04, 0, 0, 0x80, 0x3f};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_tensor_parse("t.pb", ok, sizeof(ok), &t, NULL, &err) == 0);
+	CHECK(t.ndim == 1 && t.dims[0] == 1 && ((float *)t.data)[0] == 1.0f);
+	vpa_onnx_tensor_release(&t);
+	/* Every prefix of a good model: an error or a model, never a crash. */
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(GOLD "tdnn_am.onnx", &buf, &len, &err) == 0);
+	size_t n_err = 0;
+	for (size_t k = 0; k < len; k += 97) {
+		vpa_err_init(&err);
+		if (vpa_onnx_load_mem("cut.onnx", buf, k, NULL, NULL, &m, &err) == 0)
+			vpa_onnx_free(m);
+		else
+			n_err += err.msg[0] != 0 && !strchr(err.msg, '\n');
+	}
+	CHECK(n_err > 0);
+	free(buf);
+	/* Inputs: wrong rank, wrong dtype, unknown name, missing input. */
+	CHECK(vpa_onnx_load(GOLD "tdnn_am.onnx", NULL, &m, &err) == 0);
+	float z[40] = {0};
+	struct vpa_onnx_tensor x2 = vpa_onnx_tensor_f32(2, (int64_t[]){2, 20}, z), y;
+	const char *in[1] = {"feats"}, *out[1] = {"out"}, *bad[1] = {"nope"};
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x2, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' has rank 2 (2, 20), the model expects "
+			   "rank 3 (1, time, 20)");
+	struct vpa_onnx_tensor x3 = vpa_onnx_tensor_f32(3, (int64_t[]){1, 2, 20}, z);
+	x3.dtype = VPA_ONNX_INT32;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' is int32, the model expects float32");
+	x3.dtype = VPA_ONNX_FLOAT;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, bad, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: the model has no input 'nope'");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 0, in, &x3, 1, out, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: input 'feats' is not given");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_run(m, 1, in, &x3, 1, bad, &y, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, GOLD "tdnn_am.onnx: the graph has no value 'nope'");
+	vpa_onnx_free(m);
+}
+
+int main(void)
+{
+	RUN(test_model_tdnn);
+	RUN(test_model_ecapa);
+	RUN(test_model_resnet);
+	RUN(test_model_tdnn_am_hidden);
+	RUN(test_model_conformer_opset13);
+	RUN(test_model_conformer_opset17);
+	RUN(test_model_lstm_gru);
+	RUN(test_threads);
+	RUN(test_bad_input);
+	RUN(test_conformance);
+	return DONE();
+}
