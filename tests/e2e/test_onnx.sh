@@ -58,31 +58,31 @@ bad() { # name, expected stderr line, args...
 }
 t_run "unsupported operator" 1 -- onnx run $G/bad_op.onnx -i x=$G/good.x.npy -o "$T/bad"
 t_ok "unsupported operator: one line naming node, operator, opset and the supported list" \
-	grep -qx "vpaudit: error: $G/bad_op.onnx: node 'celu_1' (Celu, opset 13): unsupported operator (supported: Abs,Add,And,.*,LSTM,.*,Xor)" "$ERR"
+	grep -qx "vpaudit onnx: error: $G/bad_op.onnx: node 'celu_1' (Celu, opset 13): unsupported operator (supported: Abs,Add,And,.*,LSTM,.*,Xor)" "$ERR"
 t_ok "unsupported operator: one line" [ "$(wc -l < "$ERR")" = 1 ]
 t_ok "unsupported operator: no output" [ ! -e "$T/bad" ]
-bad "unsupported attribute" "vpaudit: error: $G/bad_attr.onnx: node 'relu' (Relu, opset 13): unsupported attribute 'fancy' (supported: none)" \
+bad "unsupported attribute" "vpaudit onnx: error: $G/bad_attr.onnx: node 'relu' (Relu, opset 13): unsupported attribute 'fancy' (supported: none)" \
 	onnx run $G/bad_attr.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "unsupported opset" "vpaudit: error: $G/bad_opset.onnx: opset 18 of the default domain is not supported (supported: 11-17; re-export with opset_version=17)" \
+bad "unsupported opset" "vpaudit onnx: error: $G/bad_opset.onnx: opset 18 of the default domain is not supported (supported: 11-17; re-export with opset_version=17)" \
 	onnx run $G/bad_opset.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "operator older than its implemented definition" "vpaudit: error: $G/bad_old_op.onnx: node 'pad' (Pad, opset 10): Pad of opset 10 is not supported (vpaudit implements its definition of opsets 11-17; re-export with opset_version=17)" \
+bad "operator older than its implemented definition" "vpaudit onnx: error: $G/bad_old_op.onnx: node 'pad' (Pad, opset 10): Pad of opset 10 is not supported (vpaudit implements its definition of opsets 11-17; re-export with opset_version=17)" \
 	onnx run $G/bad_old_op.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "tensor data not matching its shape" "vpaudit: error: $G/bad_data.onnx: tensor 'w': raw_data holds 12 values but the shape (4, 4) needs 16" \
+bad "tensor data not matching its shape" "vpaudit onnx: error: $G/bad_data.onnx: tensor 'w': raw_data holds 12 values but the shape (4, 4) needs 16" \
 	onnx run $G/bad_data.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "truncated protobuf" "vpaudit: error: $G/bad_truncated.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
+bad "truncated protobuf" "vpaudit onnx: error: $G/bad_truncated.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run $G/bad_truncated.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "missing external data" "vpaudit: error: $G/bad_ext_missing.onnx: tensor 'w': cannot open external data '$G/missing.bin': No such file or directory" \
+bad "missing external data" "vpaudit onnx: error: $G/bad_ext_missing.onnx: tensor 'w': cannot open external data '$G/missing.bin': No such file or directory" \
 	onnx run $G/bad_ext_missing.onnx -i x=$G/good.x.npy -o "$T/bad"
-bad "wrong input rank" "vpaudit: error: $G/good.onnx: input 'x' has rank 3 (2, 2, 2), the model expects rank 2 (batch, 4)" \
+bad "wrong input rank" "vpaudit onnx: error: $G/good.onnx: input 'x' has rank 3 (2, 2, 2), the model expects rank 2 (batch, 4)" \
 	onnx run $G/good.onnx -i x=$G/good.x3.npy -o "$T/bad"
-bad "wrong input dtype" "vpaudit: error: $G/good.onnx: input 'x' is int64, the model expects float32" \
+bad "wrong input dtype" "vpaudit onnx: error: $G/good.onnx: input 'x' is int64, the model expects float32" \
 	onnx run $G/good.onnx -i x=$G/good.xi.npy -o "$T/bad"
-bad "unknown value" "vpaudit: error: $G/good.onnx: the graph has no value 'nope'" \
+bad "unknown value" "vpaudit onnx: error: $G/good.onnx: the graph has no value 'nope'" \
 	onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/bad" --outputs y,nope
-bad "missing input" "vpaudit: error: $G/good.onnx: input 'x' is not given" \
+bad "missing input" "vpaudit onnx: error: $G/good.onnx: input 'x' is not given" \
 	onnx run $G/good.onnx -o "$T/bad"
 printf 'not a model' > "$T/junk.onnx"
-bad "not a model" "vpaudit: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
+bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"
 t_run "missing -o" 2 -- onnx run $G/good.onnx -i x=$G/good.x.npy
 t_run "bad -i" 2 -- onnx run $G/good.onnx -i x -o "$T/bad"
