@@ -78,7 +78,8 @@ static const struct vpa_key keys[] = {
 	 "users per round (sampled from the simulated training users)"},
 	{"rounds", VPA_K_INT, 0, "60", 1, 100000, 0, NULL, NULL, "60", "federated rounds"},
 	{"epsilon", VPA_K_NUM, 0, "2", 0, 1e6, VPA_KF_OPEN_LO, NULL, NULL, "2",
-	 "target epsilon of the local Gaussian and of the central regimes"},
+	 "target epsilon: of one update for `local`; for the central regimes, of the stated "
+	 "deployment (`population`) when there is one, else of the run"},
 	{"delta", VPA_K_NUM, 0, "1e-5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "1e-5",
 	 "target delta"},
 	{"local_epsilon", VPA_K_NUM, 0, "25.7", 0, 1e6, VPA_KF_OPEN_LO, NULL, NULL, "25.7",
