@@ -30,6 +30,14 @@ static const struct vpa_key keys[] = {
 	 "enumerate the whole candidate space when it has at most this many values"},
 	{"samples", VPA_K_INT, 0, "5000", 10, 10000000, 0, NULL, NULL, "5000",
 	 "candidates drawn for the skew-normal fit when the space is not enumerated"},
+	{"sentence_end", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "add -log2 P(</s> | canary) to every log-perplexity (ARPA and LSTM models), as a "
+	 "sentence-level LM scores a sentence (SRILM/KenLM); false, the default, scores the "
+	 "secret's tokens only (the secret sharer's and TF Privacy's convention)"},
+	{"drop_canary", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "imported `candidates`: remove one candidate equal to `canary_logppl` (a file that scores "
+	 "the whole space, the canary included; an error when none is equal).  Without it such a "
+	 "candidate counts as a rival (exact exposure at most log2 N - 1) and a warning says so"},
 	{"over_time", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "also compute the exact exposure at every checkpoint (figure against epochs/rounds)"},
 	{NULL},
@@ -84,6 +92,18 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    const struct vpa_ynode *tcfg, struct vpa_err *err)
 {
 	const struct vpa_ynode *cn = vpa_ymap_get(tcfg, "canaries");
+	const struct vpa_ynode *dk = vpa_ymap_key(cfg, "drop_canary");
+	if (dk && vpa_cfg_bool(cfg, &schema, "drop_canary") && !vpa_ymap_get(tcfg, "candidates")) {
+		struct vpa_loc l = vpa_node_loc(ctx->file, dk);
+		return vpa_fail(err, VPA_EINPUT, &l, "drop_canary applies to imported `candidates`: "
+				"a model's canary is never among its own candidates");
+	}
+	const struct vpa_ynode *sk = vpa_ymap_key(cfg, "sentence_end");
+	if (sk && vpa_cfg_bool(cfg, &schema, "sentence_end") && vpa_ymap_get(tcfg, "candidates")) {
+		struct vpa_loc l = vpa_node_loc(ctx->file, sk);
+		return vpa_fail(err, VPA_EINPUT, &l, "sentence_end applies to models vpaudit scores "
+				"(ARPA, LSTM): imported `candidates` carry their own log-perplexities");
+	}
 	if (vpa_ymap_get(tcfg, "candidates") || (cn && cn->n > 0))
 		return 0;
 	struct vpa_loc l = vpa_node_loc(ctx->file, cfg);
@@ -132,8 +152,8 @@ struct expo {
 
 /* Score the canary and its candidates at checkpoint ck. */
 static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, size_t ck,
-		  size_t max_exact, size_t samples, int fit, uint64_t seed, struct expo *e,
-		  struct vpa_err *err)
+		  size_t max_exact, size_t samples, int fit, int sentence_end, uint64_t seed,
+		  struct expo *e, struct vpa_err *err)
 {
 	double t0 = vpa_now();
 	int exact = c->space <= (double)max_exact;
@@ -158,7 +178,7 @@ static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, 
 			} while (excluded(c, seqs + m * c->L));
 	}
 	double *lp = xmalloc(xmul(M, sizeof(double)));
-	int rc = vpa_lm_logppl(t, ck, seqs, M, c->L, lp, err);
+	int rc = vpa_lm_logppl(t, ck, seqs, M, c->L, sentence_end, lp, err);
 	double *cand = xmalloc(xmul(M, sizeof(double)));
 	size_t n = 0;
 	double X = NAN;
@@ -241,34 +261,63 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	size_t max_exact = (size_t)vpa_cfg_int(cfg, &schema, "max_exact");
 	size_t samples = (size_t)vpa_cfg_int(cfg, &schema, "samples");
 	int over_time = vpa_cfg_bool(cfg, &schema, "over_time");
+	int sentence_end = vpa_cfg_bool(cfg, &schema, "sentence_end");
 	int rc = 0;
 	if (lt->source == VPA_LM_CANDIDATES) {
 		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
 		struct vpa_skewnorm d;
-		double extra = NAN;
+		double extra = NAN, X = lt->cand_canary;
 		struct vpa_err fe;
 		vpa_err_init(&fe);
-		if (lt->n_cand >= 3 && vpa_skewnorm_fit(lt->cand, lt->n_cand, &d, &fe) == 0)
-			extra = vpa_exposure_extrapolated(lt->cand_canary, &d);
-		else if (lt->n_cand >= 3)
+		size_t n = lt->n_cand, ties = vpa_exposure_ties(X, lt->cand, n);
+		double *cand = xmalloc(xmul(n ? n : 1, sizeof(double)));
+		memcpy(cand, lt->cand, n * sizeof(double));
+		if (vpa_cfg_bool(cfg, &schema, "drop_canary")) {
+			if (ties == 0) {
+				free(cand);
+				vpa_json_free(rec);
+				vpa_json_free(m);
+				return vpa_fail(err, VPA_EINPUT, NULL, "%s: drop_canary: no candidate "
+						"equals canary_logppl %.17g", id, X);
+			}
+			n = vpa_exposure_drop_canary(X, cand, n);
+			ties--;
+			if (n == 0) {
+				free(cand);
+				vpa_json_free(rec);
+				vpa_json_free(m);
+				return vpa_fail(err, VPA_EINPUT, NULL, "%s: no candidate left after "
+						"drop_canary", id);
+			}
+		} else if (ties > 0) {
+			vpa_ctx_warn(ctx, "%s: %zu candidate%s equal%s the canary's log-perplexity "
+				     "%.10g: counted as rivals, so the exact exposure is at most "
+				     "log2 N - 1; if the candidates hold the canary itself, set "
+				     "`drop_canary: true`", id, ties, ties == 1 ? "" : "s",
+				     ties == 1 ? "s" : "", X);
+		}
+		if (n >= 3 && vpa_skewnorm_fit(cand, n, &d, &fe) == 0)
+			extra = vpa_exposure_extrapolated(X, &d);
+		else if (n >= 3)
 			vpa_ctx_warn(ctx, "%s: no extrapolated exposure: %s", id, fe.msg);
 		size_t below = 0;
-		for (size_t i = 0; i < lt->n_cand; i++)
-			below += lt->cand[i] <= lt->cand_canary;
+		for (size_t i = 0; i < n; i++)
+			below += cand[i] <= X;
 		vpa_json_set_str(rec, "attack", id);
 		vpa_json_set_str(rec, "sub", lt->cand_name);
 		vpa_json_set(rec, "layer", vpa_json_null());
 		vpa_json_set(rec, "sweep", vpa_json_null());
-		vpa_json_set_num(m, "exposure", vpa_exposure_exact(lt->cand_canary, lt->cand, lt->n_cand));
+		vpa_json_set_num(m, "exposure", vpa_exposure_exact(X, cand, n));
 		vpa_json_set_num(m, "exposure_extrapolated", extra);
-		vpa_json_set_num(m, "max_exposure", log2((double)lt->n_cand));
+		vpa_json_set_num(m, "max_exposure", log2((double)n));
 		vpa_json_set_num(m, "rank", (double)(below + 1));
-		vpa_json_set_num(m, "n_candidates", (double)lt->n_cand);
-		vpa_json_set_num(m, "canary_logppl", lt->cand_canary);
+		vpa_json_set_num(m, "n_candidates", (double)n);
+		vpa_json_set_num(m, "canary_logppl", X);
 		vpa_json_set(rec, "metrics", m);
 		vpa_json_push(out->records, rec);
-		if (lt->n_cand < 3)
+		if (n < 3)
 			vpa_ctx_warn(ctx, "%s: fewer than 3 candidates: no extrapolated exposure", id);
+		free(cand);
 		return 0;
 	}
 	size_t nc = lt->n_canaries;
@@ -279,7 +328,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct expo *fin = xcalloc(nc, sizeof(*fin));
 	for (size_t i = 0; i < nc && !rc; i++) {
 		const struct vpa_lm_canary *c = &lt->canaries[i];
-		rc = expose(lt, c, last, max_exact, samples, 1, ctx->seed, &fin[i], err);
+		rc = expose(lt, c, last, max_exact, samples, 1, sentence_end, ctx->seed, &fin[i],
+			    err);
 		if (rc)
 			break;
 		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
@@ -376,7 +426,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 					continue;
 				}
 				int ex = c->space <= (double)max_exact;
-				rc = expose(lt, c, k, max_exact, samples, !ex, ctx->seed, &e, err);
+				rc = expose(lt, c, k, max_exact, samples, !ex, sentence_end, ctx->seed, &e,
+					    err);
 				y[k] = ex ? e.exact : e.extra;
 			}
 			vpa_json_push(ser, pt_series(c->name, x, y, lt->n_ckpt));

@@ -63,6 +63,7 @@ static const struct vpa_key train_keys[] = {{NULL}};
 static const struct vpa_schema train_schema = {"attack fl_training", train_keys};
 static const char *const train_metrics[] = {
 	"accuracy", "accuracy_initial", "snr", "epsilon", "epsilon_local", "epsilon_central",
+	"epsilon_deployment", "q", "q_deployment", "epsilon_local_run", "max_participations",
 	"noise_multiplier", "sigma_local", "first_update_norm", "first_noise_norm",
 	"sv_eer_distilled", "sv_eer_baseline", NULL,
 };
@@ -83,10 +84,41 @@ static int train_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_y
 		vpa_json_set_num(m, "accuracy", R->acc_final);
 		vpa_json_set_num(m, "accuracy_initial", R->curve_acc[0]);
 		vpa_json_set_num(m, "snr", R->snr);
-		double eps = R->regime == VPA_FLS_LOCAL ? p->eps_local : p->eps_central;
+		/* the headline epsilon is the run's: local DP composed over a user's
+		 * participations, central DP for the run's sampling rate */
+		double eps = R->regime == VPA_FLS_LOCAL ? p->eps_local_run : p->eps_central;
 		vpa_json_set_num(m, "epsilon", eps);
 		vpa_json_set_num(m, "epsilon_local", p->eps_local);
+		vpa_json_set_num(m, "epsilon_local_run", p->eps_local_run);
+		vpa_json_set_num(m, "max_participations",
+				 R->regime == VPA_FLS_NONE ? NAN : (double)R->max_participations);
 		vpa_json_set_num(m, "epsilon_central", p->eps_central);
+		if (R->regime == VPA_FLS_CENTRAL || R->regime == VPA_FLS_CENTRAL_LOCAL)
+			vpa_json_set_num(m, "q", p->q_run);
+		if (p->q_deploy == p->q_deploy) {
+			/* a stated deployment: a second, labelled guarantee beside the run's */
+			vpa_json_set_num(m, "epsilon_deployment", p->eps_deploy);
+			vpa_json_set_num(m, "q_deployment", p->q_deploy);
+		}
+		if (R->regime == VPA_FLS_LOCAL) {
+			struct vpa_json *notes = vpa_json_arr();
+			vpa_json_push(notes, vpa_json_str("epsilon (local): this run, per user over "
+							  "max_participations releases; epsilon_local: "
+							  "one release"));
+			vpa_json_set(rec, "notes", notes);
+		}
+		if (p->q_run == p->q_run) {
+			char note[320];
+			int k = snprintf(note, sizeof(note), "epsilon, q: this run (cohorts of %zu drawn "
+					 "from %zu training users)", T->cohort, T->n_train);
+			if (p->q_deploy == p->q_deploy && k > 0 && (size_t)k < sizeof(note))
+				snprintf(note + k, sizeof(note) - (size_t)k, "; epsilon_deployment, "
+					 "q_deployment: the stated population of %g, for which the "
+					 "noise is calibrated", T->population);
+			struct vpa_json *notes = vpa_json_arr();
+			vpa_json_push(notes, vpa_json_str(note));
+			vpa_json_set(rec, "notes", notes);
+		}
 		vpa_json_set_num(m, "delta", R->regime == VPA_FLS_NONE ? NAN : p->delta);
 		vpa_json_set_num(m, "noise_multiplier",
 				 R->regime == VPA_FLS_CENTRAL || R->regime == VPA_FLS_CENTRAL_LOCAL
@@ -146,7 +178,12 @@ const struct vpa_attack_kind vpa_attack_fl_training = {
 	       "costs: one record per regime (sub = regime) with the final test accuracy, the "
 	       "SNR of the first central update (||mean clipped update|| / ||noise||; null "
 	       "without noise), the epsilons (local, central and `epsilon`, the regime's "
-	       "headline value), the noise multiplier or local sigma, and the speaker-"
+	       "headline value, the run's; local: `epsilon_local` per update and "
+	       "`epsilon_local_run` composed over a user's `max_participations`; central values "
+	       "describe the run, q = cohort / training users, "
+	       "and with a stated `population` `epsilon_deployment` and `q_deployment` describe "
+	       "the deployment; the record's `notes` say which is which), the noise multiplier or "
+	       "local sigma, and the speaker-"
 	       "verification EER of the baseline and distilled embedding networks; one "
 	       "\"lines\" figure of accuracy against rounds.",
 	.validate = NULL,

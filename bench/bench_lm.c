@@ -120,7 +120,7 @@ int main(int argc, char **argv)
 	}
 	double *lp = malloc(M * sizeof(double)), *lp1 = malloc(M * sizeof(double));
 	double t0 = vpa_now();
-	if (vpa_lm_logppl(&t, 0, seqs, M, L, lp, &err)) {
+	if (vpa_lm_logppl(&t, 0, seqs, M, L, 0, lp, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
@@ -131,7 +131,7 @@ int main(int argc, char **argv)
 	size_t n1 = 200;
 	t0 = vpa_now();
 	for (size_t m = 0; m < n1; m++)
-		vpa_lm_logppl(&t, 0, seqs + m * 49 * L, 1, L, lp1 + m, &err);
+		vpa_lm_logppl(&t, 0, seqs + m * 49 * L, 1, L, 0, lp1 + m, &err);
 	double t1 = (vpa_now() - t0) / (double)n1 * (double)M;
 	double dmax = 0;
 	for (size_t m = 0; m < n1; m++)

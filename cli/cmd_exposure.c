@@ -2,7 +2,7 @@
  * cli/cmd_exposure.c - `vpaudit exposure`: canary exposure (Carlini et al.
  * 2019, TF Privacy conventions; metrics/exposure.c).
  *
- *   vpaudit exposure --canary X --candidates FILE [--extrapolate] [--json]
+ *   vpaudit exposure --canary X --candidates FILE [--drop-canary] [--extrapolate] [--json]
  *
  * Exact: log2 N - log2(1 + #{candidates <= X}).  Extrapolated: -log2 F(X)
  * with F a skew-normal fitted by maximum likelihood to the candidates.
@@ -21,7 +21,8 @@
 #include "metrics/metrics.h"
 
 static const char usage_text[] =
-	"usage: vpaudit exposure --canary X --candidates FILE [--extrapolate] [--json]\n"
+	"usage: vpaudit exposure --canary X --candidates FILE [--drop-canary] [--extrapolate]\n"
+	"                        [--json]\n"
 	"\n"
 	"Exposure of a canary (Carlini et al. 2019, 'The secret sharer'), TF Privacy's convention:\n"
 	"X is the canary's log-perplexity, FILE the log-perplexities of the N other candidates\n"
@@ -34,9 +35,14 @@ static const char usage_text[] =
 	"options:\n"
 	"  --canary X         the canary's log-perplexity (a finite number)\n"
 	"  --candidates FILE  the other candidates' log-perplexities\n"
+	"  --drop-canary      remove one candidate equal to X first: for a FILE that scores the\n"
+	"                     whole space, the canary included (an error when none equals X).\n"
+	"                     Without it, a candidate equal to X counts as a rival (the exact\n"
+	"                     exposure is then at most log2 N - 1) and a warning says so\n"
 	"  --extrapolate      report the extrapolated exposure (the exact one is shown too)\n"
-	"  --json             one JSON object: exposure, method, n_candidates, and with\n"
-	"                     --extrapolate exposure_exact, loc, scale, shape\n"
+	"  --json             one JSON object: exposure, method, n_candidates,\n"
+	"                     candidates_equal_to_canary (after --drop-canary), dropped_canary,\n"
+	"                     and with --extrapolate exposure_exact, loc, scale, shape\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Exit status: 0 ok, 1 bad input, 2 usage.\n";
@@ -55,7 +61,7 @@ static int parse_finite(const char *opt, const char *s, double *out)
 	return 0;
 }
 
-enum { O_CANARY = 256, O_CAND, O_EXTRA, O_JSON };
+enum { O_CANARY = 256, O_CAND, O_EXTRA, O_JSON, O_DROP };
 
 int cmd_exposure(int argc, char **argv)
 {
@@ -63,13 +69,14 @@ int cmd_exposure(int argc, char **argv)
 		{"canary", required_argument, NULL, O_CANARY},
 		{"candidates", required_argument, NULL, O_CAND},
 		{"extrapolate", no_argument, NULL, O_EXTRA},
+		{"drop-canary", no_argument, NULL, O_DROP},
 		{"json", no_argument, NULL, O_JSON},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *file = NULL;
 	double canary = 0;
-	int has_canary = 0, extrapolate = 0, json = 0, c, rc = 0;
+	int has_canary = 0, extrapolate = 0, json = 0, drop = 0, c, rc = 0;
 	double *cand = NULL;
 	size_t n = 0;
 	struct vpa_err err;
@@ -92,6 +99,9 @@ int cmd_exposure(int argc, char **argv)
 			break;
 		case O_JSON:
 			json = 1;
+			break;
+		case O_DROP:
+			drop = 1;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -118,6 +128,22 @@ int cmd_exposure(int argc, char **argv)
 		rc = cli_error(&err);
 		goto out;
 	}
+	size_t ties = vpa_exposure_ties(canary, cand, n);
+	if (drop) {
+		if (ties == 0) {
+			vpa_fail(&err, VPA_EINPUT, NULL, "%s: --drop-canary: no candidate equals the "
+				 "canary %.17g", file, canary);
+			rc = cli_error(&err);
+			goto out;
+		}
+		n = vpa_exposure_drop_canary(canary, cand, n);
+		ties--;
+		if (n == 0) {
+			vpa_fail(&err, VPA_EINPUT, NULL, "%s: no candidate left after --drop-canary", file);
+			rc = cli_error(&err);
+			goto out;
+		}
+	}
 	double exact = vpa_exposure_exact(canary, cand, n), extra = NAN;
 	struct vpa_skewnorm sn = {0, 1, 0};
 	if (extrapolate) {
@@ -138,12 +164,20 @@ int cmd_exposure(int argc, char **argv)
 		}
 	}
 
+	/* warned only once everything is computed: an error prints its line alone */
+	if (!drop && ties > 0)
+		fprintf(stderr, "vpaudit exposure: warning: %zu candidate%s of %s equal%s the canary "
+			"%.10g: counted as rivals, so the exact exposure is at most log2 N - 1; if %s "
+			"holds the canary itself, pass --drop-canary\n", ties, ties == 1 ? "" : "s",
+			file, ties == 1 ? "s" : "", canary, file);
 	if (json) {
 		struct vpa_json *j = vpa_json_obj();
 		struct vpa_buf b;
 		vpa_json_set_num(j, "exposure", extrapolate ? extra : exact);
 		vpa_json_set_str(j, "method", extrapolate ? "extrapolated" : "exact");
 		vpa_json_set_num(j, "n_candidates", (double)n);
+		vpa_json_set_num(j, "candidates_equal_to_canary", (double)ties);
+		vpa_json_set(j, "dropped_canary", vpa_json_bool(drop));
 		if (extrapolate) {
 			vpa_json_set_num(j, "exposure_exact", exact);
 			vpa_json_set_num(j, "loc", sn.loc);
@@ -157,7 +191,8 @@ int cmd_exposure(int argc, char **argv)
 		vpa_json_free(j);
 		goto out;
 	}
-	printf("candidates              %zu  (%s)\n", n, file);
+	printf("candidates              %zu  (%s%s)\n", n, file,
+	       drop ? ", one equal to the canary dropped" : "");
 	printf("canary                  %.10g\n", canary);
 	printf("exposure (exact)        %.4f bits  (max log2 N = %.4f)\n", exact, log2((double)n));
 	if (extrapolate) {

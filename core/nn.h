@@ -236,6 +236,15 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 		      const struct vpa_nn_targets *t, double *loss /* OUT */, float *dlogits,
 		      struct vpa_err *err);
 
+/*
+ * Granqvist et al. 2020 eq. 3, the squared-error distillation loss (core/nn_loss.c):
+ * with q_r = softmax(z_r / T), loss = (1/R) sum_r T^2/K sum_k (q_rk - p_rk)^2 over the
+ * R rows of logits z (R, K) and targets p (R, K) (the teacher's softmax at the same T);
+ * d(loss)/d(logits) (R, K) into dlogits unless NULL.  Errors: T <= 0 (VPA_EINPUT).
+ */
+int vpa_nn_distill_sq(const float *z, size_t R, size_t K, const float *p, double T,
+		      double *loss /* OUT */, float *dlogits, struct vpa_err *err);
+
 /* Row-wise softmax / log-softmax of z (R, K) into out (may equal z). */
 void vpa_nn_softmax(const float *z, size_t R, size_t K, float *out);
 void vpa_nn_log_softmax(const float *z, size_t R, size_t K, float *out);
@@ -267,6 +276,23 @@ void vpa_optim_init_adam(struct vpa_optim *o, size_t n, double lr, double beta1,
 void vpa_optim_release(struct vpa_optim *o);
 void vpa_optim_reset(struct vpa_optim *o); /* zero moments, t = 0 */
 void vpa_optim_step(struct vpa_optim *o, float *w, const float *g);
+
+/*
+ * The FedAdam server step on the averaged client delta d (n) = w_local - w_global
+ * (the negative of Liu et al.'s pseudo-gradient Delta_t, eq. 5, so w moves along
+ * +d), t = 1, 2, ... the round; m, v (n) the moments (zero before round 1):
+ *   m = b1 m + (1-b1) d,  v = b2 v + (1-b2) d^2
+ *   VPA_FEDADAM_LIU   (Liu et al. 2021 eq. 6-8): bias-corrected m^ = m/(1-b1^t),
+ *                     v^ = v/(1-b2^t), eps inside the square root:
+ *                     w += lr m^ / sqrt(v^ + eps)
+ *   VPA_FEDADAM_REDDI (Reddi et al. 2021, "Adaptive federated optimization",
+ *                     Algorithm 2): no bias correction, the adaptivity tau outside:
+ *                     w += lr m / (sqrt(v) + eps)
+ * In double per coordinate, stored in float.
+ */
+enum vpa_fedadam_form { VPA_FEDADAM_LIU, VPA_FEDADAM_REDDI };
+void vpa_fedadam_step(enum vpa_fedadam_form form, double lr, double b1, double b2, double eps,
+		      long t, float *m, float *v, float *w, const float *d, size_t n);
 
 /* Global L2 norm of g (computed in double). */
 double vpa_nn_norm(const float *g, size_t n);

@@ -82,6 +82,25 @@ void vpa_optim_step(struct vpa_optim *o, float *w, const float *g)
 	}
 }
 
+void vpa_fedadam_step(enum vpa_fedadam_form form, double lr, double b1, double b2, double eps,
+		      long t, float *m, float *v, float *w, const float *d, size_t n)
+{
+	double c1 = 1, c2 = 1;
+	if (form == VPA_FEDADAM_LIU) {
+		c1 = 1.0 - pow(b1, (double)t); /* eq. 6 */
+		c2 = 1.0 - pow(b2, (double)t); /* eq. 7 */
+	}
+	for (size_t i = 0; i < n; i++) {
+		double mi = b1 * m[i] + (1 - b1) * d[i], vi = b2 * v[i] + (1 - b2) * (double)d[i] * d[i];
+		m[i] = (float)mi;
+		v[i] = (float)vi;
+		if (form == VPA_FEDADAM_LIU)
+			w[i] += (float)(lr * (mi / c1) / sqrt(vi / c2 + eps)); /* eq. 8 */
+		else
+			w[i] += (float)(lr * mi / (sqrt(vi) + eps));
+	}
+}
+
 double vpa_nn_norm(const float *g, size_t n)
 {
 	double s = 0;

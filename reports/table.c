@@ -340,6 +340,11 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 			keys_add(&notes, note.data);
 			vpa_buf_release(&note);
 		}
+		/* a record's own short labels (which epsilon is which, ...) */
+		const struct vpa_json *rn = vpa_json_get(r, "notes");
+		for (size_t k = 0; rn && rn->type == VPA_JSON_ARR && k < rn->n; k++)
+			if (rn->items[k]->type == VPA_JSON_STR)
+				keys_add(&notes, rn->items[k]->str);
 	}
 	/* Column plan: labels, then each metric followed by its CI, then CIs of
 	 * metrics that have no column of their own. */

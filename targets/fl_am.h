@@ -54,6 +54,11 @@ struct vpa_flam {
 	size_t *dim;                      /* (n_layers) width of each hidden layer, owned */
 	/* local DP on the released updates (simulate) */
 	double dp_clip, dp_noise, dp_delta, dp_epsilon; /* epsilon per release; 0/INF when off */
+	/* the run's epsilon per speaker: a speaker with k released models (k = 2 for the
+	   `two_models` fraction) composes k Gaussian releases, which is one Gaussian
+	   mechanism of sensitivity C sqrt(k); the largest k of the run; INF when off */
+	double dp_epsilon_speaker;
+	size_t dp_releases_max; /* largest number of models released by one speaker */
 };
 
 void vpa_flam_init(struct vpa_flam *t);

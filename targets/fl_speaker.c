@@ -10,11 +10,15 @@
  * softened outputs), with its speaker-verification EER (cosine scoring
  * averaged over the enrolment vectors, eq. 1).
  *
- * The simulated population is a few thousand users; the accounting uses the
- * stated population (default 100M): results say so (targets/README.md).
+ * Epsilons describe the run: cohorts are drawn from the training users, so
+ * `epsilon` is the accountant's value for q = cohort / training users.  With a
+ * stated deployment `population`, the noise is calibrated for it (the paper's
+ * 100M: q = cohort / population) and `epsilon_deployment`, `q_deployment`
+ * are reported beside the run's (targets/README.md).
  */
 #include "targets/fl_speaker.h"
 #include "core/la.h"
+#include "core/nn.h"
 #include "metrics/metrics.h"
 
 #include <errno.h>
@@ -41,7 +45,7 @@ static const struct vpa_key keys[] = {
 	 "simulate: users drawn from the supervector model (targets/README.md); import: "
 	 "`vectors`, `utt2user` and `labels`"},
 	{"users", VPA_K_INT, 0, "4000", 100, 1000000, 0, NULL, NULL, "4000",
-	 "simulate: users in the simulated population (the accounting uses `population`)"},
+	 "simulate: users in the simulated population (cohorts are drawn from its training users)"},
 	{"utterances", VPA_K_INT, 0, "8", 2, 1000, 0, NULL, NULL, "8",
 	 "simulate: trigger-phrase supervectors per user"},
 	{"classes", VPA_K_INT, 0, "6", 2, 1000, 0, NULL, NULL, "6",
@@ -66,13 +70,16 @@ static const struct vpa_key keys[] = {
 	 "server-side speakers that train the speaker-embedding network"},
 	{"sv_test_users", VPA_K_INT, 0, "200", 10, 1000000, 0, NULL, NULL, "200",
 	 "speakers of the verification trials"},
-	{"population", VPA_K_NUM, 0, "1e8", 1, 1e12, 0, NULL, NULL, "1e8",
-	 "the stated population for the accounting (q = cohort / population); the paper's 100M"},
+	{"population", VPA_K_NUM, 0, NULL, 1, 1e12, 0, NULL, NULL, "1e8",
+	 "a stated deployment population (the paper's 100M): the central noise is calibrated "
+	 "for q = cohort / population and `epsilon_deployment` is reported beside the run's "
+	 "`epsilon` (q = cohort / training users); absent: the noise is calibrated for the run"},
 	{"cohort", VPA_K_INT, 0, "300", 1, 100000, 0, NULL, NULL, "300",
 	 "users per round (sampled from the simulated training users)"},
 	{"rounds", VPA_K_INT, 0, "60", 1, 100000, 0, NULL, NULL, "60", "federated rounds"},
 	{"epsilon", VPA_K_NUM, 0, "2", 0, 1e6, VPA_KF_OPEN_LO, NULL, NULL, "2",
-	 "target epsilon of the local Gaussian and of the central regimes"},
+	 "target epsilon: of one update for `local`; for the central regimes, of the stated "
+	 "deployment (`population`) when there is one, else of the run"},
 	{"delta", VPA_K_NUM, 0, "1e-5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "1e-5",
 	 "target delta"},
 	{"local_epsilon", VPA_K_NUM, 0, "25.7", 0, 1e6, VPA_KF_OPEN_LO, NULL, NULL, "25.7",
@@ -108,8 +115,13 @@ static const struct vpa_key keys[] = {
 	 "Adam learning rate of the speaker-embedding network"},
 	{"temperature", VPA_K_NUM, 0, "10", 0, 1e4, VPA_KF_OPEN_LO, NULL, NULL, "10",
 	 "distillation temperature T (eq. 3)"},
-	{"distill_weight", VPA_K_NUM, 0, "0.5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL,
-	 "0.5", "weight lambda of the distillation loss: (1 - lambda) L_speaker + lambda L_KD"},
+	{"distill_loss", VPA_K_ENUM, 0, "squared", -INF, INF, 0, "squared|cross_entropy", NULL,
+	 "squared", "the distillation term: `squared`, the paper's eq. 3 (T^2/N times the squared "
+	 "error between the softened outputs), or `cross_entropy`, Hinton et al.'s T^2 times the "
+	 "cross-entropy of the softened outputs"},
+	{"distill_weight", VPA_K_NUM, 0, "3", 0, 1e6, VPA_KF_OPEN_LO, NULL, NULL, "3",
+	 "gamma of eq. 2: L = L_speaker + gamma L_distill (3: the best of 1, 3, 10, 30, 100 "
+	 "for `squared` on apple-fl-dp.yaml, targets/README.md)"},
 	{"enrol", VPA_K_INT, 0, "4", 1, 1000, 0, NULL, NULL, "4",
 	 "enrolment utterances per verification speaker (the rest are test utterances)"},
 	{NULL},
@@ -365,14 +377,29 @@ static int privacy_setup(const struct vpa_fls_target *T, enum vpa_fls_regime r,
 			return rc;
 		p->eps_local = T->epsilon;
 	}
+	p->q_run = NAN;
+	p->q_deploy = NAN;
+	p->eps_deploy = NAN;
 	if (r == VPA_FLS_CENTRAL || r == VPA_FLS_CENTRAL_LOCAL) {
-		double q = (double)T->cohort / T->population;
-		if (q > 1)
-			q = 1;
-		if ((rc = vpa_dp_sigma(q, T->epsilon, (double)T->rounds, T->delta, &p->z, err)))
+		/*
+		 * The run samples cohorts of `cohort` from its n_train training users:
+		 * its epsilon is the accountant's at q = cohort / n_train (Poisson
+		 * sampling at that rate, as TF Privacy treats fixed-size batches).  A
+		 * stated population describes a deployment: the noise is calibrated
+		 * for it, and its epsilon is a second, labelled number.
+		 */
+		p->q_run = fmin(1, (double)T->cohort / (double)T->n_train);
+		if (T->population == T->population)
+			p->q_deploy = fmin(1, (double)T->cohort / T->population);
+		double q_cal = p->q_deploy == p->q_deploy ? p->q_deploy : p->q_run;
+		if ((rc = vpa_dp_sigma(q_cal, T->epsilon, (double)T->rounds, T->delta, &p->z, err)))
 			return rc;
-		if ((rc = vpa_dp_epsilon(q, p->z, (double)T->rounds, T->delta, &p->eps_central,
-					 &p->rdp_order, err)))
+		if ((rc = vpa_dp_epsilon(p->q_run, p->z, (double)T->rounds, T->delta,
+					 &p->eps_central, &p->rdp_order, err)))
+			return rc;
+		if (p->q_deploy == p->q_deploy &&
+		    (rc = vpa_dp_epsilon(p->q_deploy, p->z, (double)T->rounds, T->delta,
+					 &p->eps_deploy, NULL, err)))
 			return rc;
 	}
 	if (r == VPA_FLS_CENTRAL_LOCAL) {
@@ -505,6 +532,7 @@ static int fl_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vp
 	c.errs = xcalloc(C, sizeof(struct vpa_err));
 	size_t *cohort = xmalloc(xmul(C, sizeof(size_t)));
 	size_t *perm = xmalloc(xmul(T->n_train, sizeof(size_t)));
+	size_t *times = xcalloc(T->pop.n_users ? T->pop.n_users : 1, sizeof(size_t));
 	double *mean_cl = xmalloc(xmul(np, sizeof(double)));
 	double *agg = xmalloc(xmul(np, sizeof(double)));
 	c.cohort = cohort;
@@ -533,6 +561,8 @@ static int fl_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vp
 			perm[i] = perm[j];
 			perm[j] = tmp;
 			cohort[i] = perm[i];
+			if (++times[perm[i]] > R->max_participations)
+				R->max_participations = times[perm[i]];
 		}
 		c.round = r;
 		vpa_fls_par_for(C, nth, fl_user, &c);
@@ -606,6 +636,7 @@ out:
 	free(c.errs);
 	free(cohort);
 	free(perm);
+	free(times);
 	free(mean_cl);
 	free(agg);
 	R->train_secs = vpa_now() - t0;
@@ -637,11 +668,14 @@ static struct vpa_nn *trunk_new(size_t d, size_t hidden, size_t emb)
 
 /*
  * Train trunk + speaker head (+ distillation head when D->soft): the loss of
- * eq. 2-3, (1 - lambda) CE(speaker) + lambda T^2 CE(softmax(z/T), teacher_T).
+ * Granqvist et al. eq. 2, L = CE(speaker) + gamma L_distill over a batch (both
+ * terms are batch means), with L_distill (squared = 1) eq. 3,
+ * T^2/N sum_i (softmax(V/T)_i - teacher_T_i)^2 (vpa_nn_distill_sq), or
+ * (squared = 0) Hinton et al.'s T^2 CE(softmax(V/T), teacher_T).
  */
 static int sv_train(const struct sv_data *D, size_t hidden, size_t emb, size_t epochs,
-		    double lr, double T, double lambda, uint64_t seed, struct vpa_nn **trunk_out,
-		    struct vpa_err *err)
+		    double lr, double T, double gamma, int squared, uint64_t seed,
+		    struct vpa_nn **trunk_out, struct vpa_err *err)
 {
 	struct vpa_nn *trunk = trunk_new(D->d, hidden, emb);
 	struct vpa_nn *hs = vpa_nn_new(emb), *hk = NULL;
@@ -653,7 +687,7 @@ static int sv_train(const struct sv_data *D, size_t hidden, size_t emb, size_t e
 		vpa_nn_add_dense(hk, D->K);
 		vpa_nn_init_params(hk, seed ^ 0x7373);
 	} else {
-		lambda = 0;
+		gamma = 0;
 	}
 	struct vpa_optim ot, os, ok;
 	size_t n1, n2, n3 = 0;
@@ -713,8 +747,6 @@ static int sv_train(const struct sv_data *D, size_t hidden, size_t emb, size_t e
 			if ((rc = vpa_nn_forward(hs, &hin, VPA_NN_TRAIN, err)) ||
 			    (rc = vpa_nn_loss(hs, &t, &loss, d1, err)))
 				break;
-			for (size_t k = 0; k < nb * D->n_spk; k++)
-				d1[k] *= (float)(1 - lambda);
 			vpa_nn_backward(hs, d1, dx);
 			if (hk) {
 				vpa_nn_zero_grad(hk);
@@ -722,11 +754,19 @@ static int sv_train(const struct sv_data *D, size_t hidden, size_t emb, size_t e
 				vpa_nn_targets_init(&tk);
 				tk.soft = sb;
 				tk.temperature = (float)T;
-				if ((rc = vpa_nn_forward(hk, &hin, VPA_NN_TRAIN, err)) ||
-				    (rc = vpa_nn_loss(hk, &tk, &loss, d2, err)))
+				if ((rc = vpa_nn_forward(hk, &hin, VPA_NN_TRAIN, err)))
+					break;
+				if (squared) {
+					size_t kr, kk;
+					const float *zk = vpa_nn_output(hk, &kr, &kk);
+					rc = vpa_nn_distill_sq(zk, kr, kk, sb, T, &loss, d2, err);
+				} else {
+					rc = vpa_nn_loss(hk, &tk, &loss, d2, err);
+				}
+				if (rc)
 					break;
 				for (size_t k = 0; k < nb * D->K; k++)
-					d2[k] *= (float)lambda;
+					d2[k] *= (float)gamma;
 				vpa_nn_backward(hk, d2, dx2);
 				for (size_t k = 0; k < nb * emb; k++)
 					dx[k] += dx2[k];
@@ -882,6 +922,8 @@ static struct vpa_json *priv_json(const struct vpa_fls_target *T, const struct v
 	vpa_json_set_num(o, "clip", p->clip);
 	vpa_json_set_num(o, "delta", p->delta);
 	vpa_json_set_num(o, "epsilon_local", p->eps_local);
+	vpa_json_set_num(o, "epsilon_local_run", p->eps_local_run);
+	vpa_json_set_num(o, "max_participations", (double)R->max_participations);
 	vpa_json_set_num(o, "epsilon_central", p->eps_central);
 	if (R->regime == VPA_FLS_LOCAL) {
 		vpa_json_set_num(o, "sigma_local", p->sigma_local);
@@ -891,9 +933,13 @@ static struct vpa_json *priv_json(const struct vpa_fls_target *T, const struct v
 	if (R->regime == VPA_FLS_CENTRAL || R->regime == VPA_FLS_CENTRAL_LOCAL) {
 		vpa_json_set_num(o, "noise_multiplier", p->z);
 		vpa_json_set_num(o, "rdp_order", p->rdp_order);
-		vpa_json_set_num(o, "q", (double)T->cohort / T->population);
-		vpa_json_set_num(o, "accounting_population", T->population);
-		vpa_json_set_num(o, "simulated_population", (double)T->n_train);
+		vpa_json_set_num(o, "q", p->q_run);
+		vpa_json_set_num(o, "training_users", (double)T->n_train);
+		if (p->q_deploy == p->q_deploy) {
+			vpa_json_set_num(o, "epsilon_deployment", p->eps_deploy);
+			vpa_json_set_num(o, "q_deployment", p->q_deploy);
+			vpa_json_set_num(o, "deployment_population", T->population);
+		}
 	}
 	if (R->regime == VPA_FLS_CENTRAL_LOCAL) {
 		struct vpa_json *pu = vpa_json_obj();
@@ -959,7 +1005,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			return rc;
 	}
 	struct vpa_fls_pop *pop = &T->pop;
-	T->population = N(cfg, "population");
+	T->population = vpa_ymap_get(cfg, "population") ? N(cfg, "population") : NAN;
 	T->cohort = I(cfg, "cohort");
 	T->rounds = I(cfg, "rounds");
 	T->epsilon = N(cfg, "epsilon");
@@ -982,7 +1028,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 				"target '%s': %zu users, but test_users + sv_train_users + "
 				"sv_test_users + cohort = %zu", out->id, pop->n_users,
 				n_test + n_svtr + n_svte + T->cohort);
-	if (T->population < (double)T->cohort)
+	if (T->population == T->population && T->population < (double)T->cohort)
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"target '%s': population (%g) must be at least the cohort (%zu)",
 				out->id, T->population, T->cohort);
@@ -1068,7 +1114,8 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int distill = vpa_cfg_bool(cfg, &schema, "distill");
 	size_t emb_hidden = I(cfg, "emb_hidden"), emb_epochs = I(cfg, "emb_epochs");
 	double emb_lr = N(cfg, "emb_lr"), temp = N(cfg, "temperature"),
-	       lambda = N(cfg, "distill_weight");
+	       gamma = N(cfg, "distill_weight");
+	int squared = !strcmp(S(cfg, "distill_loss"), "squared");
 	T->sv_eer_baseline = NAN;
 	for (size_t i = 0; i < nreg && !rc; i++) {
 		struct vpa_fls_regime_res *R = &T->reg[T->n_reg++];
@@ -1079,13 +1126,28 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			break;
 		if ((rc = fl_train(ctx, T, R, tx, ty, tn, err)))
 			break;
+		/*
+		 * The run's local guarantee per user composes their participations:
+		 * k Gaussian releases of std s and L2 sensitivity 2C are one Gaussian
+		 * mechanism of sensitivity 2C sqrt(k); PrivUnit2 + scalar DP are pure,
+		 * so k releases give k eps (basic composition).
+		 */
+		struct vpa_fls_privacy *pv = &R->priv;
+		double k = (double)R->max_participations;
+		pv->eps_local_run = NAN;
+		if (R->regime == VPA_FLS_LOCAL && k >= 1 &&
+		    (rc = vpa_gauss_analytic_epsilon(pv->sigma_local, T->delta, 2 * T->clip * sqrt(k),
+						     &pv->eps_local_run, err)))
+			break;
+		if (R->regime == VPA_FLS_CENTRAL_LOCAL)
+			pv->eps_local_run = k * pv->eps_local;
 	}
 	/* speaker embeddings: baseline, then one distilled per regime */
 	if (!rc && distill) {
 		struct sv_data D = {svx, svn, pop->d, spk, T->n_sv_train, NULL, pop->n_classes};
 		struct vpa_nn *trunk = NULL;
 		double t0 = vpa_now();
-		if (!(rc = sv_train(&D, emb_hidden, T->emb_dim, emb_epochs, emb_lr, temp, 0,
+		if (!(rc = sv_train(&D, emb_hidden, T->emb_dim, emb_epochs, emb_lr, temp, 0, squared,
 				    T->seed ^ 0xe3b, &trunk, err)) &&
 		    !(rc = embed(trunk, svtx, svtn, &T->emb_baseline, err)) &&
 		    !(rc = embed(trunk, svx, svn, &T->emb_train_baseline, err)))
@@ -1110,8 +1172,8 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			vpa_nn_softmax(soft, rows, K, soft);
 			D.soft = soft;
 			trunk = NULL;
-			if (!(rc = sv_train(&D, emb_hidden, T->emb_dim, emb_epochs, emb_lr, temp, lambda,
-					    T->seed ^ 0xe3b, &trunk, err)) &&
+			if (!(rc = sv_train(&D, emb_hidden, T->emb_dim, emb_epochs, emb_lr, temp, gamma,
+					    squared, T->seed ^ 0xe3b, &trunk, err)) &&
 			    !(rc = embed(trunk, svtx, svtn, &R->emb, err)) &&
 			    !(rc = embed(trunk, svx, svn, &R->emb_train, err))) {
 				size_t a, b;
@@ -1142,10 +1204,17 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	vpa_json_set_num(info, "test_users", (double)T->n_test);
 	vpa_json_set_num(info, "sv_train_users", (double)T->n_sv_train);
 	vpa_json_set_num(info, "sv_test_users", (double)T->n_sv_test);
-	vpa_json_set_num(info, "accounting_population", T->population);
-	vpa_json_set_str(info, "accounting_note",
-			 "cohorts are drawn from the training users (simulated or imported), but epsilon is "
-			 "computed for the stated population (q = cohort / population)");
+	if (T->population == T->population) {
+		vpa_json_set_num(info, "deployment_population", T->population);
+		vpa_json_set_str(info, "accounting_note",
+				 "epsilon and q describe this run (cohorts drawn from the training "
+				 "users); epsilon_deployment and q_deployment the stated deployment "
+				 "population, for which the central noise is calibrated");
+	} else {
+		vpa_json_set_str(info, "accounting_note",
+				 "epsilon and q describe this run (cohorts drawn from the training "
+				 "users); no deployment population is stated");
+	}
 	vpa_json_set_num(info, "cohort", (double)T->cohort);
 	vpa_json_set_num(info, "rounds", (double)T->rounds);
 	vpa_json_set_num(info, "model_params", (double)T->n_params);
@@ -1176,7 +1245,8 @@ const struct vpa_target_kind vpa_target_fl_speaker = {
 	       "means) and a private side-information class, simulated or imported; a classifier "
 	       "of the class trained with federated averaging over sampled cohorts under the "
 	       "regimes none, local (analytic Gaussian per update), central (Gaussian on the sum, "
-	       "noise multiplier from the RDP accountant for the stated population) and "
+	       "noise multiplier from the RDP accountant for the run, or for a stated deployment "
+	       "population, whose epsilon is then reported beside the run's) and "
 	       "central_local (central plus PrivUnit2 and the scalar norm mechanism); and the "
 	       "speaker-embedding network distilled from each classifier, with its verification "
 	       "EER.  Attack it with `fl_training`, `update_linkage` and `attribute_inference`.",

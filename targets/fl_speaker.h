@@ -161,9 +161,17 @@ struct vpa_fls_privacy {
 	double delta;
 	double sigma_local;   /* LOCAL: absolute std per coordinate */
 	double z;             /* CENTRAL*: noise multiplier (std of the sum's noise / C) */
-	double eps_local;     /* LOCAL, CENTRAL_LOCAL (pure eps for the latter); NAN otherwise */
-	double eps_central;   /* CENTRAL*: accountant's epsilon; NAN otherwise */
-	double rdp_order;     /* optimal order of the accountant */
+	double eps_local;     /* LOCAL, CENTRAL_LOCAL per release (pure eps for the latter); NAN
+				 otherwise */
+	double eps_local_run; /* LOCAL, CENTRAL_LOCAL: the run's, per user, composed over the
+				 user's participations (max_participations); NAN otherwise */
+	double eps_central;   /* CENTRAL*: accountant's epsilon for the run as executed
+				 (q = q_run); NAN otherwise */
+	double rdp_order;     /* optimal order of the accountant (the run's) */
+	double q_run;         /* CENTRAL*: cohort / training users the cohorts are drawn from */
+	double eps_deploy;    /* CENTRAL* with a stated population: epsilon for
+				 q_deploy = cohort / population; NAN otherwise */
+	double q_deploy;      /* NAN without a stated population */
 	struct vpa_privunit pu;  /* CENTRAL_LOCAL */
 	struct vpa_scalar_dp sdp; /* CENTRAL_LOCAL */
 };
@@ -194,6 +202,7 @@ struct vpa_fls_regime_res {
 	float *emb;           /* (sv_test rows, emb_dim) distilled embeddings, owned */
 	float *emb_train;     /* (sv_train rows, emb_dim), owned */
 	double distill_secs, train_secs;
+	size_t max_participations; /* most rounds any one training user took part in */
 };
 
 struct vpa_fls_target {
@@ -209,7 +218,8 @@ struct vpa_fls_target {
 	   the embedding matrices below (same for sv_test) */
 	size_t *sv_train_off, *sv_test_off;
 	/* FL set-up */
-	double population;       /* stated population for the accounting */
+	double population;       /* stated deployment population; NAN when not stated
+				    (the noise is then calibrated for the run) */
 	size_t cohort, rounds;
 	double epsilon, delta, local_epsilon, norm_epsilon, clip;
 	size_t hidden, local_epochs, local_batch;

@@ -345,8 +345,9 @@ static int cmp_seq(const void *a, const void *b, void *arg)
 
 #define CHUNK 512
 
-static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, size_t M,
-		       size_t L, double *out, struct vpa_err *err)
+/* eos: UINT32_MAX scores the L tokens only; else also -log2 p(eos | <s> x_1 .. x_L). */
+static int lstm_logppl(struct vpa_nn *net, uint32_t bos, uint32_t eos, const uint32_t *seqs,
+		       size_t M, size_t L, double *out, struct vpa_err *err)
 {
 	struct infer f;
 	infer_init(&f, net);
@@ -397,7 +398,7 @@ static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, s
 		}
 		free(cum);
 		cum = cum2;
-		if (t + 1 < L) {
+		if (t + 1 < L || eos != UINT32_MAX) {
 			/* branch: gather the parents' states, step with the child tokens */
 			float *h2 = xmalloc(xmul(xmul(nl, U2), H * sizeof(float)));
 			float *c2 = xmalloc(xmul(xmul(nl, U2), H * sizeof(float)));
@@ -436,6 +437,15 @@ static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, s
 		g2 = tmp;
 		U = U2;
 	}
+	if (eos != UINT32_MAX) {
+		/* the sentence end after each full sequence (states stepped with x_L above) */
+		for (size_t p0 = 0; p0 < U; p0 += CHUNK) {
+			size_t pm = U - p0 < CHUNK ? U - p0 : CHUNK;
+			infer_logits(&f, pm, h + (nl - 1) * U * H + p0 * H, logits, lse);
+			for (size_t u = 0; u < pm; u++)
+				cum[p0 + u] += (double)logits[u * f.V + eos] - lse[u];
+		}
+	}
 	for (size_t i = 0; i < M; i++)
 		out[perm[i]] = -cum[g[i]] / log(2.0);
 	free(perm);
@@ -452,9 +462,11 @@ static int lstm_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *seqs, s
 }
 
 static int arpa_logppl(const struct vpa_arpa *m, const uint32_t *seqs, size_t M, size_t L,
-		       double *out, struct vpa_err *err)
+		       int sentence_end, double *out, struct vpa_err *err)
 {
 	size_t V = vpa_arpa_vocab_size(m);
+	if (sentence_end && vpa_arpa_eos(m) == VPA_ARPA_NONE)
+		return vpa_fail(err, VPA_EINPUT, NULL, "sentence_end: the ARPA model has no </s>");
 	int32_t *ctx = xmalloc(xmul(L + 1, sizeof(int32_t)));
 	int rc = 0;
 	for (size_t i = 0; i < M && !rc; i++) {
@@ -469,6 +481,8 @@ static int arpa_logppl(const struct vpa_arpa *m, const uint32_t *seqs, size_t M,
 			lp += vpa_arpa_logprob(m, ctx, t + 1, (int32_t)w);
 			ctx[t + 1] = (int32_t)w;
 		}
+		if (sentence_end && !rc)
+			lp += vpa_arpa_logprob(m, ctx, L + 1, vpa_arpa_eos(m));
 		out[i] = -lp * log2(10.0);
 	}
 	free(ctx);
@@ -476,12 +490,12 @@ static int arpa_logppl(const struct vpa_arpa *m, const uint32_t *seqs, size_t M,
 }
 
 int vpa_lm_logppl(const struct vpa_lm_target *t, size_t ckpt, const uint32_t *seqs, size_t M,
-		  size_t L, double *out, struct vpa_err *err)
+		  size_t L, int sentence_end, double *out, struct vpa_err *err)
 {
 	if (M == 0 || L == 0)
 		return 0;
 	if (t->source == VPA_LM_ARPA)
-		return arpa_logppl(t->arpa, seqs, M, L, out, err);
+		return arpa_logppl(t->arpa, seqs, M, L, sentence_end, out, err);
 	if (t->source != VPA_LM_LSTM)
 		return vpa_fail(err, VPA_EINPUT, NULL, "this language model cannot score text");
 	struct vpa_nn *net = t->net;
@@ -496,7 +510,7 @@ int vpa_lm_logppl(const struct vpa_lm_target *t, size_t ckpt, const uint32_t *se
 		memcpy(p, t->ckpt[ckpt].params, np * sizeof(float));
 		net = tmp;
 	}
-	int rc = lstm_logppl(net, t->bos, seqs, M, L, out, err);
+	int rc = lstm_logppl(net, t->bos, sentence_end ? t->eos : UINT32_MAX, seqs, M, L, out, err);
 	vpa_nn_free(tmp);
 	return rc;
 }
@@ -554,8 +568,30 @@ struct batch {
 	size_t cap, cap_s;
 };
 
+void vpa_lm_utt_mean_weights(const size_t *off, size_t n, float *w)
+{
+	size_t R = off[n], n_eff = 0;
+	for (size_t j = 0; j < n; j++) {
+		int any = 0;
+		for (size_t r = off[j]; r < off[j + 1]; r++)
+			any |= w[r] != 0;
+		n_eff += any;
+	}
+	if (n_eff == 0)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		size_t T = off[j + 1] - off[j];
+		double f = (double)R / ((double)n_eff * (double)T);
+		for (size_t r = off[j]; r < off[j + 1]; r++)
+			w[r] = (float)(w[r] * f);
+	}
+}
+
+/* utt_mean: the loss of Liu et al. eq. 2-4, the mean over the batch's
+ * sentences of each one's (weighted) mean over its tokens; else the mean
+ * over all the batch's tokens. */
 static void batch_make(struct batch *b, const struct sents *s, const size_t *idx, size_t n,
-		       uint32_t bos, uint32_t eos, const float *sent_w, int tok_w,
+		       uint32_t bos, uint32_t eos, const float *sent_w, int tok_w, int utt_mean,
 		       struct vpa_nn_batch *nb, struct vpa_nn_targets *tg)
 {
 	size_t rows = 0;
@@ -593,7 +629,9 @@ static void batch_make(struct batch *b, const struct sents *s, const size_t *idx
 	nb->ids = b->ids;
 	vpa_nn_targets_init(tg);
 	tg->labels = b->lab;
-	tg->weights = (sent_w || tok_w) ? b->w : NULL;
+	tg->weights = (sent_w || tok_w || utt_mean) ? b->w : NULL;
+	if (utt_mean)
+		vpa_lm_utt_mean_weights(b->off, n, b->w);
 }
 
 static void batch_release(struct batch *b)
@@ -618,7 +656,7 @@ int vpa_lm_perplexity(struct vpa_nn *net, const uint32_t *tok, const size_t *off
 			idx[i] = i0 + i;
 		struct vpa_nn_batch nb;
 		struct vpa_nn_targets tg;
-		batch_make(&b, &s, idx, m, bos, eos, NULL, 0, &nb, &tg);
+		batch_make(&b, &s, idx, m, bos, eos, NULL, 0, 0, &nb, &tg);
 		double loss;
 		if ((rc = vpa_nn_forward(net, &nb, VPA_NN_EVAL, err)) ||
 		    (rc = vpa_nn_loss(net, &tg, &loss, NULL, err)))
@@ -643,7 +681,8 @@ static const struct vpa_key canary_keys[] = {
 	{"insertions", VPA_K_LIST, 0, "[16]", -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[1, 4, 16, 64]",
 	 "one canary per count, each with its own random secret inserted that many times "
-	 "(trained models); the others are left out of each one's candidate set"},
+	 "(trained models only: a validation error on an import); the others are left out of "
+	 "each one's candidate set"},
 	{"others", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "8",
 	 "multiple insertion: this many other random secrets of the same format are inserted "
 	 "as often as the canary (they stay candidates)"},
@@ -709,14 +748,24 @@ static const struct vpa_key keys[] = {
 	 "federated: client SGD learning rate"},
 	{"local_batch", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "8",
 	 "federated: client mini-batch (sentences)"},
-	{"server", VPA_K_ENUM, 0, "fedadam", -INFINITY, INFINITY, 0, "fedavg|fedadam", NULL,
-	 "fedadam", "federated: server update (FedAdam: eq. 6-8 of Liu et al.)"},
+	{"server", VPA_K_ENUM, 0, "fedadam", -INFINITY, INFINITY, 0,
+	 "fedavg|fedadam|fedadam_reddi", NULL, "fedadam",
+	 "federated: server update: `fedadam` as Liu et al. eq. 6-8 (bias correction, "
+	 "`server_eps` inside the square root), `fedadam_reddi` as Reddi et al. 2021 (no bias "
+	 "correction, `tau` outside), `fedavg`"},
 	{"server_lr", VPA_K_NUM, 0, "0.01", 0, 100, VPA_KF_OPEN_LO, NULL, NULL, "0.01",
 	 "federated: server learning rate eta (FedAvg: 1 is plain averaging)"},
 	{"beta1", VPA_K_NUM, 0, "0.9", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.9", "FedAdam beta1"},
 	{"beta2", VPA_K_NUM, 0, "0.99", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.99", "FedAdam beta2"},
+	{"server_eps", VPA_K_NUM, 0, "1e-6", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "1e-6",
+	 "fedadam: epsilon_g of Liu et al. eq. 8, inside the square root (1e-6 = tau 1e-3 "
+	 "where the second moment is 0)"},
 	{"tau", VPA_K_NUM, 0, "0.001", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
-	 "FedAdam adaptivity tau"},
+	 "fedadam_reddi: adaptivity tau, outside the square root"},
+	{"loss_average", VPA_K_ENUM, 0, "utterance", -INFINITY, INFINITY, 0, "utterance|token", NULL,
+	 "utterance", "training loss of a batch: `utterance`, the mean over its sentences of each "
+	 "one's mean over its tokens (Liu et al. eq. 2-4; DP-SGD's per-sentence gradients always "
+	 "are), or `token`, the mean over all its tokens"},
 	{"confidence", VPA_K_ENUM, 0, "none", -INFINITY, INFINITY, 0,
 	 "none|hard|utterance|token", NULL, "token",
 	 "per-token confidence weights (Liu et al. eq. 2-4) on a simulated noisy transcription"},
@@ -794,6 +843,12 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			return vpa_fail(err, VPA_EINPUT, &tl, "%s", e2.msg + strlen("canary 'x': "));
 		vpa_lm_canary_release(&cc);
 		const struct vpa_ynode *ins = vpa_ymap_get(c, "insertions");
+		if (ins && !strcmp(src, "import")) {
+			struct vpa_loc il = vpa_node_loc(ctx->file, vpa_ymap_key(c, "insertions"));
+			return vpa_fail(err, VPA_EINPUT, &il, "'insertions' does not apply to an "
+					"imported model: it cannot be retrained (its canary is `secret`, "
+					"inserted when the model was trained)");
+		}
 		for (size_t j = 0; ins && j < ins->n; j++) {
 			char *end;
 			const struct vpa_ynode *v = ins->items[j];
@@ -1074,8 +1129,9 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 
 struct train_cfg {
 	size_t epochs, batch, rounds, cohort, local_epochs, local_batch, n_ckpt;
-	double lr, grad_clip, sigma, clip, delta, local_lr, server_lr, beta1, beta2, tau;
-	int federated, fedadam, dp;
+	double lr, grad_clip, sigma, clip, delta, local_lr, server_lr, beta1, beta2, tau, server_eps;
+	int federated, fedadam, dp; /* fedadam: 0 FedAvg, 1 Liu et al., 2 Reddi et al. */
+	int utt_mean;               /* loss_average: utterance (Liu et al. eq. 2-4) */
 	const char *conf_mode;
 	double threshold;
 };
@@ -1159,7 +1215,10 @@ static int train_central(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt, cons
 			}
 			struct vpa_nn_batch nb;
 			struct vpa_nn_targets tg;
-			batch_make(&b, tr, sel, m, lt->bos, lt->eos, sent_w, tok_w, &nb, &tg);
+			/* DP-SGD's per-example gradients are already each sentence's own
+			 * mean over its tokens, summed and divided by the expected lot */
+			batch_make(&b, tr, sel, m, lt->bos, lt->eos, sent_w, tok_w,
+				   c->utt_mean && !c->dp, &nb, &tg);
 			tokens += (double)b.off[m];
 			if (c->dp) {
 				size_t ncl = 0;
@@ -1297,8 +1356,8 @@ static int train_federated(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt,
 					size_t m = n - s < c->local_batch ? n - s : c->local_batch;
 					struct vpa_nn_batch nb;
 					struct vpa_nn_targets tg;
-					batch_make(&b, tr, cidx + s, m, lt->bos, lt->eos, sent_w, tok_w, &nb,
-						   &tg);
+					batch_make(&b, tr, cidx + s, m, lt->bos, lt->eos, sent_w, tok_w,
+						   c->utt_mean, &nb, &tg);
 					double loss;
 					rc = vpa_nn_train_step(local, &lo, &nb, &tg, c->grad_clip, &loss, err);
 					ntok += (double)b.off[m];
@@ -1329,12 +1388,12 @@ static int train_federated(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt,
 			for (size_t i = 0; i < np; i++)
 				agg[i] = (float)(agg[i] / wsum);
 		}
-		if (c->fedadam) { /* Liu et al. eq. 6-8 (Reddi et al.): no bias correction */
-			for (size_t i = 0; i < np; i++) {
-				m1[i] = (float)(c->beta1 * m1[i] + (1 - c->beta1) * agg[i]);
-				v1[i] = (float)(c->beta2 * v1[i] + (1 - c->beta2) * agg[i] * agg[i]);
-				wg[i] += (float)(c->server_lr * m1[i] / (sqrt(v1[i]) + c->tau));
-			}
+		if (c->fedadam == 1) { /* Liu et al. eq. 6-8 */
+			vpa_fedadam_step(VPA_FEDADAM_LIU, c->server_lr, c->beta1, c->beta2,
+					 c->server_eps, (long)rd, m1, v1, wg, agg, np);
+		} else if (c->fedadam == 2) { /* Reddi et al. 2021, Algorithm 2 */
+			vpa_fedadam_step(VPA_FEDADAM_REDDI, c->server_lr, c->beta1, c->beta2, c->tau,
+					 (long)rd, m1, v1, wg, agg, np);
 		} else {
 			for (size_t i = 0; i < np; i++)
 				wg[i] += (float)(c->server_lr * agg[i]);
@@ -1696,7 +1755,10 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		c.beta1 = vpa_cfg_num(cfg, &schema, "beta1");
 		c.beta2 = vpa_cfg_num(cfg, &schema, "beta2");
 		c.tau = vpa_cfg_num(cfg, &schema, "tau");
-		c.fedadam = !strcmp(vpa_cfg_str(cfg, &schema, "server"), "fedadam");
+		const char *sv = vpa_cfg_str(cfg, &schema, "server");
+		c.fedadam = !strcmp(sv, "fedadam") ? 1 : !strcmp(sv, "fedadam_reddi") ? 2 : 0;
+		c.server_eps = vpa_cfg_num(cfg, &schema, "server_eps");
+		c.utt_mean = !strcmp(vpa_cfg_str(cfg, &schema, "loss_average"), "utterance");
 		c.n_ckpt = (size_t)vpa_cfg_int(cfg, &schema, "checkpoints");
 		double target_eps = vpa_cfg_num(cfg, &schema, "target_epsilon");
 		double q = c.federated ? fmin(1, (double)c.cohort / (double)Kc)

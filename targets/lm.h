@@ -91,14 +91,28 @@ extern const struct vpa_target_kind vpa_target_language_model;
 /*
  * Log-perplexity in bits, -sum_t log2 p(x_t | <s> x_1 .. x_{t-1}), of M token
  * sequences of length L (seqs (M, L) row-major, vocabulary ids of the target),
- * into out (M).  The sentence end </s> is not part of a canary.  For the LSTM,
+ * into out (M).  By default the sentence end </s> is not part of a canary (the
+ * secret sharer's and TF Privacy's convention: the secret's tokens only);
+ * sentence_end != 0 adds -log2 p(</s> | <s> x_1 .. x_L), as a sentence-level
+ * LM scores a sentence (SRILM/KenLM), for ARPA and LSTM models alike.  For the LSTM,
  * `ckpt` picks a checkpoint (n_ckpt - 1 = the final model); sequences sharing a
  * prefix share its computation (the LSTM state after a prefix is computed once
  * and branched per continuation), so the 10^4 PINs after a common prefix cost
  * 1 + 10 + 100 + 1000 softmax rows.  Errors: a token id out of range.
  */
 int vpa_lm_logppl(const struct vpa_lm_target *t, size_t ckpt, const uint32_t *seqs, size_t M,
-		  size_t L, double *out /* OUT (M) */, struct vpa_err *err);
+		  size_t L, int sentence_end, double *out /* OUT (M) */, struct vpa_err *err);
+
+/*
+ * Row weights for the loss of Liu et al. eq. 2-4: sentence j holds rows
+ * off[j] .. off[j+1]-1 (its tokens and </s>, T_j rows); w (off[n]) holds each
+ * row's weight (1, or its confidence, eq. 3-4) and is scaled in place by
+ * R / (n_eff T_j), so that the weighted mean over the R rows, (1/R) sum_r w_r
+ * loss_r, becomes (1/n_eff) sum_j (1/T_j) sum_t w_jt loss_jt: the mean over
+ * sentences of each one's mean over its tokens.  n_eff counts the sentences
+ * with a nonzero weight (hard thresholding drops the others, eq. 2's n_b).
+ */
+void vpa_lm_utt_mean_weights(const size_t *off, size_t n, float *w /* IN/OUT (off[n]) */);
 
 /* Held-out perplexity (natural exp of the mean token NLL, </s> included) of the
  * LSTM with the given parameters on sentences (ids) with offsets. */

@@ -585,14 +585,25 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	for (size_t h = 0; h < t->n_layers; h++)
 		t->dim[h] = vpa_nn_layer_dim(g, t->layer_at[h]);
 
-	/* local DP accounting: one release per model */
+	/* local DP accounting: one release per model, and per speaker of the run
+	 * the composition of its k releases (k Gaussian releases of sensitivity C
+	 * and std sigma C are one Gaussian mechanism of sensitivity C sqrt(k)) */
 	t->dp_clip = c->dp_clip;
 	t->dp_noise = c->dp_noise;
 	t->dp_delta = c->dp_delta;
 	t->dp_epsilon = INFINITY;
+	t->dp_epsilon_speaker = INFINITY;
+	t->dp_releases_max = 1;
+	for (size_t s = 0; s < n_sp; s++)
+		if (two[s])
+			t->dp_releases_max = 2;
 	if (c->dp_clip > 0 && c->dp_noise > 0) {
 		rc = vpa_gauss_analytic_epsilon(c->dp_noise * c->dp_clip, c->dp_delta, c->dp_clip,
 						&t->dp_epsilon, err);
+		if (!rc)
+			rc = vpa_gauss_analytic_epsilon(c->dp_noise * c->dp_clip, c->dp_delta,
+							c->dp_clip * sqrt((double)t->dp_releases_max),
+							&t->dp_epsilon_speaker, err);
 		if (rc)
 			goto out2;
 	}
@@ -630,8 +641,11 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		vpa_json_set_num(dp, "clip", c->dp_clip);
 		vpa_json_set_num(dp, "noise_multiplier", c->dp_noise);
 		vpa_json_set_num(dp, "delta", c->dp_delta);
+		vpa_json_set(dp, "epsilon",
+			     c->dp_clip > 0 ? vpa_json_num(t->dp_epsilon_speaker) : vpa_json_null());
 		vpa_json_set(dp, "epsilon_per_release",
 			     c->dp_clip > 0 ? vpa_json_num(t->dp_epsilon) : vpa_json_null());
+		vpa_json_set_num(dp, "releases_per_speaker_max", (double)t->dp_releases_max);
 		vpa_json_set(info, "local_dp", dp);
 		struct vpa_json *tm = vpa_json_obj();
 		vpa_json_set_num(tm, "global", t_global);

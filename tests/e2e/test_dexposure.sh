@@ -21,6 +21,7 @@ t_run "train: run" 0 -- run "$D/train.yaml" -o "$T/tr"
 t_ok "train: records k0 k32 dp-k0 dp-k32, epoch tables, overfit-k8 dp-overfit-k8" \
 	bash -c "for s in k0 k32 dp-k0 dp-k32 k32-e3 dp-k32-e3 overfit-k8 dp-overfit-k8; do grep -q \"\\\"sub\\\": \\\"\$s\\\"\" '$T/tr/results.json' || exit 1; done"
 t_ok "train: accuracy reported" grep -q '"accuracy": ' "$T/tr/results.json"
+t_ok "train: throughput is a timing field, not a metric" bash -c "tr -d ' \n' < '$T/tr/results.json' | grep -q '\"timing\":{\"tokens_per_s\":[0-9.e+]*}' && ! tr -d ' \n' < '$T/tr/results.json' | grep -o '\"metrics\":{[^}]*' | grep -q tokens_per_s"
 t_ok "train: DP epsilon <= 1" bash -c "grep -o '\"epsilon\": [0-9.e-]*' '$T/tr/results.json' | awk '{ if (\$2 > 1.0000001) bad=1 } END { exit bad }'"
 t_ok "train: five lines figures (epochs without and with DP)" bash -c "[ \$(grep -c '\"type\": \"lines\"' '$T/tr/results.json') = 5 ]"
 t_ok "train: html has the figures" bash -c "[ \$(grep -c '<svg' '$T/tr/report.html') -ge 5 ]"

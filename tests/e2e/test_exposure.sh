@@ -13,7 +13,8 @@ for c in "0.5 3" "1 2" "2.5 1.4150374992788437" "7 0" "8 -0.16992500144231237" "
 	set -- $c
 	t_run "exact canary $1" 0 -- exposure --canary "$1" --candidates "$T/c8.txt" --json
 	t_ok "canary $1: exposure $2 (log2 8 - log2(1 + #<=))" near "$(jnum exposure)" "$2" 1e-12
-	t_ok "canary $1: method exact, n 8" grep -q '"method":"exact","n_candidates":8}$' "$OUT"
+	eq=$(awk -v c="$1" 'BEGIN { print (c == int(c) && c >= 1 && c <= 8) ? 1 : 0 }')
+	t_ok "canary $1: method exact, n 8, $eq equal to the canary" grep -q "\"method\":\"exact\",\"n_candidates\":8,\"candidates_equal_to_canary\":$eq,\"dropped_canary\":false}\$" "$OUT"
 done
 t_run "table" 0 -- exposure --canary 2.5 --candidates "$T/c8.txt"
 t_ok "table shows exact exposure" grep -q "^exposure (exact)        1.4150 bits" "$OUT"

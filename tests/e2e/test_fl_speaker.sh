@@ -32,7 +32,26 @@ z=$(jrec train central noise_multiplier "$R")
 zc=$(sed -E 's/.*"sigma":([^,}]*).*/\1/' "$T/sigma.json")
 t_ok "noise multiplier $z = vpaudit dp sigma $zc" near "$z" "$zc" 1e-12
 t_ok "central_local uses the same multiplier" near "$(jrec train central_local noise_multiplier "$R")" "$zc" 1e-12
-t_ok "central epsilon <= 2" lt "$(jrec train central epsilon "$R")" 2.0000001
+t_ok "deployment epsilon <= 2" lt "$(jrec train central epsilon_deployment "$R")" 2.0000001
+t_ok "q_deployment = 100 / 1e8" near "$(jrec train central q_deployment "$R")" 1e-6 1e-18
+# the run's own epsilon: cohorts of 100 from 1200 - 200 - 100 - 60 = 840 training users
+t_ok "q of the run = 100 / 840" near "$(jrec train central q "$R")" 0.11904761904761904 1e-15
+"$VPAUDIT" dp epsilon --q 0.11904761904761904 --sigma "$z" --steps 15 --delta 1e-5 --json > "$T/eps.json"
+er=$(sed -E 's/.*"epsilon":([^,}]*).*/\1/' "$T/eps.json")
+t_ok "epsilon of the run $(jrec train central epsilon "$R") = vpaudit dp epsilon $er" \
+	near "$(jrec train central epsilon "$R")" "$er" 1e-9
+t_ok "the run's epsilon is far above the deployment's" lt 10 "$(jrec train central epsilon "$R")"
+t_ok "target info labels both" grep -q '"deployment_population": 100000000' "$R"
+# local DP: the run's epsilon composes a user's k participations (sensitivity
+# 2C sqrt k); checked through the inverse, vpaudit dp gaussian
+k=$(jrec train local max_participations "$R"); el=$(jrec train local epsilon "$R")
+t_ok "local: a user took part $k > 1 times" lt 1 "$k"
+t_ok "local: the run's epsilon $el > 2 per release" lt 2 "$el"
+"$VPAUDIT" dp gaussian --epsilon "$el" --delta 1e-5 --sensitivity "$(awk -v k="$k" 'BEGIN { printf "%.17g", 2 * sqrt(k) }')" --json > "$T/g.json"
+t_ok "local: sigma for that epsilon at sensitivity 2 sqrt k = the release's sigma" \
+	near "$(sed -E 's/.*"sigma":([^,}]*).*/\1/' "$T/g.json")" "$(jrec train local sigma_local "$R")" 1e-6
+t_ok "central_local: the local part composed k times" \
+	near "$(jrec train central_local epsilon_local_run "$R")" "$(awk -v k="$(jrec train central_local max_participations "$R")" 'BEGIN { print 25.7 * k }')" 1e-9
 t_ok "no noise: SNR undefined (null)" test "$(jrec train none snr "$R")" = null
 t_ok "central_local local epsilon 25.7" near "$(jrec train central_local epsilon_local "$R")" 25.7 1e-9
 
@@ -73,6 +92,20 @@ t_ok "paper set-up: target's multiplier $zp = vpaudit dp sigma" near "$zp" "$(se
 t_ok "paper set-up: multiplier 0.44148" near "$zp" 0.4414763859 1e-9
 t_run "paper set-up: dp epsilon at that multiplier" 0 -- dp epsilon --q 3e-6 --sigma "$zp" --steps 60 --delta 1e-5 --json
 t_ok "paper set-up: epsilon 2" near "$(sed -E 's/.*"epsilon":([^,}]*).*/\1/' "$OUT")" 2 1e-6
+t_ok "paper set-up: epsilon_deployment 2" near "$(jrec train central epsilon_deployment "$T/paper/results.json")" 2 1e-6
+
+# no stated population: the noise is calibrated for the run itself (q = cohort /
+# training users = 300 / 350), epsilon is 2, and nothing is called deployment
+sed -e '/population: 1e8/d' -e 's/^name: fls-paper-accounting/name: fls-run-accounting/' \
+	$D/paper_accounting.yaml > "$T/run_acc.yaml"
+t_run "run accounting runs" 0 -- run "$T/run_acc.yaml" -o "$T/runacc" --quiet
+RA=$T/runacc/results.json
+t_ok "run accounting: q = 300 / 350" near "$(jrec train central q "$RA")" 0.8571428571428571 1e-15
+t_ok "run accounting: epsilon 2" near "$(jrec train central epsilon "$RA")" 2 1e-6
+zr=$(jrec train central noise_multiplier "$RA")
+"$VPAUDIT" dp sigma --q 0.8571428571428571 --epsilon 2 --steps 60 --delta 1e-5 --json > "$T/sr.json"
+t_ok "run accounting: multiplier = vpaudit dp sigma" near "$zr" "$(sed -E 's/.*"sigma":([^,}]*).*/\1/' "$T/sr.json")" 1e-12
+t_ok "run accounting: no deployment numbers" bash -c "! grep -q -E '\"(epsilon_deployment|q_deployment|deployment_population)\"' '$RA'"
 
 # same results with one thread (bit-identical)
 t_run "small scenario, one thread" 0 -- run $D/small.yaml -o "$T/small1" --threads 1 --quiet

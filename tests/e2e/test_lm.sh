@@ -36,6 +36,26 @@ t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-no-canaries.yaml
 t_run "broken ARPA file" 1 -- run "$D/bad-arpa.yaml" -o "$T/b" --no-plots
 t_ok "its error line" grep -q "^vpaudit run: error: $D/broken.arpa:6: expected a log10 probability, got '-x'$" "$ERR"
 
+# sentence_end: </s> scored after each candidate (hand values in the scenario)
+t_run "ARPA with sentence_end" 0 -- run "$D/arpa-sentence-end.yaml" -o "$T/ase" --no-plots
+t_ok "sentence_end: canary log-perplexity 0.85 log2 10 (0.6 without </s>)" \
+	near "$(rec ab canary_logppl "$T/ase/results.json")" 2.823638880654258 1e-9
+t_ok "sentence_end: still rank 1, exposure log2 3" \
+	near "$(rec ab exposure "$T/ase/results.json")" 1.584962500721156 1e-12
+
+# insertions on an imported model: a validation error at its line
+t_run "insertions on an ARPA import" 1 -- validate "$D/bad-insertions.yaml"
+t_ok "its error line" grep -q "^vpaudit: error: $D/bad-insertions.yaml:8:74: 'insertions' does not apply to an imported model: it cannot be retrained" "$ERR"
+
+# the canary's own value among the candidates: warned, and drop_canary removes it
+t_run "candidates holding the canary" 0 -- run "$D/cands-with-canary.yaml" -o "$T/cwc" --no-plots
+t_ok "warned" grep -q "^vpaudit: warning: kept: 1 candidate equals the canary's log-perplexity 21.5: counted as rivals" "$ERR"
+t_ok "no warning for the dropped one" sh -c "! grep -q 'warning: dropped' '$ERR'"
+t_ok "kept: log2 101 - log2 6" sh -c "tr -d '\n ' < '$T/cwc/results.json' | grep -q '\"attack\":\"kept\",\"sub\":\"canary\",\"layer\":null,\"sweep\":null,\"metrics\":{\"exposure\":4.07324898203063'"
+t_ok "dropped: log2 100 - log2 5 over 100 candidates" sh -c "tr -d '\n ' < '$T/cwc/results.json' | grep -q '\"attack\":\"dropped\",\"sub\":\"canary\",\"layer\":null,\"sweep\":null,\"metrics\":{\"exposure\":4.32192809488736[0-9]*,\"exposure_extrapolated\":[-0-9.e+]*,\"max_exposure\":6.64385618977472[0-9]*,\"rank\":5,\"n_candidates\":100'"
+t_run "drop_canary on a model" 1 -- validate "$D/bad-drop-canary.yaml"
+t_ok "its error line" grep -q "^vpaudit: error: $D/bad-drop-canary.yaml:10:45: drop_canary applies to imported \`candidates\`: a model's canary is never among its own candidates$" "$ERR"
+
 for s in comprise-exposure fl-lm-dp; do
 	t_run "scenarios/$s.yaml validates" 0 -- validate "scenarios/$s.yaml"
 done

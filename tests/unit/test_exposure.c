@@ -117,6 +117,67 @@ static void test_logcdf(void)
 	CHECK(vpa_skewnorm_logcdf(&d, -INFINITY) == -INFINITY);
 }
 
+/*
+ * Right of 0 at large shapes (issue 20): with shape 100, F(1e-4) = 0.00322
+ * (exposure 8.28 bits), while the direct Phi - 2T kept no digit and the code
+ * fell back to F = 1/2.  Values: mpmath 1.2.1, quadrature of the density at
+ * 40 digits (tests/golden/skewnorm/gen_skewnorm_cdf.py's logcdf()).
+ */
+static void test_logcdf_large_shape(void)
+{
+	const double v[][3] = {
+		{1e-4, 100, -5.7374283583803077188},
+		{-40, 1e4, -80000000836.15350992},
+		{3, -0.5, -0.00013966502716556874723},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		struct vpa_skewnorm d = {0, 1, v[i][1]};
+		CHECK_REL(vpa_skewnorm_logcdf(&d, v[i][0]), v[i][2], 1e-13);
+	}
+	struct vpa_skewnorm d = {0, 1, 100};
+	CHECK_NEAR(exp(vpa_skewnorm_logcdf(&d, 1e-4)), 0.00322, 5e-6);
+	CHECK_NEAR(vpa_exposure_extrapolated(1e-4, &d), 8.28, 5e-3);
+}
+
+/*
+ * The whole range the fit can produce: shapes 0, +-0.1 .. +-1e4 and z from -40
+ * to 40 (tests/golden/skewnorm/logcdf.txt: an mpmath quadrature of the density
+ * at 40 digits, independent of Owen's T; generator and provenance beside it).
+ * log F to 1e-13 relative, or 1e-15 absolute where log F is near 0 (F near 1:
+ * F itself to 1e-15).  Before the fix, z just above 0 at a large shape fell
+ * back to F = 1/2 (e.g. shape 100, z = 1e-4: log F -0.69 instead of -5.74).
+ */
+static void test_logcdf_golden(void)
+{
+	FILE *f = fopen("tests/golden/skewnorm/logcdf.txt", "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char line[256];
+	size_t n = 0, bad = 0;
+	while (fgets(line, sizeof line, f)) {
+		double z, a, want;
+		if (line[0] == '#' || sscanf(line, "%lf %lf %lf", &z, &a, &want) != 3)
+			continue;
+		struct vpa_skewnorm d = {0, 1, a};
+		double got = vpa_skewnorm_logcdf(&d, z);
+		double tol = 1e-13 * fabs(want) + 1e-15, e = fabs(got - want);
+		n++;
+		if (!(e <= tol)) {
+			if (bad++ < 10)
+				printf("#   z %g shape %g: log F = %.17g, expected %.17g\n", z, a, got,
+				       want);
+		}
+	}
+	fclose(f);
+	CHECK(n == 25 * 31);
+	CHECK(bad == 0);
+	/* issue 20's case: shape 100, z = 1e-4 -> F = 0.00322, exposure 8.28 bits */
+	struct vpa_skewnorm d = {0, 1, 100};
+	CHECK_NEAR(exp(vpa_skewnorm_logcdf(&d, 1e-4)), 0.00322, 5e-6);
+	CHECK_NEAR(vpa_exposure_extrapolated(1e-4, &d), 8.28, 5e-3);
+}
+
 static void test_logpdf(void)
 {
 	/* integrates to 1 and its integral is the CDF */
@@ -272,6 +333,8 @@ int main(void)
 	RUN(test_owens_t_special);
 	RUN(test_owens_t_values);
 	RUN(test_logcdf);
+	RUN(test_logcdf_large_shape);
+	RUN(test_logcdf_golden);
 	RUN(test_logpdf);
 	RUN(test_fit);
 	RUN(test_fit_errors);

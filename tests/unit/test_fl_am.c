@@ -119,6 +119,13 @@ static void test_local_dp(void)
 	CHECK(vpa_gauss_analytic_epsilon(2 * 0.05, 1e-5, 0.05, &eps, &err) == 0);
 	CHECK_NEAR(b.dp_epsilon, eps, 1e-12);
 	CHECK(b.dp_epsilon > 0 && b.dp_epsilon < 3);
+	/* the run's epsilon per speaker: speakers with two released models compose
+	 * two Gaussian releases = sensitivity C sqrt 2 (issue 20 section 4) */
+	CHECK(b.dp_releases_max == (c.two_models > 0 ? 2u : 1u));
+	CHECK(vpa_gauss_analytic_epsilon(2 * 0.05, 1e-5, 0.05 * sqrt((double)b.dp_releases_max),
+					 &eps, &err) == 0);
+	CHECK_NEAR(b.dp_epsilon_speaker, eps, 1e-12);
+	CHECK(b.dp_releases_max == 1 || b.dp_epsilon_speaker > b.dp_epsilon);
 	printf("# clip only %.3f, noise 2: %.3f (eps %.3f)\n", mean_acc(&a, 0), mean_acc(&b, 0),
 	       b.dp_epsilon);
 	CHECK(mean_acc(&b, 0) < mean_acc(&a, 0) - 0.1);

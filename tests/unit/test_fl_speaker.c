@@ -239,6 +239,7 @@ static void test_sv_eer_hand(void)
 
 static const char *small_cfg =
 	"{users: 900, test_users: 150, sv_train_users: 60, sv_test_users: 40, cohort: 100,"
+	" population: 1e8,"
 	" rounds: 12, eval_every: 4, emb_epochs: 3, emb_hidden: 32, emb_dim: 16}";
 
 static int build_small(int threads, struct vpa_target *t, struct vpa_ynode **root)
@@ -281,12 +282,23 @@ static void test_target(void)
 	CHECK(none && loc && cen && cl);
 	if (!(none && loc && cen && cl))
 		return;
-	/* the accountant: q = 100/1e8, 12 rounds, eps 2, delta 1e-5 */
-	double z, eps;
+	/* the accountant: the noise for the stated deployment, q = 100/1e8, 12
+	 * rounds, eps 2, delta 1e-5; the run's epsilon for q = 100/650 */
+	double z, eps, eps_run;
 	CHECK(vpa_dp_sigma(1e-6, 2, 12, 1e-5, &z, NULL) == 0);
 	CHECK(cen->priv.z == z && cl->priv.z == z);
 	CHECK(vpa_dp_epsilon(1e-6, z, 12, 1e-5, &eps, NULL, NULL) == 0);
-	CHECK(eps <= 2 + 1e-9 && cen->priv.eps_central == eps);
+	CHECK(eps <= 2 + 1e-9 && cen->priv.eps_deploy == eps);
+	CHECK(cen->priv.q_deploy == 1e-6 && cen->priv.q_run == 100.0 / 650);
+	CHECK(vpa_dp_epsilon(100.0 / 650, z, 12, 1e-5, &eps_run, NULL, NULL) == 0);
+	CHECK(cen->priv.eps_central == eps_run && eps_run > 10 * eps);
+	/* local, the run's: composed over the most participations of one user */
+	double el;
+	CHECK(loc->max_participations >= 2);
+	CHECK(vpa_gauss_analytic_epsilon(loc->priv.sigma_local, 1e-5,
+					 2 * T->clip * sqrt((double)loc->max_participations), &el,
+					 NULL) == 0);
+	CHECK(loc->priv.eps_local_run == el && el > 2);
 	/* local: analytic Gaussian for sensitivity 2C at (2, 1e-5) */
 	double sl;
 	CHECK(vpa_gauss_analytic_sigma(2, 1e-5, 2 * T->clip, &sl, NULL) == 0);

@@ -96,6 +96,31 @@ static double engine_logppl(struct vpa_nn *net, uint32_t bos, const uint32_t *x,
 	return -s / log(2.0);
 }
 
+/* The same with the sentence end: + -log2 p(eos | <s> x_1 .. x_L). */
+static double engine_logppl_end(struct vpa_nn *net, uint32_t bos, uint32_t eos, const uint32_t *x,
+				size_t L)
+{
+	uint32_t ids[16];
+	size_t off[2] = {0, L + 1};
+	ids[0] = bos;
+	memcpy(ids + 1, x, L * sizeof(uint32_t));
+	struct vpa_nn_batch b = {1, off, NULL, ids};
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_nn_forward(net, &b, VPA_NN_EVAL, &err))
+		return NAN;
+	size_t R, K;
+	const float *z = vpa_nn_output(net, &R, &K);
+	float *ls = malloc(R * K * sizeof(float));
+	vpa_nn_log_softmax(z, R, K, ls);
+	double s = 0;
+	for (size_t t = 0; t < L; t++)
+		s += ls[t * K + x[t]];
+	s += ls[L * K + eos];
+	free(ls);
+	return -s / log(2.0);
+}
+
 static void check_scorer(size_t layers)
 {
 	size_t V = 13, E = 5, H = 7;
@@ -124,7 +149,7 @@ static void check_scorer(size_t layers)
 	double *out = malloc(M * sizeof(double));
 	struct vpa_err err;
 	vpa_err_init(&err);
-	CHECK(vpa_lm_logppl(&t, 0, seqs, M, L, out, &err) == 0);
+	CHECK(vpa_lm_logppl(&t, 0, seqs, M, L, 0, out, &err) == 0);
 	double worst = 0;
 	for (size_t m = 0; m < M; m += (m < 990 ? 37 : 1)) {
 		double e = engine_logppl(t.net, t.bos, seqs + m * L, L);
@@ -132,18 +157,112 @@ static void check_scorer(size_t layers)
 			worst = fabs(e - out[m]);
 	}
 	CHECK(worst < 1e-3); /* float32 forward passes, different summation orders */
+	/* sentence_end: the sentence end after each sequence, against the engine
+	 * on L + 1 positions (fails without the extra step: the same as above) */
+	t.eos = 9;
+	double *oe = malloc(M * sizeof(double));
+	CHECK(vpa_lm_logppl(&t, 0, seqs, M, L, 1, oe, &err) == 0);
+	double worst_e = 0, min_gap = INFINITY;
+	for (size_t m = 0; m < M; m += (m < 990 ? 37 : 1)) {
+		double e = engine_logppl_end(t.net, t.bos, t.eos, seqs + m * L, L);
+		worst_e = fmax(worst_e, fabs(e - oe[m]));
+		min_gap = fmin(min_gap, oe[m] - out[m]);
+	}
+	CHECK(worst_e < 1e-3);
+	CHECK(min_gap > 0.01); /* -log2 p(</s>) of a random 13-word model: about log2 13 */
+	free(oe);
 	/* one sequence alone gives the same as in the shared batch */
 	double one;
-	CHECK(vpa_lm_logppl(&t, 0, seqs + 500 * L, 1, L, &one, &err) == 0);
+	CHECK(vpa_lm_logppl(&t, 0, seqs + 500 * L, 1, L, 0, &one, &err) == 0);
 	CHECK_NEAR(one, out[500], 1e-4);
 	uint32_t badseq[5] = {0, 1, 2, 3, 99};
-	CHECK(vpa_lm_logppl(&t, 0, badseq, 1, L, &one, &err) == VPA_EINPUT);
+	CHECK(vpa_lm_logppl(&t, 0, badseq, 1, L, 0, &one, &err) == VPA_EINPUT);
 	free(out);
 	vpa_nn_free(t.net);
 }
 
 static void test_scorer_matches_engine_1layer(void) { check_scorer(1); }
 static void test_scorer_matches_engine_2layers(void) { check_scorer(2); }
+
+/*
+ * Liu et al. eq. 2-4: the weighted mean over rows with vpa_lm_utt_mean_weights
+ * equals the mean over sentences of each one's (confidence-weighted) mean over
+ * its tokens, computed directly in double; and its gradient matches central
+ * finite differences.  Before the change the loss was the mean over all tokens
+ * (checked to differ here: sentences of 2, 4 and 7 rows).
+ */
+static void test_utt_mean_loss(void)
+{
+	enum { K = 6, R = 13 };
+	const size_t off[4] = {0, 2, 6, 13}, n = 3;
+	float z[R * K], w[R], d[R * K];
+	float conf[R];
+	uint32_t y[R];
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 5);
+	for (size_t i = 0; i < R; i++) {
+		for (size_t k = 0; k < K; k++)
+			z[i * K + k] = (float)(2 * vpa_rng_normal(&r));
+		y[i] = (uint32_t)vpa_rng_below(&r, K);
+		conf[i] = (float)(0.2 + 0.8 * vpa_rng_uniform(&r));
+	}
+	for (int weighted = 0; weighted < 2; weighted++) {
+		/* direct: (1/n) sum_j (1/T_j) sum_t c_jt (-log softmax(z)[y]) */
+		double direct = 0, token_mean = 0;
+		for (size_t j = 0; j < n; j++) {
+			double sj = 0;
+			for (size_t t = off[j]; t < off[j + 1]; t++) {
+				double mx = z[t * K], s = 0;
+				for (size_t k = 1; k < K; k++)
+					mx = fmax(mx, z[t * K + k]);
+				for (size_t k = 0; k < K; k++)
+					s += exp(z[t * K + k] - mx);
+				double l = (mx + log(s) - z[t * K + y[t]]) * (weighted ? conf[t] : 1);
+				sj += l;
+				token_mean += l / R;
+			}
+			direct += sj / (double)(off[j + 1] - off[j]) / (double)n;
+		}
+		for (size_t i = 0; i < R; i++)
+			w[i] = weighted ? conf[i] : 1;
+		vpa_lm_utt_mean_weights(off, n, w);
+		struct vpa_nn_targets tg;
+		vpa_nn_targets_init(&tg);
+		tg.labels = y;
+		tg.weights = w;
+		double loss;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		CHECK(vpa_nn_softmax_ce(z, R, K, NULL, n, &tg, &loss, d, &err) == 0);
+		CHECK_NEAR(loss, direct, 1e-6);
+		CHECK(fabs(token_mean - direct) > 1e-2); /* the two averages differ here */
+		double worst = 0, scale = 0;
+		for (size_t j = 0; j < R * K; j++)
+			scale = fmax(scale, fabs(d[j]));
+		for (size_t j = 0; j < R * K; j++) {
+			float z0 = z[j];
+			double lp, lm;
+			z[j] = z0 + 1e-2f;
+			float hp = z[j] - z0;
+			vpa_nn_softmax_ce(z, R, K, NULL, n, &tg, &lp, NULL, &err);
+			z[j] = z0 - 1e-2f;
+			float hm = z0 - z[j];
+			vpa_nn_softmax_ce(z, R, K, NULL, n, &tg, &lm, NULL, &err);
+			z[j] = z0;
+			worst = fmax(worst, fabs((lp - lm) / ((double)hp + hm) - d[j]) / scale);
+		}
+		CHECK(scale > 1e-3);
+		CHECK(worst < 1e-3);
+	}
+	/* hard thresholding: a sentence of zero weight is not counted in n */
+	float wh[R];
+	for (size_t i = 0; i < R; i++)
+		wh[i] = i < 2 ? 0.0f : 1.0f;
+	vpa_lm_utt_mean_weights(off, n, wh);
+	CHECK(wh[0] == 0 && wh[1] == 0);
+	CHECK_NEAR(wh[2], 13.0 / (2 * 4), 1e-6);
+	CHECK_NEAR(wh[6], 13.0 / (2 * 7), 1e-6);
+}
 
 static void test_uniform_perplexity(void)
 {
@@ -176,11 +295,17 @@ static void test_arpa_scoring(void)
 	uint32_t a = (uint32_t)vpa_arpa_word(t.arpa, "a"), b = (uint32_t)vpa_arpa_word(t.arpa, "b");
 	uint32_t seqs[4] = {a, b, a, a};
 	double out[2];
-	CHECK(vpa_lm_logppl(&t, 0, seqs, 2, 2, out, &err) == 0);
+	CHECK(vpa_lm_logppl(&t, 0, seqs, 2, 2, 0, out, &err) == 0);
 	/* "a b": -(-0.4 - 0.2) log2(10); "a a": a|<s> -0.4, a|<s> a: bow(<s> a) -0.1 +
 	 * bow(a) -0.3 + p(a) -0.6 = -1.0 -> 1.4 log2(10)  (no </s>: not part of a canary) */
 	CHECK_NEAR(out[0], 0.6 * log2(10.0), 1e-12);
 	CHECK_NEAR(out[1], 1.4 * log2(10.0), 1e-12);
+	/* sentence_end: "a b </s>": + trigram -0.25 -> 0.85 log2(10); "a a </s>":
+	 * no "a a </s>", bow("a a") absent (0), no "a </s>": bow(a) -0.3 + p(</s>) -1.2
+	 * -> 1.4 + 1.5 = 2.9 log2(10) */
+	CHECK(vpa_lm_logppl(&t, 0, seqs, 2, 2, 1, out, &err) == 0);
+	CHECK_NEAR(out[0], 0.85 * log2(10.0), 1e-12);
+	CHECK_NEAR(out[1], 2.9 * log2(10.0), 1e-12);
 	vpa_arpa_free(t.arpa);
 }
 
@@ -400,6 +525,7 @@ int main(void)
 	RUN(test_scorer_matches_engine_1layer);
 	RUN(test_scorer_matches_engine_2layers);
 	RUN(test_uniform_perplexity);
+	RUN(test_utt_mean_loss);
 	RUN(test_arpa_scoring);
 	RUN(test_candidates_import);
 	RUN(test_exposure_end_to_end);

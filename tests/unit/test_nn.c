@@ -481,6 +481,64 @@ static void test_grad_softmax_ce(void)
 	free_gc(&g);
 }
 
+/*
+ * Granqvist et al. eq. 3 (vpa_nn_distill_sq): the value by hand, and the
+ * gradient against central finite differences (loss in double on float
+ * logits; the step is the one the float actually took).
+ */
+static void test_distill_sq(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	/* z = (0, 2 ln 3), T = 2: q = (1/4, 3/4); p = (1/2, 1/2):
+	 * T^2/K sum e^2 = 4/2 (1/16 + 1/16) = 1/4 */
+	float z[2] = {0, (float)(2 * log(3.0))}, p[2] = {0.5f, 0.5f}, d[2];
+	double l;
+	CHECK(vpa_nn_distill_sq(z, 1, 2, p, 2, &l, d, &err) == 0);
+	CHECK_NEAR(l, 0.25, 1e-7);
+	/* dL/dz_j = 2T/K q_j (e_j - sum q e): sum q e = -1/16 + 3/16 = 1/8;
+	 * j=0: 2 (1/4)(-1/4 - 1/8) = -3/16, j=1: 2 (3/4)(1/4 - 1/8) = 3/16 */
+	CHECK_NEAR(d[0], -0.1875, 1e-6);
+	CHECK_NEAR(d[1], 0.1875, 1e-6);
+	CHECK(vpa_nn_distill_sq(z, 1, 2, p, 0, &l, d, &err) == VPA_EINPUT);
+	/* 7 rows of 5 logits, teacher distributions, T = 3 and T = 10 */
+	enum { R = 7, K = 5 };
+	float zz[R * K], pp[R * K], g[R * K];
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 77);
+	for (size_t i = 0; i < R; i++) {
+		double s = 0;
+		for (size_t k = 0; k < K; k++) {
+			zz[i * K + k] = (float)(3 * vpa_rng_normal(&r));
+			s += pp[i * K + k] = (float)vpa_rng_uniform(&r) + 0.05f;
+		}
+		for (size_t k = 0; k < K; k++)
+			pp[i * K + k] /= (float)s;
+	}
+	const double Ts[2] = {3, 10};
+	for (int ti = 0; ti < 2; ti++) {
+		CHECK(vpa_nn_distill_sq(zz, R, K, pp, Ts[ti], &l, g, &err) == 0);
+		double worst = 0, scale = 0;
+		for (size_t j = 0; j < R * K; j++)
+			scale = fmax(scale, fabs(g[j]));
+		for (size_t j = 0; j < R * K; j++) {
+			float z0 = zz[j];
+			double lp, lm;
+			zz[j] = z0 + 1e-2f;
+			float hp = zz[j] - z0;
+			vpa_nn_distill_sq(zz, R, K, pp, Ts[ti], &lp, NULL, &err);
+			zz[j] = z0 - 1e-2f;
+			float hm = z0 - zz[j];
+			vpa_nn_distill_sq(zz, R, K, pp, Ts[ti], &lm, NULL, &err);
+			zz[j] = z0;
+			double num = (lp - lm) / ((double)hp + (double)hm);
+			worst = fmax(worst, fabs(num - g[j]) / scale);
+		}
+		CHECK(scale > 1e-4); /* a check that can fail: the gradient is not zero */
+		CHECK(worst < 1e-4);
+	}
+}
+
 static void test_softmax_ce_values(void)
 {
 	struct vpa_err err;
@@ -660,6 +718,7 @@ int main(void)
 	RUN(test_statspool_values);
 	RUN(test_grad_softmax_ce);
 	RUN(test_softmax_ce_values);
+	RUN(test_distill_sq);
 	RUN(test_grad_lstm);
 	RUN(test_lstm_values);
 	RUN(test_grad_embedding);

@@ -38,6 +38,34 @@ static void test_adam_hand(void)
 	vpa_optim_release(&o);
 }
 
+static void test_fedadam_hand(void)
+{
+	/* Liu et al. eq. 6-8, lr 0.1, b1 0.9, b2 0.99, eps 0.25 (large, so that
+	 * its place inside the root shows), d = (0.5, -2) in rounds 1 and 2.
+	 * Round 1: m = (0.05, -0.2), v = (0.0025, 0.04); m^ = d, v^ = d^2:
+	 *   w += 0.1 d / sqrt(d^2 + 0.25) = (0.05/sqrt(0.5), -0.2/sqrt(4.25)).
+	 * Round 2: m = 0.9 m + 0.1 d = 0.19 d, m^ = d; v = 0.0199 d^2, v^ = d^2:
+	 *   the same step again (a constant delta gives a constant step). */
+	float w[2] = {0, 0}, m[2] = {0, 0}, v[2] = {0, 0}, d[2] = {0.5f, -2};
+	vpa_fedadam_step(VPA_FEDADAM_LIU, 0.1, 0.9, 0.99, 0.25, 1, m, v, w, d, 2);
+	CHECK_NEAR(m[0], 0.05, 1e-8);
+	CHECK_NEAR(v[1], 0.04, 1e-8);
+	CHECK_NEAR(w[0], 0.05 / sqrt(0.5), 1e-7);
+	CHECK_NEAR(w[1], -0.2 / sqrt(4.25), 1e-7);
+	vpa_fedadam_step(VPA_FEDADAM_LIU, 0.1, 0.9, 0.99, 0.25, 2, m, v, w, d, 2);
+	CHECK_NEAR(w[0], 2 * 0.05 / sqrt(0.5), 1e-7);
+	CHECK_NEAR(w[1], 2 * -0.2 / sqrt(4.25), 1e-7);
+	/* Reddi et al. (no bias correction, tau outside), tau 1e-3, round 1:
+	 * w += 0.1 m / (sqrt(v) + tau) = 0.1 (0.05, -0.2) / ((0.05, 0.2) + 0.001) */
+	float w2[2] = {0, 0}, m2[2] = {0, 0}, v2[2] = {0, 0};
+	vpa_fedadam_step(VPA_FEDADAM_REDDI, 0.1, 0.9, 0.99, 1e-3, 1, m2, v2, w2, d, 2);
+	CHECK_NEAR(w2[0], 0.005 / 0.051, 1e-7);
+	CHECK_NEAR(w2[1], -0.02 / 0.201, 1e-7);
+	/* round 2 (Reddi): m = 0.095, v = 0.004975 -> w0 += 0.1 0.095 / (sqrt(v) + 1e-3) */
+	vpa_fedadam_step(VPA_FEDADAM_REDDI, 0.1, 0.9, 0.99, 1e-3, 2, m2, v2, w2, d, 2);
+	CHECK_NEAR(w2[0], 0.005 / 0.051 + 0.0095 / (sqrt(0.004975) + 1e-3), 1e-7);
+}
+
 static void test_sgd_hand(void)
 {
 	/* f(w) = w^2, w0 = 1, lr 0.1, momentum 0.9, weight decay 0.1:
@@ -594,6 +622,7 @@ int main(void)
 {
 	RUN(test_adam_hand);
 	RUN(test_sgd_hand);
+	RUN(test_fedadam_hand);
 	RUN(test_clip);
 	RUN(test_classification);
 	RUN(test_recurrence);

@@ -220,6 +220,30 @@ static void test_tables(void)
 	vpa_json_free(g);
 }
 
+/* A record's short labels ("notes") appear once under its attack's table. */
+static void test_table_record_notes(void)
+{
+	const char *txt =
+		"{\"records\": ["
+		"{\"attack\": \"t\", \"sub\": \"central\", \"metrics\": {\"epsilon\": 39.1, "
+		"\"epsilon_deployment\": 2}, \"notes\": [\"epsilon: this run; "
+		"epsilon_deployment: the stated population\"]},"
+		"{\"attack\": \"t\", \"sub\": \"central_local\", \"metrics\": {\"epsilon\": 39.1}, "
+		"\"notes\": [\"epsilon: this run; epsilon_deployment: the stated population\"]}]}";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *r = vpa_json_parse("n.json", txt, strlen(txt), &err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	struct vpa_table t;
+	vpa_table_attack(r, "t", &t);
+	CHECK(t.n_rows == 2);
+	CHECK_STR(t.note, "Epsilon: this run; epsilon_deployment: the stated population.");
+	vpa_table_release(&t);
+	vpa_json_free(r);
+}
+
 static void test_html(void)
 {
 	struct vpa_json *g = golden();
@@ -579,6 +603,7 @@ int main(void)
 	RUN(test_format);
 	RUN(test_check);
 	RUN(test_tables);
+	RUN(test_table_record_notes);
 	RUN(test_html);
 	RUN(test_junit);
 	RUN(test_pdf);
