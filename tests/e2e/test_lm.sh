@@ -45,7 +45,7 @@ t_ok "sentence_end: still rank 1, exposure log2 3" \
 
 # insertions on an imported model: a validation error at its line
 t_run "insertions on an ARPA import" 1 -- validate "$D/bad-insertions.yaml"
-t_ok "its error line" grep -q "^vpaudit: error: $D/bad-insertions.yaml:8:74: 'insertions' does not apply to an imported model: it cannot be retrained" "$ERR"
+t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-insertions.yaml:8:74: 'insertions' does not apply to an imported model: it cannot be retrained" "$ERR"
 
 # the canary's own value among the candidates: warned, and drop_canary removes it
 t_run "candidates holding the canary" 0 -- run "$D/cands-with-canary.yaml" -o "$T/cwc" --no-plots
@@ -54,7 +54,7 @@ t_ok "no warning for the dropped one" sh -c "! grep -q 'warning: dropped' '$ERR'
 t_ok "kept: log2 101 - log2 6" sh -c "tr -d '\n ' < '$T/cwc/results.json' | grep -q '\"attack\":\"kept\",\"sub\":\"canary\",\"layer\":null,\"sweep\":null,\"metrics\":{\"exposure\":4.07324898203063'"
 t_ok "dropped: log2 100 - log2 5 over 100 candidates" sh -c "tr -d '\n ' < '$T/cwc/results.json' | grep -q '\"attack\":\"dropped\",\"sub\":\"canary\",\"layer\":null,\"sweep\":null,\"metrics\":{\"exposure\":4.32192809488736[0-9]*,\"exposure_extrapolated\":[-0-9.e+]*,\"max_exposure\":6.64385618977472[0-9]*,\"rank\":5,\"n_candidates\":100'"
 t_run "drop_canary on a model" 1 -- validate "$D/bad-drop-canary.yaml"
-t_ok "its error line" grep -q "^vpaudit: error: $D/bad-drop-canary.yaml:10:45: drop_canary applies to imported \`candidates\`: a model's canary is never among its own candidates$" "$ERR"
+t_ok "its error line" grep -q "^vpaudit validate: error: $D/bad-drop-canary.yaml:10:45: drop_canary applies to imported \`candidates\`: a model's canary is never among its own candidates$" "$ERR"
 
 for s in comprise-exposure fl-lm-dp; do
 	t_run "scenarios/$s.yaml validates" 0 -- validate "scenarios/$s.yaml"
