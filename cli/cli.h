@@ -17,6 +17,7 @@ int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 /* Print "vpaudit: error: MSG" for err and return its exit status. */
 int cli_error(const struct vpa_err *err);
