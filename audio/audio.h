@@ -60,6 +60,14 @@ void vpa_wave_release(struct vpa_wave *w);
  * error ("FILE: truncated: 8000 frames announced, 1234 read").
  */
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err);
+/*
+ * Samples round(start*rate) .. round(end*rate) (end < 0: to the end; an end
+ * past the file is cut to it) without reading the rest of the file; *dur
+ * gets the whole recording's duration in seconds.  Errors as vpa_audio_read,
+ * and "FILE: no samples between 2 and 3 s (1.5 s long)".
+ */
+int vpa_audio_read_part(const char *path, int channel, double start, double end,
+			struct vpa_wave *out, double *dur /* OUT */, struct vpa_err *err);
 /* The same from memory (the fuzz target's entry point); name is for messages. */
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
 		    struct vpa_wave *out, struct vpa_err *err);

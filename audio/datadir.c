@@ -713,7 +713,21 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 	int ch = d->rec_channel[r] >= 0 ? d->rec_channel[r] : d->channel;
 	vpa_err_init(&e1);
 	vpa_wave_init(&w);
-	if (vpa_audio_read(d->rec_path[r], ch, &w, &e1)) {
+	double dur = 0, s0 = d->seg_start ? d->seg_start[i] : 0, e0 = d->seg_end ? d->seg_end[i] : -1;
+	int rc = d->seg_start ? vpa_audio_read_part(d->rec_path[r], ch, s0, e0, &w, &dur, &e1)
+			      : vpa_audio_read(d->rec_path[r], ch, &w, &e1);
+	if (d->seg_start && (rc == 0 || dur > 0)) {
+		/* past the end: extract-segments cuts an overshoot of at most 0.5 s */
+		struct vpa_loc loc = {d->seg_file, d->utt_line[i], 0};
+		const char *what = s0 >= dur ? "starts" : e0 - dur > 0.5 ? "ends" : NULL;
+		if (what) {
+			vpa_wave_release(&w);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"segment '%s' %s at %g s, past the end of recording '%s' (%g s)",
+					d->utt[i], what, !strcmp(what, "starts") ? s0 : e0, d->rec[r], dur);
+		}
+	}
+	if (rc) {
 		if (d->rec_line[r]) {
 			struct vpa_loc loc = {d->scp, d->rec_line[r], 0};
 			return vpa_fail(err, e1.status, &loc, "%s", e1.msg);
@@ -722,35 +736,11 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 	}
 	if (d->rec_rate[r] > 0 && d->rec_rate[r] != w.rate) {
 		struct vpa_loc loc = {d->scp, d->rec_line[r], 0};
-		int rc = vpa_fail(err, VPA_EINPUT, &loc,
-				  "sox -r %g would resample '%s' (%g Hz): resampling is not done here",
-				  d->rec_rate[r], d->rec_path[r], w.rate);
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "sox -r %g would resample '%s' (%g Hz): resampling is not done here",
+			      d->rec_rate[r], d->rec_path[r], w.rate);
 		vpa_wave_release(&w);
 		return rc;
-	}
-	if (d->seg_start) {
-		double s = d->seg_start[i], e = d->seg_end[i];
-		size_t a = (size_t)llround(s * w.rate);
-		size_t b = e < 0 ? w.n : (size_t)llround(e * w.rate);
-		struct vpa_loc loc = {d->seg_file, d->utt_line[i], 0};
-		double dur = (double)w.n / w.rate;
-		if (e >= 0 && b > w.n) {
-			if (e - dur > 0.5) { /* extract-segments' --max-overshoot */
-				vpa_wave_release(&w);
-				return vpa_fail(err, VPA_EINPUT, &loc,
-						"segment '%s' ends at %g s, past the end of recording '%s' (%g s)",
-						d->utt[i], e, d->rec[r], dur);
-			}
-			b = w.n;
-		}
-		if (a >= b) {
-			vpa_wave_release(&w);
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"segment '%s' starts at %g s, past the end of recording '%s' (%g s)",
-					d->utt[i], s, d->rec[r], dur);
-		}
-		memmove(w.x, w.x + a, (b - a) * sizeof(float));
-		w.n = b - a;
 	}
 	*out = w;
 	return 0;

@@ -77,8 +77,12 @@ static const char *sf_msg(SNDFILE *s)
 	return m;
 }
 
-static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int channel,
-		    struct vpa_wave *out, struct vpa_err *err)
+/*
+ * Frames [first, first + count) (count < 0: to the end) of an open file.
+ * The caller has checked first <= info->frames.
+ */
+static int read_frames(SNDFILE *s, const SF_INFO *info, const char *name, int channel,
+		       sf_count_t first, sf_count_t count, struct vpa_wave *out, struct vpa_err *err)
 {
 	enum { BLOCK = 4096 };
 	int rc = 0, nch = info->channels;
@@ -105,13 +109,22 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 	if (d && strstr(d, "(should be") && strstr(d, "(should be") < strchr(d + 1, '\n'))
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"%s: truncated: the data chunk is longer than the file", name);
+	sf_count_t want = count >= 0 ? count : info->frames - first;
+	if (first > 0 && sf_seek(s, first, SEEK_SET) != first)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: cannot seek to sample %lld: %s", name,
+				(long long)first, sf_msg(s));
 	blk = xmalloc(xmul((size_t)BLOCK * (size_t)nch, sizeof(double)));
-	if (info->frames > 0 && info->frames < (sf_count_t)(SIZE_MAX / 8)) {
-		cap = (size_t)info->frames;
+	if (want > 0 && want < (sf_count_t)(SIZE_MAX / 8)) {
+		cap = (size_t)want;
 		x = xmalloc(xmul(cap, sizeof(float)));
 	}
 	for (;;) {
-		sf_count_t got = sf_readf_double(s, blk, BLOCK);
+		sf_count_t ask = BLOCK;
+		if (count >= 0 && (sf_count_t)n + ask > count)
+			ask = count - (sf_count_t)n;
+		if (ask <= 0)
+			break;
+		sf_count_t got = sf_readf_double(s, blk, ask);
 		if (got <= 0)
 			break;
 		if (n + (size_t)got > cap) {
@@ -134,9 +147,9 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 			      n, sf_msg(s));
 		goto out;
 	}
-	if (info->frames > 0 && (sf_count_t)n < info->frames) {
-		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: truncated: %lld samples announced, %zu read",
-			      name, (long long)info->frames, n);
+	if (want > 0 && (sf_count_t)n < want) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: truncated: %lld samples announced, %lld read",
+			      name, (long long)info->frames, (long long)(first + (sf_count_t)n));
 		goto out;
 	}
 	if (n == 0) {
@@ -150,6 +163,49 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 out:
 	free(blk);
 	free(x);
+	return rc;
+}
+
+static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int channel,
+		    struct vpa_wave *out, struct vpa_err *err)
+{
+	return read_frames(s, info, name, channel, 0, -1, out, err);
+}
+
+int vpa_audio_read_part(const char *path, int channel, double start, double end,
+			struct vpa_wave *out, double *dur, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(&info, 0, sizeof(info));
+	*dur = 0;
+	FILE *probe = fopen(path, "rb");
+	if (!probe)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
+	fclose(probe);
+	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	if (!s)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
+				sf_msg(NULL));
+	int rc = 0;
+	if (info.samplerate <= 0 || info.frames <= 0) {
+		rc = read_all(s, &info, path, channel, out, err); /* gives the right message */
+		if (!rc)
+			VPA_BUG("audio without frames read");
+		goto out;
+	}
+	*dur = (double)info.frames / info.samplerate;
+	sf_count_t a = (sf_count_t)llround(start * info.samplerate);
+	sf_count_t b = end < 0 ? info.frames : (sf_count_t)llround(end * info.samplerate);
+	if (b > info.frames)
+		b = info.frames;
+	if (a >= b) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no samples between %g and %g s (%g s long)",
+			      path, start, end, *dur);
+		goto out;
+	}
+	rc = read_frames(s, &info, path, channel, a, b - a, out, err);
+out:
+	sf_close(s);
 	return rc;
 }
 
