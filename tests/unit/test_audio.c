@@ -345,7 +345,6 @@ static void test_reader_bad(void)
 	CHECK(vpa_audio_read(tpath("nan.wav"), -1, &r, &err) != 0);
 	CHECK(strstr(err.msg, "nan.wav: sample 3 is not finite") != NULL);
 	/* truncated / corrupt FLAC */
-	CHECK(vpa_audio_read(GOLD "g16.wav", -1, &w, &err) == 0 || 1);
 	vpa_err_init(&err);
 	CHECK(vpa_audio_read(GOLD "g16.wav", -1, &w, &err) == 0);
 	write_as(tpath("t.flac"), &w, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 1);
@@ -439,7 +438,6 @@ static void test_datadir_pipes_segments(void)
 	write_as(tpath("cut.wav"), &cut, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 1);
 	snprintf(scp, sizeof(scp), "u1 %s\n", tpath("cut.wav"));
 	write_text(tpath("cut.scp"), scp);
-	vpa_fmat_init(&ref);
 	vpa_fmat_release(&ref);
 	CHECK(dir_feats(tpath("cut.scp"), 0, &ref, &err) == 0);
 	vpa_fmat_init(&m);
