@@ -243,6 +243,7 @@ void vpa_feat_compute(const struct vpa_feat *f, const float *wave, size_t n, flo
 /*
  * The whole pipeline on one utterance: check the rate (error "ID: sample
  * rate 8000 Hz differs from --sample-frequency=16000"), features, CMVN, VAD.
+ * A non-finite feature (float samples far beyond full scale) is an error.
  * id names the utterance in messages and seeds the dither.  out is owned by
  * the caller (release with vpa_fmat_release); rows may be 0 (shorter than a
  * frame, or no voiced frame): the caller decides (the CLI warns and skips).

@@ -387,6 +387,14 @@ int vpa_feat_apply(const struct vpa_feat *f, const struct vpa_wave *w, const cha
 	float *x = xmalloc(xmul(xmul(T, D), sizeof(float)));
 	float *e = o->vad ? xmalloc(xmul(T, sizeof(float))) : NULL;
 	vpa_feat_compute(f, w->x, w->n, x, e, id_seed(id));
+	for (size_t i = 0; i < T * D; i++)
+		if (!isfinite(x[i])) { /* a float file far beyond full scale overflows float */
+			free(x);
+			free(e);
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"%s: features are not finite (frame %zu): samples far beyond full scale?",
+					id, i / D + 1);
+		}
 	if (o->cmvn == VPA_CMVN_UTT)
 		vpa_cmvn_utt(x, T, D, o->norm_vars);
 	else if (o->cmvn == VPA_CMVN_SLIDING)

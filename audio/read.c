@@ -114,8 +114,9 @@ static int read_frames(SNDFILE *s, const SF_INFO *info, const char *name, int ch
 		return vpa_fail(err, VPA_EINPUT, NULL, "%s: cannot seek to sample %lld: %s", name,
 				(long long)first, sf_msg(s));
 	blk = xmalloc(xmul((size_t)BLOCK * (size_t)nch, sizeof(double)));
-	if (want > 0 && want < (sf_count_t)(SIZE_MAX / 8)) {
-		cap = (size_t)want;
+	/* the header's length is a hint, not a promise: at most 2^22 samples up front */
+	if (want > 0) {
+		cap = want < ((sf_count_t)1 << 22) ? (size_t)want : (size_t)1 << 22;
 		x = xmalloc(xmul(cap, sizeof(float)));
 	}
 	for (;;) {
@@ -133,12 +134,14 @@ static int read_frames(SNDFILE *s, const SF_INFO *info, const char *name, int ch
 		}
 		for (sf_count_t k = 0; k < got; k++) {
 			double v = blk[(size_t)k * (size_t)nch + (size_t)channel];
-			if (!isfinite(v)) {
-				rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: sample %zu is not finite",
-					      name, n + (size_t)k + 1);
+			float y = (float)(v * 32768.0);
+			if (!isfinite(y)) { /* NaN, inf, or a float sample beyond float range at our scale */
+				rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: sample %zu is not finite%s",
+					      name, first > 0 ? (size_t)first + n + (size_t)k + 1 : n + (size_t)k + 1,
+					      isfinite(v) ? " at the int16 scale" : "");
 				goto out;
 			}
-			x[n + (size_t)k] = (float)(v * 32768.0);
+			x[n + (size_t)k] = y;
 		}
 		n += (size_t)got;
 	}
