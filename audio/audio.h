@@ -226,7 +226,7 @@ struct vpa_feat; /* the pipeline: opaque, immutable, shareable between threads *
  */
 struct vpa_feat *vpa_feat_new(const struct vpa_feat_opts *o, struct vpa_err *err);
 void vpa_feat_free(struct vpa_feat *f); /* NULL-safe */
-const struct vpa_feat_opts *vpa_feat_opts(const struct vpa_feat *f); /* borrowed */
+const struct vpa_feat_opts *vpa_feat_get_opts(const struct vpa_feat *f); /* borrowed, valid until vpa_feat_free */
 size_t vpa_feat_dim(const struct vpa_feat *f);
 /* Frames for n samples (Kaldi's NumFrames: snip-edges true gives 0 below one frame). */
 size_t vpa_feat_num_frames(const struct vpa_feat *f, size_t n);

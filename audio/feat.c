@@ -47,7 +47,7 @@ struct vpa_feat {
 	double log_energy_floor;
 };
 
-const struct vpa_feat_opts *vpa_feat_opts(const struct vpa_feat *f)
+const struct vpa_feat_opts *vpa_feat_get_opts(const struct vpa_feat *f)
 {
 	return &f->o;
 }
