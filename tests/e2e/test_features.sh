@@ -33,6 +33,13 @@ t_ok ".npy header has shape (48, 20)" bash -c "head -c 128 npy/g8.npy | grep -aq
 t_run "vad and sliding cmvn" 0 -- features mfcc "$G/g16.wav" --cmvn=sliding --center --cmn-window=300 --vad=true -o v.ark --text
 t_ok "vad keeps 45 of 48 frames" test "$(($(wc -l < v.ark) - 1))" = 45
 
+# relative paths in wav.scp are relative to the current directory (Kaldi), not to DATA
+cp "$G/g16.wav" rel.wav; mkdir r; printf 'r1 rel.wav\n' > r/wav.scp
+t_run "relative wav.scp path from the current directory" 0 -- features fbank r -o r.ark --text
+t_ok "same features as the absolute path" bash -c \
+	"diff <(tail -n +2 r.ark) <(sed -n '/^rec1 /,/]/p' pipes.ark | tail -n +2)"
+(mkdir -p sub && cd sub && "$VPAUDIT" features fbank ../r -o x.ark 2> err.txt); t_ok "from another directory rel.wav is missing" grep -q "r/wav.scp:1: cannot open 'rel.wav'" sub/err.txt
+
 # short utterance: warned and left out (Kaldi: zero frames)
 head -c 644 "$C/tiny16.wav" > short.wav  # header + 300 samples (the header promises 600)
 printf 'RIFF\x44\x02\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x80\x3e\x00\x00\x00\x7d\x00\x00\x02\x00\x10\x00data\x20\x02\x00\x00' > s.hdr

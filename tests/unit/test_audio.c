@@ -541,6 +541,17 @@ static void test_datadir_bad(void)
 		  "spk2utt:1: utterance 'r1' has speaker 's1' in utt2spk");
 	CHECK_STR(open_msg(scp, NULL, "r1 s1\n", "trials_f", "s1 r7 target\n", NULL, 0),
 		  "trials_f:1: test utterance 'r7' is not in wav.scp");
+	CHECK(strstr(open_msg(scp, NULL, "r1 s1\n", "spk2gender", "s1 x\n", line, sizeof(line)),
+		     "spk2gender:1: gender must be m or f, got 'x'") != NULL);
+	CHECK_STR(line, "s1 x");
+	CHECK(strstr(open_msg(scp, NULL, "r1 s1\n", "utt2dur", "r1 -2\n", NULL, 0),
+		     "utt2dur:1: expected 'UTTERANCE_ID DURATION' (seconds >= 0)") != NULL);
+	CHECK(strstr(open_msg(scp, NULL, "r1 s1\n", "enrolls", "r1\nr5\n", NULL, 0),
+		     "enrolls:2: utterance 'r5' is not in wav.scp") != NULL);
+	CHECK(strstr(open_msg(scp, NULL, "r1 s1\n", "text", "r2 hello\n", NULL, 0),
+		     "text:1: utterance 'r2' is not in wav.scp") != NULL);
+	/* a complete valid directory opens */
+	CHECK_STR(open_msg(scp, NULL, "r1 s1\n", "enrolls", "r1\n", NULL, 0), "");
 }
 
 static void test_short_and_frames(void)
