@@ -28,7 +28,7 @@
  *   struct vpa_datadir d;  vpa_datadir_init(&d);
  *   vpa_datadir_open(&d, "data/test", &err);
  *   for each utterance i (in any thread):
- *       struct vpa_wave w;  vpa_datadir_load(&d, i, &w, &err);
+ *       struct vpa_wave w;  vpa_datadir_load(&d, i, &w, NULL, &err);
  *       struct vpa_fmat m;  vpa_feat_apply(fe, &w, d.utt[i], &m, &err);
  *       ... use m.x (m.rows, m.cols) ...; vpa_fmat_release(&m); vpa_wave_release(&w);
  *   vpa_feat_free(fe); vpa_datadir_release(&d);
@@ -112,12 +112,14 @@ struct vpa_datadir {
 	int *rec_channel;   /* (n_rec) channel from the command (sph2pipe -c), or -1 */
 	double *rec_rate;   /* (n_rec) the rate a sox -r asked for, or 0 */
 	long *rec_line;     /* (n_rec) wav.scp line, 0 for files given directly */
+	char **rec_text;    /* (n_rec) that line's text (owned; NULL for files given directly) */
 	size_t n_utt;       /* utterances in output order: segments order, else wav.scp order */
 	char **utt;         /* (n_utt) owned */
 	size_t *utt_rec;    /* (n_utt) index into rec */
 	double *seg_start;  /* (n_utt) seconds, or NULL without segments */
 	double *seg_end;    /* (n_utt) seconds, -1 = to the end; NULL without segments */
 	long *utt_line;     /* (n_utt) line in segments (or wav.scp) */
+	char **seg_text;    /* (n_utt) the segments line's text (owned), or NULL without segments */
 	char *seg_file;     /* path of segments (owned) or NULL */
 	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
 	int channel;        /* --channel for every file (-1: mono required) */
@@ -143,10 +145,12 @@ int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *s
 /*
  * The samples of utterance i (its recording, cut by its segment).  Thread-safe
  * for distinct output waves.  Errors name the wav.scp or segments line:
- * "data/wav.scp:3: cannot open 'a.wav': No such file or directory".
+ * "data/wav.scp:3: cannot open 'a.wav': No such file or directory";
+ * *line (may be NULL) then points at that line's text (borrowed from d) or
+ * NULL.
  */
 int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out,
-		     struct vpa_err *err);
+		     const char **line /* OUT */, struct vpa_err *err);
 
 /* ---------------------------------------------------------------- features */
 

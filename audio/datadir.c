@@ -30,12 +30,16 @@ void vpa_datadir_release(struct vpa_datadir *d)
 	for (size_t i = 0; i < d->n_rec; i++) {
 		free(d->rec[i]);
 		free(d->rec_path[i]);
+		free(d->rec_text[i]);
 	}
 	for (size_t i = 0; i < d->n_utt; i++) {
 		free(d->utt[i]);
 		if (d->utt_spk)
 			free(d->utt_spk[i]);
+		if (d->seg_text)
+			free(d->seg_text[i]);
 	}
+	free(d->rec_text), free(d->seg_text);
 	free(d->rec), free(d->rec_path), free(d->rec_channel), free(d->rec_rate), free(d->rec_line);
 	free(d->utt), free(d->utt_rec), free(d->seg_start), free(d->seg_end), free(d->utt_line);
 	free(d->utt_spk), free(d->scp), free(d->seg_file), free(d->bad_line);
@@ -250,9 +254,11 @@ static int parse_command(struct vpa_datadir *d, const char *file, const struct l
 }
 
 static void add_rec(struct vpa_datadir *d, const char *id, char *path, int channel, double rate,
-		    long line)
+		    long line, const char *text)
 {
 	size_t n = d->n_rec + 1;
+	d->rec_text = xrealloc(d->rec_text, xmul(n, sizeof(char *)));
+	d->rec_text[d->n_rec] = text ? xstrdup(text) : NULL;
 	d->rec = xrealloc(d->rec, xmul(n, sizeof(char *)));
 	d->rec_path = xrealloc(d->rec_path, xmul(n, sizeof(char *)));
 	d->rec_channel = xrealloc(d->rec_channel, xmul(n, sizeof(int)));
@@ -267,17 +273,20 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 }
 
 static void add_utt(struct vpa_datadir *d, const char *id, size_t rec, double s, double e,
-		    long line, int segs)
+		    long line, const char *seg_text)
 {
 	size_t n = d->n_utt + 1;
+	int segs = seg_text != NULL;
 	d->utt = xrealloc(d->utt, xmul(n, sizeof(char *)));
 	d->utt_rec = xrealloc(d->utt_rec, xmul(n, sizeof(size_t)));
 	d->utt_line = xrealloc(d->utt_line, xmul(n, sizeof(long)));
 	if (segs) {
 		d->seg_start = xrealloc(d->seg_start, xmul(n, sizeof(double)));
 		d->seg_end = xrealloc(d->seg_end, xmul(n, sizeof(double)));
+		d->seg_text = xrealloc(d->seg_text, xmul(n, sizeof(char *)));
 		d->seg_start[d->n_utt] = s;
 		d->seg_end[d->n_utt] = e;
+		d->seg_text[d->n_utt] = xstrdup(seg_text);
 	}
 	d->utt[d->n_utt] = xstrdup(id);
 	d->utt_rec[d->n_utt] = rec;
@@ -331,7 +340,7 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 		} else {
 			path = xstrdup(l.f[1]);
 		}
-		add_rec(d, l.f[0], path, ch, rate, l.no);
+		add_rec(d, l.f[0], path, ch, rate, l.no, l.text);
 		/* keys are borrowed from d->rec, which is stable once added */
 		vpa_strmap_put(recs, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		line_free(&l);
@@ -388,7 +397,7 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 			rc = line_fail(d, err, name, &l, "channel must be 0 or 1, got '%s'", l.f[4]);
 			break;
 		}
-		add_utt(d, l.f[0], r, s, e, l.no, 1);
+		add_utt(d, l.f[0], r, s, e, l.no, l.text);
 		vpa_strmap_put(&utts, d->utt[d->n_utt - 1], (uint32_t)(d->n_utt - 1), NULL);
 		line_free(&l);
 	}
@@ -413,7 +422,7 @@ int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *s
 		}
 	} else if (!rc) {
 		for (size_t i = 0; i < d->n_rec; i++)
-			add_utt(d, d->rec[i], i, 0, 0, d->rec_line[i], 0);
+			add_utt(d, d->rec[i], i, 0, 0, d->rec_line[i], NULL);
 	}
 	if (!rc) {
 		free(d->scp);
@@ -692,8 +701,8 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 				      "'%s' and '%s' give the same utterance id '%s'", d->rec_path[first],
 				      paths[i], id);
 		else {
-			add_rec(d, id, xstrdup(paths[i]), -1, 0, 0);
-			add_utt(d, id, d->n_rec - 1, 0, 0, 0, 0);
+			add_rec(d, id, xstrdup(paths[i]), -1, 0, 0, NULL);
+			add_utt(d, id, d->n_rec - 1, 0, 0, 0, NULL);
 			vpa_strmap_put(&ids, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		}
 		free(id);
@@ -705,8 +714,11 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 /* ---- loading one utterance ---------------------------------------------- */
 
 int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out,
-		     struct vpa_err *err)
+		     const char **line, struct vpa_err *err)
 {
+	size_t r0 = d->utt_rec[i];
+	if (line) /* the wav.scp line unless a segments line is blamed below */
+		*line = d->rec_text[r0];
 	struct vpa_err e1;
 	struct vpa_wave w;
 	size_t r = d->utt_rec[i];
@@ -721,6 +733,8 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 		struct vpa_loc loc = {d->seg_file, d->utt_line[i], 0};
 		const char *what = s0 >= dur ? "starts" : e0 - dur > 0.5 ? "ends" : NULL;
 		if (what) {
+			if (line)
+				*line = d->seg_text[i];
 			vpa_wave_release(&w);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"segment '%s' %s at %g s, past the end of recording '%s' (%g s)",

@@ -71,6 +71,7 @@ struct batch {
 	size_t base;
 	struct vpa_fmat *m; /* (n) */
 	struct vpa_err *err; /* (n) */
+	const char **line;   /* (n) the data-directory line a load error blames, or NULL */
 };
 
 static int job(void *arg, size_t i)
@@ -80,7 +81,10 @@ static int job(void *arg, size_t i)
 	struct vpa_wave w;
 	vpa_wave_init(&w);
 	vpa_fmat_init(&b->m[i]);
-	int rc = vpa_datadir_load(b->d, u, &w, &b->err[i]);
+	b->line[i] = NULL;
+	int rc = vpa_datadir_load(b->d, u, &w, &b->line[i], &b->err[i]);
+	if (!rc)
+		b->line[i] = NULL;
 	if (!rc)
 		rc = vpa_feat_apply(b->fe, &w, b->d->utt[u], &b->m[i], &b->err[i]);
 	vpa_wave_release(&w);
@@ -252,9 +256,10 @@ int cmd_features(int argc, char **argv)
 	size_t B = (size_t)threads * 8;
 	struct vpa_fmat *m = xcalloc(B, sizeof(*m));
 	struct vpa_err *errs = xcalloc(B, sizeof(*errs));
+	const char **lines = xcalloc(B, sizeof(*lines));
 	for (size_t base = 0; base < d.n_utt && !rc; base += B) {
 		size_t n = d.n_utt - base < B ? d.n_utt - base : B;
-		struct batch b = {&d, fe, base, m, errs};
+		struct batch b = {&d, fe, base, m, errs, lines};
 		for (size_t i = 0; i < n; i++) {
 			vpa_err_init(&errs[i]);
 			vpa_fmat_init(&m[i]);
@@ -264,6 +269,8 @@ int cmd_features(int argc, char **argv)
 			const char *id = d.utt[base + i];
 			if (errs[i].status) {
 				rc = cli_error(&errs[i]);
+				if (lines[i])
+					fprintf(stderr, "  %s\n", lines[i]);
 				break;
 			}
 			if (m[i].rows == 0) {
@@ -301,6 +308,7 @@ int cmd_features(int argc, char **argv)
 	}
 	free(m);
 	free(errs);
+	free(lines);
 	if (!rc && written == 0) {
 		vpa_fail(&err, VPA_EINPUT, NULL, "%s: no utterance gave a feature frame", inputs[0]);
 		rc = cli_error(&err);

@@ -65,12 +65,14 @@ bad "unknown pipe command" "vpaudit: error: b1/wav.scp:2: command 'ffmpeg' is no
 t_ok "the line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  r2 ffmpeg -i x.mp3 -f wav - |'"
 mkdir b2; printf 'r1 %s\nr2 nowhere.wav\n' "$G/g16.wav" > b2/wav.scp
 bad "missing file" "vpaudit: error: b2/wav.scp:2: cannot open 'nowhere.wav': No such file or directory" -- features fbank b2
+t_ok "missing file: the wav.scp line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  r2 nowhere.wav'"
 mkdir b3; printf 'r1 %s\nr2 %s\n' "$G/g16.wav" "$G/g8.wav" > b3/wav.scp
 bad "wrong rate" "vpaudit: error: r2: sample rate 8000 Hz differs from --sample-frequency=16000" -- features fbank b3
 mkdir b4; printf 'r1 %s\nr1 %s\n' "$G/g16.wav" "$G/g16.wav" > b4/wav.scp
 bad "duplicate utterance" "vpaudit: error: b4/wav.scp:2: duplicate recording 'r1' (first on line 1)" -- features fbank b4
 mkdir b5; printf 'r1 %s\n' "$G/g16.wav" > b5/wav.scp; printf 'u1 r1 0 0.3\nu2 r1 0.3 1.5\n' > b5/segments
 bad "segment past the end" "vpaudit: error: b5/segments:2: segment 'u2' ends at 1.5 s, past the end of recording 'r1' (0.5 s)" -- features fbank b5
+t_ok "segment past the end: the segments line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  u2 r1 0.3 1.5'"
 mkdir b6; printf 'r1 %s\nr2 %s\n' "$G/g16.wav" "$G/g16.wav" > b6/wav.scp; printf 'r1 s1\nr3 s1\n' > b6/utt2spk
 bad "utt2spk and wav.scp disagree" "vpaudit: error: b6/utt2spk:2: utterance 'r3' is not in wav.scp" -- features fbank b6
 head -c 3000 "$G/g16.wav" > trunc.wav

@@ -376,7 +376,7 @@ static int dir_feats(const char *path, size_t i, struct vpa_fmat *m, struct vpa_
 	vpa_wave_init(&w);
 	int rc = vpa_datadir_open(&d, path, -1, err);
 	if (!rc)
-		rc = vpa_datadir_load(&d, i, &w, err);
+		rc = vpa_datadir_load(&d, i, &w, NULL, err);
 	if (!rc)
 		rc = vpa_feat_apply(fe, &w, d.utt[i], m, err);
 	vpa_wave_release(&w);
@@ -481,16 +481,17 @@ static const char *open_msg(const char *scp, const char *segments, const char *u
 	vpa_datadir_init(&d);
 	vpa_err_init(&err);
 	int rc = vpa_datadir_open(&d, dir, -1, &err);
+	const char *load_line = NULL;
 	if (!rc && d.n_utt) { /* also load every utterance */
 		for (size_t i = 0; i < d.n_utt && !rc; i++) {
 			struct vpa_wave w;
 			vpa_wave_init(&w);
-			rc = vpa_datadir_load(&d, i, &w, &err);
+			rc = vpa_datadir_load(&d, i, &w, &load_line, &err);
 			vpa_wave_release(&w);
 		}
 	}
 	if (bad_line)
-		snprintf(bad_line, cap, "%s", d.bad_line ? d.bad_line : "");
+		snprintf(bad_line, cap, "%s", d.bad_line ? d.bad_line : rc && load_line ? load_line : "");
 	vpa_datadir_release(&d);
 	/* drop the temp folder prefix from the message */
 	const char *m = err.msg;
@@ -519,6 +520,7 @@ static void test_datadir_bad(void)
 		  "wav.scp:1: sox effect 'rate' is not supported (sox is not executed): expected 'sox FILE -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - |'");
 	CHECK_STR(open_msg("# c\nr1 missing.wav\n", NULL, NULL, NULL, NULL, line, sizeof(line)),
 		  "wav.scp:2: cannot open 'missing.wav': No such file or directory");
+	CHECK_STR(line, "r1 missing.wav");
 	char two[512];
 	snprintf(two, sizeof(two), "r1 %s\nr1 %s\n", GOLD "g16.wav", GOLD "g8.wav");
 	CHECK_STR(open_msg(two, NULL, NULL, NULL, NULL, NULL, 0),
@@ -527,6 +529,9 @@ static void test_datadir_bad(void)
 		  "segments:2: duplicate utterance 'u1' (first on line 1)");
 	CHECK_STR(open_msg(scp, "u1 r1 0 0.9\nu2 r1 0.2 1.2\n", NULL, NULL, NULL, line, sizeof(line)),
 		  "segments:2: segment 'u2' ends at 1.2 s, past the end of recording 'r1' (0.5 s)");
+	CHECK_STR(line, "u2 r1 0.2 1.2");
+	CHECK_STR(open_msg(scp, "u1 r1 0.6 0.9\n", NULL, NULL, NULL, line, sizeof(line)),
+		  "segments:1: segment 'u1' starts at 0.6 s, past the end of recording 'r1' (0.5 s)");
 	CHECK_STR(open_msg(scp, "u1 r2 0 0.2\n", NULL, NULL, NULL, NULL, 0),
 		  "segments:1: recording 'r2' is not in wav.scp");
 	CHECK_STR(open_msg(scp, "u1 r1 0.3 0.2\n", NULL, NULL, NULL, NULL, 0),
