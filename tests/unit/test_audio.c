@@ -727,6 +727,32 @@ static void test_vad_cmvn_pipeline(void)
 	vpa_wave_release(&w);
 }
 
+/* Properties independent of the NumPy transcription: a centred window covering
+ * the whole utterance is per-utterance CMVN; window 1 with norm-vars gives 0. */
+static void test_cmvn_properties(void)
+{
+	enum { T = 37, D = 3 };
+	float a[T * D], b[T * D];
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 7);
+	for (size_t i = 0; i < T * D; i++)
+		a[i] = b[i] = (float)(10 * vpa_rng_normal(&r) + (double)(i % D) * 5);
+	vpa_cmvn_sliding(a, T, D, 1000, 100, 1, 1);
+	vpa_cmvn_utt(b, T, D, 1);
+	double md = 0, mean0 = 0;
+	for (size_t i = 0; i < T * D; i++)
+		md = fmax(md, fabs(a[i] - b[i]));
+	for (size_t t = 0; t < T; t++)
+		mean0 += b[t * D];
+	CHECK(md < 1e-5);
+	CHECK(fabs(mean0 / T) < 1e-5);
+	vpa_cmvn_sliding(a, T, D, 1, 1, 1, 1); /* centred window of one frame */
+	int zero = 1;
+	for (size_t i = 0; i < T * D; i++)
+		zero &= a[i] == 0;
+	CHECK(zero);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vpa_audio_XXXXXX");
@@ -742,6 +768,7 @@ int main(void)
 	RUN(test_options);
 	RUN(test_dither_and_archive);
 	RUN(test_vad_cmvn_pipeline);
+	RUN(test_cmvn_properties);
 	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return DONE();
 }
