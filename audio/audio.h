@@ -91,7 +91,8 @@ int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int 
  * current directory (as in Kaldi); a missing file is an error naming the
  * wav.scp line.
  *
- * segments `UTT REC START END [CHANNEL]`: utterances cut from recordings,
+ * segments `UTT REC START END [CHANNEL]`: utterances cut from recordings
+ * (CHANNEL, 0-based, picks the channel of a multi-channel recording),
  * samples round(START*rate) .. round(END*rate) (Kaldi extract-segments); END
  * -1 is the end of the recording; an END past the end by at most 0.5 s is
  * cut to the end (extract-segments' --max-overshoot), by more it is an error
@@ -118,6 +119,7 @@ struct vpa_datadir {
 	size_t *utt_rec;    /* (n_utt) index into rec */
 	double *seg_start;  /* (n_utt) seconds, or NULL without segments */
 	double *seg_end;    /* (n_utt) seconds, -1 = to the end; NULL without segments */
+	int *seg_channel;   /* (n_utt) the segments line's 5th column (0-based channel), or -1; NULL without segments */
 	long *utt_line;     /* (n_utt) line in segments (or wav.scp) */
 	char **seg_text;    /* (n_utt) the segments line's text (owned), or NULL without segments */
 	char *seg_file;     /* path of segments (owned) or NULL */

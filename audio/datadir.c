@@ -39,7 +39,7 @@ void vpa_datadir_release(struct vpa_datadir *d)
 		if (d->seg_text)
 			free(d->seg_text[i]);
 	}
-	free(d->rec_text), free(d->seg_text);
+	free(d->rec_text), free(d->seg_text), free(d->seg_channel);
 	free(d->rec), free(d->rec_path), free(d->rec_channel), free(d->rec_rate), free(d->rec_line);
 	free(d->utt), free(d->utt_rec), free(d->seg_start), free(d->seg_end), free(d->utt_line);
 	free(d->utt_spk), free(d->scp), free(d->seg_file), free(d->bad_line);
@@ -273,7 +273,7 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 }
 
 static void add_utt(struct vpa_datadir *d, const char *id, size_t rec, double s, double e,
-		    long line, const char *seg_text)
+		    int ch, long line, const char *seg_text)
 {
 	size_t n = d->n_utt + 1;
 	int segs = seg_text != NULL;
@@ -284,6 +284,8 @@ static void add_utt(struct vpa_datadir *d, const char *id, size_t rec, double s,
 		d->seg_start = xrealloc(d->seg_start, xmul(n, sizeof(double)));
 		d->seg_end = xrealloc(d->seg_end, xmul(n, sizeof(double)));
 		d->seg_text = xrealloc(d->seg_text, xmul(n, sizeof(char *)));
+		d->seg_channel = xrealloc(d->seg_channel, xmul(n, sizeof(int)));
+		d->seg_channel[d->n_utt] = ch;
 		d->seg_start[d->n_utt] = s;
 		d->seg_end[d->n_utt] = e;
 		d->seg_text[d->n_utt] = xstrdup(seg_text);
@@ -393,11 +395,16 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 				       l.f[2], l.f[3]);
 			break;
 		}
-		if (l.nf == 5 && strcmp(l.f[4], "0") && strcmp(l.f[4], "1")) {
-			rc = line_fail(d, err, name, &l, "channel must be 0 or 1, got '%s'", l.f[4]);
-			break;
+		long ch = -1;
+		if (l.nf == 5) {
+			char *end;
+			ch = strtol(l.f[4], &end, 10);
+			if (end == l.f[4] || *end || ch < 0 || ch > 1024) {
+				rc = line_fail(d, err, name, &l, "channel must be an integer >= 0 (0-based), got '%s'", l.f[4]);
+				break;
+			}
 		}
-		add_utt(d, l.f[0], r, s, e, l.no, l.text);
+		add_utt(d, l.f[0], r, s, e, (int)ch, l.no, l.text);
 		vpa_strmap_put(&utts, d->utt[d->n_utt - 1], (uint32_t)(d->n_utt - 1), NULL);
 		line_free(&l);
 	}
@@ -422,7 +429,7 @@ int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *s
 		}
 	} else if (!rc) {
 		for (size_t i = 0; i < d->n_rec; i++)
-			add_utt(d, d->rec[i], i, 0, 0, d->rec_line[i], NULL);
+			add_utt(d, d->rec[i], i, 0, 0, -1, d->rec_line[i], NULL);
 	}
 	if (!rc) {
 		free(d->scp);
@@ -702,7 +709,7 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 				      paths[i], id);
 		else {
 			add_rec(d, id, xstrdup(paths[i]), -1, 0, 0, NULL);
-			add_utt(d, id, d->n_rec - 1, 0, 0, 0, NULL);
+			add_utt(d, id, d->n_rec - 1, 0, 0, -1, 0, NULL);
 			vpa_strmap_put(&ids, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		}
 		free(id);
@@ -722,7 +729,9 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 	struct vpa_err e1;
 	struct vpa_wave w;
 	size_t r = d->utt_rec[i];
-	int ch = d->rec_channel[r] >= 0 ? d->rec_channel[r] : d->channel;
+	int ch = d->seg_channel && d->seg_channel[i] >= 0 ? d->seg_channel[i]
+		 : d->rec_channel[r] >= 0			 ? d->rec_channel[r]
+								 : d->channel;
 	vpa_err_init(&e1);
 	vpa_wave_init(&w);
 	double dur = 0, s0 = d->seg_start ? d->seg_start[i] : 0, e0 = d->seg_end ? d->seg_end[i] : -1;

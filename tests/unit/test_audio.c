@@ -445,6 +445,18 @@ static void test_datadir_pipes_segments(void)
 	CHECK(same_fmat(&ref, &m) && m.rows == 28);
 	vpa_fmat_release(&m);
 	vpa_fmat_release(&ref);
+	/* segments' 5th column picks the channel of a stereo recording (1: the half-scale copy) */
+	mkdir(tpath("d2"), 0777);
+	snprintf(scp, sizeof(scp), "rec %s\nrec2 %s\n", tpath("st.wav"), tpath("a.wav"));
+	write_text(tpath("d2/wav.scp"), scp);
+	write_text(tpath("d2/segments"), "left rec 0 -1 0\nright rec 0 -1 1\nplain rec2 0 -1\n");
+	struct vpa_fmat l0, l1, p0;
+	vpa_fmat_init(&l0), vpa_fmat_init(&l1), vpa_fmat_init(&p0);
+	CHECK(dir_feats(tpath("d2"), 0, &l0, &err) == 0);
+	CHECK(dir_feats(tpath("d2"), 1, &l1, &err) == 0);
+	CHECK(dir_feats(tpath("d2"), 2, &p0, &err) == 0);
+	CHECK(same_fmat(&l0, &p0) && !same_fmat(&l1, &p0) && l1.rows == p0.rows);
+	vpa_fmat_release(&l0), vpa_fmat_release(&l1), vpa_fmat_release(&p0);
 	/* end -1: to the end (8000 - 4000 samples = 23 frames) */
 	vpa_fmat_init(&m);
 	CHECK(dir_feats(tpath("d"), 1, &m, &err) == 0);
