@@ -216,6 +216,22 @@ fail:
 	return NULL;
 }
 
+/* sum of squares in double, four partial sums */
+static double sumsq(const float *x, size_t n)
+{
+	double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+	size_t i = 0;
+	for (; i + 4 <= n; i += 4) {
+		s0 += (double)x[i] * x[i];
+		s1 += (double)x[i + 1] * x[i + 1];
+		s2 += (double)x[i + 2] * x[i + 2];
+		s3 += (double)x[i + 3] * x[i + 3];
+	}
+	for (; i < n; i++)
+		s0 += (double)x[i] * x[i];
+	return s0 + s1 + s2 + s3;
+}
+
 /* Scratch of one vpa_feat_compute call. */
 struct scratch {
 	float *frame;       /* (padded) */
@@ -225,15 +241,14 @@ struct scratch {
 };
 
 /*
- * Power spectrum of the real frame x (padded) into pw (padded/2 + 1):
+ * Power spectrum of the real frame in s->z (padded floats) into s->pow (padded/2 + 1):
  * z[k] = x[2k] + i x[2k+1], Z = FFT(z), X[k] = E[k] + W^k O[k] with
  * E = (Z[k] + conj Z[M-k]) / 2, O = (Z[k] - conj Z[M-k]) / 2i.
  */
 static void power_spectrum(const struct vpa_feat *f, struct scratch *s)
 {
 	size_t M = f->padded / 2;
-	memcpy(s->z, s->frame, f->padded * sizeof(float));
-	kiss_fft(f->fft, s->z, s->Z);
+	kiss_fft(f->fft, s->z, s->Z); /* s->z holds the windowed, padded frame */
 	const kiss_fft_cpx *Z = s->Z;
 	float dc = Z[0].r + Z[0].i, ny = Z[0].r - Z[0].i;
 	s->pow[0] = dc * dc;
@@ -282,36 +297,34 @@ void vpa_feat_compute(const struct vpa_feat *f, const float *wave, size_t n, flo
 		if (o->dither != 0)
 			for (size_t i = 0; i < f->len; i++)
 				x[i] += (float)(vpa_rng_normal(&rng) * o->dither);
-		if (o->remove_dc_offset) {
-			double sum = 0;
-			for (size_t i = 0; i < f->len; i++)
-				sum += x[i];
-			float mean = (float)(sum / (double)f->len);
-			for (size_t i = 0; i < f->len; i++)
+		if (o->remove_dc_offset) { /* four partial sums: no serial add chain */
+			double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+			size_t i = 0;
+			for (; i + 4 <= f->len; i += 4) {
+				s0 += x[i];
+				s1 += x[i + 1];
+				s2 += x[i + 2];
+				s3 += x[i + 3];
+			}
+			for (; i < f->len; i++)
+				s0 += x[i];
+			float mean = (float)((s0 + s1 + s2 + s3) / (double)f->len);
+			for (i = 0; i < f->len; i++)
 				x[i] -= mean;
 		}
 		double energy = 0;
-		if (need_raw) {
-			double e = 0;
-			for (size_t i = 0; i < f->len; i++)
-				e += (double)x[i] * x[i];
-			energy = log(fmax(e, FLT_EPSILON));
-		}
-		if (o->preemphasis_coefficient != 0) {
-			float c = (float)o->preemphasis_coefficient;
-			for (size_t i = f->len - 1; i > 0; i--)
-				x[i] -= c * x[i - 1];
-			x[0] -= c * x[0];
-		}
-		for (size_t i = 0; i < f->len; i++)
-			x[i] *= f->window[i];
-		memset(x + f->len, 0, (f->padded - f->len) * sizeof(float));
-		if (!o->raw_energy && (o->use_energy || log_energy)) {
-			double e = 0;
-			for (size_t i = 0; i < f->len; i++)
-				e += (double)x[i] * x[i];
-			energy = log(fmax(e, FLT_EPSILON));
-		}
+		if (need_raw)
+			energy = log(fmax(sumsq(x, f->len), FLT_EPSILON));
+		/* pre-emphasis (x[i] - c x[i-1], x[-1] = x[0]) and window, fused, into the FFT input */
+		float *restrict zin = (float *)s.z;
+		const float *restrict xin = x, *restrict win = f->window;
+		float c = (float)o->preemphasis_coefficient;
+		zin[0] = (xin[0] - c * xin[0]) * win[0];
+		for (size_t i = 1; i < f->len; i++)
+			zin[i] = (xin[i] - c * xin[i - 1]) * win[i];
+		memset(zin + f->len, 0, (f->padded - f->len) * sizeof(float));
+		if (!o->raw_energy && (o->use_energy || log_energy))
+			energy = log(fmax(sumsq(zin, f->len), FLT_EPSILON));
 		if (energy < f->log_energy_floor)
 			energy = f->log_energy_floor;
 		if (log_energy)
@@ -323,11 +336,16 @@ void vpa_feat_compute(const struct vpa_feat *f, const float *wave, size_t n, flo
 				s.pow[k] = sqrtf(s.pow[k]);
 		for (size_t b = 0; b < nb; b++) {
 			const struct mel_bin *mb = &f->mel[b];
-			const float *p = s.pow + mb->first;
-			float acc = 0;
-			for (size_t k = 0; k < mb->n; k++)
-				acc += mb->w[k] * p[k];
-			s.mel[b] = acc;
+			const float *p = s.pow + mb->first, *wt = mb->w;
+			float a0 = 0, a1 = 0;
+			size_t k = 0;
+			for (; k + 2 <= mb->n; k += 2) {
+				a0 += wt[k] * p[k];
+				a1 += wt[k + 1] * p[k + 1];
+			}
+			if (k < mb->n)
+				a0 += wt[k] * p[k];
+			s.mel[b] = a0 + a1;
 		}
 		float *y = out + t * f->dim;
 		if (o->kind == VPA_FEAT_FBANK) {
