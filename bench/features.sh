@@ -11,15 +11,16 @@ PY=/usr/bin/python3
 mkdir -p "$DATA"
 [ -f "$DATA/hour.wav" ] || { echo "generating $DATA/hour.wav (once) ..."; $PY bench/features_torchaudio.py gen "$DATA"; }
 echo "== features: fbank 80 bins, 1 h of 16 kHz audio in 360 segments, $TH threads"
-best=1e9
+best=1e9; cpu=0
 for rep in 1 2 3; do
-	t0=$(date +%s.%N)
-	./vpaudit features fbank --num-mel-bins=80 --threads="$TH" "$DATA/hour" -o "$DATA/hour.ark"
-	t1=$(date +%s.%N)
-	best=$(awk -v a="$t0" -v b="$t1" -v c="$best" 'BEGIN { d = b - a; print (d < c ? d : c) }')
+	/usr/bin/time -f "%e %U %S" -o "$DATA/time.txt" \
+		./vpaudit features fbank --num-mel-bins=80 --threads="$TH" "$DATA/hour" -o "$DATA/hour.ark"
+	read -r w u s < "$DATA/time.txt"
+	if awk -v a="$w" -v b="$best" 'BEGIN { exit !(a < b) }'; then best=$w; cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }'); fi
 done
 bytes=$(stat -c %s "$DATA/hour.wav")
-printf '%-52s %8.2f s  (best of 3; reads the WAV, writes the archive)\n' "vpaudit features fbank --threads=$TH" "$best"
+printf '%-52s %8.2f s  (best of 3; reads the WAV, writes the archive; %.2f s CPU)\n' "vpaudit features fbank --threads=$TH" "$best" "$cpu"
+printf 'machine: %s CPUs, load average %s (wall times of a shared machine)\n' "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 read -r ta rows < <($PY bench/features_torchaudio.py run "$DATA" "$TH")
 printf '%-52s %8.2f s  (fbank calls only, %d frames)\n' "baseline: torchaudio.compliance.kaldi.fbank, $TH threads" "$ta" "$rows"
 awk -v a="$best" -v b="$ta" -v sz="$bytes" 'BEGIN {
