@@ -703,7 +703,11 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 		if (dot && dot != id)
 			*dot = 0;
 		uint32_t first;
-		if (vpa_strmap_get(&ids, id, &first))
+		if (!*id || strpbrk(id, " \t\n\r\v\f"))
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "'%s': the utterance id '%s' (the file name) is empty or has white space: use a wav.scp",
+				      paths[i], id);
+		else if (vpa_strmap_get(&ids, id, &first))
 			rc = vpa_fail(err, VPA_EINPUT, NULL,
 				      "'%s' and '%s' give the same utterance id '%s'", d->rec_path[first],
 				      paths[i], id);

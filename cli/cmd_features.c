@@ -116,192 +116,218 @@ static void rm_tmpdir(const char *dir)
 	rmdir(dir);
 }
 
-int cmd_features(int argc, char **argv)
-{
+/* The command line, parsed. */
+struct fargs {
 	struct vpa_feat_opts o;
-	struct vpa_err err;
-	struct vpa_datadir d;
-	struct vpa_feat *fe = NULL;
-	struct vpa_atomic at = {0};
-	FILE *out = NULL;
-	char **inputs = NULL, *tmpdir = NULL;
-	const char *outpath = NULL;
-	size_t n_in = 0, written = 0;
-	int text = 0, channel = -1, rc = 0, npy = 0;
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	char **inputs; /* (n_in) borrowed from argv; the array owned */
+	size_t n_in;
+	const char *outpath;
+	int text, channel, threads;
+};
 
+/* The value of a CLI-only option: `--name=V` or `--name V`. */
+static const char *cli_value(int argc, char **argv, int *i, const char *eq)
+{
+	if (eq)
+		return eq + 1;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+/* 0: parsed; 1: help printed (exit 0); 2: usage error printed. */
+static int parse_args(int argc, char **argv, struct fargs *a)
+{
+	struct vpa_err err;
 	vpa_err_init(&err);
-	vpa_datadir_init(&d);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	a->threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+	a->channel = -1;
 	if (argc < 2)
 		return cli_usage_error("features", "expected 'fbank' or 'mfcc'");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(stdout, -1);
-		return 0;
+		return 1;
 	}
 	int kind = !strcmp(argv[1], "fbank") ? VPA_FEAT_FBANK : !strcmp(argv[1], "mfcc") ? VPA_FEAT_MFCC : -1;
 	if (kind < 0)
 		return cli_usage_error("features", "expected 'fbank' or 'mfcc', got '%s'", argv[1]);
-	vpa_feat_opts_init(&o, kind);
-	inputs = xcalloc((size_t)argc, sizeof(char *));
+	vpa_feat_opts_init(&a->o, kind);
+	a->inputs = xcalloc((size_t)argc, sizeof(char *));
 	for (int i = 2; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		const char *arg = argv[i];
+		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			usage(stdout, kind);
-			goto out;
+			return 1;
 		}
-		if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc) {
-				rc = cli_usage_error("features", "option '%s' needs a value", a);
-				goto out;
-			}
-			outpath = argv[++i];
+		if (!strcmp(arg, "-o")) {
+			if (!(a->outpath = cli_value(argc, argv, &i, NULL)))
+				return cli_usage_error("features", "option '-o' needs a value");
 			continue;
 		}
-		if (!strncmp(a, "--output=", 9)) {
-			outpath = a + 9;
-			continue;
-		}
-		if (strncmp(a, "--", 2) || !a[2]) {
-			if (a[0] == '-' && a[1]) {
-				rc = cli_usage_error("features", "unknown option '%s'", a);
-				goto out;
-			}
-			inputs[n_in++] = argv[i];
+		if (strncmp(arg, "--", 2) || !arg[2]) {
+			if (arg[0] == '-' && arg[1])
+				return cli_usage_error("features", "unknown option '%s'", arg);
+			a->inputs[a->n_in++] = argv[i];
 			continue;
 		}
 		char name[64];
-		const char *eq = strchr(a + 2, '='), *val = eq ? eq + 1 : "true";
-		size_t nl = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-		if (nl >= sizeof(name)) {
-			rc = cli_usage_error("features", "unknown option '%s'", a);
-			goto out;
-		}
-		memcpy(name, a + 2, nl);
+		const char *eq = strchr(arg + 2, '=');
+		size_t nl = eq ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+		if (nl >= sizeof(name))
+			return cli_usage_error("features", "unknown option '%s'", arg);
+		memcpy(name, arg + 2, nl);
 		name[nl] = 0;
-		if (!strcmp(name, "text")) {
-			if (strcmp(val, "true") && strcmp(val, "false")) {
-				rc = cli_usage_error("features", "--text must be true or false, got '%s'", val);
-				goto out;
-			}
-			text = !strcmp(val, "true");
+		if (!strcmp(name, "output")) {
+			if (!(a->outpath = cli_value(argc, argv, &i, eq)))
+				return cli_usage_error("features", "option '--output' needs a value");
+		} else if (!strcmp(name, "text")) {
+			const char *val = eq ? eq + 1 : "true";
+			if (strcmp(val, "true") && strcmp(val, "false"))
+				return cli_usage_error("features", "--text must be true or false, got '%s'", val);
+			a->text = !strcmp(val, "true");
 		} else if (!strcmp(name, "threads") || !strcmp(name, "channel")) {
+			int th = !strcmp(name, "threads");
 			unsigned long v;
-			if (!eq) {
-				rc = cli_usage_error("features", "option '--%s' needs a value (--%s=N)", name, name);
-				goto out;
-			}
-			if (cli_ulong(!strcmp(name, "threads") ? "--threads" : "--channel", val,
-				      !strcmp(name, "threads") ? 1 : 0, 256, &v)) {
-				rc = 2;
-				goto out;
-			}
-			if (!strcmp(name, "threads"))
-				threads = (int)v;
-			else
-				channel = (int)v;
-		} else if (vpa_feat_opts_set(&o, name, val, &err)) {
-			rc = cli_usage_error("features", "%s", err.msg);
-			goto out;
+			const char *val = cli_value(argc, argv, &i, eq);
+			if (!val)
+				return cli_usage_error("features", "option '--%s' needs a value", name);
+			if (cli_ulong(th ? "--threads" : "--channel", val, th ? 1 : 0, 256, &v))
+				return 2;
+			*(th ? &a->threads : &a->channel) = (int)v;
+		} else if (vpa_feat_opts_set(&a->o, name, eq ? eq + 1 : "true", &err)) {
+			return cli_usage_error("features", "%s", err.msg);
 		}
 	}
-	if (!outpath) {
-		rc = cli_usage_error("features", "missing -o OUT");
-		goto out;
-	}
-	if (n_in == 0) {
-		rc = cli_usage_error("features", "missing DATA (a data directory, a wav.scp or audio files)");
-		goto out;
-	}
-	if (!(fe = vpa_feat_new(&o, &err))) {
-		rc = cli_error(&err);
-		goto out;
-	}
-	size_t il = strlen(inputs[0]);
-	if (n_in == 1 && (is_dir(inputs[0]) || (il >= 4 && !strcmp(inputs[0] + il - 4, ".scp")))) {
-		if (vpa_datadir_open(&d, inputs[0], channel, &err)) {
-			rc = cli_error(&err);
-			if (d.bad_line)
-				fprintf(stderr, "  %s\n", d.bad_line);
-			goto out;
-		}
-	} else if (vpa_datadir_from_files(&d, inputs, n_in, channel, &err)) {
-		rc = cli_error(&err);
-		goto out;
-	}
+	if (!a->outpath)
+		return cli_usage_error("features", "missing -o OUT");
+	if (a->n_in == 0)
+		return cli_usage_error("features", "missing DATA (a data directory, a wav.scp or audio files)");
+	return 0;
+}
 
-	size_t ol = strlen(outpath);
-	npy = (ol && outpath[ol - 1] == '/') || is_dir(outpath);
-	if (npy) {
-		if (vpa_mkdirs(outpath, &err)) {
-			rc = cli_error(&err);
-			goto out;
-		}
-		struct vpa_buf b;
+/* Where matrices go: an archive (temporary name, renamed at the end) or .npy files. */
+struct sink {
+	int npy, text;
+	const char *path;   /* borrowed */
+	struct vpa_atomic at;
+	FILE *out;          /* the archive, or NULL */
+	char *tmpdir;       /* .npy files are written here first (owned), or NULL */
+};
+
+static int sink_open(struct sink *s, const char *path, int text, struct vpa_err *err)
+{
+	size_t ol = strlen(path);
+	memset(s, 0, sizeof(*s));
+	s->path = path;
+	s->text = text;
+	s->npy = (ol && path[ol - 1] == '/') || is_dir(path);
+	if (!s->npy)
+		return (s->out = vpa_atomic_open(path, &s->at, err)) ? 0 : err->status;
+	if (vpa_mkdirs(path, err))
+		return err->status;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_printf(&b, "%s/.features.tmp.%ld", path, (long)getpid());
+	if (mkdir(b.data, 0777) != 0) {
+		vpa_fail(err, VPA_EIO, NULL, "cannot create '%s': %s", b.data, strerror(errno));
+		vpa_buf_release(&b);
+		return err->status;
+	}
+	s->tmpdir = b.data;
+	return 0;
+}
+
+static int sink_put(struct sink *s, const char *id, const struct vpa_fmat *m, struct vpa_err *err)
+{
+	if (!s->npy) {
+		vpa_ark_write_fmat(s->out, id, m, s->text);
+		return 0;
+	}
+	if (strchr(id, '/') || !strcmp(id, "..") || !strcmp(id, "."))
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"utterance id '%s' cannot be a .npy file name", id);
+	size_t shape[2] = {m->rows, m->cols}, k = m->rows * m->cols;
+	double *x = xmalloc(xmul(k, sizeof(double)));
+	for (size_t j = 0; j < k; j++)
+		x[j] = m->x[j];
+	struct vpa_buf p;
+	vpa_buf_init(&p);
+	vpa_buf_printf(&p, "%s/%s.npy", s->tmpdir, id);
+	int rc = vpa_npy_write(p.data, x, 2, shape, err);
+	vpa_buf_release(&p);
+	free(x);
+	return rc;
+}
+
+static void sink_abort(struct sink *s)
+{
+	if (s->out)
+		vpa_atomic_abort(&s->at);
+	s->out = NULL;
+	if (s->tmpdir) {
+		rm_tmpdir(s->tmpdir);
+		free(s->tmpdir);
+		s->tmpdir = NULL;
+	}
+}
+
+static int sink_commit(struct sink *s, const struct vpa_datadir *d, struct vpa_err *err)
+{
+	int rc = 0;
+	if (!s->npy) {
+		s->out = NULL;
+		return vpa_atomic_commit(&s->at, err);
+	}
+	for (size_t i = 0; i < d->n_utt && !rc; i++) { /* move the files in */
+		struct vpa_buf a, b;
+		vpa_buf_init(&a);
 		vpa_buf_init(&b);
-		vpa_buf_printf(&b, "%s/.features.tmp.%ld", outpath, (long)getpid());
-		tmpdir = b.data;
-		if (mkdir(tmpdir, 0777) != 0) {
-			vpa_fail(&err, VPA_EIO, NULL, "cannot create '%s': %s", tmpdir, strerror(errno));
-			free(tmpdir);
-			tmpdir = NULL;
-			rc = cli_error(&err);
-			goto out;
-		}
-	} else if (!(out = vpa_atomic_open(outpath, &at, &err))) {
-		rc = cli_error(&err);
-		goto out;
+		vpa_buf_printf(&a, "%s/%s.npy", s->tmpdir, d->utt[i]);
+		vpa_buf_printf(&b, "%s/%s.npy", s->path, d->utt[i]);
+		if (access(a.data, F_OK) == 0 && rename(a.data, b.data) != 0)
+			rc = vpa_fail(err, VPA_EIO, NULL, "cannot write '%s': %s", b.data, strerror(errno));
+		vpa_buf_release(&a);
+		vpa_buf_release(&b);
 	}
+	sink_abort(s); /* drops the (now empty) temporary folder */
+	return rc;
+}
 
+/*
+ * Every utterance, in batches of 8 x threads computed in parallel and put in
+ * order.  Returns the exit status (errors printed); *written counts matrices.
+ */
+static int run_batches(const struct vpa_datadir *d, const struct vpa_feat *fe, int threads,
+		       struct sink *s, size_t *written)
+{
 	size_t B = (size_t)threads * 8;
 	struct vpa_fmat *m = xcalloc(B, sizeof(*m));
-	struct vpa_err *errs = xcalloc(B, sizeof(*errs));
+	struct vpa_err *errs = xcalloc(B, sizeof(*errs)), err;
 	const char **lines = xcalloc(B, sizeof(*lines));
-	for (size_t base = 0; base < d.n_utt && !rc; base += B) {
-		size_t n = d.n_utt - base < B ? d.n_utt - base : B;
-		struct batch b = {&d, fe, base, m, errs, lines};
+	int rc = 0, vad = vpa_feat_get_opts(fe)->vad;
+	vpa_err_init(&err);
+	for (size_t base = 0; base < d->n_utt && !rc; base += B) {
+		size_t n = d->n_utt - base < B ? d->n_utt - base : B;
+		struct batch b = {d, fe, base, m, errs, lines};
 		for (size_t i = 0; i < n; i++) {
 			vpa_err_init(&errs[i]);
 			vpa_fmat_init(&m[i]);
 		}
 		vpa_par_jobs(n, threads, job, &b, NULL, NULL);
 		for (size_t i = 0; i < n && !rc; i++) {
-			const char *id = d.utt[base + i];
+			const char *id = d->utt[base + i];
 			if (errs[i].status) {
 				rc = cli_error(&errs[i]);
 				if (lines[i])
 					fprintf(stderr, "  %s\n", lines[i]);
-				break;
-			}
-			if (m[i].rows == 0) {
+			} else if (m[i].rows == 0) {
 				vpa_warn("utterance '%s' gives no frame (%s): left out", id,
-					 o.vad ? "shorter than one frame, or no voiced frame"
-					       : "shorter than one frame");
-				continue;
-			}
-			if (npy) {
-				size_t shape[2] = {m[i].rows, m[i].cols}, k = m[i].rows * m[i].cols;
-				double *x = xmalloc(xmul(k, sizeof(double)));
-				for (size_t j = 0; j < k; j++)
-					x[j] = m[i].x[j];
-				struct vpa_buf p;
-				vpa_buf_init(&p);
-				vpa_buf_printf(&p, "%s/%s.npy", tmpdir, id);
-				if (strchr(id, '/'))
-					vpa_fail(&err, VPA_EINPUT, NULL,
-						 "utterance id '%s' contains '/': cannot be a .npy file name", id);
-				else
-					vpa_npy_write(p.data, x, 2, shape, &err);
-				vpa_buf_release(&p);
-				free(x);
-				if (err.status) {
-					rc = cli_error(&err);
-					break;
-				}
+					 vad ? "shorter than one frame, or no voiced frame"
+					     : "shorter than one frame");
+			} else if (sink_put(s, id, &m[i], &err)) {
+				rc = cli_error(&err);
 			} else {
-				vpa_ark_write_fmat(out, id, &m[i], text);
+				(*written)++;
 			}
-			written++;
 		}
 		for (size_t i = 0; i < n; i++)
 			vpa_fmat_release(&m[i]);
@@ -309,40 +335,60 @@ int cmd_features(int argc, char **argv)
 	free(m);
 	free(errs);
 	free(lines);
-	if (!rc && written == 0) {
-		vpa_fail(&err, VPA_EINPUT, NULL, "%s: no utterance gave a feature frame", inputs[0]);
-		rc = cli_error(&err);
-	}
-	if (rc)
+	return rc;
+}
+
+int cmd_features(int argc, char **argv)
+{
+	struct fargs a;
+	struct vpa_err err;
+	struct vpa_datadir d;
+	struct vpa_feat *fe = NULL;
+	struct sink s;
+	size_t written = 0;
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	memset(&s, 0, sizeof(s));
+	vpa_err_init(&err);
+	vpa_datadir_init(&d);
+	if ((rc = parse_args(argc, argv, &a))) {
+		rc = rc == 1 ? 0 : rc;
 		goto out;
-	if (npy) { /* move the files in, then drop the temporary folder */
-		for (size_t i = 0; i < d.n_utt && !rc; i++) {
-			struct vpa_buf a, b;
-			vpa_buf_init(&a);
-			vpa_buf_init(&b);
-			vpa_buf_printf(&a, "%s/%s.npy", tmpdir, d.utt[i]);
-			vpa_buf_printf(&b, "%s/%s.npy", outpath, d.utt[i]);
-			if (access(a.data, F_OK) == 0 && rename(a.data, b.data) != 0) {
-				vpa_fail(&err, VPA_EIO, NULL, "cannot write '%s': %s", b.data, strerror(errno));
-				rc = cli_error(&err);
-			}
-			vpa_buf_release(&a);
-			vpa_buf_release(&b);
-		}
-	} else {
-		out = NULL;
-		if (vpa_atomic_commit(&at, &err))
+	}
+	if (!(fe = vpa_feat_new(&a.o, &err))) {
+		rc = cli_error(&err);
+		goto out;
+	}
+	size_t il = strlen(a.inputs[0]);
+	if (a.n_in == 1 && (is_dir(a.inputs[0]) || (il >= 4 && !strcmp(a.inputs[0] + il - 4, ".scp")))) {
+		if (vpa_datadir_open(&d, a.inputs[0], a.channel, &err)) {
 			rc = cli_error(&err);
+			if (d.bad_line)
+				fprintf(stderr, "  %s\n", d.bad_line);
+			goto out;
+		}
+	} else if (vpa_datadir_from_files(&d, a.inputs, a.n_in, a.channel, &err)) {
+		rc = cli_error(&err);
+		goto out;
 	}
+	if (sink_open(&s, a.outpath, a.text, &err)) {
+		rc = cli_error(&err);
+		goto out;
+	}
+	if ((rc = run_batches(&d, fe, a.threads, &s, &written)))
+		goto out;
+	if (written == 0) {
+		vpa_fail(&err, VPA_EINPUT, NULL, "%s: no utterance gave a feature frame", a.inputs[0]);
+		rc = cli_error(&err);
+		goto out;
+	}
+	if (sink_commit(&s, &d, &err))
+		rc = cli_error(&err);
 out:
-	if (out)
-		vpa_atomic_abort(&at);
-	if (tmpdir) {
-		rm_tmpdir(tmpdir);
-		free(tmpdir);
-	}
+	sink_abort(&s);
 	vpa_feat_free(fe);
 	vpa_datadir_release(&d);
-	free(inputs);
+	free(a.inputs);
 	return rc;
 }

@@ -21,7 +21,7 @@ t_ok "binary FM archive: key, \\0B, FM" bash -c "head -c 12 out.ark | od -c | he
 # rec1: 8000 samples -> 48 frames of 23: 6 + 4+1+4+1 + 48*23*4 bytes
 t_ok "rec1 is 48 x 23 floats" bash -c "test \$(od -An -t d4 -j 11 -N 4 out.ark) = 48 && test \$(od -An -t d4 -j 16 -N 4 out.ark) = 23"
 t_ok "three utterances" test "$(grep -a -o 'FM ' out.ark | wc -l)" = 3
-t_run "same with 2 threads" 0 -- features fbank d -o out2.ark --threads=2
+t_run "same with 2 threads" 0 -- features fbank d --output out2.ark --threads 2
 t_ok "identical archive for 1 and 2 threads" cmp -s out.ark out2.ark
 t_run "flac pipe form = sox pipe form = plain wav" 0 -- features fbank d/wav.scp -o pipes.ark --text
 t_ok "rec2 (flac) and rec3 (sox of the wav) give the same text" bash -c \
@@ -84,6 +84,9 @@ bad "stereo without --channel" "vpaudit: error: $C/stereo8k.wav: 2 channels: pic
 # a failure at the third utterance leaves nothing (the first two were computed)
 mkdir b7; printf 'r1 %s\nr2 %s\nr3 %s\n' "$G/g16.wav" "$G/g16.wav" "$C/empty.wav" > b7/wav.scp
 bad "failure after good utterances" "vpaudit: error: b7/wav.scp:3: $C/empty.wav: no audio samples" -- features fbank b7 --threads=1
+
+cp "$G/g16.wav" "sp ace.wav"
+bad "file name with a space" "vpaudit: error: 'sp ace.wav': the utterance id 'sp ace' (the file name) is empty or has white space: use a wav.scp" -- features fbank "sp ace.wav"
 
 # usage errors: exit 2
 t_run "unknown option" 2 -- features fbank --num-ceps=13 d -o x.ark
