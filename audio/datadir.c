@@ -48,14 +48,15 @@ void vpa_datadir_release(struct vpa_datadir *d)
 
 /* ---- lines and fields ---------------------------------------------------- */
 
+/* wav.scp lines with more fields are refused (no recognised command has that many). */
 #define MAX_FIELDS 32
 
 /* One line split on blanks (in a private copy). */
 struct line {
 	char *text;              /* the whole line, NUL-terminated (copy, owned) */
 	char *buf;               /* fields live here (copy, owned) */
-	char *f[MAX_FIELDS];
-	int nf;                  /* MAX_FIELDS + 1 when there were more */
+	char **f;                /* (nf) fields into buf, array owned */
+	int nf, cap;
 	long no;                 /* 1-based */
 };
 
@@ -87,9 +88,9 @@ static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct 
 		l->no = *no;
 		char *save = NULL;
 		for (char *t = strtok_r(l->buf, " \t\v\f", &save); t; t = strtok_r(NULL, " \t\v\f", &save)) {
-			if (l->nf == MAX_FIELDS) {
-				l->nf++;
-				break;
+			if (l->nf == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 8;
+				l->f = xrealloc(l->f, xmul((size_t)l->cap, sizeof(char *)));
 			}
 			l->f[l->nf++] = t;
 		}
@@ -98,11 +99,21 @@ static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct 
 	return 0;
 }
 
+/* Frees the line's text; the field array is kept for the next line (line_release frees it). */
 static void line_free(struct line *l)
 {
 	free(l->text);
 	free(l->buf);
 	l->text = l->buf = NULL;
+	l->nf = 0;
+}
+
+static void line_release(struct line *l)
+{
+	line_free(l);
+	free(l->f);
+	l->f = NULL;
+	l->cap = 0;
 }
 
 /* Fail at a line: the message gets "FILE:LINE: " and d keeps the line. */
@@ -347,7 +358,7 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 		vpa_strmap_put(recs, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		line_free(&l);
 	}
-	line_free(&l);
+	line_release(&l);
 	if (!rc && d->n_rec == 0)
 		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no recordings", name);
 	return rc;
@@ -374,7 +385,7 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 		uint32_t r, first;
 		double s, e;
 		if (l.nf != 4 && l.nf != 5) {
-			rc = line_fail(d, err, name, &l, "expected 'UTTERANCE_ID RECORDING_ID START END', found %d fields", l.nf > MAX_FIELDS ? MAX_FIELDS : l.nf);
+			rc = line_fail(d, err, name, &l, "expected 'UTTERANCE_ID RECORDING_ID START END [CHANNEL]', found %d fields", l.nf);
 			break;
 		}
 		if (vpa_strmap_get(&utts, l.f[0], &first)) {
@@ -408,7 +419,7 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 		vpa_strmap_put(&utts, d->utt[d->n_utt - 1], (uint32_t)(d->n_utt - 1), NULL);
 		line_free(&l);
 	}
-	line_free(&l);
+	line_release(&l);
 	vpa_strmap_release(&utts);
 	if (!rc && d->n_utt == 0)
 		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no segments", name);
@@ -476,182 +487,197 @@ static int read_list(const char *path, size_t ncols, struct vpa_kaldi_list *L, s
 	return vpa_kaldi_read_list(path, ncols, L, err);
 }
 
-/* utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*. */
+/* What the list checks share. */
+struct lists {
+	struct vpa_datadir *d;
+	const char *dir;
+	struct vpa_strmap utts;   /* utterance id -> index */
+	struct vpa_strmap spks;   /* speakers of utt2spk */
+	const char *src, *src_base; /* segments or wav.scp: where utterances come from */
+};
+
+/* utt2spk: every utterance exactly once, no unknown one. */
+static int check_utt2spk(struct lists *c, const char *p, struct vpa_err *err)
+{
+	struct vpa_datadir *d = c->d;
+	struct vpa_kaldi_list L;
+	int rc = read_list(p, 2, &L, err);
+	if (rc)
+		return rc;
+	long *seen = xcalloc(d->n_utt, sizeof(long));
+	d->utt_spk = xcalloc(d->n_utt, sizeof(char *));
+	for (size_t k = 0; k < L.n && !rc; k++) {
+		uint32_t u;
+		const char *utt = L.f[2 * k], *spk = L.f[2 * k + 1];
+		if (!vpa_strmap_get(&c->utts, utt, &u)) {
+			rc = list_fail(d, err, &L, k, "utterance '%s' is not in %s", utt, c->src_base);
+		} else if (seen[u]) {
+			char first[32];
+			snprintf(first, sizeof(first), "%ld", seen[u]);
+			rc = list_fail(d, err, &L, k, "duplicate utterance '%s' (first on line %s)", utt, first);
+		} else {
+			seen[u] = L.line[k];
+			d->utt_spk[u] = xstrdup(spk);
+		}
+	}
+	free(seen);
+	for (size_t i = 0; i < d->n_utt && !rc; i++)
+		if (!d->utt_spk[i]) {
+			struct line l = {.text = d->utt[i], .no = d->utt_line[i]};
+			rc = line_fail(d, err, c->src, &l, "utterance '%s' has no speaker in utt2spk", d->utt[i]);
+		}
+	for (size_t i = 0; i < d->n_utt && !rc; i++)
+		vpa_strmap_put(&c->spks, d->utt_spk[i], 0, NULL);
+	vpa_kaldi_list_release(&L);
+	return rc;
+}
+
+/* spk2utt: the inverse of utt2spk (every utterance listed under its speaker). */
+static int check_spk2utt(struct lists *c, const char *p, struct vpa_err *err)
+{
+	struct vpa_datadir *d = c->d;
+	char *buf;
+	size_t len, pos = 0, count = 0;
+	long no = 0;
+	struct line l = {0};
+	int rc = vpa_read_file(p, &buf, &len, err);
+	if (rc)
+		return rc;
+	while (!rc && next_line(buf, len, &pos, &no, &l)) {
+		for (int k = 1; k < l.nf && !rc; k++) {
+			uint32_t u;
+			if (!vpa_strmap_get(&c->utts, l.f[k], &u))
+				rc = line_fail(d, err, p, &l, "utterance '%s' is not in %s", l.f[k], c->src_base);
+			else if (strcmp(d->utt_spk[u], l.f[0]))
+				rc = line_fail(d, err, p, &l, "utterance '%s' has speaker '%s' in utt2spk",
+					       l.f[k], d->utt_spk[u]);
+			else
+				count++;
+		}
+		line_free(&l);
+	}
+	line_release(&l);
+	free(buf);
+	if (!rc && count != d->n_utt)
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "%s: lists %zu utterances, utt2spk %zu: the files disagree", p, count,
+			      d->n_utt);
+	return rc;
+}
+
+static int check_spk2gender(struct lists *c, const char *p, struct vpa_err *err)
+{
+	struct vpa_kaldi_list L;
+	int rc = read_list(p, 2, &L, err);
+	for (size_t k = 0; !rc && k < L.n; k++) {
+		const char *g = L.f[2 * k + 1];
+		if (strcmp(g, "m") && strcmp(g, "f"))
+			rc = list_fail(c->d, err, &L, k, "gender must be m or f, got '%s'%s", g, "");
+		else if (c->d->utt_spk && !vpa_strmap_get(&c->spks, L.f[2 * k], NULL))
+			rc = list_fail(c->d, err, &L, k, "speaker '%s' is not in utt2spk%s", L.f[2 * k], "");
+	}
+	vpa_kaldi_list_release(&L);
+	return rc;
+}
+
+/* text (any words), utt2dur (seconds >= 0), enrolls (one id): known utterances. */
+static int check_utt_list(struct lists *c, const char *p, int kind, struct vpa_err *err)
+{
+	char *buf;
+	size_t len, pos = 0;
+	long no = 0;
+	struct line l = {0};
+	int rc = vpa_read_file(p, &buf, &len, err);
+	if (rc)
+		return rc;
+	while (!rc && next_line(buf, len, &pos, &no, &l)) {
+		double x;
+		if (!vpa_strmap_get(&c->utts, l.f[0], NULL))
+			rc = line_fail(c->d, err, p, &l, "utterance '%s' is not in %s", l.f[0], c->src_base);
+		else if (kind == 1 && (l.nf != 2 || parse_num(l.f[1], &x) || x < 0))
+			rc = line_fail(c->d, err, p, &l, "expected 'UTTERANCE_ID DURATION' (seconds >= 0)");
+		else if (kind == 2 && l.nf != 1)
+			rc = line_fail(c->d, err, p, &l, "expected one utterance id per line");
+		line_free(&l);
+	}
+	line_release(&l);
+	free(buf);
+	return rc;
+}
+
+static int check_trials(struct lists *c, const char *p, struct vpa_err *err)
+{
+	struct vpa_kaldi_trials T;
+	vpa_kaldi_trials_init(&T);
+	int rc = vpa_kaldi_read_trials(p, &T, err);
+	for (size_t i = 0; !rc && i < T.n; i++)
+		if (!vpa_strmap_get(&c->utts, T.test[i], NULL)) {
+			struct vpa_buf t;
+			vpa_buf_init(&t);
+			vpa_buf_printf(&t, "%s %s %s", T.enroll[i], T.test[i],
+				       T.target[i] ? "target" : "nontarget");
+			struct line l = {.text = t.data, .no = T.line[i]};
+			rc = line_fail(c->d, err, p, &l, "test utterance '%s' is not in %s", T.test[i],
+				       c->src_base);
+			vpa_buf_release(&t);
+		}
+	vpa_kaldi_trials_release(&T);
+	return rc;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lists beside wav.scp, in a fixed order (trials* sorted by name). */
 static int check_lists(struct vpa_datadir *d, const char *dir, struct vpa_err *err)
 {
-	struct vpa_strmap utts, spks;
-	struct vpa_kaldi_list L;
-	int rc = 0;
-	char *p = NULL;
-	vpa_strmap_init(&utts);
-	vpa_strmap_init(&spks);
-	vpa_kaldi_list_init(&L);
-	for (size_t i = 0; i < d->n_utt; i++)
-		vpa_strmap_put(&utts, d->utt[i], (uint32_t)i, NULL);
-	const char *src = d->seg_file ? d->seg_file : d->scp;
-	const char *src_base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
-
-	p = join(dir, "utt2spk");
-	if (exists(p)) {
-		if ((rc = read_list(p, 2, &L, err)))
-			goto out;
-		long *seen = xcalloc(d->n_utt, sizeof(long));
-		d->utt_spk = xcalloc(d->n_utt, sizeof(char *));
-		for (size_t k = 0; k < L.n && !rc; k++) {
-			uint32_t u;
-			const char *utt = L.f[2 * k], *spk = L.f[2 * k + 1];
-			if (!vpa_strmap_get(&utts, utt, &u)) {
-				rc = list_fail(d, err, &L, k, "utterance '%s' is not in %s", utt, src_base);
-			} else if (seen[u]) {
-				char first[32];
-				snprintf(first, sizeof(first), "%ld", seen[u]);
-				rc = list_fail(d, err, &L, k, "duplicate utterance '%s' (first on line %s)", utt, first);
-			} else {
-				seen[u] = L.line[k];
-				d->utt_spk[u] = xstrdup(spk);
-			}
-		}
-		free(seen);
-		for (size_t i = 0; i < d->n_utt && !rc; i++)
-			if (!d->utt_spk[i]) {
-				struct line l = {.text = d->utt[i], .no = d->utt_line[i]};
-				rc = line_fail(d, err, src, &l, "utterance '%s' has no speaker in utt2spk",
-					       d->utt[i]);
-			}
-		for (size_t i = 0; i < d->n_utt && !rc; i++)
-			vpa_strmap_put(&spks, d->utt_spk[i], 0, NULL);
-		vpa_kaldi_list_release(&L);
-		if (rc)
-			goto out;
-	}
-	free(p);
-	p = join(dir, "spk2utt");
-	if (exists(p) && d->utt_spk) {
-		vpa_kaldi_list_init(&L);
-		vpa_kaldi_list_release(&L);
-		/* variable columns: read the raw text */
-		char *buf;
-		size_t len, pos = 0;
-		long no = 0;
-		struct line l = {0};
-		if ((rc = vpa_read_file(p, &buf, &len, err)))
-			goto out;
-		size_t count = 0;
-		while (!rc && next_line(buf, len, &pos, &no, &l)) {
-			for (int k = 1; k < l.nf && k <= MAX_FIELDS - 1 && !rc; k++) {
-				uint32_t u;
-				if (!vpa_strmap_get(&utts, l.f[k], &u))
-					rc = line_fail(d, err, p, &l, "utterance '%s' is not in %s", l.f[k], src_base);
-				else if (strcmp(d->utt_spk[u], l.f[0]))
-					rc = line_fail(d, err, p, &l, "utterance '%s' has speaker '%s' in utt2spk",
-						       l.f[k], d->utt_spk[u]);
-				else
-					count++;
-			}
-			if (!rc && l.nf > MAX_FIELDS)
-				count = d->n_utt; /* too long to check here: trust the rest */
-			line_free(&l);
-		}
-		line_free(&l);
-		free(buf);
-		if (!rc && count < d->n_utt)
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "%s: lists %zu utterances, utt2spk %zu: the files disagree", p,
-				      count, d->n_utt);
-		if (rc)
-			goto out;
-	}
-	free(p);
-	p = join(dir, "spk2gender");
-	if (exists(p)) {
-		if ((rc = read_list(p, 2, &L, err)))
-			goto out;
-		for (size_t k = 0; k < L.n && !rc; k++) {
-			const char *g = L.f[2 * k + 1];
-			if (strcmp(g, "m") && strcmp(g, "f"))
-				rc = list_fail(d, err, &L, k, "gender must be m or f, got '%s'%s", g, "");
-			else if (d->utt_spk && !vpa_strmap_get(&spks, L.f[2 * k], NULL))
-				rc = list_fail(d, err, &L, k, "speaker '%s' is not in utt2spk%s", L.f[2 * k], "");
-		}
-		vpa_kaldi_list_release(&L);
-		if (rc)
-			goto out;
-	}
-	static const char *const utt_lists[] = {"text", "utt2dur", "enrolls"};
-	for (size_t t = 0; t < 3; t++) {
-		free(p);
-		p = join(dir, utt_lists[t]);
-		if (!exists(p))
-			continue;
-		char *buf;
-		size_t len, pos = 0;
-		long no = 0;
-		struct line l = {0};
-		if ((rc = vpa_read_file(p, &buf, &len, err)))
-			goto out;
-		while (!rc && next_line(buf, len, &pos, &no, &l)) {
-			double x;
-			if (!vpa_strmap_get(&utts, l.f[0], NULL))
-				rc = line_fail(d, err, p, &l, "utterance '%s' is not in %s", l.f[0], src_base);
-			else if (t == 1 && (l.nf != 2 || parse_num(l.f[1], &x) || x < 0))
-				rc = line_fail(d, err, p, &l, "expected 'UTTERANCE_ID DURATION' (seconds >= 0)");
-			else if (t == 2 && l.nf != 1)
-				rc = line_fail(d, err, p, &l, "expected one utterance id per line");
-			line_free(&l);
-		}
-		line_free(&l);
-		free(buf);
-		if (rc)
-			goto out;
-	}
-	/* trials, trials_f, trials_m, ... */
-	DIR *dh = opendir(dir);
-	struct dirent *de;
+	static const char *const fixed[] = {"utt2spk", "spk2utt", "spk2gender", "text", "utt2dur",
+					    "enrolls"};
+	struct lists c = {.d = d, .dir = dir};
 	char **names = NULL;
 	size_t nn = 0;
+	int rc = 0;
+	vpa_strmap_init(&c.utts);
+	vpa_strmap_init(&c.spks);
+	for (size_t i = 0; i < d->n_utt; i++)
+		vpa_strmap_put(&c.utts, d->utt[i], (uint32_t)i, NULL);
+	c.src = d->seg_file ? d->seg_file : d->scp;
+	c.src_base = strrchr(c.src, '/') ? strrchr(c.src, '/') + 1 : c.src;
+
+	for (size_t t = 0; t < sizeof(fixed) / sizeof(fixed[0]); t++)
+		names = xrealloc(names, xmul(nn + 1, sizeof(char *))), names[nn++] = xstrdup(fixed[t]);
+	DIR *dh = opendir(dir);
+	struct dirent *de;
+	size_t first_trials = nn;
 	while (dh && (de = readdir(dh)))
-		if (!strncmp(de->d_name, "trials", 6)) {
-			names = xrealloc(names, xmul(nn + 1, sizeof(char *)));
-			names[nn++] = xstrdup(de->d_name);
-		}
+		if (!strncmp(de->d_name, "trials", 6))
+			names = xrealloc(names, xmul(nn + 1, sizeof(char *))), names[nn++] = xstrdup(de->d_name);
 	if (dh)
 		closedir(dh);
-	for (size_t k = 0; k < nn; k++) { /* readdir order is arbitrary: sort */
-		for (size_t j = k + 1; j < nn; j++)
-			if (strcmp(names[j], names[k]) < 0) {
-				char *t = names[k];
-				names[k] = names[j];
-				names[j] = t;
-			}
-	}
+	qsort(names + first_trials, nn - first_trials, sizeof(char *), cmp_str);
 	for (size_t k = 0; k < nn && !rc; k++) {
-		free(p);
-		p = join(dir, names[k]);
+		char *p = join(dir, names[k]);
 		if (!exists(p))
-			continue;
-		struct vpa_kaldi_trials T;
-		vpa_kaldi_trials_init(&T);
-		rc = vpa_kaldi_read_trials(p, &T, err);
-		for (size_t i = 0; !rc && i < T.n; i++)
-			if (!vpa_strmap_get(&utts, T.test[i], NULL)) {
-				struct vpa_buf t;
-				vpa_buf_init(&t);
-				vpa_buf_printf(&t, "%s %s %s", T.enroll[i], T.test[i],
-					       T.target[i] ? "target" : "nontarget");
-				struct line l = {.text = t.data, .no = T.line[i]};
-				rc = line_fail(d, err, p, &l, "test utterance '%s' is not in %s",
-					       T.test[i], src_base);
-				vpa_buf_release(&t);
-			}
-		vpa_kaldi_trials_release(&T);
+			;
+		else if (k == 0)
+			rc = check_utt2spk(&c, p, err);
+		else if (k == 1)
+			rc = d->utt_spk ? check_spk2utt(&c, p, err) : 0;
+		else if (k == 2)
+			rc = check_spk2gender(&c, p, err);
+		else if (k < first_trials)
+			rc = check_utt_list(&c, p, (int)k - 3, err);
+		else
+			rc = check_trials(&c, p, err);
+		free(p);
 	}
 	for (size_t k = 0; k < nn; k++)
 		free(names[k]);
 	free(names);
-out:
-	free(p);
-	vpa_strmap_release(&utts);
-	vpa_strmap_release(&spks);
+	vpa_strmap_release(&c.utts);
+	vpa_strmap_release(&c.spks);
 	return rc;
 }
 

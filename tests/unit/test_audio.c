@@ -567,6 +567,22 @@ static void test_datadir_bad(void)
 		     "enrolls:2: utterance 'r5' is not in wav.scp") != NULL);
 	CHECK(strstr(open_msg(scp, NULL, "r1 s1\n", "text", "r2 hello\n", NULL, 0),
 		     "text:1: utterance 'r2' is not in wav.scp") != NULL);
+	/* spk2utt lines with many utterances (a real speaker has hundreds) */
+	{
+		static char seg[4096], u2s[4096], s2u[4096];
+		size_t a = 0, b = 0, c = (size_t)snprintf(s2u, sizeof(s2u), "s1");
+		for (int k = 0; k < 40; k++) {
+			a += (size_t)snprintf(seg + a, sizeof(seg) - a, "u%02d r1 %.2f %.2f\n", k, k * 0.01, (k + 1) * 0.01);
+			b += (size_t)snprintf(u2s + b, sizeof(u2s) - b, "u%02d s1\n", k);
+			c += (size_t)snprintf(s2u + c, sizeof(s2u) - c, " u%02d", k);
+		}
+		snprintf(s2u + c, sizeof(s2u) - c, "\n");
+		CHECK_STR(open_msg(scp, seg, u2s, "spk2utt", s2u, NULL, 0), "");
+		s2u[c - 4] = 0; /* drop u39 */
+		strcat(s2u, "\n");
+		CHECK(strstr(open_msg(scp, seg, u2s, "spk2utt", s2u, NULL, 0),
+			     "spk2utt: lists 39 utterances, utt2spk 40: the files disagree") != NULL);
+	}
 	/* a complete valid directory opens */
 	CHECK_STR(open_msg(scp, NULL, "r1 s1\n", "enrolls", "r1\n", NULL, 0), "");
 }
