@@ -81,6 +81,10 @@ bad "corrupt flac" "vpaudit: error: $C/cut.flac: corrupt audio after 0 samples: 
 bad "empty audio" "vpaudit: error: $C/empty.wav: no audio samples" -- features fbank "$C/empty.wav"
 bad "NaN in a float wav" "vpaudit: error: $C/nan_float.wav: sample 2 is not finite" -- features fbank "$C/nan_float.wav"
 bad "stereo without --channel" "vpaudit: error: $C/stereo8k.wav: 2 channels: pick one with --channel N (0-based)" -- features fbank --sample-frequency=8000 "$C/stereo8k.wav"
+t_run "stereo with --channel=1" 0 -- features fbank --sample-frequency=8000 --channel=1 "$C/stereo8k.wav" -o st1.ark --text
+t_run "stereo with --channel=0" 0 -- features fbank --sample-frequency=8000 --channel 0 "$C/stereo8k.wav" -o st0.ark --text
+# stereo8k.wav's channel 1 is minus channel 0: the power spectra, so the features, are equal
+t_ok "channel 1 (= -channel 0) gives channel 0's two frames" bash -c "test \$(wc -l < st1.ark) = 3 && cmp -s st0.ark st1.ark"
 # a failure at the third utterance leaves nothing (the first two were computed)
 mkdir b7; printf 'r1 %s\nr2 %s\nr3 %s\n' "$G/g16.wav" "$G/g16.wav" "$C/empty.wav" > b7/wav.scp
 bad "failure after good utterances" "vpaudit: error: b7/wav.scp:3: $C/empty.wav: no audio samples" -- features fbank b7 --threads=1
