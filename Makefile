@@ -4,12 +4,15 @@ CFLAGS  ?= -O2
 WARN    := -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE
 YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
-CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS)
-LDLIBS   += $(YAML_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
+# audio/: libsndfile (audio files) and KissFFT (BSD-3, the FFT of the features)
+AUDIO_CFLAGS := $(shell pkg-config --cflags sndfile kissfft-float 2>/dev/null)
+AUDIO_LIBS   := $(shell pkg-config --libs sndfile kissfft-float 2>/dev/null || echo -lsndfile -lkissfft-float)
+CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS) $(AUDIO_CFLAGS)
+LDLIBS   += $(YAML_LIBS) $(AUDIO_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build
 
 LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
-            scenarios/*.c reports/*.c onnx/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
+            scenarios/*.c reports/*.c audio/*.c onnx/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -82,7 +85,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do \
 	  n=$$(basename $$f .c); \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) $(AUDIO_CFLAGS) \
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 

@@ -37,6 +37,8 @@ printf '%-44s %8.2f s  %.0f MB/s\n' "vpa_read_scores parse only" "$p_t" "$p_mb"
 awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+strtod = %.2fx  (budget: 200 MB/s)\n", a/b }'
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
+bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
+
 for b in "$BUILD"/bench/bench_*; do
 	case "$(basename "$b")" in bench_metrics|bench_onnx|*.d|*.o) continue ;; esac
 	[ -x "$b" ] || continue

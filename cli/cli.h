@@ -18,6 +18,7 @@ int cmd_run(int argc, char **argv);
 int cmd_validate(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 int cmd_onnx(int argc, char **argv);
 
 /*

@@ -36,6 +36,8 @@ static const struct command commands[] = {
 	{"dp", cmd_dp, "epsilon|sigma|gaussian [options]", "differential-privacy accountant (RDP, Gaussian mechanisms)"},
 	{"exposure", cmd_exposure, "--canary X --candidates FILE [--extrapolate] [--json]",
 	 "canary exposure (Carlini et al. 2019)"},
+	{"features", cmd_features, "fbank|mfcc [OPTIONS] DATA -o OUT.ark|DIR/",
+	 "Kaldi-compatible fbank/MFCC (+ CMVN, energy VAD) of a data directory or audio files"},
 	{"onnx", cmd_onnx, "info MODEL.onnx | run MODEL.onnx -i NAME=X.npy -o DIR [--outputs A,B]",
 	 "inspect an ONNX model, or run it on .npy inputs (any intermediate value by name)"},
 	{"version", cmd_version, "", "print the version"},

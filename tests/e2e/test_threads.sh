@@ -22,4 +22,14 @@ for s in tests/e2e/data/am/sim.yaml tests/e2e/data/am/a2.yaml tests/e2e/data/swe
 	t_ok "$n: identical records with 1 and 2 threads" cmp -s "$T/a" "$T/b"
 	t_ok "$n: the comparison saw records" grep -q '"records"' "$T/a"
 done
+# vpaudit features: one shared vpa_feat (FFT plan, mel banks) over the utterances
+g=$top/tests/golden/audio
+printf 'u1 %s\nu2 %s\nu3 %s\n' "$g/g16.wav" "$g/g16.wav" "$g/g16.wav" > "$T/wav.scp"
+printf 'a1 u1 0 0.3\na2 u1 0.2 0.5\nb1 u2 0 -1\nc1 u3 0.1 0.45\n' > "$T/segments"
+mkdir -p "$T/fd" && cp "$T/wav.scp" "$T/segments" "$T/fd/"
+for t in 1 2; do
+	"$VPAUDIT" features mfcc --cmvn=sliding --vad --dither=1 "$T/fd" -o "$T/f$t.ark" --threads=$t > /dev/null 2>&1
+done
+t_ok "features: archives written for 1 and 2 threads" test -s "$T/f1.ark" -a -s "$T/f2.ark"
+t_ok "features: identical archives with 1 and 2 threads" cmp -s "$T/f1.ark" "$T/f2.ark"
 t_done

@@ -1,0 +1,287 @@
+/*
+ * audio/audio.h - the signal front-end: audio files, Kaldi data directories,
+ * Kaldi-compatible features (fbank, MFCC), energy VAD and CMVN.  The one
+ * public header of audio/; depends on core/ only.
+ *
+ * Units and scales.  Samples are float at the int16 scale as Kaldi reads a
+ * 16-bit file (full scale = 32768): 16-bit PCM values are exact integers;
+ * 8/24/32-bit PCM and float files are scaled to the same range.  Times are
+ * seconds, frequencies Hz, frame lengths and shifts milliseconds (Kaldi's
+ * option units).  Feature matrices are row-major float (n_frames, dim).
+ *
+ * Errors.  Every fallible call returns 0 or a negative enum vpa_status and
+ * fills `err` with one line: "FILE: ..." for audio files, "FILE:LINE: ..."
+ * for list files (wav.scp, segments, utt2spk, ...).  List errors also keep
+ * the offending line in the data directory (vpa_datadir.bad_line) so that a
+ * caller can echo it under the message.
+ *
+ * Threads.  A vpa_feat (the pipeline) is immutable after vpa_feat_new: any
+ * number of threads may call vpa_feat_compute / vpa_feat_apply on one object
+ * at once (each call uses its own scratch).  A vpa_datadir is read-only after
+ * vpa_datadir_open: vpa_datadir_load may run in parallel over utterances.
+ *
+ * Typical use (what `vpaudit features` does; see cli/cmd_features.c):
+ *
+ *   struct vpa_feat_opts o;  vpa_feat_opts_init(&o, VPA_FEAT_FBANK);
+ *   vpa_feat_opts_set(&o, "num-mel-bins", "80", &err);
+ *   struct vpa_feat *fe = vpa_feat_new(&o, &err);        // once
+ *   struct vpa_datadir d;  vpa_datadir_init(&d);
+ *   vpa_datadir_open(&d, "data/test", &err);
+ *   for each utterance i (in any thread):
+ *       struct vpa_wave w;  vpa_datadir_load(&d, i, &w, NULL, &err);
+ *       struct vpa_fmat m;  vpa_feat_apply(fe, &w, d.utt[i], &m, &err);
+ *       ... use m.x (m.rows, m.cols) ...; vpa_fmat_release(&m); vpa_wave_release(&w);
+ *   vpa_feat_free(fe); vpa_datadir_release(&d);
+ */
+#ifndef VPA_AUDIO_H
+#define VPA_AUDIO_H
+
+#include <stdint.h>
+
+#include "core/base.h"
+
+/* ------------------------------------------------------------ audio files */
+
+struct vpa_wave {
+	float *x;    /* (n) samples at the int16 scale, owned */
+	size_t n;
+	double rate; /* samples per second */
+};
+void vpa_wave_init(struct vpa_wave *w);
+void vpa_wave_release(struct vpa_wave *w);
+
+/*
+ * Read an audio file with libsndfile (WAV PCM 8/16/24/32-bit and float,
+ * FLAC, NIST SPHERE, ...).  channel < 0: the file must be mono ("FILE: 2
+ * channels: pick one with --channel N"); channel >= 0 (0-based, Kaldi's
+ * --channel) picks one.  Errors: unreadable or corrupt file, no samples
+ * ("FILE: no audio samples"), a non-finite sample ("FILE: sample 17 is not
+ * finite").  A truncated file whose header promises more than it holds is an
+ * error ("FILE: truncated: 8000 frames announced, 1234 read").
+ */
+int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err);
+/*
+ * Samples round(start*rate) .. round(end*rate) (end < 0: to the end; an end
+ * past the file is cut to it) without reading the rest of the file; *dur
+ * gets the whole recording's duration in seconds.  Errors as vpa_audio_read,
+ * and "FILE: no samples between 2 and 3 s (1.5 s long)".
+ */
+int vpa_audio_read_part(const char *path, int channel, double start, double end,
+			struct vpa_wave *out, double *dur /* OUT */, struct vpa_err *err);
+/* The same from memory (the fuzz target's entry point); name is for messages. */
+int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
+		    struct vpa_wave *out, struct vpa_err *err);
+
+/* ------------------------------------------------------- data directories */
+
+/*
+ * A Kaldi data directory (or a bare wav.scp, or a list of audio files).
+ *
+ * wav.scp lines are `REC PATH` or `REC COMMAND |` where COMMAND is one of
+ * the recognised forms, read directly and never executed:
+ *   flac -c -d -s PATH |             (the flags -c -d -s in any order, also
+ *                                     --stdout --decode --silent)
+ *   sox PATH -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - |
+ *                                    (-r N must equal the file's rate, -c 1 a
+ *                                     mono file: no resampling, no downmix)
+ *   sph2pipe -f wav [-p] [-c N] PATH |   (-c N picks channel N, 1-based)
+ * Any other command is an error: "wav.scp:3: command 'ffmpeg' is not
+ * executed: only 'flac -c -d -s F |', 'sox F -t wav - |' and
+ * 'sph2pipe -f wav F |' are read".  Relative paths are relative to the
+ * current directory (as in Kaldi); a missing file is an error naming the
+ * wav.scp line.
+ *
+ * segments `UTT REC START END [CHANNEL]`: utterances cut from recordings
+ * (CHANNEL, 0-based, picks the channel of a multi-channel recording),
+ * samples round(START*rate) .. round(END*rate) (Kaldi extract-segments); END
+ * -1 is the end of the recording; an END past the end by at most 0.5 s is
+ * cut to the end (extract-segments' --max-overshoot), by more it is an error
+ * naming the segments line.
+ *
+ * Also read when present and cross-checked (Kaldi's validate_data_dir.sh):
+ * utt2spk (every utterance has one speaker and names an utterance that
+ * exists), spk2utt (the inverse of utt2spk), spk2gender (m|f per speaker),
+ * text (known utterances), utt2dur (non-negative numbers), enrolls (known
+ * utterances), trials* (3 columns, known test utterances).  Duplicate ids are
+ * errors naming both lines.
+ */
+struct vpa_datadir {
+	char *scp;          /* path of wav.scp (owned), NULL for a list of files */
+	size_t n_rec;
+	char **rec;         /* (n_rec) recording ids, owned */
+	char **rec_path;    /* (n_rec) audio file to read, owned */
+	int *rec_channel;   /* (n_rec) channel from the command (sph2pipe -c), or -1 */
+	double *rec_rate;   /* (n_rec) the rate a sox -r asked for, or 0 */
+	long *rec_line;     /* (n_rec) wav.scp line, 0 for files given directly */
+	char **rec_text;    /* (n_rec) that line's text (owned; NULL for files given directly) */
+	size_t n_utt;       /* utterances in output order: segments order, else wav.scp order */
+	char **utt;         /* (n_utt) owned */
+	size_t *utt_rec;    /* (n_utt) index into rec */
+	double *seg_start;  /* (n_utt) seconds, or NULL without segments */
+	double *seg_end;    /* (n_utt) seconds, -1 = to the end; NULL without segments */
+	int *seg_channel;   /* (n_utt) the segments line's 5th column (0-based channel), or -1; NULL without segments */
+	long *utt_line;     /* (n_utt) line in segments (or wav.scp) */
+	char **seg_text;    /* (n_utt) the segments line's text (owned), or NULL without segments */
+	char *seg_file;     /* path of segments (owned) or NULL */
+	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
+	int channel;        /* --channel for every file (-1: mono required) */
+	char *bad_line;     /* after an error in a list file: that line (owned), else NULL */
+};
+void vpa_datadir_init(struct vpa_datadir *d);
+void vpa_datadir_release(struct vpa_datadir *d);
+
+/*
+ * path is a directory holding wav.scp, or a wav.scp file.  channel as for
+ * vpa_audio_read (applies where the wav.scp command does not pick one).
+ * Reads the lists only (no audio).  d must be initialised; on error it holds
+ * bad_line (if any) and must still be released.
+ */
+int vpa_datadir_open(struct vpa_datadir *d, const char *path, int channel, struct vpa_err *err);
+/* Audio files given directly: the utterance id is the file name without folder and suffix. */
+int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, int channel,
+			   struct vpa_err *err);
+/* Parse wav.scp / segments text in memory (the fuzz target's entry point). */
+int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *scp, size_t scp_len,
+		      const char *seg_name, const char *seg, size_t seg_len, struct vpa_err *err);
+
+/*
+ * The samples of utterance i (its recording, cut by its segment).  Thread-safe
+ * for distinct output waves.  Errors name the wav.scp or segments line:
+ * "data/wav.scp:3: cannot open 'a.wav': No such file or directory";
+ * *line (may be NULL) then points at that line's text (borrowed from d) or
+ * NULL.
+ */
+int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out,
+		     const char **line /* OUT */, struct vpa_err *err);
+
+/* ---------------------------------------------------------------- features */
+
+enum vpa_feat_kind { VPA_FEAT_FBANK = 0, VPA_FEAT_MFCC = 1 };
+enum vpa_window { VPA_WIN_POVEY, VPA_WIN_HAMMING, VPA_WIN_HANNING, VPA_WIN_RECTANGULAR,
+		  VPA_WIN_BLACKMAN };
+enum vpa_cmvn { VPA_CMVN_NONE = 0, VPA_CMVN_UTT, VPA_CMVN_SLIDING };
+
+/*
+ * The options of compute-fbank-feats / compute-mfcc-feats (Kaldi's names,
+ * with '-' for '_') and of compute-vad and apply-cmvn-sliding.  Defaults
+ * (vpa_feat_opts_init) are Kaldi's except dither: 0 here, so that an audit is
+ * reproducible (Kaldi's default is 1.0).
+ */
+struct vpa_feat_opts {
+	int kind;                       /* enum vpa_feat_kind */
+	/* frame extraction */
+	double sample_frequency;        /* 16000 */
+	double frame_length, frame_shift; /* ms: 25, 10 */
+	double dither;                  /* 0 (Kaldi: 1) */
+	double preemphasis_coefficient; /* 0.97 */
+	int remove_dc_offset;           /* 1 */
+	int window_type;                /* povey */
+	int round_to_power_of_two;      /* 1 */
+	double blackman_coeff;          /* 0.42 */
+	int snip_edges;                 /* 1 */
+	/* mel banks */
+	double low_freq, high_freq;     /* 20, 0 (high <= 0: offset from Nyquist) */
+	int num_mel_bins;               /* fbank 23, mfcc 23 */
+	/* energy and output */
+	int use_energy;                 /* fbank 0, mfcc 1 */
+	int raw_energy;                 /* 1 */
+	double energy_floor;            /* 0 */
+	int use_log_fbank, use_power;   /* fbank: 1, 1 */
+	int htk_compat;                 /* 0 */
+	int num_ceps;                   /* mfcc: 13 */
+	double cepstral_lifter;         /* mfcc: 22 */
+	/* post-processing, in this order: CMVN, then VAD frame selection */
+	int cmvn;                       /* enum vpa_cmvn, none */
+	int norm_vars;                  /* 0 */
+	int cmn_window, min_cmn_window; /* 600, 100 */
+	int center;                     /* 0 */
+	int vad;                        /* 0: keep every frame; 1: keep voiced frames */
+	double vad_energy_threshold;    /* 5.0 */
+	double vad_energy_mean_scale;   /* 0.5 */
+	int vad_frames_context;         /* 0 */
+	double vad_proportion_threshold; /* 0.6 */
+};
+void vpa_feat_opts_init(struct vpa_feat_opts *o, int kind);
+
+/*
+ * Set one option by its Kaldi name (without "--"), value as on the command
+ * line (booleans true|false).  Errors: "unknown option '--num-bins'",
+ * "--num-mel-bins must be an integer in [3, 1024], got 'x'".  Options that
+ * do not apply to o->kind are unknown (--num-ceps for fbank).
+ */
+int vpa_feat_opts_set(struct vpa_feat_opts *o, const char *name, const char *value,
+		      struct vpa_err *err);
+/* Print the option table (name, default, meaning) for --help. */
+void vpa_feat_opts_help(FILE *f, int kind);
+
+/* A feature matrix. */
+struct vpa_fmat {
+	float *x;          /* (rows, cols) row-major, owned */
+	size_t rows, cols;
+};
+void vpa_fmat_init(struct vpa_fmat *m);
+void vpa_fmat_release(struct vpa_fmat *m);
+
+struct vpa_feat; /* the pipeline: opaque, immutable, shareable between threads */
+
+/*
+ * Check the options together (mel band edges against Nyquist, as Kaldi) and
+ * precompute the window, mel banks, DCT, lifter and FFT plan.  Caller frees
+ * with vpa_feat_free.  Errors: "bad mel band edges: --low-freq 20 and
+ * --high-freq 9000 vs Nyquist 8000", "--num-ceps 30 exceeds --num-mel-bins 23".
+ */
+struct vpa_feat *vpa_feat_new(const struct vpa_feat_opts *o, struct vpa_err *err);
+void vpa_feat_free(struct vpa_feat *f); /* NULL-safe */
+const struct vpa_feat_opts *vpa_feat_get_opts(const struct vpa_feat *f); /* borrowed, valid until vpa_feat_free */
+size_t vpa_feat_dim(const struct vpa_feat *f);
+/* Frames for n samples (Kaldi's NumFrames: snip-edges true gives 0 below one frame). */
+size_t vpa_feat_num_frames(const struct vpa_feat *f, size_t n);
+
+/*
+ * Raw fbank/MFCC of n samples (no CMVN, no VAD) into out (num_frames, dim),
+ * caller-provided.  log_energy, when not NULL, gets (num_frames) raw frame
+ * log energies as MFCC's C0 with --use-energy (what compute-vad reads).
+ * dither_seed seeds the dither noise (only used when dither > 0).
+ */
+void vpa_feat_compute(const struct vpa_feat *f, const float *wave, size_t n, float *out,
+		      float *log_energy, uint64_t dither_seed);
+
+/*
+ * The whole pipeline on one utterance: check the rate (error "ID: sample
+ * rate 8000 Hz differs from --sample-frequency=16000"), features, CMVN, VAD.
+ * A non-finite feature (float samples far beyond full scale) is an error.
+ * id names the utterance in messages and seeds the dither.  out is owned by
+ * the caller (release with vpa_fmat_release); rows may be 0 (shorter than a
+ * frame, or no voiced frame): the caller decides (the CLI warns and skips).
+ */
+int vpa_feat_apply(const struct vpa_feat *f, const struct vpa_wave *w, const char *id,
+		   struct vpa_fmat *out, struct vpa_err *err);
+
+/* ------------------------------------------------------ VAD and CMVN calls */
+
+/*
+ * Kaldi compute-vad on per-frame log energies e (T): threshold = thr +
+ * mean_scale * mean(e); frame t is voiced when at least `proportion` of the
+ * frames in [t-context, t+context] have e > threshold.  voiced (T) gets 0/1.
+ */
+void vpa_vad_compute(const float *e, size_t T, double thr, double mean_scale, int context,
+		     double proportion, unsigned char *voiced);
+/* Per-utterance CMVN in place on x (T, dim): mean, and variance when norm_vars (floor 1e-20). */
+void vpa_cmvn_utt(float *x, size_t T, size_t dim, int norm_vars);
+/*
+ * apply-cmvn-sliding in place on x (T, dim): window cmn_window frames
+ * (centred when center, else the preceding ones, at least min_window),
+ * variance floor 1e-10.
+ */
+void vpa_cmvn_sliding(float *x, size_t T, size_t dim, int cmn_window, int min_window, int center,
+		      int norm_vars);
+
+/* ------------------------------------------------------------ writing */
+
+/*
+ * One Kaldi archive entry: `ID \0B FM <rows> <cols> data` (binary) or
+ * `ID  [\n  r1 \n  r2 ]\n` (text, %.9g: exact for float).
+ */
+void vpa_ark_write_fmat(FILE *f, const char *id, const struct vpa_fmat *m, int text);
+
+#endif

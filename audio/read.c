@@ -1,0 +1,246 @@
+/*
+ * audio/read.c - audio files through libsndfile, at Kaldi's int16 scale.
+ *
+ * libsndfile normalises every format to [-1, 1) (16-bit: v / 32768), so
+ * multiplying by 32768 gives 16-bit PCM values exactly and puts 8/24/32-bit
+ * and float files on the same scale.  We read in blocks so that a long
+ * multi-channel file never needs more than one block of interleaved doubles.
+ * libsndfile accepts a WAV whose header promises more data than the file
+ * holds (it reads what is there); its parse log says "data : N (should be
+ * M)", which we turn into an error: a cut file must not pass silently.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sndfile.h>
+
+#include "audio/audio.h"
+
+void vpa_wave_init(struct vpa_wave *w)
+{
+	memset(w, 0, sizeof(*w));
+}
+
+void vpa_wave_release(struct vpa_wave *w)
+{
+	free(w->x);
+	vpa_wave_init(w);
+}
+
+/* libsndfile's virtual I/O over a memory buffer. */
+struct membuf {
+	const unsigned char *p;
+	sf_count_t len, pos;
+};
+static sf_count_t m_len(void *u)
+{
+	return ((struct membuf *)u)->len;
+}
+static sf_count_t m_seek(sf_count_t off, int whence, void *u)
+{
+	struct membuf *m = u;
+	sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? m->pos + off : m->len + off;
+	if (p < 0 || p > m->len)
+		return -1;
+	m->pos = p;
+	return p;
+}
+static sf_count_t m_read(void *dst, sf_count_t n, void *u)
+{
+	struct membuf *m = u;
+	if (n > m->len - m->pos)
+		n = m->len - m->pos;
+	if (n <= 0)
+		return 0;
+	memcpy(dst, m->p + m->pos, (size_t)n);
+	m->pos += n;
+	return n;
+}
+static sf_count_t m_write(const void *src, sf_count_t n, void *u)
+{
+	(void)src, (void)n, (void)u;
+	return 0;
+}
+static sf_count_t m_tell(void *u)
+{
+	return ((struct membuf *)u)->pos;
+}
+
+/* The part of libsndfile's message after its own "Error : " prefix, if any. */
+static const char *sf_msg(SNDFILE *s)
+{
+	const char *m = sf_strerror(s);
+	if (!strncmp(m, "Error : ", 8))
+		m += 8;
+	return m;
+}
+
+/*
+ * Frames [first, first + count) (count < 0: to the end) of an open file.
+ * The caller has checked first <= info->frames.
+ */
+static int read_frames(SNDFILE *s, const SF_INFO *info, const char *name, int channel,
+		       sf_count_t first, sf_count_t count, struct vpa_wave *out, struct vpa_err *err)
+{
+	enum { BLOCK = 4096 };
+	int rc = 0, nch = info->channels;
+	double *blk = NULL;
+	float *x = NULL;
+	size_t n = 0, cap = 0;
+	char log[2048];
+
+	if (info->samplerate <= 0 || nch <= 0)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not an audio file (no rate or channels)",
+				name);
+	if (channel < 0 && nch != 1)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"%s: %d channels: pick one with --channel N (0-based)", name, nch);
+	if (channel >= nch)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: has %d channel%s, no channel %d (0-based)",
+				name, nch, nch == 1 ? "" : "s", channel);
+	if (channel < 0)
+		channel = 0;
+	/* A WAV whose data chunk is longer than the file: libsndfile logs it. */
+	log[0] = 0;
+	sf_command(s, SFC_GET_LOG_INFO, log, sizeof(log));
+	const char *d = strstr(log, "\ndata : ");
+	if (d && strstr(d, "(should be") && strstr(d, "(should be") < strchr(d + 1, '\n'))
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"%s: truncated: the data chunk is longer than the file", name);
+	sf_count_t want = count >= 0 ? count : info->frames - first;
+	if (first > 0 && sf_seek(s, first, SEEK_SET) != first)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: cannot seek to sample %lld: %s", name,
+				(long long)first, sf_msg(s));
+	blk = xmalloc(xmul((size_t)BLOCK * (size_t)nch, sizeof(double)));
+	/* the header's length is a hint, not a promise: at most 2^22 samples up front */
+	if (want > 0) {
+		cap = want < ((sf_count_t)1 << 22) ? (size_t)want : (size_t)1 << 22;
+		x = xmalloc(xmul(cap, sizeof(float)));
+	}
+	for (;;) {
+		sf_count_t ask = BLOCK;
+		if (count >= 0 && (sf_count_t)n + ask > count)
+			ask = count - (sf_count_t)n;
+		if (ask <= 0)
+			break;
+		sf_count_t got = sf_readf_double(s, blk, ask);
+		if (got <= 0)
+			break;
+		if (n + (size_t)got > cap) {
+			cap = (n + (size_t)got) * 2;
+			x = xrealloc(x, xmul(cap, sizeof(float)));
+		}
+		for (sf_count_t k = 0; k < got; k++) {
+			double v = blk[(size_t)k * (size_t)nch + (size_t)channel];
+			float y = (float)(v * 32768.0);
+			if (!isfinite(y)) { /* NaN, inf, or a float sample beyond float range at our scale */
+				rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: sample %zu is not finite%s",
+					      name, first > 0 ? (size_t)first + n + (size_t)k + 1 : n + (size_t)k + 1,
+					      isfinite(v) ? " at the int16 scale" : "");
+				goto out;
+			}
+			x[n + (size_t)k] = y;
+		}
+		n += (size_t)got;
+	}
+	if (sf_error(s) != SF_ERR_NO_ERROR) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: corrupt audio after %zu samples: %s", name,
+			      n, sf_msg(s));
+		goto out;
+	}
+	if (want > 0 && (sf_count_t)n < want) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: truncated: %lld samples announced, %lld read",
+			      name, (long long)info->frames, (long long)(first + (sf_count_t)n));
+		goto out;
+	}
+	if (n == 0) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no audio samples", name);
+		goto out;
+	}
+	out->x = x;
+	out->n = n;
+	out->rate = info->samplerate;
+	x = NULL;
+out:
+	free(blk);
+	free(x);
+	return rc;
+}
+
+static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int channel,
+		    struct vpa_wave *out, struct vpa_err *err)
+{
+	return read_frames(s, info, name, channel, 0, -1, out, err);
+}
+
+int vpa_audio_read_part(const char *path, int channel, double start, double end,
+			struct vpa_wave *out, double *dur, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(&info, 0, sizeof(info));
+	*dur = 0;
+	FILE *probe = fopen(path, "rb");
+	if (!probe)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
+	fclose(probe);
+	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	if (!s)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
+				sf_msg(NULL));
+	int rc = 0;
+	if (info.samplerate <= 0 || info.frames <= 0) {
+		rc = read_all(s, &info, path, channel, out, err); /* gives the right message */
+		if (!rc)
+			VPA_BUG("audio without frames read");
+		goto out;
+	}
+	*dur = (double)info.frames / info.samplerate;
+	sf_count_t a = (sf_count_t)llround(start * info.samplerate);
+	sf_count_t b = end < 0 ? info.frames : (sf_count_t)llround(end * info.samplerate);
+	if (b > info.frames)
+		b = info.frames;
+	if (a >= b) {
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no samples between %g and %g s (%g s long)",
+			      path, start, end, *dur);
+		goto out;
+	}
+	rc = read_frames(s, &info, path, channel, a, b - a, out, err);
+out:
+	sf_close(s);
+	return rc;
+}
+
+int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(&info, 0, sizeof(info));
+	FILE *probe = fopen(path, "rb"); /* for a plain "No such file" message */
+	if (!probe)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
+	fclose(probe);
+	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	if (!s)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
+				sf_msg(NULL));
+	int rc = read_all(s, &info, path, channel, out, err);
+	sf_close(s);
+	return rc;
+}
+
+int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
+		    struct vpa_wave *out, struct vpa_err *err)
+{
+	SF_VIRTUAL_IO io = {m_len, m_seek, m_read, m_write, m_tell};
+	struct membuf m = {buf, (sf_count_t)len, 0};
+	SF_INFO info;
+	memset(&info, 0, sizeof(info));
+	SNDFILE *s = sf_open_virtual(&io, SFM_READ, &info, &m);
+	if (!s)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", name,
+				sf_msg(NULL));
+	int rc = read_all(s, &info, name, channel, out, err);
+	sf_close(s);
+	return rc;
+}
