@@ -95,7 +95,7 @@ static void put_text(struct pages *p, const char *text, const char *color)
 		}
 		if (*end && *end != '\n' && brk)
 			end = brk;
-		char *line = strndup(s, (size_t)(end - s));
+		char *line = xstrndup(s, (size_t)(end - s));
 		put_line(p, line, "Sans,10", color, 0.027);
 		free(line);
 		s = end;

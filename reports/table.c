@@ -193,7 +193,7 @@ static const struct vpa_json *get_path(const struct vpa_json *obj, const char *p
 		return v;
 	const char *dot = strchr(path, '.');
 	while (dot) {
-		char *head = strndup(path, (size_t)(dot - path));
+		char *head = xstrndup(path, (size_t)(dot - path));
 		const struct vpa_json *sub = vpa_json_get(obj, head);
 		free(head);
 		if (sub && sub->type == VPA_JSON_OBJ) {

@@ -311,7 +311,7 @@ static int check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		vpa_buf_init(&b);
 		/* ID[.SUB]: attack ids have no dots, so the first dot splits */
 		const char *dot = strchr(an->str, '.');
-		char *aid = dot ? strndup(an->str, (size_t)(dot - an->str)) : xstrdup(an->str);
+		char *aid = dot ? xstrndup(an->str, (size_t)(dot - an->str)) : xstrdup(an->str);
 		const char *sub = dot ? dot + 1 : NULL;
 		size_t ai = find_attack(s, aid, s->n_attacks);
 		if (ai == (size_t)-1) {
@@ -394,7 +394,7 @@ static void set_path(struct vpa_ynode *map, const char *path, const struct vpa_y
 		vpa_ymap_set(map, path, vpa_ynode_clone(value));
 		return;
 	}
-	char *head = strndup(path, (size_t)(dot - path));
+	char *head = xstrndup(path, (size_t)(dot - path));
 	const struct vpa_ynode *child = vpa_ymap_get(map, head);
 	if (!child) {
 		struct vpa_ynode tmp = {.type = VPA_YMAP, .line = value->line, .col = value->col};
@@ -437,7 +437,7 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"'param' must look like 'targets.ID.key' or 'attacks.ID.key', got '%s'",
 				p);
-	char *id = strndup(idp, (size_t)(dot - idp));
+	char *id = xstrndup(idp, (size_t)(dot - idp));
 	size_t idx = is_attack ? find_attack(s, id, s->n_attacks) : find_target(s, id);
 	int rc = 0;
 	struct vpa_buf b;
@@ -470,7 +470,7 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 	size_t ncur = 2;
 	for (;;) {
 		const char *e = strchr(q, '.');
-		char *comp = e ? strndup(q, (size_t)(e - q)) : xstrdup(q);
+		char *comp = e ? xstrndup(q, (size_t)(e - q)) : xstrdup(q);
 		k = vpa_schema_find(cur, ncur, comp);
 		if (!k) {
 			const char *names[256];
@@ -602,7 +602,7 @@ int vpa_scenario_load(const char *path, struct vpa_scenario **out, struct vpa_er
 	if (rc)
 		return rc;
 	const char *slash = strrchr(path, '/');
-	dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+	dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
 	rc = vpa_scenario_parse(path, dir, buf, len, out, err);
 	free(dir);
 	free(buf);
@@ -725,7 +725,7 @@ void vpa_error_context(const char *msg, struct vpa_buf *out)
 	}
 	if (!fend || line <= 0)
 		return;
-	char *file = strndup(msg, (size_t)(fend - msg));
+	char *file = xstrndup(msg, (size_t)(fend - msg));
 	char *buf = NULL;
 	size_t len = 0;
 	struct vpa_err e2;

@@ -261,11 +261,9 @@ void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embs
 				continue;
 			if (n == cap) {
 				cap *= 2;
-				out->e = realloc(out->e, cap * sizeof(uint32_t));
-				out->t = realloc(out->t, cap * sizeof(uint32_t));
-				out->tar = realloc(out->tar, cap);
-				if (!out->e || !out->t || !out->tar)
-					VPA_BUG("out of memory");
+				out->e = xrealloc(out->e, xmul(cap, sizeof(uint32_t)));
+				out->t = xrealloc(out->t, xmul(cap, sizeof(uint32_t)));
+				out->tar = xrealloc(out->tar, cap);
 			}
 			out->e[n] = (uint32_t)s;
 			out->t[n] = (uint32_t)i;
