@@ -18,7 +18,8 @@
 #include "scenarios/scenario.h"
 
 static const char usage[] =
-	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--seed N] [--threads N] [--no-plots] [--quiet]\n\n"
+	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--seed N] [--threads N] [--no-plots] [--quiet]\n"
+	"                   [--allow-writes-outside]\n\n"
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
@@ -26,7 +27,10 @@ static const char usage[] =
 	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
 	"                       are identical for every N\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
-	"  --quiet              no progress lines and no gate summary on stdout\n\n"
+	"  --quiet              no progress lines and no gate summary on stdout\n"
+	"  --allow-writes-outside  let the scenario's `output:`, `dump_*` and `pseudo_out`\n"
+	"                       keys write outside the output folder (a scenario is code:\n"
+	"                       run only scenarios you trust)\n\n"
 	"Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
 	"scenario's `report:` list), prints one PASS/FAIL line per gate and exits\n"
 	"0 when all gates hold, 1 on error, 2 on usage errors, 3 when a gate fails.\n";
@@ -45,20 +49,21 @@ static int scenario_error(const struct vpa_err *err)
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET };
+	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_ALLOW_OUT };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"seed", required_argument, NULL, O_SEED},
 		{"threads", required_argument, NULL, O_THREADS},
 		{"no-plots", no_argument, NULL, O_NOPLOTS},
 		{"quiet", no_argument, NULL, O_QUIET},
+		{"allow-writes-outside", no_argument, NULL, O_ALLOW_OUT},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *outdir = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
-	int quiet = 0, c;
+	int quiet = 0, allow_outside = 0, c;
 	unsigned long v;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -84,6 +89,9 @@ int cmd_run(int argc, char **argv)
 			break;
 		case O_QUIET:
 			quiet = 1;
+			break;
+		case O_ALLOW_OUT:
+			allow_outside = 1;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -111,6 +119,10 @@ int cmd_run(int argc, char **argv)
 	vpa_err_init(&err);
 	double t0 = vpa_now();
 	if (vpa_scenario_load(argv[optind], &s, &err)) {
+		rc = scenario_error(&err);
+		goto out;
+	}
+	if (!allow_outside && vpa_scenario_check_writes(s, outdir, &err)) {
 		rc = scenario_error(&err);
 		goto out;
 	}

@@ -110,12 +110,14 @@ static const struct vpa_key keys[] = {
 	 "local differential privacy on each released update (source: simulate)"},
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{models: models.txt, activations: acts}", "the files (source: import)"},
-	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/am-models",
+	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
-	 "here (relative to the current directory), to be imported again"},
-	{"dump_activations", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/am-acts",
+	 "here (relative to the current directory; inside the output folder unless the run has "
+	 "`--allow-writes-outside`), to be imported again"},
+	{"dump_activations", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-acts",
 	 "write models.txt and every model's hidden-layer activations (MODEL/layerH/UTT.npy) here "
-	 "(relative to the current directory)"},
+	 "(relative to the current directory; inside the output folder unless the run has "
+	 "`--allow-writes-outside`)"},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target fl_acoustic_models", keys};

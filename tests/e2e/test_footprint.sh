@@ -12,7 +12,10 @@ records() { sed -n '/^  "records": \[/,/^  "sweep":/p' "$1" | grep -v '"utility_
 same() { test -n "$(records "$1")" && cmp -s <(records "$1") <(records "$2"); }
 
 cd "$T"
-t_run "simulated run with dumps" 0 -- run "$A/sim.yaml" -o sim --no-plots --quiet
+# sim.yaml dumps into the current folder, outside `-o sim`: refused without the flag
+t_run "dumps outside the output folder need --allow-writes-outside" 1 -- run "$A/sim.yaml" -o sim --no-plots --quiet
+t_ok "nothing dumped without the flag" test ! -e am-models -a ! -e am-acts -a ! -e sim
+t_run "simulated run with dumps" 0 -- run "$A/sim.yaml" -o sim --no-plots --quiet --allow-writes-outside
 t_ok "models.txt dumped" grep -q '^global - global$' am-acts/models.txt
 t_ok "24 personalised models" test "$(grep -c ' part[12]$' am-acts/models.txt)" = 24
 t_ok "activation files per layer" test -f am-acts/global/layer3/ind000-u01.npy

@@ -49,4 +49,20 @@ t_run "two arguments" 2 -- validate scenarios/quickstart.yaml scenarios/quicksta
 t_run "unknown option" 2 -- validate --frobnicate scenarios/quickstart.yaml
 t_run "--help" 0 -- validate --help
 t_ok "--help prints usage" grep -q "^usage: vpaudit validate SCENARIO.yaml" "$OUT"
+# writes outside the output folder (issue 20: a scenario is code): refused
+# above, allowed with --allow-writes-outside; -o moves the output folder
+B=tests/e2e/scenarios-bad
+t_run "--allow-writes-outside accepts output: /tmp/elsewhere" 0 -- validate --allow-writes-outside $B/51-output-outside.yaml
+t_run "--allow-writes-outside accepts dump_* outside" 0 -- validate $B/53-dump-outside.yaml --allow-writes-outside
+sed 's|dump_activations: out/bad/../acts|dump_activations: out/bad/acts|' $B/53-dump-outside.yaml > "$T/dump-in.yaml"
+sed -i 's|\.\./\.\./\.\./scenarios|'"$top"'/scenarios|' "$T/dump-in.yaml"
+t_run "dump_* inside out/NAME is fine" 0 -- validate "$T/dump-in.yaml"
+mkdir -p "$T/w" && cp "$top/tests/e2e/data/am/sim.yaml" "$T/w/"
+(cd "$T/w" && "$VPAUDIT" run sim.yaml -o here --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
+t_ok "run: dump_models outside -o refused before any work" test "$rc" = 1 -a ! -e "$T/w/here" -a ! -e "$T/w/am-models"
+t_ok "run: the message names the key and the folder" grep -q "^vpaudit: error: sim.yaml:12:18: 'dump_models: am-models' is outside the output folder 'here': a scenario writes only there unless you run it with --allow-writes-outside$" "$ERR"
+(cd "$T/w" && "$VPAUDIT" run sim.yaml -o . --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
+t_ok "run: -o . holds the dumps" test "$rc" = 0 -a -d "$T/w/am-models" -a -s "$T/w/results.json"
+t_run "run --help names --allow-writes-outside" 0 -- run --help
+t_ok "run --help text" grep -q -- "--allow-writes-outside  let the scenario" "$OUT"
 t_done
