@@ -65,4 +65,16 @@ t_ok "run: the message names the key and the folder" grep -q "^vpaudit: error: s
 t_ok "run: -o . holds the dumps" test "$rc" = 0 -a -d "$T/w/am-models" -a -s "$T/w/results.json"
 t_run "run --help names --allow-writes-outside" 0 -- run --help
 t_ok "run --help text" grep -q -- "--allow-writes-outside  let the scenario" "$OUT"
+# a UTF-8 byte order mark before the first key is accepted (issue 20: it was
+# "did not find expected <document start>" on the wrong line); UTF-16 is not
+mkdir -p "$T/bom" && cp -r scenarios/data "$T/bom/data"
+{ printf '\357\273\277'; cat scenarios/scores-example.yaml; } > "$T/bom/s.yaml"
+t_run "UTF-8 BOM before the first key" 0 -- validate "$T/bom/s.yaml"
+t_ok "BOM: silent" test ! -s "$OUT" -a ! -s "$ERR"
+{ printf '\357\273\277'; printf 'nme: x\n'; } > "$T/bom/typo.yaml"
+t_run "BOM then a typo" 1 -- validate "$T/bom/typo.yaml"
+t_ok "BOM: errors keep line 1, column 1" grep -q "^vpaudit: error: $T/bom/typo.yaml:1:1: unknown key 'nme' in the scenario (did you mean 'name'?)$" "$ERR"
+printf '\377\376n\000a\000m\000e\000:\000 \000x\000\n\000' > "$T/bom/u16.yaml"
+t_run "UTF-16 refused" 1 -- validate "$T/bom/u16.yaml"
+t_ok "UTF-16: says UTF-8" grep -q "^vpaudit: error: $T/bom/u16.yaml:1:1: invalid leading UTF-8 octet (the file must be UTF-8 text)$" "$ERR"
 t_done
