@@ -108,7 +108,7 @@ int cmd_run(int argc, char **argv)
 	 * differently from the single-threaded ones, and a model trained with
 	 * other bits is another model.  --threads parallelises vpaudit's own
 	 * loops (targets, score sets, models), which are bit-identical for every
-	 * thread count (DESIGN.md: results do not depend on threads). */
+	 * thread count (results do not depend on threads: metrics/README.md, "Reproducibility"). */
 	vpa_la_set_threads(1);
 
 	struct vpa_err err;

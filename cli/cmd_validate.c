@@ -12,9 +12,9 @@ static const char usage[] =
 	"attacks and targets, import files, gates, sweep) without running anything.\n"
 	"Prints nothing and exits 0 when it is valid; otherwise prints the first error\n"
 	"as FILE:LINE:COL: message, with the offending line, and exits 1.\n\n"
-	"A path the scenario writes (`output:`, `dump_*`, `pseudo_out`) must lie inside\n"
-	"its output folder (`output:` inside out/) unless --allow-writes-outside is given,\n"
-	"as for `vpaudit run` (without -o: the scenario's own output folder).\n";
+	"A path the scenario writes (`dump_*`, `pseudo_out`) must lie inside its output\n"
+	"folder (`output:`, else out/NAME), and `output:` below the current folder, unless\n"
+	"--allow-writes-outside is given, as `vpaudit run` checks (there -o sets the folder).\n";
 
 int cmd_validate(int argc, char **argv)
 {

@@ -372,6 +372,18 @@ void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out)
 	}
 }
 
+void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out)
+{
+	const struct vpa_json *sets = get_arr(vpa_json_get(target, "info"), "sets");
+	size_t k = 0;
+	for (size_t i = 0; sets && i < sets->n; i++) {
+		const struct vpa_json *syn = vpa_json_get(sets->items[i], "synthetic");
+		const char *name = vpa_json_get_str(sets->items[i], "name");
+		if (syn && syn->type == VPA_JSON_BOOL && syn->boolean)
+			vpa_buf_printf(out, "%s%s", k++ ? ", " : "", name ? name : "?");
+	}
+}
+
 size_t vpa_count_figures(const struct vpa_json *results)
 {
 	size_t n = 0;

@@ -54,8 +54,8 @@ static const struct vpa_key top_keys[] = {
 	 "the seed every random stream is split from (`--seed` overrides)"},
 	{"output", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, VPA_KF_WRITE, NULL, NULL, "out/b1",
 	 "the output folder, relative to the CURRENT directory like `-o` (which overrides "
-	 "it); default `out/NAME`; must be a folder inside `out/` unless the run has "
-	 "`--allow-writes-outside`"},
+	 "it); default `out/NAME`; must be a folder below the current directory unless the run "
+	 "has `--allow-writes-outside`"},
 	{"report", VPA_K_ENUMLIST, 0, "[html, pdf, json, junit]", -INFINITY, INFINITY,
 	 VPA_KF_NONEMPTY, "html|pdf|json|junit", NULL, "[html, json]", "the report files to write"},
 	{"targets", VPA_K_KINDLIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
@@ -671,12 +671,13 @@ int vpa_scenario_check_writes(const struct vpa_scenario *s, const char *outdir,
 		const struct vpa_ynode *v = s->writes[i].node;
 		struct vpa_loc loc = vpa_node_loc(s->file, v);
 		if (!strcmp(s->writes[i].key, "output")) {
-			/* the scenario's own output folder: inside out/ (-o overrides it) */
-			if (!outdir && !path_inside(v->str, "out", 1))
+			/* the scenario's own output folder: below the current folder
+			 * (-o, the user's choice, overrides it) */
+			if (!outdir && !path_inside(v->str, ".", 1))
 				rc = vpa_fail(err, VPA_EINPUT, &loc,
-					      "'output: %s' is not a folder inside out/: a scenario writes "
-					      "only there unless you run it with --allow-writes-outside",
-					      v->str);
+					      "'output: %s' is not a folder below the current folder: a "
+					      "scenario writes only there unless you run it with "
+					      "--allow-writes-outside", v->str);
 		} else if (!path_inside(v->str, od, 0)) {
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
 				      "'%s: %s' is outside the output folder '%s': a scenario writes "

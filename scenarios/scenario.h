@@ -220,7 +220,7 @@ struct vpa_scenario {
  * key flagged VPA_KF_WRITE) could write anywhere its user can.  Checks that
  * every such path lies inside the output folder (outdir, the `-o` folder;
  * NULL: the scenario's `output:`, else out/NAME), and that `output:` itself
- * (when -o does not override it) is a folder inside out/.  Paths are compared
+ * (when -o does not override it) is a folder below the current folder.  Paths are compared
  * as text after making them absolute against the current folder and removing
  * "." and ".." (symbolic links are not followed).  Error (VPA_EINPUT, at the
  * value): "x.yaml:12:18: 'dump_models: /tmp/m' is outside the output folder
