@@ -266,7 +266,8 @@ int vpa_nn_parse_yaml(const char *name, const char *buf, size_t len, struct vpa_
 	int rc = 0, have_doc = 0;
 	struct yp y = {name, &doc, err};
 	*out = NULL;
-	yaml_parser_initialize(&parser);
+	if (!yaml_parser_initialize(&parser))
+		return vpa_fail(err, VPA_ENOMEM, NULL, "%s: out of memory (YAML parser)", name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		struct vpa_loc l = {name, (long)parser.problem_mark.line + 1,
