@@ -232,6 +232,9 @@ int vpa_lm_parse_template(const char *cname, const char *tmpl,
 		if (!slots)
 			rc = vpa_fail(err, VPA_EINPUT, NULL, "canary '%s': template '%s' has no slot",
 				      cname, tmpl);
+		else if (!(c->space <= 1e300)) /* inf: log2 of it is no exposure */
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "canary '%s': the template allows more "
+				      "than 1e300 secrets (the product of its slots' choices)", cname);
 	}
 	if (rc)
 		vpa_lm_canary_release(c);
