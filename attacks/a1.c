@@ -1,7 +1,7 @@
 /*
  * attacks/a1.c - attack kind `a1_footprint`: attack A1 of Tomashenko et al.,
  * "Privacy attacks for ASR acoustic models in a federated learning
- * framework", ICASSP 2022, section 3.2.1, as DESIGN.md defines it.
+ * framework", ICASSP 2022, section 3.2.1, as metrics/README.md defines it.
  *
  * For every hidden layer h and personalised model W_s, the footprint is
  * Delta = act_h(W_s) - act_h(W_g) on the Indicator set; its mean mu and

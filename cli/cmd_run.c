@@ -20,7 +20,7 @@
 
 static const char usage[] =
 	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]]\n"
-	"                   [--seed N] [--threads N] [--no-plots] [--quiet]\n\n"
+	"                   [--seed N] [--threads N] [--no-plots] [--quiet] [--allow-writes-outside]\n\n"
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
@@ -34,7 +34,10 @@ static const char usage[] =
 	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
 	"                       are identical for every N\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
-	"  --quiet              no progress lines and no verdicts on stdout\n\n"
+	"  --quiet              no progress lines and no verdicts on stdout\n"
+	"  --allow-writes-outside  let the scenario's `output:`, `dump_*` and `pseudo_out`\n"
+	"                       keys write outside the output folder (a scenario is code:\n"
+	"                       run only scenarios you trust)\n\n"
 	"Before computing, checks that OUTDIR can be written and that gnuplot runs (when\n"
 	"plots are asked for), and removes temporaries (NAME.tmp.PID) left there by a killed\n"
 	"run.  Writes OUTDIR/results.json, report.html, report.pdf and junit.xml (the\n"
@@ -46,7 +49,7 @@ static const char usage[] =
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG };
+	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG, O_ALLOW_OUT };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"baseline", required_argument, NULL, O_BASELINE},
@@ -56,13 +59,14 @@ int cmd_run(int argc, char **argv)
 		{"threads", required_argument, NULL, O_THREADS},
 		{"no-plots", no_argument, NULL, O_NOPLOTS},
 		{"quiet", no_argument, NULL, O_QUIET},
+		{"allow-writes-outside", no_argument, NULL, O_ALLOW_OUT},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *outdir = NULL, *base = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
-	int quiet = 0, strict = 0, significant = 0, c;
+	int quiet = 0, strict = 0, significant = 0, allow_outside = 0, c;
 	unsigned long v;
 	optind = 1;
 	opterr = 0;
@@ -101,6 +105,9 @@ int cmd_run(int argc, char **argv)
 		case O_QUIET:
 			quiet = 1;
 			break;
+		case O_ALLOW_OUT:
+			allow_outside = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -118,7 +125,7 @@ int cmd_run(int argc, char **argv)
 	 * differently from the single-threaded ones, and a model trained with
 	 * other bits is another model.  --threads parallelises vpaudit's own
 	 * loops (targets, score sets, models), which are bit-identical for every
-	 * thread count (DESIGN.md: results do not depend on threads). */
+	 * thread count (results do not depend on threads: metrics/README.md, "Reproducibility"). */
 	vpa_la_set_threads(1);
 
 	struct vpa_err err;
@@ -135,6 +142,10 @@ int cmd_run(int argc, char **argv)
 		goto fail;
 	}
 	formats = s->formats;
+	if (!allow_outside && vpa_scenario_check_writes(s, outdir, &err)) {
+		rc = cli_scenario_error(&err);
+		goto fail;
+	}
 	double t_load = vpa_now() - t0;
 	if (!outdir) {
 		if (s->output) {

@@ -2,7 +2,7 @@
  * core/arpa.h - back-off n-gram language models: the ARPA text format
  * (SRILM / KenLM), scoring, writing, and a Kneser-Ney trainer (core/ngram.c).
  *
- * Scoring follows ../shared/DESIGN.md to the letter:
+ * Scoring follows metrics/README.md ("ARPA language models") to the letter:
  *   - log10 probabilities and log10 back-off weights, as stored in the file;
  *   - the history of a sentence starts at <s>; <s> itself is not scored;
  *   - p(w | h): the longest stored n-gram (h', w) with h' a suffix of h (at most

@@ -79,10 +79,55 @@ _Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...)
 	abort();
 }
 
+/*
+ * Temporaries of vpa_atomic_open still open, removed when the process must
+ * stop on an allocation failure (so it leaves no partial output).  A fixed
+ * table: a run has a handful of report files open at once.
+ */
+#define N_LIVE_TMP 64
+static char *live_tmp[N_LIVE_TMP];
+static pthread_mutex_t live_tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void live_tmp_set(const char *old, char *now)
+{
+	pthread_mutex_lock(&live_tmp_lock);
+	for (size_t i = 0; i < N_LIVE_TMP; i++)
+		if (live_tmp[i] == old) {
+			live_tmp[i] = now;
+			break;
+		}
+	pthread_mutex_unlock(&live_tmp_lock);
+}
+
+/*
+ * Allocation failure: the one place outside main.c that ends the process.
+ * Over 700 call sites allocate with x*alloc, so the failure cannot travel
+ * back as a status; it is a user-facing error (a too large input or a too
+ * small machine), not our bug: one error line and exit status 1 (no abort,
+ * no core dump), after removing the temporaries of unfinished atomic writes.
+ * _exit, not exit: other threads may be running, and buffered stdout (a
+ * partial table) must not be flushed.
+ */
+static _Noreturn void oom_exit(size_t a, size_t b)
+{
+	char msg[160];
+	int n = b ? snprintf(msg, sizeof(msg),
+			     "vpaudit: error: out of memory (allocating %zu * %zu bytes)\n", a, b)
+		  : snprintf(msg, sizeof(msg), "vpaudit: error: out of memory (allocating %zu bytes)\n", a);
+	if (n > 0)
+		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+	if (pthread_mutex_trylock(&live_tmp_lock) == 0) {
+		for (size_t i = 0; i < N_LIVE_TMP; i++)
+			if (live_tmp[i])
+				unlink(live_tmp[i]);
+		pthread_mutex_unlock(&live_tmp_lock);
+	}
+	_exit(1);
+}
+
 static _Noreturn void oom(size_t n)
 {
-	fprintf(stderr, "vpaudit: out of memory (allocating %zu bytes)\n", n);
-	abort();
+	oom_exit(n, 0);
 }
 
 void *xmalloc(size_t n)
@@ -97,7 +142,7 @@ void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
-		oom(n * size);
+		oom_exit(n, size);
 	return p;
 }
 
@@ -117,10 +162,18 @@ char *xstrdup(const char *s)
 	return p;
 }
 
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = strndup(s, n);
+	if (!p)
+		oom(n + 1);
+	return p;
+}
+
 size_t xmul(size_t n, size_t size)
 {
 	if (size && n > SIZE_MAX / size)
-		VPA_BUG("size overflow: %zu * %zu", n, size);
+		oom_exit(n, size);
 	return n * size;
 }
 
@@ -185,19 +238,47 @@ const char *vpa_buf_str(struct vpa_buf *b)
 int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *err)
 {
 	struct vpa_loc loc = {path, 0, 0};
+	*data = NULL;
+	*len = 0;
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return vpa_fail(err, VPA_EIO, &loc, "cannot open: %s", strerror(errno));
+	struct stat st;
+	if (fstat(fileno(f), &st) != 0) {
+		int e = errno;
+		fclose(f);
+		return vpa_fail(err, VPA_EIO, &loc, "cannot stat: %s", strerror(e));
+	}
+	/* A folder, a device (/dev/zero never ends), a socket: refused, since
+	 * the whole file is needed.  A pipe is read up to VPA_READ_PIPE_MAX. */
+	if (S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return vpa_fail(err, VPA_EIO, &loc, "is a folder, expected a file");
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		fclose(f);
+		return vpa_fail(err, VPA_EIO, &loc, "not a regular file (a device or socket)");
+	}
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	char chunk[1 << 16];
 	size_t n;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+	int too_big = 0;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (S_ISFIFO(st.st_mode) && b.len + n > VPA_READ_PIPE_MAX) {
+			too_big = 1;
+			break;
+		}
 		vpa_buf_add(&b, chunk, n);
+	}
 	int bad = ferror(f);
 	fclose(f);
-	if (bad) {
+	if (too_big || bad) {
 		vpa_buf_release(&b);
+		if (too_big)
+			return vpa_fail(err, VPA_EIO, &loc,
+					"more than %d MiB from a pipe: write it to a file first",
+					VPA_READ_PIPE_MAX >> 20);
 		return vpa_fail(err, VPA_EIO, &loc, "read error");
 	}
 	vpa_buf_str(&b);
@@ -222,6 +303,7 @@ FILE *vpa_atomic_open(const char *path, struct vpa_atomic *a, struct vpa_err *er
 		a->path = a->tmp = NULL;
 		return NULL;
 	}
+	live_tmp_set(NULL, a->tmp);
 	return a->f;
 }
 
@@ -238,6 +320,7 @@ int vpa_atomic_commit(struct vpa_atomic *a, struct vpa_err *err)
 			      strerror(errno));
 		remove(a->tmp);
 	}
+	live_tmp_set(a->tmp, NULL);
 	free(a->path);
 	free(a->tmp);
 	a->path = a->tmp = NULL;
@@ -249,8 +332,10 @@ void vpa_atomic_abort(struct vpa_atomic *a)
 {
 	if (a->f)
 		fclose(a->f);
-	if (a->tmp)
+	if (a->tmp) {
 		remove(a->tmp);
+		live_tmp_set(a->tmp, NULL);
+	}
 	free(a->path);
 	free(a->tmp);
 	a->path = a->tmp = NULL;

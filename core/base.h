@@ -65,12 +65,18 @@ extern int vpa_quiet;
 #define VPA_BUG(...) vpa_bug(__FILE__, __LINE__, __VA_ARGS__)
 _Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...);
 
-/* Allocation that cannot fail (prints "out of memory" and aborts). */
+/*
+ * Allocation that cannot fail: when memory runs out they print
+ * "vpaudit: error: out of memory (allocating N bytes)", remove the
+ * temporaries of unfinished vpa_atomic_open writes and end the process with
+ * exit status 1 (_exit: no abort, no core dump, no buffered output flushed).
+ */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
-/* n * size with overflow check (aborts on overflow). */
+char *xstrndup(const char *s, size_t n);
+/* n * size; an overflow is an allocation failure as above ("N * M bytes"). */
 size_t xmul(size_t n, size_t size);
 
 /* Growable byte buffer. */
@@ -88,8 +94,12 @@ const char *vpa_buf_str(struct vpa_buf *b); /* borrowed, valid until next add */
 
 /*
  * Read a whole file into memory (NUL-terminated; *len excludes the NUL).
- * Caller frees *data with free().
+ * Caller frees *data with free().  A regular file or a pipe (at most
+ * VPA_READ_PIPE_MAX bytes); a folder ("is a folder, expected a file") or a
+ * device such as /dev/zero ("not a regular file (a device or socket)") is an
+ * error VPA_EIO.
  */
+#define VPA_READ_PIPE_MAX (1024 << 20)
 int vpa_read_file(const char *path, char **data /* OUT */, size_t *len /* OUT */,
 		  struct vpa_err *err);
 

@@ -105,6 +105,13 @@ void vpa_npy_nd_release(struct vpa_npy_nd *a);
 /* Write items of kind/itemsize as above (atomically). */
 int vpa_npy_write_nd(const char *path, char kind, int itemsize, const void *data, size_t ndim,
 		     const size_t *shape, struct vpa_err *err);
+/*
+ * Every element finite (and, with as_float32, within +-FLT_MAX, for data
+ * kept as float): else VPA_EINPUT "NAME: element (3, 7) (0-based) is not
+ * finite (nan)" (1-D: "element 12 (0-based) ...").
+ */
+int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float32,
+			 struct vpa_err *err);
 /* Write a float64 array (ndim 1 or 2). */
 int vpa_npy_write(const char *path, const double *data, size_t ndim, const size_t *shape,
 		  struct vpa_err *err);

@@ -15,6 +15,8 @@
 #include "io.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -375,6 +377,27 @@ static int size_check(const char *name, const struct npy_hdr *hd, size_t avail,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"%zu unexpected bytes after the %zu bytes of data", avail - hd->nbytes,
 				hd->nbytes);
+	return 0;
+}
+
+int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float32,
+			 struct vpa_err *err)
+{
+	struct vpa_loc loc = {name, 0, 0};
+	size_t cols = a->ndim == 2 ? a->shape[1] : 1, n = a->shape[0] * cols;
+	for (size_t i = 0; i < n; i++) {
+		double v = a->data[i];
+		const char *why = isnan(v) ? "is not finite (nan)"
+				  : isinf(v) ? "is not finite (inf)"
+				  : as_float32 && fabs(v) > FLT_MAX ? "is outside the float32 range"
+				  : NULL;
+		if (!why)
+			continue;
+		if (a->ndim == 2)
+			return vpa_fail(err, VPA_EINPUT, &loc, "element (%zu, %zu) (0-based) %s",
+					i / cols, i % cols, why);
+		return vpa_fail(err, VPA_EINPUT, &loc, "element %zu (0-based) %s", i, why);
+	}
 	return 0;
 }
 

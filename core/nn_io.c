@@ -10,6 +10,7 @@
 #include "nn.h"
 #include "nn_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -265,7 +266,8 @@ int vpa_nn_parse_yaml(const char *name, const char *buf, size_t len, struct vpa_
 	int rc = 0, have_doc = 0;
 	struct yp y = {name, &doc, err};
 	*out = NULL;
-	yaml_parser_initialize(&parser);
+	if (!yaml_parser_initialize(&parser))
+		return vpa_fail(err, VPA_ENOMEM, NULL, "%s: out of memory (YAML parser)", name);
 	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
 	if (!yaml_parser_load(&parser, &doc)) {
 		struct vpa_loc l = {name, (long)parser.problem_mark.line + 1,
@@ -369,6 +371,29 @@ static void shape_str(char *b, size_t sz, size_t ndim, const size_t *shape)
 		snprintf(b, sz, "(%zu, %zu)", shape[0], shape[1]);
 }
 
+/* Bytes in the .npy files of dir (regular files only). */
+static unsigned long long npy_bytes(const char *dir)
+{
+	unsigned long long total = 0;
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l <= 4 || strcmp(e->d_name + l - 4, ".npy"))
+			continue;
+		struct vpa_buf p;
+		vpa_buf_init(&p);
+		vpa_buf_printf(&p, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (stat(vpa_buf_str(&p), &st) == 0 && S_ISREG(st.st_mode))
+			total += (unsigned long long)st.st_size;
+		vpa_buf_release(&p);
+	}
+	if (d)
+		closedir(d);
+	return total;
+}
+
 int vpa_nn_load(const char *dir, struct vpa_nn **out, struct vpa_err *err)
 {
 	struct vpa_buf path;
@@ -384,6 +409,19 @@ int vpa_nn_load(const char *dir, struct vpa_nn **out, struct vpa_err *err)
 		goto out;
 	if ((rc = vpa_nn_parse_yaml(ypath, text, len, &net, err)))
 		goto out;
+	/* The sizes in model.yaml are the user's (up to 2^24 per dimension): the
+	 * parameters are allocated only when the tensor files can hold them (at
+	 * least 4 bytes each), so a hostile or mistyped size is an error, not an
+	 * allocation of terabytes. */
+	unsigned long long have = npy_bytes(dir);
+	if ((unsigned long long)net->np > have / 4) {
+		struct vpa_loc yl = {ypath, 0, 0};
+		rc = vpa_fail(err, VPA_EINPUT, &yl,
+			      "the layers need %zu parameters but the tensor files (*.npy) of the "
+			      "folder hold %llu bytes: missing or truncated tensor files, or a "
+			      "wrong size in model.yaml", net->np, have);
+		goto out;
+	}
 	nn_ensure(net);
 	for (size_t i = 0; i < net->n; i++) {
 		const struct vpa_nn_layer_spec *s = &net->L[i].s;

@@ -2,7 +2,7 @@
  * metrics/eer.c - the descending threshold sweep: sweep EER, min DCF and the
  * fraction of tied trials in one merge walk of the two sorted arrays.
  *
- * Sweep EER (DESIGN.md): the scikit-learn `roc_curve` recipe with every
+ * Sweep EER (metrics/README.md): the scikit-learn `roc_curve` recipe with every
  * threshold kept.  Thresholds are the distinct scores from the highest to the
  * lowest, "accept" is score >= threshold; with tps, fps the accepted counts,
  * fnr = 1 - tps/N_tar, fpr = fps/N_non are computed exactly as numpy does (a

@@ -2,7 +2,7 @@
  * metrics/metrics.h - the metrics engine: pure functions over scores and
  * counts.  No I/O, no exit, no globals.  Includes only core/base.h.
  *
- * Definitions follow ../shared/DESIGN.md "Definitions" to the letter (BOSARIS /
+ * Definitions follow metrics/README.md "Definitions" to the letter (BOSARIS /
  * pyllr for PAV and ROCCH, the VoicePrivacy evaluation code for linkability and
  * ZEBRA, TF Privacy for exposure, Google dp_accounting for RDP).
  *
@@ -89,7 +89,7 @@ double vpa_pav_llr(const struct vpa_pav *p, size_t i);
 double vpa_eer_rocch(const struct vpa_pav *p, double *threshold /* OUT, may be NULL */);
 
 /*
- * Threshold-sweep EER (DESIGN.md): thresholds at every distinct score scanned
+ * Threshold-sweep EER (metrics/README.md): thresholds at every distinct score scanned
  * from the highest to the lowest, accept score >= threshold; the first index
  * minimising |P_miss - P_fa|; EER = (P_miss + P_fa) / 2 there.
  * NAN (and *threshold NAN) when a class is empty; min DCF too, and also for

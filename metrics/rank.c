@@ -1,5 +1,5 @@
 /*
- * metrics/rank.c - closed-set identification (DESIGN.md): the rank of the
+ * metrics/rank.c - closed-set identification (metrics/README.md): the rank of the
  * true candidate among a population's scores, its normalised rank, top-k
  * precision and the chance rank (N + 1) / 2.
  *

@@ -258,8 +258,19 @@ static void put_targets(struct vpa_buf *b, const struct vpa_json *r)
 		esc(b, kind ? kind : "-");
 		vpa_buf_puts(b, "</td><td>");
 		esc(b, src ? src : "-");
-		vpa_buf_puts(b, simulated ? "</td><td><strong>SIMULATED</strong></td></tr>\n"
-					  : "</td><td>no</td></tr>\n");
+		struct vpa_buf syn;
+		vpa_buf_init(&syn);
+		vpa_synthetic_sets(t, &syn);
+		if (simulated) {
+			vpa_buf_puts(b, "</td><td><strong>SIMULATED</strong></td></tr>\n");
+		} else if (syn.len) {
+			vpa_buf_puts(b, "</td><td><strong>SYNTHETIC</strong> score files: ");
+			esc(b, syn.data);
+			vpa_buf_puts(b, "</td></tr>\n");
+		} else {
+			vpa_buf_puts(b, "</td><td>no</td></tr>\n");
+		}
+		vpa_buf_release(&syn);
 	}
 	vpa_buf_puts(b, "</tbody></table></div>\n</section>\n");
 }

@@ -95,7 +95,7 @@ static void put_text(struct pages *p, const char *text, const char *color)
 		}
 		if (*end && *end != '\n' && brk)
 			end = brk;
-		char *line = strndup(s, (size_t)(end - s));
+		char *line = xstrndup(s, (size_t)(end - s));
 		put_line(p, line, "Sans,10", color, 0.027);
 		free(line);
 		s = end;
@@ -346,6 +346,14 @@ static void put_front(struct pages *p, const struct vpa_json *r)
 			vpa_buf_printf(&l, "%s: kind %s, source %s%s", vpa_json_get_str(tg, "id"),
 				       kind ? kind : "-", src ? src : "-",
 				       sim && sim->type == VPA_JSON_BOOL && sim->boolean ? ", SIMULATED" : "");
+			size_t before = l.len;
+			vpa_synthetic_sets(tg, &l);
+			if (l.len > before) {
+				char *names = xstrdup(l.data + before);
+				l.len = before;
+				vpa_buf_printf(&l, ", SYNTHETIC score files: %s", names);
+				free(names);
+			}
 			put_text(p, l.data, "#000000");
 			vpa_buf_release(&l);
 		}

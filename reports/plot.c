@@ -372,19 +372,64 @@ int vpa_gnuplot_run(const char *script, size_t len, struct vpa_buf *out, struct 
 
 /* ---- script text ---- */
 
-void vpa_gnuplot_quote(struct vpa_buf *out, const char *s)
+/*
+ * gnuplot (5.4) reads '' inside a single-quoted string as one quote only
+ * after an ordinary character: a quote right after the opening quote or
+ * after an escaped '' closes the string ('''B1' and 'a''''b' are syntax
+ * errors).  So the text becomes a concatenation of single-quoted pieces in
+ * which every quote follows an ordinary character, and each quote that
+ * cannot be written so is the expression sprintf('%c',39):
+ *   it's   -> 'it''s'
+ *   'B1'   -> sprintf('%c',39).'B1'''
+ *   a''b   -> 'a'''.sprintf('%c',39).'b'
+ * Double-quoted strings are never used (they expand backquotes).  Control
+ * characters (and DEL) become spaces: a newline would end the command.
+ */
+static void quote_text(struct vpa_buf *out, const char *s, int tic)
 {
-	vpa_buf_puts(out, "'");
+	int open = 0, plain = 0, first = 1;
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
-		if (c == '\'')
-			vpa_buf_puts(out, "''");
-		else if (c < 0x20 || c == 0x7f)
+		if (c == '\'') {
+			if (open && plain) {
+				vpa_buf_puts(out, "''");
+				plain = 0;
+				continue;
+			}
+			if (open)
+				vpa_buf_puts(out, "'");
+			vpa_buf_puts(out, first ? "sprintf('%c',39)" : ".sprintf('%c',39)");
+			open = plain = first = 0;
+			continue;
+		}
+		if (!open) {
+			vpa_buf_puts(out, first ? "'" : ".'");
+			open = 1;
+			first = 0;
+		}
+		if (c < 0x20 || c == 0x7f)
 			vpa_buf_puts(out, " ");
+		else if (c == '%' && tic)
+			vpa_buf_puts(out, "%%");
 		else
 			vpa_buf_add(out, s, 1);
+		plain = 1;
 	}
-	vpa_buf_puts(out, "'");
+	if (open)
+		vpa_buf_puts(out, "'");
+	else if (first)
+		vpa_buf_puts(out, "''");
+}
+
+void vpa_gnuplot_quote(struct vpa_buf *out, const char *s)
+{
+	quote_text(out, s, 0);
+}
+
+/* A tic label is a format for the tic's value: % is written %%. */
+void vpa_gnuplot_quote_tic(struct vpa_buf *out, const char *s)
+{
+	quote_text(out, s, 1);
 }
 
 /* A number for the script or a data block: shortest that round-trips well enough. */
@@ -788,7 +833,7 @@ static void lines_script(const struct vpa_json *fig, const char *tag, struct vpa
 		for (size_t i = 0; i < tl->n; i++) {
 			if (i)
 				vpa_buf_puts(s, ", ");
-			vpa_gnuplot_quote(s, tl->items[i]->str);
+			vpa_gnuplot_quote_tic(s, tl->items[i]->str);
 			vpa_buf_printf(s, " %zu", i);
 		}
 		vpa_buf_printf(s, ")\nset xrange [-0.5:%zu.5]\n", tl->n - 1);

@@ -224,8 +224,17 @@ int vpa_plot_svgs(const struct vpa_json *const *figs, size_t n, size_t prefix,
 int vpa_plot_script(const struct vpa_json *fig, const char *tag, struct vpa_buf *script,
 		    struct vpa_err *err);
 
-/* Append s as a gnuplot single-quoted string ('' for ', control chars -> space). */
+/*
+ * Append s as a gnuplot string expression that evaluates to s with control
+ * characters turned into spaces: single-quoted pieces ('' for a quote after
+ * an ordinary character) joined by '.', and sprintf('%c',39) for a quote
+ * gnuplot cannot read inside a piece (at its start or after ''); never a
+ * double-quoted string.  Any text is safe wherever gnuplot takes a string
+ * expression (titles, labels, tic labels, key entries).
+ */
 void vpa_gnuplot_quote(struct vpa_buf *out, const char *s);
+/* The same for a tic label, which gnuplot reads as a format: % -> %%. */
+void vpa_gnuplot_quote_tic(struct vpa_buf *out, const char *s);
 
 /*
  * Run gnuplot (the first executable "gnuplot" on PATH, with -d: no init

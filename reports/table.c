@@ -219,7 +219,7 @@ static const struct vpa_json *get_path(const struct vpa_json *obj, const char *p
 		return v;
 	const char *dot = strchr(path, '.');
 	while (dot) {
-		char *head = strndup(path, (size_t)(dot - path));
+		char *head = xstrndup(path, (size_t)(dot - path));
 		const struct vpa_json *sub = vpa_json_get(obj, head);
 		free(head);
 		if (sub && sub->type == VPA_JSON_OBJ) {
@@ -479,6 +479,18 @@ void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out)
 		const char *id = vpa_json_get_str(t, "id");
 		if (sim && sim->type == VPA_JSON_BOOL && sim->boolean)
 			vpa_buf_printf(out, "%s%s", k++ ? ", " : "", id ? id : "?");
+	}
+}
+
+void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out)
+{
+	const struct vpa_json *sets = get_arr(vpa_json_get(target, "info"), "sets");
+	size_t k = 0;
+	for (size_t i = 0; sets && i < sets->n; i++) {
+		const struct vpa_json *syn = vpa_json_get(sets->items[i], "synthetic");
+		const char *name = vpa_json_get_str(sets->items[i], "name");
+		if (syn && syn->type == VPA_JSON_BOOL && syn->boolean)
+			vpa_buf_printf(out, "%s%s", k++ ? ", " : "", name ? name : "?");
 	}
 }
 

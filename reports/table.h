@@ -51,6 +51,8 @@ void vpa_gate_bound(struct vpa_buf *out, const struct vpa_json *gate, int raw);
 
 /* The "simulated" target ids, ", "-separated; empty when none. */
 void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out);
+/* Names of a target's score sets marked "synthetic" in its info ("a, b"), appended. */
+void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out);
 
 /* Number of figures in results (attacks' and scenario-level). */
 size_t vpa_count_figures(const struct vpa_json *results);

@@ -206,7 +206,11 @@ int vpa_yaml_parse(const char *name, const char *buf, size_t len, struct vpa_yno
 	if (!yaml_parser_initialize(&p))
 		return vpa_fail(err, VPA_ENOMEM, NULL, "cannot initialise the YAML parser");
 	yaml_parser_set_input_string(&p, (const unsigned char *)buf, len);
-	yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
+	/* UTF-8 only; a UTF-8 byte order mark (Windows editors write one) is
+	 * skipped by libyaml's own encoding detection, which forcing the encoding
+	 * turns off ("did not find expected <document start>" before). */
+	if (!(len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)))
+		yaml_parser_set_encoding(&p, YAML_UTF8_ENCODING);
 
 	while (!done) {
 		if (!yaml_parser_parse(&p, &ev)) {

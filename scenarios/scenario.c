@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k);
 void vpa_schema_table(struct vpa_buf *out, const struct vpa_schema *s);
@@ -89,9 +90,10 @@ static const struct vpa_key top_keys[] = {
 	 "\"B1 anonymiser, 3 attackers\"", "free text shown at the top of the report"},
 	{"seed", VPA_K_INT, 0, "1", 0, 9007199254740991.0, 0, NULL, NULL, "42",
 	 "the seed every random stream is split from (`--seed` overrides)"},
-	{"output", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "out/b1",
+	{"output", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, VPA_KF_WRITE, NULL, NULL, "out/b1",
 	 "the output folder, relative to the CURRENT directory like `-o` (which overrides "
-	 "it); default `out/NAME`"},
+	 "it); default `out/NAME`; must be a folder below the current directory unless the run "
+	 "has `--allow-writes-outside`"},
 	{"report", VPA_K_ENUMLIST, 0, "[html, pdf, json, junit]", -INFINITY, INFINITY,
 	 VPA_KF_NONEMPTY, "html|pdf|json|junit", NULL, "[html, json]", "the report files to write"},
 	{"targets", VPA_K_KINDLIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
@@ -125,6 +127,7 @@ void vpa_scenario_free(struct vpa_scenario *s)
 	vpa_ynode_free(s->root);
 	free(s->targets);
 	free(s->attacks);
+	free(s->writes);
 	free(s->file);
 	free(s->dir);
 	free(s);
@@ -461,7 +464,7 @@ static int check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		vpa_buf_init(&b);
 		/* ID[.SUB]: attack ids have no dots, so the first dot splits */
 		const char *dot = strchr(an->str, '.');
-		char *aid = dot ? strndup(an->str, (size_t)(dot - an->str)) : xstrdup(an->str);
+		char *aid = dot ? xstrndup(an->str, (size_t)(dot - an->str)) : xstrdup(an->str);
 		const char *sub = dot ? dot + 1 : NULL;
 		size_t ai = find_attack(s, aid, s->n_attacks);
 		if (ai == (size_t)-1) {
@@ -546,7 +549,7 @@ static void set_path(struct vpa_ynode *map, const char *path, const struct vpa_y
 		vpa_ymap_set(map, path, vpa_ynode_clone(value));
 		return;
 	}
-	char *head = strndup(path, (size_t)(dot - path));
+	char *head = xstrndup(path, (size_t)(dot - path));
 	const struct vpa_ynode *child = vpa_ymap_get(map, head);
 	if (!child) {
 		struct vpa_ynode tmp = {.type = VPA_YMAP, .line = value->line, .col = value->col};
@@ -589,7 +592,7 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"'param' must look like 'targets.ID.key' or 'attacks.ID.key', got '%s'",
 				p);
-	char *id = strndup(idp, (size_t)(dot - idp));
+	char *id = xstrndup(idp, (size_t)(dot - idp));
 	size_t idx = is_attack ? find_attack(s, id, s->n_attacks) : find_target(s, id);
 	int rc = 0;
 	struct vpa_buf b;
@@ -622,7 +625,7 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 	size_t ncur = 2;
 	for (;;) {
 		const char *e = strchr(q, '.');
-		char *comp = e ? strndup(q, (size_t)(e - q)) : xstrdup(q);
+		char *comp = e ? xstrndup(q, (size_t)(e - q)) : xstrdup(q);
 		k = vpa_schema_find(cur, ncur, comp);
 		if (!k) {
 			const char *names[256];
@@ -657,6 +660,7 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		goto out;
 	}
 	s->has_sweep = 1;
+	s->sweep_key = k;
 	s->sweep_numeric = k->type == VPA_K_INT || k->type == VPA_K_NUM;
 	s->sweep_is_attack = is_attack;
 	s->sweep_index = idx;
@@ -697,6 +701,144 @@ static unsigned format_bit(const char *s)
 	if (!strcmp(s, "pdf"))
 		return VPA_SCN_PDF;
 	return VPA_SCN_JUNIT;
+}
+
+/* ---- paths the scenario writes ---------------------------------------------- */
+
+static void add_write(struct vpa_scenario *s, const char *key, const struct vpa_ynode *v)
+{
+	if (!v || v->type != VPA_YSCALAR)
+		return;
+	s->writes = xrealloc(s->writes, xmul(s->n_writes + 1, sizeof(*s->writes)));
+	s->writes[s->n_writes].key = key;
+	s->writes[s->n_writes].node = v;
+	s->n_writes++;
+}
+
+/* Every value of a VPA_KF_WRITE key in map and its sub-mappings. */
+static void collect_writes(struct vpa_scenario *s, const struct vpa_ynode *map,
+			   const struct vpa_schema *const *sch, size_t nsch)
+{
+	if (!map || map->type != VPA_YMAP)
+		return;
+	for (size_t i = 0; i < map->n; i++) {
+		const struct vpa_key *k = vpa_schema_find(sch, nsch, map->keys[i]->str);
+		const struct vpa_ynode *v = map->items[i];
+		if (!k)
+			continue;
+		if (k->flags & VPA_KF_WRITE) {
+			add_write(s, k->name, v);
+		} else if (k->sub && k->type == VPA_K_MAP) {
+			const struct vpa_schema *sub[1] = {k->sub};
+			collect_writes(s, v, sub, 1);
+		} else if (k->sub && k->type == VPA_K_MAPLIST && v->type == VPA_YSEQ) {
+			const struct vpa_schema *sub[1] = {k->sub};
+			for (size_t j = 0; j < v->n; j++)
+				collect_writes(s, v->items[j], sub, 1);
+		}
+	}
+}
+
+static void collect_all_writes(struct vpa_scenario *s)
+{
+	const struct vpa_schema *top[1] = {&top_schema};
+	collect_writes(s, s->root, top, 1);
+	for (size_t i = 0; i < s->n_targets; i++) {
+		const struct vpa_schema *sch[2] = {&vpa_target_common_schema, s->targets[i].kind->schema};
+		collect_writes(s, s->targets[i].cfg, sch, 2);
+	}
+	for (size_t i = 0; i < s->n_attacks; i++) {
+		const struct vpa_schema *sch[2] = {&vpa_attack_common_schema, s->attacks[i].kind->schema};
+		collect_writes(s, s->attacks[i].cfg, sch, 2);
+	}
+	if (s->has_sweep && s->sweep_key && (s->sweep_key->flags & VPA_KF_WRITE))
+		for (size_t i = 0; i < s->sweep_values->n; i++)
+			add_write(s, s->sweep_key->name, s->sweep_values->items[i]);
+}
+
+/* path made absolute against the current folder, with "." and ".." removed
+ * as text (symbolic links are not followed); caller frees. */
+static char *lexical_abs(const char *path)
+{
+	struct vpa_buf in, out;
+	vpa_buf_init(&in);
+	vpa_buf_init(&out);
+	if (path[0] != '/') {
+		char *cwd = getcwd(NULL, 0);
+		vpa_buf_puts(&in, cwd ? cwd : ".");
+		free(cwd);
+		vpa_buf_puts(&in, "/");
+	}
+	vpa_buf_puts(&in, path);
+	const char *p = vpa_buf_str(&in);
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (out.len && out.data[out.len - 1] != '/')
+				out.len--;
+			if (out.len)
+				out.len--; /* the slash */
+		} else {
+			vpa_buf_puts(&out, "/");
+			vpa_buf_add(&out, p, n);
+		}
+		p += n;
+	}
+	if (!out.len)
+		vpa_buf_puts(&out, "/");
+	vpa_buf_str(&out);
+	vpa_buf_release(&in);
+	return out.data;
+}
+
+/* 1 when path is dir or below it (strictly below when strict). */
+static int path_inside(const char *path, const char *dir, int strict)
+{
+	char *p = lexical_abs(path), *d = lexical_abs(dir);
+	size_t n = strlen(d);
+	int in;
+	if (!strcmp(d, "/"))
+		in = !strict || strcmp(p, "/");
+	else
+		in = !strncmp(p, d, n) && (p[n] == '/' || (!strict && p[n] == '\0'));
+	free(p);
+	free(d);
+	return in;
+}
+
+int vpa_scenario_check_writes(const struct vpa_scenario *s, const char *outdir,
+			      struct vpa_err *err)
+{
+	struct vpa_buf def;
+	vpa_buf_init(&def);
+	vpa_buf_printf(&def, "out/%s", s->name);
+	const char *od = outdir ? outdir : s->output ? s->output : vpa_buf_str(&def);
+	int rc = 0;
+	for (size_t i = 0; i < s->n_writes && !rc; i++) {
+		const struct vpa_ynode *v = s->writes[i].node;
+		struct vpa_loc loc = vpa_node_loc(s->file, v);
+		if (!strcmp(s->writes[i].key, "output")) {
+			/* the scenario's own output folder: below the current folder
+			 * (-o, the user's choice, overrides it) */
+			if (!outdir && !path_inside(v->str, ".", 1))
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "'output: %s' is not a folder below the current folder: a "
+					      "scenario writes only there unless you run it with "
+					      "--allow-writes-outside", v->str);
+		} else if (!path_inside(v->str, od, 0)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s: %s' is outside the output folder '%s': a scenario writes "
+				      "only there unless you run it with --allow-writes-outside",
+				      s->writes[i].key, v->str, od);
+		}
+	}
+	vpa_buf_release(&def);
+	return rc;
 }
 
 int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_t len,
@@ -746,6 +888,7 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 	if ((rc = check_targets(s, &ctx, err)) || (rc = check_attacks(s, &ctx, err)) ||
 	    (rc = check_sweep(s, &ctx, err)) || (rc = check_gates(s, &ctx, err)))
 		goto out;
+	collect_all_writes(s);
 	*out = s;
 	s = NULL;
 out:
@@ -762,7 +905,7 @@ int vpa_scenario_load(const char *path, struct vpa_scenario **out, struct vpa_er
 	if (rc)
 		return rc;
 	const char *slash = strrchr(path, '/');
-	dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
+	dir = slash ? xstrndup(path, (size_t)(slash - path) + (slash == path)) : xstrdup(".");
 	rc = vpa_scenario_parse(path, dir, buf, len, out, err);
 	free(dir);
 	free(buf);
@@ -915,7 +1058,7 @@ void vpa_error_context(const char *msg, struct vpa_buf *out)
 	}
 	if (!fend || line <= 0)
 		return;
-	char *file = strndup(msg, (size_t)(fend - msg));
+	char *file = xstrndup(msg, (size_t)(fend - msg));
 	char *buf = NULL;
 	size_t len = 0;
 	struct vpa_err e2;

@@ -82,6 +82,7 @@ enum {
 	VPA_KF_OPEN_LO = 1,  /* x > lo instead of x >= lo */
 	VPA_KF_OPEN_HI = 2,  /* x < hi */
 	VPA_KF_NONEMPTY = 4, /* sequences: at least one item */
+	VPA_KF_WRITE = 8,    /* a path the run writes (checked by vpa_scenario_check_writes) */
 };
 
 struct vpa_schema;
@@ -205,7 +206,29 @@ struct vpa_scenario {
 	const char *sweep_path;  /* the key path inside the item, borrowed (points into param) */
 	const struct vpa_ynode *sweep_values; /* sequence of scalars */
 	int sweep_numeric;      /* 1: values are numbers; 0: categorical (choices, names, flags) */
+	const struct vpa_key *sweep_key; /* the swept key (static schema data) */
+	/* every value of a VPA_KF_WRITE key (sweep values included) */
+	struct vpa_scn_write {
+		const char *key;              /* the key's name, static */
+		const struct vpa_ynode *node; /* its scalar, borrowed from root */
+	} *writes;                    /* (n_writes), owned */
+	size_t n_writes;
 };
+
+/*
+ * A scenario is code: its `output:`, `dump_*` and `pseudo_out` keys (every
+ * key flagged VPA_KF_WRITE) could write anywhere its user can.  Checks that
+ * every such path lies inside the output folder (outdir, the `-o` folder;
+ * NULL: the scenario's `output:`, else out/NAME), and that `output:` itself
+ * (when -o does not override it) is a folder below the current folder.  Paths are compared
+ * as text after making them absolute against the current folder and removing
+ * "." and ".." (symbolic links are not followed).  Error (VPA_EINPUT, at the
+ * value): "x.yaml:12:18: 'dump_models: /tmp/m' is outside the output folder
+ * 'out/x': a scenario writes only there unless you run it with
+ * --allow-writes-outside".
+ */
+int vpa_scenario_check_writes(const struct vpa_scenario *s, const char *outdir,
+			      struct vpa_err *err);
 
 /* Same flags as reports/report.h (kept equal; checked in the unit test). */
 enum {

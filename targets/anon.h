@@ -74,7 +74,7 @@ const char *vpa_anon_name(const char *what, int value); /* what: distance|proxim
 
 /*
  * A prepared anonymiser: the pool's speaker-level x-vectors (the mean of
- * each pool speaker's utterances, DESIGN.md), split by gender, the PLDA
+ * each pool speaker's utterances, metrics/README.md), split by gender, the PLDA
  * back-end for the `plda` distance (trained on the pool's utterances, as the
  * VPC baseline trains its selection PLDA on the pool), and for dense/sparse
  * the Affinity Propagation clusters of each gender's pool (similarity =

@@ -38,9 +38,10 @@ static const struct vpa_key anon_keys[] = {
 	 "Affinity Propagation iteration limit"},
 	{"ap_conv_iter", VPA_K_INT, 0, "15", 1, 100000, 0, NULL, NULL, "15",
 	 "stop when the exemplars are unchanged for this many iterations"},
-	{"pseudo_out", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/pseudo.ark",
+	{"pseudo_out", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/pseudo.ark",
 	 "write the trial speakers' pseudo-speaker x-vectors here as a Kaldi text archive (relative "
-	 "to the current directory), to feed your own synthesiser"},
+	 "to the current directory; inside the output folder unless the run has "
+	 "`--allow-writes-outside`), to feed your own synthesiser"},
 	{NULL},
 };
 static const struct vpa_schema anon_schema = {"anonymiser", anon_keys};
@@ -267,11 +268,9 @@ void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embs
 				continue;
 			if (n == cap) {
 				cap *= 2;
-				out->e = realloc(out->e, cap * sizeof(uint32_t));
-				out->t = realloc(out->t, cap * sizeof(uint32_t));
-				out->tar = realloc(out->tar, cap);
-				if (!out->e || !out->t || !out->tar)
-					VPA_BUG("out of memory");
+				out->e = xrealloc(out->e, xmul(cap, sizeof(uint32_t)));
+				out->t = xrealloc(out->t, xmul(cap, sizeof(uint32_t)));
+				out->tar = xrealloc(out->tar, cap);
 			}
 			out->e[n] = (uint32_t)s;
 			out->t[n] = (uint32_t)i;

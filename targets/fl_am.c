@@ -14,6 +14,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,12 +111,14 @@ static const struct vpa_key keys[] = {
 	 "local differential privacy on each released update (source: simulate)"},
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{models: models.txt, activations: acts}", "the files (source: import)"},
-	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/am-models",
+	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
-	 "here (relative to the current directory), to be imported again"},
-	{"dump_activations", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "out/am-acts",
+	 "here (relative to the current directory; inside the output folder unless the run has "
+	 "`--allow-writes-outside`), to be imported again"},
+	{"dump_activations", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-acts",
 	 "write models.txt and every model's hidden-layer activations (MODEL/layerH/UTT.npy) here "
-	 "(relative to the current directory)"},
+	 "(relative to the current directory; inside the output folder unless the run has "
+	 "`--allow-writes-outside`)"},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target fl_acoustic_models", keys};
@@ -209,11 +212,11 @@ static int read_act(const char *path, size_t rows, size_t cols, double **out, si
 	int rc = vpa_npy_read(path, &a, err);
 	if (rc)
 		return rc;
-	size_t r = a.shape[0], c = a.ndim == 2 ? a.shape[1] : 1;
-	if (a.ndim != 2) {
-		vpa_npy_release(&a);
+	size_t r = a.shape[0], c = a.ndim == 2 ? a.shape[1] : 1, nd = a.ndim;
+	if (nd != 2) {
+		vpa_npy_release(&a); /* (it zeroes a: the count was taken before) */
 		return vpa_fail(err, VPA_EINPUT, NULL, "%s: expected a 2-D array (frames x dim), "
-				"found %zu dimension%s", path, a.ndim, a.ndim == 1 ? "" : "s");
+				"found %zu dimension%s", path, nd, nd == 1 ? "" : "s");
 	}
 	if (rows != SIZE_MAX && (r != rows || c != cols)) {
 		vpa_npy_release(&a);
@@ -224,6 +227,12 @@ static int read_act(const char *path, size_t rows, size_t cols, double **out, si
 	if (r == 0 || c == 0) {
 		vpa_npy_release(&a);
 		return vpa_fail(err, VPA_EINPUT, NULL, "%s: empty array (%zu x %zu)", path, r, c);
+	}
+	/* NaN or inf (or a float64 beyond float32, as the values are kept as
+	 * float) would reach the metrics as Cllr 6.5e307. */
+	if ((rc = vpa_npy_check_finite(path, &a, 1, err))) {
+		vpa_npy_release(&a);
+		return rc;
 	}
 	*out = a.data;
 	*r_out = r;
@@ -458,8 +467,19 @@ static int read_indicator(const char *path, struct vpa_flam *t, struct vpa_err *
 			t->off[u + 1] = N;
 		}
 		t->x = xmalloc(xmul(N * D > 0 ? N * D : 1, sizeof(float)));
-		for (size_t i = 0; i < N * D; i++)
-			t->x[i] = (float)a.data[i];
+		for (size_t u = 0; u < a.n && !rc; u++)
+			for (size_t i = t->off[u] * D; i < t->off[u + 1] * D && !rc; i++) {
+				/* finite (the archive reader checks), but kept as float */
+				if (fabs(a.data[i]) > FLT_MAX) {
+					char where[600];
+					vpa_kaldi_where(&a, u, where, sizeof(where));
+					rc = vpa_fail(err, VPA_EINPUT, NULL,
+						      "%s: utterance '%s': element (%zu, %zu) (0-based) is "
+						      "outside the float32 range", where, a.e[u].key,
+						      i / D - t->off[u], i % D);
+				}
+				t->x[i] = (float)a.data[i];
+			}
 		vpa_kaldi_ark_release(&a);
 		for (size_t u = 0; u < t->n_utt && !rc; u++)
 			if (t->off[u + 1] == t->off[u])

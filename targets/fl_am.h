@@ -125,7 +125,7 @@ void vpa_flam_sim_cfg_init(struct vpa_flam_sim_cfg *c);
 int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		      struct vpa_json *info, struct vpa_err *err);
 
-/* ---- footprint kernels (A1, DESIGN.md) ----------------------------------- */
+/* ---- footprint kernels (A1, metrics/README.md) ----------------------------------- */
 
 /*
  * Mean and population standard deviation (divide by N) over the N rows of

@@ -232,6 +232,9 @@ int vpa_lm_parse_template(const char *cname, const char *tmpl,
 		if (!slots)
 			rc = vpa_fail(err, VPA_EINPUT, NULL, "canary '%s': template '%s' has no slot",
 				      cname, tmpl);
+		else if (!(c->space <= 1e300)) /* inf: log2 of it is no exposure */
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "canary '%s': the template allows more "
+				      "than 1e300 secrets (the product of its slots' choices)", cname);
 	}
 	if (rc)
 		vpa_lm_canary_release(c);
@@ -692,6 +695,16 @@ static const struct vpa_key canary_keys[] = {
 };
 static const struct vpa_schema canary_schema = {"canary", canary_keys};
 
+/* The name of canary i (0-based) of the list: its `name`, else c1, c2, ... */
+static void canary_base(const struct vpa_ynode *c, size_t i, char *buf, size_t cap)
+{
+	const char *nm = vpa_cfg_str(c, &canary_schema, "name");
+	if (nm)
+		snprintf(buf, cap, "%s", nm);
+	else
+		snprintf(buf, cap, "c%zu", i + 1);
+}
+
 static const struct vpa_key keys[] = {
 	{"source", VPA_K_ENUM, 0, "train", -INFINITY, INFINITY, 0, "train|import", NULL, "train",
 	 "`train` an LSTM LM, or `import` an ARPA model (`model`) or log-perplexities "
@@ -833,6 +846,22 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 	for (size_t i = 0; cn && i < cn->n; i++) {
 		const struct vpa_ynode *c = cn->items[i];
 		const struct vpa_ynode *tn = vpa_ymap_get(c, "template");
+		/* names (default c1, c2, ...) are the records' subs: unique, as ids are */
+		char base[64];
+		canary_base(c, i, base, sizeof(base));
+		for (size_t j = 0; j < i; j++) {
+			char other[64];
+			canary_base(cn->items[j], j, other, sizeof(other));
+			if (strcmp(base, other))
+				continue;
+			const struct vpa_ynode *at = vpa_ymap_get(c, "name");
+			struct vpa_loc nl = vpa_node_loc(ctx->file, at ? at : c);
+			const struct vpa_ynode *fn = vpa_ymap_get(cn->items[j], "name");
+			struct vpa_loc fl = vpa_node_loc(ctx->file, fn ? fn : cn->items[j]);
+			return vpa_fail(err, VPA_EINPUT, &nl,
+					"duplicate canary name '%s' (first at line %ld%s)", base, fl.line,
+					fn ? "" : ", by default");
+		}
 		struct vpa_loc tl = vpa_node_loc(ctx->file, tn);
 		struct vpa_lm_canary cc;
 		struct vpa_err e2;
@@ -858,6 +887,14 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 				return vpa_fail(err, VPA_EINPUT, &vl, "insertions must be integers in "
 						"[1, 1000000]");
 			}
+			for (size_t k = 0; k < j; k++)
+				if (strtol(ins->items[k]->str, NULL, 10) == x) {
+					/* one canary (record sub NAME-xN) per count */
+					struct vpa_loc vl = vpa_node_loc(ctx->file, v);
+					return vpa_fail(err, VPA_EINPUT, &vl,
+							"duplicate insertion count %ld of canary '%s'",
+							x, base);
+				}
 		}
 		if (!strcmp(src, "import") && model && !vpa_ymap_get(c, "secret"))
 			return vpa_fail(err, VPA_EINPUT, &tl, "a canary of an imported model needs "
@@ -1003,10 +1040,7 @@ static int make_canaries(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	for (size_t i = 0; cn && i < cn->n && !rc; i++) {
 		const struct vpa_ynode *c = cn->items[i];
 		char base[64];
-		const char *nm = vpa_cfg_str(c, &canary_schema, "name");
-		snprintf(base, sizeof(base), "%s", nm ? nm : "");
-		if (!nm)
-			snprintf(base, sizeof(base), "c%zu", i + 1);
+		canary_base(c, i, base, sizeof(base));
 		const char *tmpl = vpa_cfg_str(c, &canary_schema, "template");
 		const char *sec = vpa_cfg_str(c, &canary_schema, "secret");
 		size_t others = (size_t)vpa_cfg_int(c, &canary_schema, "others");

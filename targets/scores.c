@@ -7,6 +7,7 @@
 #include "targets/targets.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +82,31 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 	return 0;
 }
 
+/*
+ * The provenance a score file declares in its first line: a comment that
+ * mentions "synthetic" (any case), e.g. the shipped scenarios/data files'
+ * "# SYNTHETIC scores: ...".  Returns the comment without "# " (malloc'd) or
+ * NULL.  A file that cannot be read here was already read by the parser.
+ */
+static char *synthetic_note(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char line[512];
+	if (!f)
+		return NULL;
+	char *l = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!l || line[0] != '#')
+		return NULL;
+	line[strcspn(line, "\r\n")] = '\0';
+	if (!strcasestr(line, "synthetic"))
+		return NULL;
+	const char *s = line + 1;
+	while (*s == ' ')
+		s++;
+	return xstrdup(s);
+}
+
 static void scores_free(struct vpa_target *t)
 {
 	struct vpa_scores_target *st = t->data;
@@ -127,6 +153,14 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			vpa_json_set_num(o, "n_target", (double)set->trials.n_tar);
 			vpa_json_set_num(o, "n_nontarget", (double)set->trials.n_non);
 			vpa_json_set(o, "ids", vpa_json_bool(set->trials.ids_e != NULL));
+			/* synthetic data says so wherever its numbers are shown */
+			char *note = synthetic_note(sp);
+			if (!note && kp)
+				note = synthetic_note(kp);
+			vpa_json_set(o, "synthetic", vpa_json_bool(note != NULL));
+			if (note)
+				vpa_json_set_str(o, "provenance", note);
+			free(note);
 			vpa_json_push(arr, o);
 		}
 		free(sp);

@@ -14,7 +14,10 @@ records() { sed -n '/^  "records": \[/,/^  "sweep":/p' "$1" | grep -v '"utility_
 same() { test -n "$(records "$1")" && cmp -s <(records "$1") <(records "$2"); }
 
 cd "$T"
-t_run "simulated run with dumps" 0 -- run "$A/sim.yaml" -o sim --no-plots --quiet
+# sim.yaml dumps into the current folder, outside `-o sim`: refused without the flag
+t_run "dumps outside the output folder need --allow-writes-outside" 1 -- run "$A/sim.yaml" -o sim --no-plots --quiet
+t_ok "nothing dumped without the flag" test ! -e am-models -a ! -e am-acts -a ! -e sim
+t_run "simulated run with dumps" 0 -- run "$A/sim.yaml" -o sim --no-plots --quiet --allow-writes-outside
 t_ok "models.txt dumped" grep -q '^global - global$' am-acts/models.txt
 t_ok "24 personalised models" test "$(grep -c ' part[12]$' am-acts/models.txt)" = 24
 t_ok "activation files per layer" test -f am-acts/global/layer3/ind000-u01.npy
@@ -48,6 +51,45 @@ t_ok "names the attack and the file" grep -q "attack 'a2': am-acts/p1spk000-m2/l
 t_ok "one error line (and its source excerpt)" test "$(grep -c 'error:' "$ERR")" = 1
 t_ok "no report file (the folder is checked before the run)" test ! -e a2-bad/results.json -a ! -e a2-bad/report.html -a ! -e a2-bad/report.pdf
 cp keep.npy am-acts/p1spk000-m2/layer3/ind000-u01.npy
+
+# non-finite values and wrong shapes in imported activations and Indicator
+# features (issue 20: NaN gave Cllr 6.5e307; a 1-D file read "found 0 dimensions")
+poke_nan() { # FILE ELEMENT: overwrite a float64 element of a .npy with NaN (or $3: inf)
+	local hl; hl=$(od -An -tu2 -j8 -N2 "$1" | tr -d ' ')
+	printf "${3:-\\x00\\x00\\x00\\x00\\x00\\x00\\xf8\\x7f}" |
+		dd of="$1" bs=1 seek=$((10 + hl + 8 * $2)) conv=notrunc 2> /dev/null
+}
+mknpy() { # FILE SHAPE BYTES: a float64 .npy (version 1.0)
+	local d="{'descr': '<f8', 'fortran_order': False, 'shape': $2, }"
+	local n=$(( (10 + ${#d} + 1 + 15) / 16 * 16 - 10 ))
+	{ printf '\223NUMPY\001\000'; printf "\\$(printf %03o $((n % 256)))\\$(printf %03o $((n / 256)))"
+	  printf '%s' "$d"; printf "%$((n - ${#d} - 1))s\n" ''; printf "$3"; } > "$1"
+}
+f=am-acts/p2spk001-m2/layer2/ind001-u02.npy
+cp $f keep.npy
+poke_nan $f 29
+t_run "NaN in an activation file" 1 -- run acts.yaml -o x --no-plots --quiet
+t_ok "NaN: names the file and the element" grep -q "$f: element (1, 5) (0-based) is not finite (nan)$" "$ERR"
+t_ok "NaN: one error line, no output" sh -c "test \$(grep -c 'error:' '$ERR') = 1 && test ! -e x"
+poke_nan $f 0 '\x00\x00\x00\x00\x00\x00\xf0\xff'
+t_run "-inf in an activation file" 1 -- run acts.yaml -o x --no-plots --quiet
+t_ok "-inf: names the file and the element" grep -q "$f: element (0, 0) (0-based) is not finite (inf)$" "$ERR"
+mknpy $f '(3,)' '\0\0\0\0\0\0\360\077\0\0\0\0\0\0\360\077\0\0\0\0\0\0\360\077'
+t_run "1-D activation file" 1 -- run acts.yaml -o x --no-plots --quiet
+t_ok "1-D: 'found 1 dimension'" grep -q "$f: expected a 2-D array (frames x dim), found 1 dimension$" "$ERR"
+cp keep.npy $f
+g=am-models/indicator/ind002-u01.npy
+cp $g keep.npy
+poke_nan $g 3
+t_run "NaN in an Indicator feature file" 1 -- run models.yaml -o x --no-plots --quiet
+t_ok "Indicator NaN: names the file and the element" grep -q "$g: element (0, 3) (0-based) is not finite (nan)$" "$ERR"
+poke_nan $g 3 '\x00\x00\x00\x00\x00\x00\xf0\x7f'
+t_run "inf in an Indicator feature file" 1 -- run models.yaml -o x --no-plots --quiet
+t_ok "Indicator inf: the element" grep -q "$g: element (0, 3) (0-based) is not finite (inf)$" "$ERR"
+poke_nan $g 3 '\x00\x00\x00\x00\x00\x00\xf0\x47'
+t_run "float64 beyond float32 in an Indicator feature file" 1 -- run models.yaml -o x --no-plots --quiet
+t_ok "Indicator 2^128: outside the float32 range" grep -q "$g: element (0, 3) (0-based) is outside the float32 range$" "$ERR"
+cp keep.npy $g
 
 # broken imports
 rm am-acts/p2spk001-m2/layer2/ind001-u02.npy

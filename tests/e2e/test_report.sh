@@ -72,4 +72,21 @@ t_ok "a folder: one line" test "$(wc -l < "$ERR")" = 1
 touch "$T/file"
 t_run "-o names a file" 1 -- report "$G" -o "$T/file" --no-plots
 t_ok "-o file: message" has "$ERR" "^vpaudit report: error: $T/file: "
+# 7. Texts that begin with a quote or hold runs of quotes, backquotes, % and a
+#    newline reach gnuplot safely (issue 20: a description "'B1' anonymiser"
+#    was a gnuplot syntax error and the report was not written).
+cat > "$T/q.sed" <<'SED'
+s/"description": "Hand-written.*",$/"description": "'B1' anonymiser ``x`` ''' 50%",/
+s/"title": "DET: eval"/"title": "''DET''''"/
+s/"name": "ignorant"/"name": "'ign\\n%s'"/
+s/"xlabel": "layer"/"xlabel": "'layer'"/
+SED
+sed -f "$T/q.sed" "$G" > "$T/quotes.json"
+t_ok "the quoted sample has the texts" sh -c "grep -q \"'B1' anonymiser\" '$T/quotes.json' && grep -q \"''DET''''\" '$T/quotes.json'"
+t_run "report on texts starting with a quote" 3 -- report "$T/quotes.json" -o "$T/quotes"
+t_ok "quotes: report.pdf written" test -s "$T/quotes/report.pdf"
+pdftotext -layout "$T/quotes/report.pdf" "$T/quotes.txt" 2>/dev/null
+t_ok "quotes: the description reaches the PDF verbatim" has "$T/quotes.txt" "'B1' anonymiser \`\`x\`\` ''' 50%"
+t_ok "quotes: the figure title reaches the SVG verbatim" has "$T/quotes/report.html" ">''DET''''<"
+t_ok "quotes: the series name reaches the SVG (newline as a space)" has "$T/quotes/report.html" ">'ign %s' (EER "
 t_done

@@ -38,7 +38,21 @@ if command -v pdfinfo > /dev/null; then
 	pdftotext "$O/report.pdf" "$T/pdf.txt" 2> /dev/null
 	t_ok "report.pdf has real text (scenario name)" grep -q "scores-example" "$T/pdf.txt"
 	t_ok "report.pdf names the gates" grep -q "eval.ignorant" "$T/pdf.txt"
+	t_ok "report.pdf labels the shipped score files synthetic" \
+		grep -q "vpc: kind scores, source import, SYNTHETIC score files: ignorant, lazy_informed, semi_informed" "$T/pdf.txt"
 fi
+# the shipped score files are synthetic (issue 20): their first line says so, and
+# so do the target info and the report
+t_ok "every shipped score file says SYNTHETIC in its first line" \
+	sh -c "for f in '$top'/scenarios/data/*; do head -n 1 \"\$f\" | grep -q '^# SYNTHETIC ' || exit 1; done"
+t_ok "results.json: three synthetic sets with their provenance" \
+	test "$(grep -c '"provenance": "SYNTHETIC scores: drawn by a random generator' "$O/results.json")" = 3
+t_ok "report.html labels them" grep -q '<strong>SYNTHETIC</strong> score files: ignorant, lazy_informed, semi_informed' "$O/report.html"
+grep -v '^# SYNTHETIC' "$top/scenarios/data/ignorant.txt" > "$T/real.txt"
+sed "s|scores: data/ignorant.txt|scores: $T/real.txt|" "$top/scenarios/scores-example.yaml" |
+	sed "s|: data/|: $top/scenarios/data/|g" > "$T/real.yaml"
+t_run "a score file without the note" 0 -- run "$T/real.yaml" -o "$T/real" --no-plots --quiet
+t_ok "its set is not synthetic" sh -c "grep -A8 '\"name\": \"ignorant\"' '$T/real/results.json' | grep -q '\"synthetic\": false'"
 
 # 2. -o, --seed, --quiet, --threads: same records whatever the thread count
 t_run "run -o --seed --quiet" 0 -- run scenarios/scores-example.yaml -o "$T/o1" --seed 7 --quiet

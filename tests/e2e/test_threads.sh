@@ -13,8 +13,9 @@ for s in tests/e2e/data/am/sim.yaml tests/e2e/data/am/a2.yaml tests/e2e/data/swe
 	tests/e2e/data/tagger/train.yaml; do
 	n=$(basename "$s" .yaml)
 	for t in 1 2; do
-		# sim.yaml dumps models next to the current directory: run inside $T
-		(cd "$T" && "$VPAUDIT" run "$top/$s" -o "$T/$n-$t" --threads $t --quiet --no-plots \
+		# sim.yaml dumps models next to the current directory (outside the
+		# output folder: --allow-writes-outside): run inside $T
+		(cd "$T" && "$VPAUDIT" run "$top/$s" -o "$T/$n-$t" --threads $t --quiet --no-plots --allow-writes-outside \
 			> /dev/null 2>&1)
 	done
 	t_ok "$n: results.json written for 1 and 2 threads" test -s "$T/$n-1/results.json" -a -s "$T/$n-2/results.json"

@@ -49,4 +49,32 @@ t_run "two arguments" 2 -- validate scenarios/quickstart.yaml scenarios/quicksta
 t_run "unknown option" 2 -- validate --frobnicate scenarios/quickstart.yaml
 t_run "--help" 0 -- validate --help
 t_ok "--help prints usage" grep -q "^usage: vpaudit validate SCENARIO.yaml" "$OUT"
+# writes outside the output folder (issue 20: a scenario is code): refused
+# above, allowed with --allow-writes-outside; -o moves the output folder
+B=tests/e2e/scenarios-bad
+t_run "--allow-writes-outside accepts output: /tmp/elsewhere" 0 -- validate --allow-writes-outside $B/51-output-outside.yaml
+t_run "--allow-writes-outside accepts dump_* outside" 0 -- validate $B/53-dump-outside.yaml --allow-writes-outside
+sed 's|dump_activations: out/bad/../acts|dump_activations: out/bad/acts|' $B/53-dump-outside.yaml > "$T/dump-in.yaml"
+sed -i 's|\.\./\.\./\.\./scenarios|'"$top"'/scenarios|' "$T/dump-in.yaml"
+t_run "dump_* inside out/NAME is fine" 0 -- validate "$T/dump-in.yaml"
+mkdir -p "$T/w" && cp "$top/tests/e2e/data/am/sim.yaml" "$T/w/"
+(cd "$T/w" && "$VPAUDIT" run sim.yaml -o here --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
+t_ok "run: dump_models outside -o refused before any work" test "$rc" = 1 -a ! -e "$T/w/here" -a ! -e "$T/w/am-models"
+t_ok "run: the message names the key and the folder" grep -q "^vpaudit: error: sim.yaml:12:18: 'dump_models: am-models' is outside the output folder 'here': a scenario writes only there unless you run it with --allow-writes-outside$" "$ERR"
+(cd "$T/w" && "$VPAUDIT" run sim.yaml -o . --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
+t_ok "run: -o . holds the dumps" test "$rc" = 0 -a -d "$T/w/am-models" -a -s "$T/w/results.json"
+t_run "run --help names --allow-writes-outside" 0 -- run --help
+t_ok "run --help text" grep -q -- "--allow-writes-outside  let the scenario" "$OUT"
+# a UTF-8 byte order mark before the first key is accepted (issue 20: it was
+# "did not find expected <document start>" on the wrong line); UTF-16 is not
+mkdir -p "$T/bom" && cp -r scenarios/data "$T/bom/data"
+{ printf '\357\273\277'; cat scenarios/scores-example.yaml; } > "$T/bom/s.yaml"
+t_run "UTF-8 BOM before the first key" 0 -- validate "$T/bom/s.yaml"
+t_ok "BOM: silent" test ! -s "$OUT" -a ! -s "$ERR"
+{ printf '\357\273\277'; printf 'nme: x\n'; } > "$T/bom/typo.yaml"
+t_run "BOM then a typo" 1 -- validate "$T/bom/typo.yaml"
+t_ok "BOM: errors keep line 1, column 1" grep -q "^vpaudit: error: $T/bom/typo.yaml:1:1: unknown key 'nme' in the scenario (did you mean 'name'?)$" "$ERR"
+printf '\377\376n\000a\000m\000e\000:\000 \000x\000\n\000' > "$T/bom/u16.yaml"
+t_run "UTF-16 refused" 1 -- validate "$T/bom/u16.yaml"
+t_ok "UTF-16: says UTF-8" grep -q "^vpaudit: error: $T/bom/u16.yaml:1:1: invalid leading UTF-8 octet (the file must be UTF-8 text)$" "$ERR"
 t_done

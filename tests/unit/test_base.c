@@ -5,6 +5,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static void test_fail_keeps_first(void)
 {
@@ -149,6 +152,132 @@ static void test_par_jobs(void)
 	vpa_par_jobs(0, 2, pj_job, &none, "none", NULL); /* no job, no thread */
 }
 
+/* Under ASan a failed malloc must return NULL (as glibc's does), not abort. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+	return "allocator_may_return_null=1";
+}
+
+/* Run fn in a child with stderr on a pipe; its exit status and stderr text. */
+static int in_child(void (*fn)(void), char *msg, size_t cap)
+{
+	int fd[2];
+	if (pipe(fd) != 0)
+		return -1;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fd[0]);
+		dup2(fd[1], 2);
+		fn();
+		_exit(42); /* fn returned: not what is tested */
+	}
+	close(fd[1]);
+	size_t n = 0;
+	ssize_t got;
+	while (n + 1 < cap && (got = read(fd[0], msg + n, cap - 1 - n)) > 0)
+		n += (size_t)got;
+	msg[n] = '\0';
+	close(fd[0]);
+	int st;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* The child's last stderr line (ASan may warn before our own message). */
+static const char *last_line(const char *msg)
+{
+	size_t n = strlen(msg);
+	const char *p = msg + n;
+	if (p > msg && p[-1] == '\n')
+		p--;
+	while (p > msg && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+static void alloc_too_much(void)
+{
+	void *p = xmalloc((size_t)1 << 46); /* 64 TiB */
+	free(p);
+}
+
+static void mul_overflows(void)
+{
+	(void)xmul(SIZE_MAX / 2, 3);
+}
+
+static void calloc_too_much(void)
+{
+	void *p = xcalloc((size_t)1 << 40, 64);
+	free(p);
+}
+
+static void oom_with_temporary(void)
+{
+	struct vpa_atomic a;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	FILE *f = vpa_atomic_open("oom-test.out", &a, &err);
+	if (f)
+		fputs("partial", f);
+	alloc_too_much();
+}
+
+/*
+ * Allocation failure is an error with exit status 1 and one message line, not
+ * an abort (status 134 before): issue 20.  The temporaries of unfinished
+ * atomic writes are removed.
+ */
+static void test_out_of_memory(void)
+{
+	char msg[512];
+	CHECK(in_child(alloc_too_much, msg, sizeof(msg)) == 1);
+	CHECK_STR(last_line(msg), "vpaudit: error: out of memory (allocating 70368744177664 bytes)\n");
+	CHECK(in_child(calloc_too_much, msg, sizeof(msg)) == 1);
+	CHECK_STR(last_line(msg), "vpaudit: error: out of memory (allocating 1099511627776 * 64 bytes)\n");
+	CHECK(in_child(mul_overflows, msg, sizeof(msg)) == 1);
+	CHECK(!strncmp(last_line(msg), "vpaudit: error: out of memory (allocating 9223372036854775807 * 3 bytes)", 72));
+	CHECK(in_child(oom_with_temporary, msg, sizeof(msg)) == 1);
+	/* no oom-test.out* left in the working folder */
+	DIR *d = opendir(".");
+	int left = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		left += !strncmp(e->d_name, "oom-test.out", 12);
+	if (d)
+		closedir(d);
+	CHECK(left == 0);
+}
+
+/* vpa_read_file needs the whole file: a folder and a device are refused
+ * (/dev/zero read until memory ran out before); a pipe is read. */
+static void test_read_file_kinds(void)
+{
+	struct vpa_err err;
+	char *data = NULL;
+	size_t len = 0;
+	vpa_err_init(&err);
+	CHECK(vpa_read_file("/dev/zero", &data, &len, &err) == VPA_EIO);
+	CHECK_STR(err.msg, "/dev/zero: not a regular file (a device or socket)");
+	CHECK(data == NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(".", &data, &len, &err) == VPA_EIO);
+	CHECK_STR(err.msg, ".: is a folder, expected a file");
+	int fd[2];
+	CHECK(pipe(fd) == 0);
+	CHECK(write(fd[1], "abc\n", 4) == 4);
+	close(fd[1]);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd[0]);
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(path, &data, &len, &err) == 0 && len == 4 && !strcmp(data, "abc\n"));
+	free(data);
+	close(fd[0]);
+}
+
 int main(void)
 {
 	RUN(test_fail_keeps_first);
@@ -157,5 +286,7 @@ int main(void)
 	RUN(test_rng);
 	RUN(test_run_workers);
 	RUN(test_par_jobs);
+	RUN(test_out_of_memory);
+	RUN(test_read_file_kinds);
 	return DONE();
 }

@@ -4,6 +4,7 @@
  * gnuplot), each figure type as SVG and PDF, the figure checks, the DET
  * clamping and the id prefixes of inlined SVG.  Needs gnuplot on PATH.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,6 +81,139 @@ static void test_quote(void)
 	vpa_gnuplot_quote(&b, "it's a \\ \"x\"\nnext@_^");
 	CHECK_STR(vpa_buf_str(&b), "'it''s a \\ \"x\" next@_^'");
 	vpa_buf_release(&b);
+}
+
+/* What vpa_gnuplot_quote promises gnuplot evaluates: s with control
+ * characters (and DEL) as spaces. */
+static void expected_text(struct vpa_buf *b, const char *s)
+{
+	for (; *s; s++)
+		vpa_buf_add(b, (unsigned char)*s < 0x20 || *s == 0x7f ? " " : s, 1);
+}
+
+/*
+ * The quoting fuzzed against gnuplot itself: adversarial texts (leading
+ * quotes, runs of quotes, backquotes, double quotes, backslashes at the end,
+ * gnuplot syntax, control characters, UTF-8 and bytes that are not UTF-8,
+ * a long text) and 400 random ones over an alphabet heavy in quotes go
+ * through `print` in one gnuplot run (fork/exec, no shell) and must come
+ * back byte for byte; then every one is used as a title, axis label, label,
+ * tic label (vpa_gnuplot_quote_tic: a tic label is a format) and key entry of an SVG and a PDF plot, which must succeed.
+ * Fails with the old quoting ('''B1' anonymiser' is a gnuplot syntax error).
+ */
+static void test_quote_gnuplot_roundtrip(void)
+{
+	static const char *const fixed[] = {
+		"'B1' anonymiser", "'", "''", "'''", "''''", "a''b", "a'''b", "x'", "x''", "''x''",
+		"it's", "`echo pwned`", "\"double\" `x`", "back\\", "\\", "a\\'b", "$data << EOD",
+		"# not a comment", "; quit", "@_^{}&~", "tab\there", "new\nline", "cr\rlf\n",
+		"\x01\x02\x1f\x7f", "\xc3\xa9t\xc3\xa9 \xe2\x86\x94 \xf0\x9f\x94\x92",
+		"\xff\xfe\x80 not utf-8 \xc3", "sprintf('%c',39)", "%s %d %%", "", " ",
+	};
+	enum { N_FIXED = sizeof(fixed) / sizeof(fixed[0]), N_RANDOM = 400, N = N_FIXED + N_RANDOM + 1 };
+	static const char alpha[] = "''''''ab \\\"`$#;@{}\t\n%";
+	char *texts[N];
+	struct vpa_rng rng;
+	vpa_rng_seed(&rng, 20);
+	for (size_t i = 0; i < N; i++) {
+		if (i < N_FIXED) {
+			texts[i] = strdup(fixed[i]);
+		} else if (i < N_FIXED + N_RANDOM) {
+			size_t len = (size_t)vpa_rng_below(&rng, 24);
+			texts[i] = malloc(len + 1);
+			for (size_t k = 0; k < len; k++) {
+				uint64_t r = vpa_rng_below(&rng, 4);
+				/* mostly the alphabet, sometimes any non-NUL byte */
+				texts[i][k] = r ? alpha[vpa_rng_below(&rng, sizeof(alpha) - 1)]
+						: (char)(1 + vpa_rng_below(&rng, 255));
+			}
+			texts[i][len] = '\0';
+		} else {
+			texts[i] = malloc(5001); /* a long text of quotes and letters */
+			for (size_t k = 0; k < 5000; k++)
+				texts[i][k] = k % 3 ? '\'' : 'q';
+			texts[i][5000] = '\0';
+		}
+	}
+	struct vpa_buf script, want, out;
+	struct vpa_err err;
+	vpa_buf_init(&script);
+	vpa_buf_init(&want);
+	vpa_buf_init(&out);
+	vpa_err_init(&err);
+	vpa_buf_puts(&script, "set print '-'\n");
+	for (size_t i = 0; i < N; i++) {
+		vpa_buf_puts(&script, "print ");
+		vpa_gnuplot_quote(&script, texts[i]);
+		vpa_buf_puts(&script, "\n");
+		expected_text(&want, texts[i]);
+		vpa_buf_puts(&want, "\n");
+	}
+	int rc = vpa_gnuplot_run(script.data, script.len, &out, &err);
+	CHECK(rc == 0);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	CHECK(out.len == want.len && !memcmp(vpa_buf_str(&out), vpa_buf_str(&want), want.len));
+	if (!rc && (out.len != want.len || memcmp(out.data, want.data, want.len))) {
+		/* name the first text that did not come back */
+		const char *a = vpa_buf_str(&out), *b = vpa_buf_str(&want);
+		for (size_t i = 0; i < N; i++) {
+			const char *ea = strchr(a, '\n'), *eb = strchr(b, '\n');
+			if (!ea || ea - a != eb - b || memcmp(a, b, (size_t)(eb - b))) {
+				printf("#   text %zu did not round-trip\n", i);
+				break;
+			}
+			a = ea + 1;
+			b = eb + 1;
+		}
+	}
+	static const char *const terms[] = {"set terminal svg noenhanced\nset output '/dev/null'\n",
+					    "set terminal pdfcairo noenhanced\nset output '/dev/null'\n"};
+	for (size_t t = 0; t < 2; t++) {
+		vpa_buf_release(&script);
+		vpa_buf_init(&script);
+		vpa_buf_puts(&script, terms[t]);
+		for (size_t i = 0; i < N; i += 7) {
+			static const char *const sets[] = {"set title ", "set xlabel ", "set ylabel ",
+							   "set label 1 "};
+			for (size_t k = 0; k < 4; k++) {
+				vpa_buf_puts(&script, sets[k]);
+				vpa_gnuplot_quote(&script, texts[(i + k) % N]);
+				vpa_buf_puts(&script, k == 3 ? " at graph 0.5, graph 0.5\n" : "\n");
+			}
+			vpa_buf_puts(&script, "set xtics (");
+			vpa_gnuplot_quote_tic(&script, texts[(i + 4) % N]);
+			vpa_buf_puts(&script, " 0, ");
+			vpa_gnuplot_quote_tic(&script, texts[(i + 5) % N]);
+			vpa_buf_puts(&script, " 1)\nplot [0:1] x title ");
+			vpa_gnuplot_quote(&script, texts[(i + 6) % N]);
+			vpa_buf_puts(&script, ", 1 - x title ");
+			vpa_gnuplot_quote(&script, texts[i]);
+			vpa_buf_puts(&script, "\n");
+		}
+		vpa_buf_release(&out);
+		vpa_buf_init(&out);
+		vpa_err_init(&err);
+		rc = vpa_gnuplot_run(script.data, script.len, &out, &err);
+		CHECK(rc == 0);
+		if (rc)
+			printf("#   %s\n", err.msg);
+	}
+	/* A tic label keeps its % (gnuplot reads it as a format) and its quotes. */
+	vpa_buf_release(&script);
+	vpa_buf_init(&script);
+	vpa_buf_puts(&script, "set terminal svg noenhanced\nset xtics (");
+	vpa_gnuplot_quote_tic(&script, "''50% 'q'");
+	vpa_buf_puts(&script, " 0.5)\nplot [0:1] x notitle\n");
+	vpa_buf_release(&out);
+	vpa_buf_init(&out);
+	CHECK(vpa_gnuplot_run(script.data, script.len, &out, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&out), ">''50% 'q'<") != NULL);
+	for (size_t i = 0; i < N; i++)
+		free(texts[i]);
+	vpa_buf_release(&script);
+	vpa_buf_release(&want);
+	vpa_buf_release(&out);
 }
 
 static void test_run_and_errors(void)
@@ -442,6 +576,7 @@ static void test_plot_files(void)
 int main(void)
 {
 	RUN(test_quote);
+	RUN(test_quote_gnuplot_roundtrip);
 	RUN(test_run_and_errors);
 	RUN(test_run_many);
 	RUN(test_large_io);
