@@ -234,6 +234,9 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 		       const struct vpa_baseline_opts *o, struct vpa_json **out,
 		       struct vpa_err *err)
 {
+	static const struct vpa_baseline_opts defaults = {NULL, 0, NULL, NULL, 0, 0, 0};
+	if (!o)
+		o = &defaults;
 	const struct vpa_json *nr = vpa_json_get(results, "records");
 	const struct vpa_json *orr = vpa_json_get(baseline, "records");
 	struct vpa_loc bloc = {o->name, 0, 0};

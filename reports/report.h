@@ -134,8 +134,9 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * "sweep","name","metric","old","new","delta","tolerance",["significant"],
  * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
  * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
- * (one per record without regression).  Returns 0, VPA_EGATE (a failure) or
- * an error.
+ * (one per record without regression).  o == NULL: the defaults (tolerance 0,
+ * every compared metric, neither significant nor strict).  Returns 0,
+ * VPA_EGATE (a failure) or an error.
  */
 struct vpa_baseline_opts {
 	const char *name;                  /* the baseline's file name for messages, or NULL */

@@ -10,17 +10,20 @@
 top=$PWD
 D=$top/tests/e2e/data
 
+# no report file of a failed run (the folder may hold junit.xml with the <error> case)
+no_report() { [ ! -e "$1/results.json" ] && [ ! -e "$1/report.html" ] && [ ! -e "$1/report.pdf" ]; }
+
 # bad NAME SRCDIR YAML 'corruption (shell, run in the copy)' 'expected first stderr line'
 bad() {
 	local name=$1 src=$2 yaml=$3 corrupt=$4 want=$5
 	rm -rf "$T/w" && cp -r "$src" "$T/w" && (cd "$T/w" && eval "$corrupt")
 	(cd "$T/w" && ${VPA_WRAP:-} "$VPAUDIT" run "$yaml" -o out --no-plots --quiet > "$OUT" 2> "$ERR"); local rc=$?
 	local got; got=$(head -n 1 "$ERR")
-	if [ "$rc" = 1 ] && [ "$got" = "vpaudit: error: $want" ] && [ ! -s "$OUT" ] && [ ! -e "$T/w/out" ] &&
-	   [ "$(grep -c '^vpaudit: error:' "$ERR")" = 1 ]; then
+	if [ "$rc" = 1 ] && [ "$got" = "vpaudit run: error: $want" ] && [ ! -s "$OUT" ] && no_report "$T/w/out" &&
+	   [ "$(grep -c '^vpaudit run: error:' "$ERR")" = 1 ]; then
 		echo "ok - $name"; t_pass=$((t_pass + 1))
 	else
-		echo "not ok - $name (exit $rc)"; echo "#   got:  $got"; echo "#   want: vpaudit: error: $want"
+		echo "not ok - $name (exit $rc)"; echo "#   got:  $got"; echo "#   want: vpaudit run: error: $want"
 		t_fail=$((t_fail + 1))
 	fi
 }
@@ -96,14 +99,14 @@ bad "models.txt: duplicate model" $M acts.yaml 'sed -i "3s/^[^ ]*/p1spk000-m1/" 
 # score files and keys through `vpaudit metrics`
 printf 'a b 1.0\n' > "$T/k.scores"; printf 'a b maybe\n' > "$T/k.trials"
 t_run "metrics: unknown key label" 1 -- metrics "$T/k.scores" --key "$T/k.trials"
-t_ok "metrics: unknown key label, one line" test "$(cat "$ERR")" = "vpaudit: error: $T/k.trials:1:5: unknown label 'maybe': expected target, nontarget, tar, non, 1 or 0"
+t_ok "metrics: unknown key label, one line" test "$(cat "$ERR")" = "vpaudit metrics: error: $T/k.trials:1:5: unknown label 'maybe': expected target, nontarget, tar, non, 1 or 0"
 printf 'a b target\na b nontarget\n' > "$T/k2.trials"
 t_run "metrics: duplicate key pair" 1 -- metrics "$T/k.scores" --key "$T/k2.trials"
-t_ok "metrics: duplicate key pair, one line" test "$(cat "$ERR")" = "vpaudit: error: $T/k2.trials:2: duplicate pair 'a' 'b' (first on line 1)"
+t_ok "metrics: duplicate key pair, one line" test "$(cat "$ERR")" = "vpaudit metrics: error: $T/k2.trials:2: duplicate pair 'a' 'b' (first on line 1)"
 printf '1e999 target\n' > "$T/inf.txt"
 t_run "metrics: infinite score" 1 -- metrics "$T/inf.txt"
-t_ok "metrics: infinite score, one line" test "$(head -n 1 "$ERR")" = "vpaudit: error: $T/inf.txt:1:1: score is not finite: '1e999'"
+t_ok "metrics: infinite score, one line" test "$(head -n 1 "$ERR")" = "vpaudit metrics: error: $T/inf.txt:1:1: score is not finite: '1e999'"
 : > "$T/empty.txt"
 t_run "metrics: empty file" 1 -- metrics "$T/empty.txt"
-t_ok "metrics: empty file, one line" test "$(cat "$ERR")" = "vpaudit: error: $T/empty.txt: no trials"
+t_ok "metrics: empty file, one line" test "$(cat "$ERR")" = "vpaudit metrics: error: $T/empty.txt: no trials"
 t_done

@@ -60,7 +60,7 @@ t_run "dump_* inside out/NAME is fine" 0 -- validate "$T/dump-in.yaml"
 mkdir -p "$T/w" && cp "$top/tests/e2e/data/am/sim.yaml" "$T/w/"
 (cd "$T/w" && "$VPAUDIT" run sim.yaml -o here --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
 t_ok "run: dump_models outside -o refused before any work" test "$rc" = 1 -a ! -e "$T/w/here" -a ! -e "$T/w/am-models"
-t_ok "run: the message names the key and the folder" grep -q "^vpaudit: error: sim.yaml:12:18: 'dump_models: am-models' is outside the output folder 'here': a scenario writes only there unless you run it with --allow-writes-outside$" "$ERR"
+t_ok "run: the message names the key and the folder" grep -q "^vpaudit run: error: sim.yaml:12:18: 'dump_models: am-models' is outside the output folder 'here': a scenario writes only there unless you run it with --allow-writes-outside$" "$ERR"
 (cd "$T/w" && "$VPAUDIT" run sim.yaml -o . --no-plots --quiet > "$OUT" 2> "$ERR"); rc=$?
 t_ok "run: -o . holds the dumps" test "$rc" = 0 -a -d "$T/w/am-models" -a -s "$T/w/results.json"
 t_run "run --help names --allow-writes-outside" 0 -- run --help
@@ -73,8 +73,8 @@ t_run "UTF-8 BOM before the first key" 0 -- validate "$T/bom/s.yaml"
 t_ok "BOM: silent" test ! -s "$OUT" -a ! -s "$ERR"
 { printf '\357\273\277'; printf 'nme: x\n'; } > "$T/bom/typo.yaml"
 t_run "BOM then a typo" 1 -- validate "$T/bom/typo.yaml"
-t_ok "BOM: errors keep line 1, column 1" grep -q "^vpaudit: error: $T/bom/typo.yaml:1:1: unknown key 'nme' in the scenario (did you mean 'name'?)$" "$ERR"
+t_ok "BOM: errors keep line 1, column 1" grep -q "^vpaudit validate: error: $T/bom/typo.yaml:1:1: unknown key 'nme' in the scenario (did you mean 'name'?)$" "$ERR"
 printf '\377\376n\000a\000m\000e\000:\000 \000x\000\n\000' > "$T/bom/u16.yaml"
 t_run "UTF-16 refused" 1 -- validate "$T/bom/u16.yaml"
-t_ok "UTF-16: says UTF-8" grep -q "^vpaudit: error: $T/bom/u16.yaml:1:1: invalid leading UTF-8 octet (the file must be UTF-8 text)$" "$ERR"
+t_ok "UTF-16: says UTF-8" grep -q "^vpaudit validate: error: $T/bom/u16.yaml:1:1: invalid leading UTF-8 octet (the file must be UTF-8 text)$" "$ERR"
 t_done

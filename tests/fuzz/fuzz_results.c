@@ -68,9 +68,17 @@ static void gate_side(const struct vpa_json *r)
 		one_line(&err);
 	struct vpa_json *flags = NULL;
 	vpa_err_init(&err);
-	rc = vpa_gates_baseline(r, r, 0, &flags, &err);
+	/* significant: the intervals of a file compared with itself cannot separate */
+	struct vpa_baseline_opts bo = {"results.json", 0, NULL, NULL, 0, 1, 0};
+	rc = vpa_gates_baseline(r, r, &bo, &flags, &err);
 	if (rc == VPA_EGATE)
 		abort(); /* a file compared with itself cannot have moved */
+	vpa_json_free(flags);
+	flags = NULL;
+	vpa_err_init(&err);
+	rc = vpa_gates_baseline(r, r, NULL, &flags, &err); /* the defaults */
+	if (rc == VPA_EGATE)
+		abort();
 	if (rc)
 		one_line(&err);
 	vpa_json_free(flags);
