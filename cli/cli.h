@@ -21,11 +21,6 @@ int cmd_gate(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_onnx(int argc, char **argv);
 
-/*
- * The running subcommand ("run", "dp epsilon", ...), set by main and by
- * commands with subcommands: every error line is "vpaudit CMD: error: ...".
- */
-extern const char *cli_cmd;
 /* Print "vpaudit CMD: error: MSG" for err and return its exit status. */
 int cli_error(const struct vpa_err *err);
 /* Print "vpaudit CMD: error: ..." (one line). */

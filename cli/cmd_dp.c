@@ -409,7 +409,7 @@ int cmd_dp(int argc, char **argv)
 	} else {
 		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
 	}
-	cli_cmd = o.name;
+	vpa_cmd = o.name;
 	int rc = parse(argc - 1, argv + 1, &o);
 	if (rc == -1)
 		return 0; /* --help */

@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	int rc = -1;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(name, commands[i].name)) {
-			cli_cmd = commands[i].name;
+			vpa_cmd = commands[i].name;
 			rc = commands[i].fn(argc - 1, argv + 1);
 			break;
 		}

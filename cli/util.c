@@ -11,12 +11,11 @@
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
-const char *cli_cmd;
 
 static void prefix(void)
 {
-	if (cli_cmd)
-		fprintf(stderr, "vpaudit %s: error: ", cli_cmd);
+	if (vpa_cmd)
+		fprintf(stderr, "vpaudit %s: error: ", vpa_cmd);
 	else
 		fputs("vpaudit: error: ", stderr);
 }

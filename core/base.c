@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 int vpa_quiet;
+const char *vpa_cmd;
 
 void vpa_err_init(struct vpa_err *err)
 {
@@ -110,10 +111,13 @@ static void live_tmp_set(const char *old, char *now)
  */
 static _Noreturn void oom_exit(size_t a, size_t b)
 {
-	char msg[160];
+	char msg[200];
+	const char *sp = vpa_cmd ? " " : "", *cmd = vpa_cmd ? vpa_cmd : "";
 	int n = b ? snprintf(msg, sizeof(msg),
-			     "vpaudit: error: out of memory (allocating %zu * %zu bytes)\n", a, b)
-		  : snprintf(msg, sizeof(msg), "vpaudit: error: out of memory (allocating %zu bytes)\n", a);
+			     "vpaudit%s%s: error: out of memory (allocating %zu * %zu bytes)\n", sp,
+			     cmd, a, b)
+		  : snprintf(msg, sizeof(msg),
+			     "vpaudit%s%s: error: out of memory (allocating %zu bytes)\n", sp, cmd, a);
 	if (n > 0)
 		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 	if (pthread_mutex_trylock(&live_tmp_lock) == 0) {

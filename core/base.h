@@ -61,6 +61,13 @@ void vpa_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Set to 1 by --quiet: suppresses vpa_progress (never warnings or errors). */
 extern int vpa_quiet;
 
+/*
+ * The running subcommand ("run", "dp epsilon", ...) or NULL, set by the CLI:
+ * every error line is "vpaudit CMD: error: ...", those printed by cli/ and
+ * the out-of-memory line of core/ alike.
+ */
+extern const char *vpa_cmd;
+
 /* Broken invariant: our bug, not the user's.  Prints file:line and aborts. */
 #define VPA_BUG(...) vpa_bug(__FILE__, __LINE__, __VA_ARGS__)
 _Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...);

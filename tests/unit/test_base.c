@@ -204,6 +204,12 @@ static void alloc_too_much(void)
 	free(p);
 }
 
+static void alloc_too_much_in_cmd(void)
+{
+	vpa_cmd = "metrics"; /* as main sets it: the line names the subcommand */
+	alloc_too_much();
+}
+
 static void mul_overflows(void)
 {
 	(void)xmul(SIZE_MAX / 2, 3);
@@ -236,6 +242,8 @@ static void test_out_of_memory(void)
 	char msg[512];
 	CHECK(in_child(alloc_too_much, msg, sizeof(msg)) == 1);
 	CHECK_STR(last_line(msg), "vpaudit: error: out of memory (allocating 70368744177664 bytes)\n");
+	CHECK(in_child(alloc_too_much_in_cmd, msg, sizeof(msg)) == 1);
+	CHECK_STR(last_line(msg), "vpaudit metrics: error: out of memory (allocating 70368744177664 bytes)\n");
 	CHECK(in_child(calloc_too_much, msg, sizeof(msg)) == 1);
 	CHECK_STR(last_line(msg), "vpaudit: error: out of memory (allocating 1099511627776 * 64 bytes)\n");
 	CHECK(in_child(mul_overflows, msg, sizeof(msg)) == 1);
