@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"Utterances that give no frame (shorter than one frame, or no voiced frame with\n"
 		"--vad) get a warning and are left out.\n"
 		"\n"
-		"options (--name=value or --name value; booleans true|false, bare = true):\n"
+		"options (--name=value, or --name value for the ones below; booleans true|false, bare = true):\n"
 		"  -o OUT                 where to write (required)\n"
 		"  --features=fbank|mfcc  the front-end (default fbank)\n"
 		"  --cmn=true|false       subtract the mean of the frames fed to the model (default true)\n"
@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  --text                 text archive instead of binary\n"
 		"  --threads=N            utterances computed in parallel (default: online CPUs)\n"
 		"  --channel=N            channel of multi-channel files (0-based; default: mono)\n"
-		"\nfront-end options (Kaldi's names; `vpaudit features fbank --help` and\n"
+		"\nfront-end options (--name=value only; Kaldi's names; `vpaudit features fbank --help` and\n"
 		"`vpaudit features mfcc --help` list them with their defaults):\n");
 	vpa_feat_opts_help(f, VPA_FEAT_FBANK);
 	fprintf(f, "\nExit status: 0 ok, 1 bad input, 2 usage.\n");

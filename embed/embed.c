@@ -124,8 +124,18 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 		goto fail;
 	}
 	if (in->has_shape) {
-		char shp[128];
-		vpa_onnx_shape_str(shp, sizeof(shp), in->ndim, in->dims);
+		char shp[256];
+		size_t at = 0;
+		for (size_t k = 0; k < in->ndim && at < sizeof(shp); k++) {
+			if (in->dims[k] >= 0)
+				at += (size_t)snprintf(shp + at, sizeof(shp) - at, "%s%lld", k ? ", " : "(",
+						       (long long)in->dims[k]);
+			else
+				at += (size_t)snprintf(shp + at, sizeof(shp) - at, "%s%s", k ? ", " : "(",
+						       in->dim_names[k] ? in->dim_names[k] : "?");
+		}
+		if (at < sizeof(shp))
+			snprintf(shp + at, sizeof(shp) - at, in->ndim ? ")" : "()");
 		if (in->ndim != 3) {
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
 				      "input '%s' %s has rank %zu: expected (batch, time, features) "
