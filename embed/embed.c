@@ -19,7 +19,7 @@ struct vpa_embedder {
 	struct vpa_feat *fe;
 	char *path;        /* model file, for messages */
 	const char *input; /* borrowed from the model */
-	const char *output;
+	char *output;      /* owned */
 	size_t dim;        /* front-end dimension */
 	int layout, cmn;
 	size_t chunk;
@@ -74,6 +74,7 @@ void vpa_embedder_free(struct vpa_embedder *e)
 	vpa_onnx_free(e->m);
 	vpa_feat_free(e->fe);
 	free(e->path);
+	free(e->output);
 	free(e);
 }
 
@@ -170,17 +171,13 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 			vpa_buf_release(&b);
 			goto fail;
 		}
-		e->output = o->output;
-		/* keep a pointer valid for the embedder's life: the graph's own copy */
-		for (size_t i = 0; i < vpa_onnx_n_outputs(e->m); i++)
-			if (!strcmp(vpa_onnx_output(e->m, i)->name, o->output))
-				e->output = vpa_onnx_output(e->m, i)->name;
+		e->output = xstrdup(o->output);
 	} else {
 		if (!vpa_onnx_n_outputs(e->m)) {
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "the graph has no output");
 			goto fail;
 		}
-		e->output = vpa_onnx_output(e->m, 0)->name;
+		e->output = xstrdup(vpa_onnx_output(e->m, 0)->name);
 	}
 	*out = e;
 	return 0;
@@ -219,7 +216,8 @@ static int forward(const struct vpa_embedder *e, const char *id, const float *x,
 	int64_t dims[3] = {1, btf ? (int64_t)T : (int64_t)F, btf ? (int64_t)F : (int64_t)T};
 	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, dims, buf), y;
 	const char *want[] = {e->output};
-	int rc = vpa_onnx_run(e->m, 1, &e->input, &in, 1, want, &y, err);
+	const char *in_name = e->input;
+	int rc = vpa_onnx_run(e->m, 1, &in_name, &in, 1, want, &y, err);
 	if (rc)
 		return rc;
 	size_t n = vpa_onnx_numel(&y);

@@ -439,6 +439,7 @@ static void anon_free(struct vpa_target *t)
 	vpa_anon_trials_release(&a->trials);
 	vpa_sim_free(a->sim);
 	vpa_anon_result_release(&a->trial_pseudo);
+	vpa_embedder_free(a->extractor);
 	free(a);
 	t->data = NULL;
 }
@@ -807,6 +808,7 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	struct vpa_embedder *emb = NULL;
 	struct vpa_embed_opts eo;
 	int rc = 0;
+	vpa_embed_opts_init(&eo, VPA_FEAT_FBANK);
 	vpa_embset_init(&pool);
 	struct {
 		const char *role;
@@ -907,7 +909,9 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		set_info(t->info, "pool", &pool);
 	}
 out:
-	vpa_embedder_free(emb);
+	/* kept for sets given as audio in the attacks (slicing) */
+	a->extractor = emb;
+	a->extractor_opts = eo;
 	vpa_embset_release(&pool);
 	return rc;
 }

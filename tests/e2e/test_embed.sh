@@ -51,12 +51,14 @@ t_run "embed train" 0 -- embed $G/ecapa.onnx $S/train -o "$T/train.ark" --num-me
 t_run "embed data" 0 -- embed $G/ecapa.onnx $G/data -o "$T/data.ark" --num-mel-bins=20
 sed -e '/extractor:/d' \
     -e "s#train: {audio: train}#train: {vectors: $T/train.ark, utt2spk: $PWD/$S/train/utt2spk}#" \
+    -e "s#trial: {audio: ../../../golden/embed/data}, trial_anon: {audio: ../../../golden/embed/data}#trial: {vectors: $T/data.ark, utt2spk: $PWD/$G/data/utt2spk}, trial_anon: {vectors: $T/data.ark, utt2spk: $PWD/$G/data/utt2spk}#" \
     -e "s#{audio: ../../../golden/embed/data}#{vectors: $T/data.ark, utt2spk: $PWD/$G/data/utt2spk, spk2gender: $PWD/$G/data/spk2gender}#" \
     $S/audio.yaml > "$T/vectors.yaml"
 t_run "the same scenario on vpaudit embed's archives" 0 -- run "$T/vectors.yaml" -o "$T/sv" --quiet
 metrics() { grep -E '"(eer|eer_threshold|cllr|cllr_min)": [-0-9.e]+' "$1/results.json"; }
 t_ok "records from audio equal the records from the archives" test "$(metrics "$T/sa" | md5sum)" = "$(metrics "$T/sv" | md5sum)"
 t_ok "and there are records to compare" test "$(metrics "$T/sa" | wc -l)" -ge 8
+t_ok "slicing records from audio" grep -q '"attack": "slice' "$T/sa/results.json"
 
 bad() { # NAME, sed expression on audio.yaml, expected error line (after 'vpaudit validate: error: ')
 	sed -e "$2" $S/audio.yaml > $S/bad.yaml
@@ -65,21 +67,21 @@ bad() { # NAME, sed expression on audio.yaml, expected error line (after 'vpaudi
 	rm -f $S/bad.yaml
 }
 bad "front-end against the model" 's/--num-mel-bins=20/--num-mel-bins=24/' \
-	"$S/bad.yaml:15:26: $S/../../../golden/embed/ecapa.onnx: input 'feats' (1, time, 20) wants 20 features per frame (--layout btf), the front-end gives 24 (fbank --num-mel-bins=24)"
+	"$S/bad.yaml:16:26: $S/../../../golden/embed/ecapa.onnx: input 'feats' (1, time, 20) wants 20 features per frame (--layout btf), the front-end gives 24 (fbank --num-mel-bins=24)"
 sed -e 's#model: ../../../golden/embed/ecapa.onnx#model: ../../../golden/onnx/bad_op.onnx#' $S/audio.yaml > $S/bad.yaml
 t_run "scenario: unsupported operator" 1 -- validate $S/bad.yaml
-t_ok "scenario: unsupported operator: names operator, node, opset at the model key" grep -qF "vpaudit validate: error: $S/bad.yaml:15:26: $S/../../../golden/onnx/bad_op.onnx: node 'celu_1' (Celu, opset 13): unsupported operator (supported: Abs," "$ERR"
+t_ok "scenario: unsupported operator: names operator, node, opset at the model key" grep -qF "vpaudit validate: error: $S/bad.yaml:16:26: $S/../../../golden/onnx/bad_op.onnx: node 'celu_1' (Celu, opset 13): unsupported operator (supported: Abs," "$ERR"
 rm -f $S/bad.yaml
 bad "unknown front-end option" 's/--num-mel-bins=20/--num-bins=20/' \
-	"$S/bad.yaml:15:70: unknown option '--num-bins'"
+	"$S/bad.yaml:16:70: unknown option '--num-bins'"
 bad "extractor key as an option" 's/--num-mel-bins=20/--chunk=20/' \
-	"$S/bad.yaml:15:70: '--chunk' is a key of the extractor: write \`chunk: ...\` next to \`model\`"
+	"$S/bad.yaml:16:70: '--chunk' is a key of the extractor: write \`chunk: ...\` next to \`model\`"
 bad "audio without extractor" '/extractor:/d' \
-	"$S/bad.yaml:15:14: set 'train' is audio: \`import:\` needs an \`extractor:\` (an ONNX model and its front-end)"
+	"$S/bad.yaml:16:14: set 'train' is audio: \`import:\` needs an \`extractor:\` (an ONNX model and its front-end)"
 bad "audio with vectors" 's#train: {audio: train}#train: {audio: train, vectors: x.ark}#' \
-	"$S/bad.yaml:16:29: \`vectors\` cannot go with \`audio\` (speakers, genders and durations come from the data directory)"
+	"$S/bad.yaml:17:29: \`vectors\` cannot go with \`audio\` (speakers, genders and durations come from the data directory)"
 bad "audio is a folder" 's#train: {audio: train}#train: {audio: audio.yaml}#' \
-	"$S/bad.yaml:16:22: 'audio.yaml' is not a folder"
+	"$S/bad.yaml:17:22: 'audio.yaml' is not a folder"
 bad "neither vectors nor audio" 's#train: {audio: train}#train: {utt2spk: train/utt2spk}#' \
-	"$S/bad.yaml:16:14: set 'train' needs \`vectors\` (embeddings) or \`audio\` (a data directory)"
+	"$S/bad.yaml:17:14: set 'train' needs \`vectors\` (embeddings) or \`audio\` (a data directory)"
 t_done
