@@ -12,7 +12,7 @@ LDLIBS   += $(YAML_LIBS) $(AUDIO_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lp
 BUILD   ?= build
 
 LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
-            scenarios/*.c reports/*.c audio/*.c onnx/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
+            scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)

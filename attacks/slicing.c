@@ -17,6 +17,8 @@
 #include "attacks/attacks.h"
 #include "targets/anon.h"
 
+#include "embed/embed.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,8 +27,11 @@
 
 #define INF INFINITY
 static const struct vpa_key set_keys[] = {
-	{"vectors", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/xvector.ark",
-	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64"},
+	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/xvector.ark",
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)"},
+	{"audio", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_2s",
+	 "a Kaldi data directory of the cut audio, embedded with the target's "
+	 "`import.extractor` (utt2spk from the folder; no other key)"},
 	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/ids.txt",
 	 ".npy only: one utterance id per row, or `utt spk` lines"},
 	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/utt2spk",
@@ -158,8 +163,27 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			const struct vpa_ynode *set = s->items[j];
 			if (set->type != VPA_YMAP)
 				continue;
+			const struct vpa_ynode *au = vpa_ymap_get(set, "audio");
+			struct vpa_loc l3 = vpa_node_loc(ctx->file, set);
+			if (!au && !vpa_ymap_get(set, "vectors"))
+				return vpa_fail(err, VPA_EINPUT, &l3,
+						"slice of %lld s: set '%s' needs `vectors` or `audio`", d,
+						s->keys[j]->str);
+			if (au && set->n > 1) {
+				size_t q = strcmp(set->keys[0]->str, "audio") ? 0 : 1;
+				struct vpa_loc l4 = vpa_node_loc(ctx->file, set->keys[q]);
+				return vpa_fail(err, VPA_EINPUT, &l4,
+						"`%s` cannot go with `audio` (speakers come from the data "
+						"directory)", set->keys[q]->str);
+			}
+			if (au && !vpa_ymap_get(vpa_ymap_get(target_cfg, "import"), "extractor"))
+				return vpa_fail(err, VPA_EINPUT, &l3,
+						"slice of %lld s: set '%s' is audio: the target needs an "
+						"`import.extractor`", d, s->keys[j]->str);
 			for (size_t q = 0; q < set->n; q++)
-				if ((rc = vpa_check_path(ctx, set->items[q], VPA_PATH_FILE, err)))
+				if ((rc = vpa_check_path(ctx, set->items[q],
+							 set->items[q] == au ? VPA_PATH_DIR : VPA_PATH_FILE,
+							 err)))
 					return rc;
 		}
 	}
@@ -167,22 +191,35 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 }
 
 /* An imported sliced set, rows in the order of the target's trial set. */
-static int import_slice(struct vpa_run_ctx *ctx, const struct vpa_ynode *m, const char *role,
-			long long dur, const struct vpa_embset *trial, struct vpa_embset *out,
-			struct vpa_err *err)
+static int import_slice(struct vpa_run_ctx *ctx, const struct vpa_anon_target *a,
+			const struct vpa_ynode *m, const char *role, long long dur,
+			const struct vpa_embset *trial, struct vpa_embset *out, struct vpa_err *err)
 {
 	char *p[3] = {NULL};
 	const char *k[3] = {"vectors", "ids", "utt2spk"};
 	struct vpa_embset raw;
+	int rc;
 	vpa_embset_init(&raw);
-	for (int i = 0; i < 3; i++) {
-		const char *v = vpa_cfg_str(m, &set_schema, k[i]);
-		p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
+	const char *au = vpa_cfg_str(m, &set_schema, "audio");
+	if (au) { /* embedded with the target's extractor */
+		if (!a->extractor)
+			return vpa_fail(err, VPA_EINPUT, NULL, "slice of %lld s: set '%s' is audio and "
+					"the target has no extractor", dur, role);
+		char *dir = vpa_path_join(ctx->dir, au);
+		struct vpa_embed_opts o = a->extractor_opts;
+		o.threads = ctx->threads;
+		rc = vpa_embset_from_audio_with(dir, a->extractor, &o, &raw, err);
+		free(dir);
+	} else {
+		for (int i = 0; i < 3; i++) {
+			const char *v = vpa_cfg_str(m, &set_schema, k[i]);
+			p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
+		}
+		struct vpa_embset_src src = {p[0], p[1], p[2], NULL, NULL, 0};
+		rc = vpa_embset_import(&src, &raw, err);
+		for (int i = 0; i < 3; i++)
+			free(p[i]);
 	}
-	struct vpa_embset_src src = {p[0], p[1], p[2], NULL, NULL, 0};
-	int rc = vpa_embset_import(&src, &raw, err);
-	for (int i = 0; i < 3; i++)
-		free(p[i]);
 	if (rc)
 		goto out;
 	if (raw.d != trial->d) {
@@ -338,9 +375,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			const struct vpa_ynode *mt = vpa_ymap_get(s, "trial");
 			const struct vpa_ynode *ma = vpa_ymap_get(s, "trial_anon");
 			if (mt)
-				rc = import_slice(ctx, mt, "trial", dur[di], &a->trial, &tr, err);
+				rc = import_slice(ctx, a, mt, "trial", dur[di], &a->trial, &tr, err);
 			if (!rc && ma)
-				rc = import_slice(ctx, ma, "trial_anon", dur[di], &a->trial, &tra, err);
+				rc = import_slice(ctx, a, ma, "trial_anon", dur[di], &a->trial, &tra, err);
 		}
 		for (int k = 0; k < VPA_ATK_N && !rc; k++) {
 			if (!(m & (1u << k)))

@@ -283,5 +283,7 @@ void vpa_cmvn_sliding(float *x, size_t T, size_t dim, int cmn_window, int min_wi
  * `ID  [\n  r1 \n  r2 ]\n` (text, %.9g: exact for float).
  */
 void vpa_ark_write_fmat(FILE *f, const char *id, const struct vpa_fmat *m, int text);
+/* One vector entry: `ID \0B FV <d> data` (binary) or `ID  [ v1 v2 ... ]\n` (text, %.9g). */
+void vpa_ark_write_fvec(FILE *f, const char *id, const float *v, size_t d, int text);
 
 #endif

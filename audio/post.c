@@ -166,3 +166,20 @@ void vpa_ark_write_fmat(FILE *f, const char *id, const struct vpa_fmat *m, int t
 	if (m->rows)
 		fwrite(m->x, sizeof(float), m->rows * m->cols, f);
 }
+
+void vpa_ark_write_fvec(FILE *f, const char *id, const float *v, size_t d, int text)
+{
+	if (text) {
+		fprintf(f, "%s  [ ", id);
+		for (size_t j = 0; j < d; j++)
+			fprintf(f, "%.9g ", v[j]);
+		fputs("]\n", f);
+		return;
+	}
+	int32_t n = (int32_t)d;
+	fprintf(f, "%s ", id);
+	fwrite("\0BFV \4", 1, 6, f);
+	fwrite(&n, 4, 1, f);
+	if (d)
+		fwrite(v, sizeof(float), d, f);
+}

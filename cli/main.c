@@ -40,6 +40,8 @@ static const struct command commands[] = {
 	 "Kaldi-compatible fbank/MFCC (+ CMVN, energy VAD) of a data directory or audio files"},
 	{"onnx", cmd_onnx, "info MODEL.onnx | run MODEL.onnx -i NAME=X.npy -o DIR [--outputs A,B]",
 	 "inspect an ONNX model, or run it on .npy inputs (any intermediate value by name)"},
+	{"embed", cmd_embed, "MODEL.onnx DATA -o OUT.ark [--features fbank|mfcc] [--chunk C] ...",
+	 "one speaker embedding per utterance with an ONNX extractor (Kaldi vector archive)"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
 };

@@ -14,6 +14,7 @@
 
 #include "core/base.h"
 #include "core/embset.h"
+#include "embed/embed.h"
 #include "core/plda.h"
 #include "targets/targets.h"
 
@@ -215,6 +216,9 @@ struct vpa_anon_target {
 	struct vpa_sim *sim;
 	struct vpa_anon_result trial_pseudo;     /* the user's pseudo-speakers of the trial set */
 	struct vpa_backend_cfg backend;          /* the attacker's back-end recipe */
+	/* import with `extractor:` (else NULL): the ONNX extractor, for sets given as audio */
+	struct vpa_embedder *extractor;
+	struct vpa_embed_opts extractor_opts;    /* its options (strings borrowed from the scenario) */
 };
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech;

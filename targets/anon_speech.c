@@ -7,6 +7,7 @@
  */
 #include "targets/anon.h"
 #include "core/kaldi.h"
+#include "embed/embed.h"
 
 #include <errno.h>
 #include <math.h>
@@ -115,9 +116,41 @@ static const struct vpa_key sim_keys[] = {
 };
 static const struct vpa_schema sim_schema = {"simulation", sim_keys};
 
+/* The ONNX extractor of `import.extractor` (embed/embed.h, as `vpaudit embed`). */
+static const struct vpa_key extractor_keys[] = {
+	{"model", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "ecapa.onnx",
+	 "the ONNX model (external data files next to it); an unsupported operator is "
+	 "reported by `vpaudit validate`"},
+	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "fbank",
+	 "the front-end's features (Kaldi's compute-fbank-feats / compute-mfcc-feats)"},
+	{"options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "[--num-mel-bins=80, --frame-shift=10]",
+	 "front-end options as on the command line of `vpaudit features` (Kaldi's names, "
+	 "`--name=value`, CMVN and `--vad` included)"},
+	{"cmn", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "true",
+	 "subtract the mean of the frames fed to the model (per chunk with `chunk`)"},
+	{"chunk", VPA_K_INT, 0, "0", 0, 100000000, 0, NULL, NULL, "198",
+	 "frames per forward pass, chunk embeddings averaged as WeSpeaker's runtime (0: the "
+	 "whole utterance)"},
+	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "btf",
+	 "the model input (batch, time, features) or (batch, features, time)"},
+	{"input", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "feats",
+	 "the graph input of the features (default: the only one)"},
+	{"output", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "embedding",
+	 "the value read as the embedding: a graph output or any intermediate value "
+	 "(default: the first graph output)"},
+	{NULL},
+};
+static const struct vpa_schema extractor_schema = {"extractor", extractor_keys};
+
 static const struct vpa_key set_keys[] = {
-	{"vectors", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
-	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64"},
+	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)"},
+	{"audio", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/test",
+	 "a Kaldi data directory of audio (wav.scp, utt2spk, optional segments and "
+	 "spk2gender) embedded with `import.extractor` instead of `vectors`; speakers, "
+	 "genders and durations then come from the folder and the audio, so no other key "
+	 "of the set is allowed"},
 	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "ids.txt",
 	 ".npy only: one utterance id per row, or `utt spk` lines"},
 	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "utt2spk",
@@ -149,6 +182,10 @@ static const struct vpa_key import_keys[] = {
 	SETKEY("population", 0, "extra original enrolment speakers for identification"),
 	SETKEY("population_anon", 0, "the same anonymised by the attacker"),
 	SETKEY("population_informed", 0, "the same anonymised with their own pseudo-speakers"),
+	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &extractor_schema,
+	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
+	 "the ONNX speaker extractor and front-end that embed the sets given as `audio` "
+	 "(as `vpaudit embed`)"},
 	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "enrolls",
 	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
 	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trials",
@@ -175,6 +212,74 @@ static const struct vpa_key keys[] = {
 };
 static const struct vpa_schema schema = {"target anonymised_speech", keys};
 
+/* ---- the ONNX extractor ------------------------------------------------------ */
+
+/*
+ * The extractor's options from its mapping (strings borrowed from the nodes).
+ * Errors blame the offending node: "S.yaml:12:20: unknown option '--num-bins'".
+ */
+static int extractor_opts(const char *file, const struct vpa_ynode *ex, int threads,
+			  struct vpa_embed_opts *o, struct vpa_err *err)
+{
+	const char *kind = vpa_cfg_str(ex, &extractor_schema, "features");
+	vpa_embed_opts_init(o, !strcmp(kind, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
+	o->cmn = vpa_cfg_bool(ex, &extractor_schema, "cmn");
+	o->chunk = (size_t)vpa_cfg_int(ex, &extractor_schema, "chunk");
+	o->layout = !strcmp(vpa_cfg_str(ex, &extractor_schema, "layout"), "bft") ? VPA_EMBED_BFT
+										  : VPA_EMBED_BTF;
+	o->input = vpa_cfg_str(ex, &extractor_schema, "input");
+	o->output = vpa_cfg_str(ex, &extractor_schema, "output");
+	o->threads = threads > 0 ? threads : 1;
+	const struct vpa_ynode *l = vpa_ymap_get(ex, "options");
+	for (size_t i = 0; l && i < l->n; i++) {
+		const struct vpa_ynode *v = l->items[i];
+		struct vpa_loc loc = vpa_node_loc(file, v);
+		if (v->type != VPA_YSCALAR || strncmp(v->str, "--", 2) || !v->str[2])
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"expected a front-end option '--name=value' (e.g. --num-mel-bins=80)");
+		char name[64];
+		const char *eq = strchr(v->str + 2, '=');
+		size_t nl = eq ? (size_t)(eq - v->str - 2) : strlen(v->str + 2);
+		if (nl >= sizeof(name))
+			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v->str);
+		memcpy(name, v->str + 2, nl);
+		name[nl] = 0;
+		static const char *const own[] = {"cmn", "chunk", "layout", "features", "input",
+						  "output", NULL};
+		for (size_t k = 0; own[k]; k++)
+			if (!strcmp(name, own[k]))
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"'--%s' is a key of the extractor: write `%s: ...` next "
+						"to `model`", name, name);
+		struct vpa_err e2;
+		vpa_err_init(&e2);
+		if (vpa_feat_opts_set(&o->feat, name, eq ? eq + 1 : "true", &e2))
+			return vpa_fail(err, VPA_EINPUT, &loc, "%s", e2.msg);
+	}
+	return 0;
+}
+
+/* Load the extractor (model checks, operators, input shape against the front-end). */
+static int extractor_new(const char *file, const char *dir, const struct vpa_ynode *ex,
+			 int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
+			 struct vpa_err *err)
+{
+	*out = NULL;
+	int rc = extractor_opts(file, ex, threads, o, err);
+	if (rc)
+		return rc;
+	char *p = vpa_path_join(dir, vpa_cfg_str(ex, &extractor_schema, "model"));
+	struct vpa_err e2;
+	vpa_err_init(&e2);
+	rc = vpa_embedder_new(p, o, out, &e2);
+	free(p);
+	if (rc) {
+		struct vpa_loc loc = vpa_node_loc(file, vpa_ymap_get(ex, "model"));
+		return vpa_fail(err, e2.status, &loc, "%s", e2.msg);
+	}
+	return 0;
+}
+
 /* ---- validation -------------------------------------------------------------- */
 
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
@@ -193,14 +298,53 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
 			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
 		}
+		const struct vpa_ynode *ex = vpa_ymap_get(imp, "extractor");
+		int any_audio = 0;
 		for (size_t i = 0; i < imp->n; i++) {
 			const struct vpa_ynode *v = imp->items[i];
-			if (v->type == VPA_YMAP) {
+			if (!strcmp(imp->keys[i]->str, "extractor")) {
+				if (vpa_check_path(ctx, vpa_ymap_get(v, "model"), VPA_PATH_FILE, err))
+					return err->status;
+			} else if (v->type == VPA_YMAP) {
+				const struct vpa_ynode *au = vpa_ymap_get(v, "audio");
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, v);
+				if (!au && !vpa_ymap_get(v, "vectors"))
+					return vpa_fail(err, VPA_EINPUT, &l2,
+							"set '%s' needs `vectors` (embeddings) or `audio` "
+							"(a data directory)", imp->keys[i]->str);
+				if (au && v->n > 1) {
+					size_t j = strcmp(v->keys[0]->str, "audio") ? 0 : 1;
+					struct vpa_loc l3 = vpa_node_loc(ctx->file, v->keys[j]);
+					return vpa_fail(err, VPA_EINPUT, &l3,
+							"`%s` cannot go with `audio` (speakers, genders "
+							"and durations come from the data directory)",
+							v->keys[j]->str);
+				}
+				if (au && !ex)
+					return vpa_fail(err, VPA_EINPUT, &l2,
+							"set '%s' is audio: `import:` needs an `extractor:` "
+							"(an ONNX model and its front-end)", imp->keys[i]->str);
+				any_audio |= au != NULL;
 				for (size_t j = 0; j < v->n; j++)
-					if (vpa_check_path(ctx, v->items[j], VPA_PATH_FILE, err))
+					if (vpa_check_path(ctx, v->items[j],
+							   v->items[j] == au ? VPA_PATH_DIR : VPA_PATH_FILE,
+							   err))
 						return err->status;
 			} else if (vpa_check_path(ctx, v, VPA_PATH_FILE, err)) {
 				return err->status;
+			}
+		}
+		if (ex) {
+			/* load it: unsupported operators, the input against the front-end, ... */
+			struct vpa_embed_opts o;
+			struct vpa_embedder *e;
+			if (extractor_new(ctx->file, ctx->dir, ex, 1, &o, &e, err))
+				return err->status;
+			vpa_embedder_free(e);
+			if (!any_audio) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(imp, "extractor"));
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"`extractor:` embeds sets given as `audio`, and no set is");
 			}
 		}
 	} else if (imp) {
@@ -294,6 +438,7 @@ static void anon_free(struct vpa_target *t)
 	vpa_anon_trials_release(&a->trials);
 	vpa_sim_free(a->sim);
 	vpa_anon_result_release(&a->trial_pseudo);
+	vpa_embedder_free(a->extractor);
 	free(a);
 	t->data = NULL;
 }
@@ -530,12 +675,36 @@ out:
 
 /* ---- import -------------------------------------------------------------------- */
 
+/* A set given as audio: embedded with the extractor. */
+static int audio_set(struct vpa_run_ctx *ctx, const struct vpa_ynode *m, const char *role,
+		     int need_gender, const struct vpa_embedder *e, const struct vpa_embed_opts *o,
+		     struct vpa_embset *out, struct vpa_err *err)
+{
+	char *p = vpa_path_join(ctx->dir, vpa_cfg_str(m, &set_schema, "audio"));
+	int rc = vpa_embset_from_audio_with(p, e, o, out, err);
+	for (size_t s = 0; !rc && need_gender && s < out->n_spk; s++)
+		if (!out->gender || !out->gender[s])
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "%s/spk2gender: no gender for speaker '%s' (needed for the "
+				      "same-gender trials of set '%s')",
+				      p, out->spk_id[s], role);
+	if (rc) {
+		vpa_embset_release(out);
+		vpa_embset_init(out);
+	}
+	free(p);
+	return rc;
+}
+
 static int import_set(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, const char *role,
-		      int need_gender, struct vpa_embset *out, struct vpa_err *err)
+		      int need_gender, const struct vpa_embedder *e, const struct vpa_embed_opts *o,
+		      struct vpa_embset *out, struct vpa_err *err)
 {
 	const struct vpa_ynode *m = vpa_ymap_get(imp, role);
 	if (!m)
 		return 0;
+	if (vpa_ymap_get(m, "audio"))
+		return audio_set(ctx, m, role, need_gender, e, o, out, err);
 	char *p[5] = {NULL};
 	const char *k[5] = {"vectors", "ids", "utt2spk", "spk2gender", "utt2dur"};
 	for (int i = 0; i < 5; i++) {
@@ -635,7 +804,10 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	const char *trials = vpa_cfg_str(imp, &import_schema, "trials");
 	const char *enrolls = vpa_cfg_str(imp, &import_schema, "enrolls");
 	struct vpa_embset pool;
+	struct vpa_embedder *emb = NULL;
+	struct vpa_embed_opts eo;
 	int rc = 0;
+	vpa_embed_opts_init(&eo, VPA_FEAT_FBANK);
 	vpa_embset_init(&pool);
 	struct {
 		const char *role;
@@ -655,8 +827,12 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		{"population_informed", &a->pop_informed, 0},
 	};
 	size_t nr = sizeof(roles) / sizeof(roles[0]);
+	const struct vpa_ynode *ex = vpa_ymap_get(imp, "extractor");
+	if (ex && (rc = extractor_new(ctx->file, ctx->dir, ex, ctx->threads, &eo, &emb, err)))
+		goto out;
 	for (size_t i = 0; i < nr; i++)
-		if ((rc = import_set(ctx, imp, roles[i].role, roles[i].need_gender, roles[i].es, err)))
+		if ((rc = import_set(ctx, imp, roles[i].role, roles[i].need_gender, emb, &eo,
+				     roles[i].es, err)))
 			goto out;
 	/* one dimension for all */
 	for (size_t i = 1; i < nr; i++)
@@ -732,6 +908,9 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		set_info(t->info, "pool", &pool);
 	}
 out:
+	/* kept for sets given as audio in the attacks (slicing) */
+	a->extractor = emb;
+	a->extractor_opts = eo;
 	vpa_embset_release(&pool);
 	return rc;
 }
@@ -785,7 +964,8 @@ const struct vpa_target_kind vpa_target_anonymised_speech = {
 	       "anonymises them with the x-vector anonymiser (VoicePrivacy baseline with the "
 	       "COMPRISE design choices); reports mark it simulated.  `source: import` reads "
 	       "Kaldi archives or .npy files with utt2spk, spk2gender, utt2dur, enrolls and "
-	       "trials.",
+	       "trials, or embeds Kaldi data directories of audio with an ONNX extractor "
+	       "(`import.extractor`, as `vpaudit embed`).",
 	.validate = validate,
 	.build = build,
 	.free = anon_free,

@@ -8,6 +8,7 @@
  * activations.  targets/README.md documents the layouts.
  */
 #include "targets/fl_am.h"
+#include "audio/audio.h"
 #include "core/io.h"
 #include "core/embset.h"
 #include "core/kaldi.h"
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- schema ----------------------------------------------------------------- */
 
@@ -93,8 +95,23 @@ static const struct vpa_key import_keys[] = {
 	{"model_dir", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "models",
 	 "folder holding one model folder (model.yaml + .npy, core/NN.md) per MODEL"},
 	{"indicator", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "indicator",
-	 "the Indicator features: a folder of UTT.npy (T x input_dim), or a Kaldi feature "
-	 "archive (text or binary matrices)"},
+	 "the Indicator features: a folder of UTT.npy (T x input_dim), a Kaldi feature "
+	 "archive (text or binary matrices), or a Kaldi data directory of audio (a folder "
+	 "with wav.scp; features by `features` and `feature_options`)"},
+	{"onnx_layers", VPA_K_LIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, NULL,
+	 "[/tdnn2/Relu_output_0, hidden5]",
+	 "ONNX models instead of model folders: MODEL_DIR/MODEL.onnx per MODEL, the hidden "
+	 "layers being these graph values (any intermediate value; per-frame outputs "
+	 "(1, T, D), (1, D, T) or (T, D)); `vpaudit onnx info` lists the outputs, `onnx run "
+	 "--outputs` shows any value"},
+	{"onnx_layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "bft",
+	 "the ONNX models' input: (1, time, features) or (1, features, time)"},
+	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
+	 "an Indicator set given as audio: the features the models take"},
+	{"feature_options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "[--num-mel-bins=40, --cmvn=utt]",
+	 "an Indicator set given as audio: the front-end options the models were trained "
+	 "with (`vpaudit features` names, `--name=value`)"},
 	{"activations", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "acts",
 	 "instead of models: ACTS/MODEL/layerH/UTT.npy (T x D), hidden layers H = 1, 2, ...; "
 	 "utterances are those of the global model's layer1 folder"},
@@ -134,6 +151,7 @@ static void model_release(struct vpa_flam_model *m)
 {
 	free(m->id);
 	vpa_nn_free(m->net);
+	vpa_onnx_free(m->onnx);
 	free(m->act_dir);
 }
 
@@ -153,6 +171,9 @@ void vpa_flam_release(struct vpa_flam *t)
 	free(t->x);
 	free(t->layer_at);
 	free(t->dim);
+	for (size_t h = 0; t->layer_name && h < t->n_layers; h++)
+		free(t->layer_name[h]);
+	free(t->layer_name);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -248,7 +269,9 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 	int rc = 0;
 	for (size_t h = 0; h < t->n_layers; h++)
 		a[h] = xmalloc(xmul(N * t->dim[h], sizeof(float)));
-	if (md->net) {
+	if (md->onnx) {
+		rc = vpa_flam_onnx_acts(t, md, a, err);
+	} else if (md->net) {
 		/* utterances in chunks of about 4,096 frames (TDNN context stays inside an
 		   utterance, so chunking changes nothing) */
 		for (size_t u0 = 0; u0 < t->n_utt && !rc;) {
@@ -490,13 +513,76 @@ static int read_indicator(const char *path, struct vpa_flam *t, struct vpa_err *
 	return rc;
 }
 
+/* The front-end of an Indicator set given as audio (`features`, `feature_options`). */
+static int frontend_opts(const char *file, const struct vpa_ynode *imp, struct vpa_feat_opts *fo,
+			 struct vpa_err *err)
+{
+	const char *kind = vpa_cfg_str(imp, &import_schema, "features");
+	vpa_feat_opts_init(fo, !strcmp(kind, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
+	const struct vpa_ynode *l = vpa_ymap_get(imp, "feature_options");
+	for (size_t i = 0; l && i < l->n; i++) {
+		const struct vpa_ynode *v = l->items[i];
+		struct vpa_loc loc = vpa_node_loc(file, v);
+		if (v->type != VPA_YSCALAR || strncmp(v->str, "--", 2) || !v->str[2])
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"expected a front-end option '--name=value' (e.g. --num-mel-bins=40)");
+		char name[64];
+		const char *eq = strchr(v->str + 2, '=');
+		size_t nl = eq ? (size_t)(eq - v->str - 2) : strlen(v->str + 2);
+		if (nl >= sizeof(name))
+			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v->str);
+		memcpy(name, v->str + 2, nl);
+		name[nl] = 0;
+		struct vpa_err e2;
+		vpa_err_init(&e2);
+		if (vpa_feat_opts_set(fo, name, eq ? eq + 1 : "true", &e2))
+			return vpa_fail(err, VPA_EINPUT, &loc, "%s", e2.msg);
+	}
+	struct vpa_feat *fe = vpa_feat_new(fo, err); /* the options together */
+	if (!fe) {
+		struct vpa_loc loc = vpa_node_loc(file, l ? l : imp);
+		char m[sizeof(err->msg)];
+		memcpy(m, err->msg, sizeof(m));
+		int st = err->status;
+		vpa_err_init(err);
+		return vpa_fail(err, st, &loc, "%s", m);
+	}
+	vpa_feat_free(fe);
+	return 0;
+}
+
 static int import_models(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, struct vpa_flam *t,
 			 struct vpa_err *err)
 {
 	const char *md = vpa_cfg_str(imp, &import_schema, "model_dir");
 	const char *ind = vpa_cfg_str(imp, &import_schema, "indicator");
 	char *mdp = vpa_path_join(ctx->dir, md), *indp = vpa_path_join(ctx->dir, ind);
-	int rc = read_indicator(indp, t, err);
+	int rc;
+	char *scp = NULL;
+	if (asprintf(&scp, "%s/wav.scp", indp) < 0)
+		VPA_BUG("asprintf");
+	if (is_dir(indp) && access(scp, F_OK) == 0) {
+		struct vpa_feat_opts fo;
+		rc = frontend_opts(ctx->file, imp, &fo, err);
+		if (!rc)
+			rc = vpa_flam_indicator_audio(indp, &fo, ctx->threads, t, err);
+	} else {
+		rc = read_indicator(indp, t, err);
+	}
+	free(scp);
+	const struct vpa_ynode *ol = vpa_ymap_get(imp, "onnx_layers");
+	if (ol) {
+		char **names = xcalloc(ol->n, sizeof(char *));
+		for (size_t h = 0; h < ol->n; h++)
+			names[h] = ol->items[h]->str;
+		int bft = !strcmp(vpa_cfg_str(imp, &import_schema, "onnx_layout"), "bft");
+		if (!rc)
+			rc = vpa_flam_onnx_load(mdp, names, ol->n, bft, t, err);
+		free(names);
+		free(mdp);
+		free(indp);
+		return rc;
+	}
 	size_t np_g = 0;
 	for (size_t i = 0; i <= t->n_models && !rc; i++) {
 		struct vpa_flam_model *m = i == t->n_models ? &t->global : &t->models[i];
@@ -712,6 +798,53 @@ static int dump_acts(const char *dir, struct vpa_flam *t, struct vpa_err *err)
 
 /* ---- the kind ------------------------------------------------------------------------- */
 
+/*
+ * ONNX import: the global model loads (an unsupported operator is one line
+ * naming the operator, node and opset) and has every named layer.
+ */
+static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *imp,
+			 const struct vpa_ynode *ol, struct vpa_err *err)
+{
+	for (size_t h = 0; h < ol->n; h++)
+		if (ol->items[h]->type != VPA_YSCALAR) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, ol->items[h]);
+			return vpa_fail(err, VPA_EINPUT, &l2, "expected the name of a graph value");
+		}
+	char *mp = vpa_path_join(ctx->dir, vpa_cfg_str(imp, &import_schema, "models"));
+	char *mdp = vpa_path_join(ctx->dir, vpa_cfg_str(imp, &import_schema, "model_dir"));
+	struct vpa_kaldi_list l;
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err e2;
+	vpa_kaldi_list_init(&l);
+	vpa_err_init(&e2);
+	int rc = vpa_kaldi_read_list(mp, 3, &l, err);
+	const char *gid = NULL;
+	for (size_t i = 0; !rc && i < l.n; i++)
+		if (!strcmp(l.f[i * 3 + 2], "global") && !gid)
+			gid = l.f[i * 3];
+	if (!rc && gid) { /* no global line: the build says so */
+		char *p = NULL;
+		if (asprintf(&p, "%s/%s.onnx", mdp, gid) < 0)
+			VPA_BUG("asprintf");
+		if (vpa_onnx_load(p, NULL, &m, &e2)) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_get(imp, "model_dir"));
+			rc = vpa_fail(err, e2.status, &l2, "%s", e2.msg);
+		}
+		for (size_t h = 0; !rc && h < ol->n; h++)
+			if (!vpa_onnx_has_value(m, ol->items[h]->str)) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, ol->items[h]);
+				rc = vpa_fail(err, VPA_EINPUT, &l2, "%s: no value named '%s'", p,
+					      ol->items[h]->str);
+			}
+		free(p);
+	}
+	vpa_onnx_free(m);
+	vpa_kaldi_list_release(&l);
+	free(mp);
+	free(mdp);
+	return rc;
+}
+
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    struct vpa_err *err)
 {
@@ -760,6 +893,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`dump_activations:` with imported activations would only copy them");
 	}
+	const struct vpa_ynode *ol = vpa_ymap_get(imp, "onnx_layers");
+	if (acts && ol) {
+		loc = vpa_node_loc(ctx->file, vpa_ymap_key(imp, "onnx_layers"));
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`onnx_layers` names the hidden layers of ONNX models (`model_dir`), "
+				"not of imported activations");
+	}
 	int rc = vpa_check_path(ctx, vpa_ymap_get(imp, "models"), VPA_PATH_FILE, err);
 	if (!rc && acts)
 		rc = vpa_check_path(ctx, acts, VPA_PATH_DIR, err);
@@ -767,6 +907,12 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		rc = vpa_check_path(ctx, md, VPA_PATH_DIR, err);
 	if (!rc && ind)
 		rc = vpa_check_path(ctx, ind, VPA_PATH_ANY, err);
+	if (!rc && ind) {
+		struct vpa_feat_opts fo;
+		rc = frontend_opts(ctx->file, imp, &fo, err);
+	}
+	if (!rc && ol)
+		rc = validate_onnx(ctx, imp, ol, err);
 	return rc;
 }
 

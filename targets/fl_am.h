@@ -19,6 +19,7 @@
 
 #include "core/base.h"
 #include "core/nn.h"
+#include "onnx/onnx.h"
 #include "targets/targets.h"
 
 enum { VPA_FLAM_GLOBAL = 0, VPA_FLAM_PART1 = 1, VPA_FLAM_PART2 = 2 };
@@ -27,7 +28,8 @@ struct vpa_flam_model {
 	char *id;            /* owned */
 	uint32_t spk;        /* index into spk_id (global model: 0, unused) */
 	int part;            /* VPA_FLAM_GLOBAL | PART1 | PART2 */
-	struct vpa_nn *net;  /* owned; NULL when activations are imported */
+	struct vpa_nn *net;  /* owned; NULL when activations or ONNX models are imported */
+	struct vpa_onnx_model *onnx; /* ONNX import (MODEL_DIR/ID.onnx): owned, else NULL */
 	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
 	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
 	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
@@ -52,6 +54,8 @@ struct vpa_flam {
 	size_t n_layers;
 	size_t *layer_at;                 /* (n_layers), owned; NULL for imported activations */
 	size_t *dim;                      /* (n_layers) width of each hidden layer, owned */
+	char **layer_name;                /* ONNX import: (n_layers) value names, owned; else NULL */
+	int onnx_bft;                     /* ONNX import: the input is (1, F, T) (else (1, T, F)) */
 	/* local DP on the released updates (simulate) */
 	double dp_clip, dp_noise, dp_delta, dp_epsilon; /* epsilon per release; 0/INF when off */
 	/* the run's epsilon per speaker: a speaker with k released models (k = 2 for the
@@ -88,6 +92,35 @@ void vpa_flam_acts_free(float **acts, size_t n_layers);
  */
 int vpa_flam_hidden_layers(const struct vpa_nn *net, size_t **layer_at /* OUT */,
 			   size_t *n /* OUT */, struct vpa_err *err);
+
+/* ---- ONNX models (targets/fl_am_onnx.c) ----------------------------------- */
+
+/*
+ * Load MODEL_DIR/ID.onnx for the global and every personalised model (t's
+ * model list and Indicator features already read), with hidden layers named by
+ * graph values (t->layer_name gets copies of names[0..n)).  Each model must
+ * have the global model's graph (same operators in the same order, same
+ * parameter count: "a personalised model must be the global model
+ * fine-tuned"), and every name must be a value of the graph.  The layer widths
+ * come from one run of the global model on the first Indicator utterance: a
+ * layer's output must be (1, T, D), (1, D, T) or (T, D) with T the utterance's
+ * frame count ("layer 'x' gives (1, 43, 8) for 45 frames: per-frame
+ * activations of the input's length are needed").  update_norm is NAN.
+ */
+int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
+		       struct vpa_flam *t, struct vpa_err *err);
+/* Hidden layers of ONNX model md on the Indicator set into a[h] ((N, dim[h]) each). */
+int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
+		       struct vpa_err *err);
+/*
+ * The Indicator set from a Kaldi data directory of audio: features of every
+ * utterance with the front-end options fo (audio/audio.h), in data-directory
+ * order, computed on `threads` threads.  An utterance without frames is an
+ * error.
+ */
+struct vpa_feat_opts;
+int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
+			     struct vpa_flam *t, struct vpa_err *err);
 
 /* ---- the simulator (targets/sim_am.c) ------------------------------------- */
 

@@ -91,6 +91,50 @@ t_run "float64 beyond float32 in an Indicator feature file" 1 -- run models.yaml
 t_ok "Indicator 2^128: outside the float32 range" grep -q "$g: element (0, 3) (0-based) is outside the float32 range$" "$ERR"
 cp keep.npy $g
 
+# ---- ONNX models (tests/golden/flam/gen.py: the simulator's models exported from PyTorch)
+G=$top/tests/golden/flam
+L=$(paste -sd, "$G/layers.txt" | sed 's/,/, /g')
+onnx_yaml() { # $1 = extra import keys
+	sed "s#import: {.*}#import: {models: $G/models.txt, model_dir: $G, onnx_layers: [$L]$1}#" models.yaml
+}
+onnx_yaml ", indicator: am-models/indicator" > onnx.yaml
+t_run "validate the ONNX import" 0 -- validate onnx.yaml
+t_run "import of ONNX models" 0 -- run onnx.yaml -o onnx --no-plots --quiet
+# the engine's float32 sums differ from the model.yaml path's in the last bits:
+# every number to 5 significant digits
+r5() { records "$1" | awk '{ if (match($0, /": -?[0-9][0-9.e+-]*$/)) { k = substr($0, 1, RSTART + 1); v = substr($0, RSTART + 3); printf "%s %.5g\n", k, v } else print }'; }
+t_ok "ONNX models give the model folders' records (5 digits)" \
+	cmp -s <(r5 onnx/results.json) <(r5 models/results.json)
+t_ok "and the records have numbers" test "$(r5 onnx/results.json | grep -c '"cllr": [0-9]')" = 9
+# the Indicator set as audio, features by the target's front-end options, against
+# the same features given as a Kaldi archive by `vpaudit features`
+E=$top/tests/golden/embed/data
+onnx_yaml ", indicator: $E, feature_options: [--num-mel-bins=40]" > onnx-audio.yaml
+cd "$top" # wav.scp paths are relative to the current folder (Kaldi's convention)
+t_run "ONNX models, Indicator as audio" 0 -- run "$T/onnx-audio.yaml" -o "$T/onnx-audio" --no-plots --quiet
+t_run "the Indicator features by vpaudit features" 0 -- features fbank --num-mel-bins=40 $E -o "$T/ind.ark"
+cd "$T"
+onnx_yaml ", indicator: ind.ark" > onnx-ark.yaml
+t_run "ONNX models, Indicator as an archive" 0 -- run onnx-ark.yaml -o onnx-ark --no-plots --quiet
+t_ok "audio and archive Indicator give the same records" same onnx-audio/results.json onnx-ark/results.json
+t_ok "6 Indicator utterances from the audio" grep -q '"indicator_utterances": 6' onnx-audio/results.json
+# bad input
+onnx_yaml ", indicator: am-models/indicator" | sed "s#/mods.3/Relu_output_0#hidden9#" > bad-onnx.yaml
+t_run "unknown layer name" 1 -- validate bad-onnx.yaml
+t_ok "its line names the value" grep -q "bad-onnx.yaml:9:.*global.onnx: no value named 'hidden9'" "$ERR"
+mkdir -p badop && cp $top/tests/golden/onnx/bad_op.onnx badop/global.onnx
+onnx_yaml ", indicator: am-models/indicator" | sed "s#model_dir: $G#model_dir: badop#" > badop.yaml
+t_run "unsupported operator in the global model" 1 -- validate badop.yaml
+t_ok "names operator, node and opset" grep -q "badop.yaml:9:.*badop/global.onnx: node 'celu_1' (Celu, opset 13): unsupported operator" "$ERR"
+onnx_yaml ", indicator: $E, feature_options: [--num-mel-bins=24]" > bad-dim.yaml
+cd "$top"
+t_run "Indicator features of the wrong dimension" 1 -- run "$T/bad-dim.yaml" -o "$T/x" --no-plots --quiet
+t_ok "one error line" test "$(grep -c 'error:' "$ERR")" = 1
+cd "$T"
+onnx_yaml ", indicator: $E, feature_options: [--num-bins=40]" > bad-opt.yaml
+t_run "unknown front-end option" 1 -- validate bad-opt.yaml
+t_ok "its line" grep -q "bad-opt.yaml:9:[0-9]*: unknown option '--num-bins'" "$ERR"
+
 # broken imports
 rm am-acts/p2spk001-m2/layer2/ind001-u02.npy
 t_run "missing activation file" 1 -- run acts.yaml -o x --no-plots --quiet

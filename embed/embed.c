@@ -1,0 +1,462 @@
+/*
+ * embed/embed.c - audio -> front-end -> ONNX extractor -> one vector per
+ * utterance (contract in embed.h).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/io.h"
+#include "core/kaldi.h"
+#include "core/la.h"
+#include "embed/embed.h"
+#include "onnx/onnx.h"
+
+struct vpa_embedder {
+	struct vpa_onnx_model *m;
+	struct vpa_feat *fe;
+	char *path;        /* model file, for messages */
+	const char *input; /* borrowed from the model */
+	char *output;      /* owned */
+	size_t dim;        /* front-end dimension */
+	int layout, cmn;
+	size_t chunk;
+};
+
+void vpa_embed_opts_init(struct vpa_embed_opts *o, int kind)
+{
+	memset(o, 0, sizeof(*o));
+	vpa_feat_opts_init(&o->feat, kind);
+	o->cmn = 1;
+	o->layout = VPA_EMBED_BTF;
+	o->threads = 1;
+	o->channel = -1;
+}
+
+int vpa_embed_opts_set(struct vpa_embed_opts *o, const char *name, const char *value,
+		       struct vpa_err *err)
+{
+	if (!strcmp(name, "cmn")) {
+		if (strcmp(value, "true") && strcmp(value, "false"))
+			return vpa_fail(err, VPA_EINPUT, NULL, "--cmn must be true or false, got '%s'",
+					value);
+		o->cmn = !strcmp(value, "true");
+		return 0;
+	}
+	if (!strcmp(name, "layout")) {
+		if (strcmp(value, "btf") && strcmp(value, "bft"))
+			return vpa_fail(err, VPA_EINPUT, NULL, "--layout must be btf or bft, got '%s'",
+					value);
+		o->layout = !strcmp(value, "bft") ? VPA_EMBED_BFT : VPA_EMBED_BTF;
+		return 0;
+	}
+	if (!strcmp(name, "chunk")) {
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(value, &end, 10);
+		if (!*value || *end || errno || value[0] == '-' || v > 100000000ULL)
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--chunk must be a frame count in [0, 100000000] (0: the whole "
+					"utterance), got '%s'",
+					value);
+		o->chunk = (size_t)v;
+		return 0;
+	}
+	return vpa_feat_opts_set(&o->feat, name, value, err);
+}
+
+void vpa_embedder_free(struct vpa_embedder *e)
+{
+	if (!e)
+		return;
+	vpa_onnx_free(e->m);
+	vpa_feat_free(e->fe);
+	free(e->path);
+	free(e->output);
+	free(e);
+}
+
+const struct vpa_feat *vpa_embedder_feat(const struct vpa_embedder *e)
+{
+	return e->fe;
+}
+
+int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
+		     struct vpa_embedder **out, struct vpa_err *err)
+{
+	*out = NULL;
+	struct vpa_embedder *e = xcalloc(1, sizeof(*e));
+	e->path = xstrdup(model_path);
+	e->layout = o->layout;
+	e->cmn = o->cmn;
+	e->chunk = o->chunk;
+	struct vpa_loc loc = {model_path, 0, 0};
+	int rc;
+	if (!(e->fe = vpa_feat_new(&o->feat, err))) {
+		rc = err->status;
+		goto fail;
+	}
+	e->dim = vpa_feat_dim(e->fe);
+	if ((rc = vpa_onnx_load(model_path, NULL, &e->m, err)))
+		goto fail;
+	const struct vpa_onnx_value_info *in = NULL;
+	size_t ni = vpa_onnx_n_inputs(e->m);
+	if (o->input) {
+		for (size_t i = 0; i < ni; i++)
+			if (!strcmp(vpa_onnx_input(e->m, i)->name, o->input))
+				in = vpa_onnx_input(e->m, i);
+		if (!in) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "no graph input named '%s'", o->input);
+			goto fail;
+		}
+	} else if (ni != 1) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "the model has %zu graph inputs: name the features' one (--input)", ni);
+		goto fail;
+	} else {
+		in = vpa_onnx_input(e->m, 0);
+	}
+	e->input = in->name;
+	if (in->dtype && in->dtype != VPA_ONNX_FLOAT) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "input '%s' is %s, features are float32", in->name,
+			      vpa_onnx_dtype_name(in->dtype));
+		goto fail;
+	}
+	if (in->has_shape) {
+		char shp[256];
+		size_t at = 0;
+		for (size_t k = 0; k < in->ndim && at < sizeof(shp); k++) {
+			if (in->dims[k] >= 0)
+				at += (size_t)snprintf(shp + at, sizeof(shp) - at, "%s%lld", k ? ", " : "(",
+						       (long long)in->dims[k]);
+			else
+				at += (size_t)snprintf(shp + at, sizeof(shp) - at, "%s%s", k ? ", " : "(",
+						       in->dim_names[k] ? in->dim_names[k] : "?");
+		}
+		if (at < sizeof(shp))
+			snprintf(shp + at, sizeof(shp) - at, in->ndim ? ")" : "()");
+		if (in->ndim != 3) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "input '%s' %s has rank %zu: expected (batch, time, features) "
+				      "(--layout btf) or (batch, features, time) (--layout bft)",
+				      in->name, shp, in->ndim);
+			goto fail;
+		}
+		int64_t want = in->dims[e->layout == VPA_EMBED_BTF ? 2 : 1];
+		if (want > 0 && (size_t)want != e->dim) {
+			const struct vpa_feat_opts *fo = vpa_feat_get_opts(e->fe);
+			int mf = fo->kind == VPA_FEAT_MFCC;
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "input '%s' %s wants %lld features per frame (--layout %s), "
+				      "the front-end gives %zu (%s --%s=%d%s)",
+				      in->name, shp, (long long)want,
+				      e->layout == VPA_EMBED_BTF ? "btf" : "bft", e->dim,
+				      mf ? "mfcc" : "fbank", mf ? "num-ceps" : "num-mel-bins",
+				      mf ? fo->num_ceps : fo->num_mel_bins,
+				      fo->use_energy ? " and --use-energy" : "");
+			goto fail;
+		}
+	}
+	if (o->output) {
+		if (!vpa_onnx_has_value(e->m, o->output)) {
+			struct vpa_buf b;
+			vpa_buf_init(&b);
+			for (size_t i = 0; i < vpa_onnx_n_outputs(e->m); i++)
+				vpa_buf_printf(&b, "%s%s", i ? ", " : "", vpa_onnx_output(e->m, i)->name);
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "no value named '%s' in the graph (graph outputs: %s)", o->output,
+				      b.data ? b.data : "none");
+			vpa_buf_release(&b);
+			goto fail;
+		}
+		e->output = xstrdup(o->output);
+	} else {
+		if (!vpa_onnx_n_outputs(e->m)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "the graph has no output");
+			goto fail;
+		}
+		e->output = xstrdup(vpa_onnx_output(e->m, 0)->name);
+	}
+	*out = e;
+	return 0;
+fail:
+	vpa_embedder_free(e);
+	return rc;
+}
+
+/*
+ * One forward pass on frames x (T, F) (copied into buf, mean-subtracted, laid
+ * out); the output's values are added to *acc (allocated on the first pass,
+ * when *dim is 0).
+ */
+static int forward(const struct vpa_embedder *e, const char *id, const float *x, size_t T,
+		   size_t F, float *buf, double **acc, size_t *dim, struct vpa_err *err)
+{
+	int btf = e->layout == VPA_EMBED_BTF;
+	if (btf) {
+		memcpy(buf, x, T * F * sizeof(float));
+	} else {
+		for (size_t t = 0; t < T; t++)
+			for (size_t f = 0; f < F; f++)
+				buf[f * T + t] = x[t * F + f];
+	}
+	if (e->cmn) {
+		/* mean over time in double, subtracted in float */
+		for (size_t f = 0; f < F; f++) {
+			double s = 0;
+			for (size_t t = 0; t < T; t++)
+				s += btf ? buf[t * F + f] : buf[f * T + t];
+			float mu = (float)(s / (double)T);
+			for (size_t t = 0; t < T; t++)
+				*(btf ? &buf[t * F + f] : &buf[f * T + t]) -= mu;
+		}
+	}
+	int64_t dims[3] = {1, btf ? (int64_t)T : (int64_t)F, btf ? (int64_t)F : (int64_t)T};
+	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, dims, buf), y;
+	const char *want[] = {e->output};
+	const char *in_name = e->input;
+	int rc = vpa_onnx_run(e->m, 1, &in_name, &in, 1, want, &y, err);
+	if (rc)
+		return rc;
+	size_t n = vpa_onnx_numel(&y);
+	if (y.dtype != VPA_ONNX_FLOAT)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: output '%s' is %s, expected float32", e->path,
+			      e->output, vpa_onnx_dtype_name(y.dtype));
+	else if (n == 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: output '%s' is empty", e->path, e->output);
+	else if (*dim && n != *dim)
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "%s: output '%s' has %zu values for one chunk of '%s', %zu for another",
+			      e->path, e->output, n, id, *dim);
+	if (!rc) {
+		if (!*dim) {
+			*acc = xcalloc(n, sizeof(double));
+			*dim = n;
+		}
+		const float *v = y.data;
+		for (size_t j = 0; j < n; j++)
+			(*acc)[j] += v[j];
+	}
+	vpa_onnx_tensor_release(&y);
+	return rc;
+}
+
+int vpa_embedder_feats(const struct vpa_embedder *e, const char *id, const float *x, size_t T,
+		       size_t F, float **emb, size_t *dim, struct vpa_err *err)
+{
+	*emb = NULL;
+	*dim = 0;
+	if (F != e->dim)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"'%s': %zu features per frame, the extractor's front-end gives %zu", id,
+				F, e->dim);
+	if (T == 0)
+		return vpa_fail(err, VPA_EINPUT, NULL, "'%s': no frame", id);
+	size_t C = e->chunk ? e->chunk : T;
+	size_t full = e->chunk ? T / C : 1, rest = e->chunk ? T % C : 0;
+	size_t n_chunks = full + (rest ? 1 : 0), d = 0;
+	float *buf = xmalloc(xmul(xmul(C, F), sizeof(float)));
+	float *chunk = e->chunk ? xmalloc(xmul(xmul(C, F), sizeof(float))) : NULL;
+	double *acc = NULL;
+	int rc = 0;
+	for (size_t k = 0; k < n_chunks && !rc; k++) {
+		const float *src = chunk;
+		if (!e->chunk) {
+			src = x;
+		} else if (k < full) {
+			src = x + k * C * F;
+		} else if (full == 0) { /* shorter than a chunk: repeated to C frames */
+			for (size_t t = 0; t < C; t++)
+				memcpy(chunk + t * F, x + (t % T) * F, F * sizeof(float));
+		} else { /* the last partial chunk completed with the first chunk's first frames */
+			memcpy(chunk, x + full * C * F, rest * F * sizeof(float));
+			memcpy(chunk + rest * F, x, (C - rest) * F * sizeof(float));
+		}
+		rc = forward(e, id, src, C, F, buf, &acc, &d, err);
+	}
+	free(buf);
+	free(chunk);
+	if (rc) {
+		free(acc);
+		return rc;
+	}
+	float *v = xmalloc(xmul(d, sizeof(float)));
+	for (size_t j = 0; j < d; j++) {
+		double a = acc[j] / (double)n_chunks;
+		if (!isfinite(a) || fabs(a) > 3.4e38) {
+			free(acc);
+			free(v);
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"'%s': the embedding has a value that is not finite (%s)", id,
+					e->path);
+		}
+		v[j] = (float)a;
+	}
+	free(acc);
+	*emb = v;
+	*dim = d;
+	return 0;
+}
+
+int vpa_embedder_utt(const struct vpa_embedder *e, const struct vpa_datadir *d, size_t i,
+		     float **emb, size_t *dim, const char **line, struct vpa_err *err)
+{
+	struct vpa_wave w;
+	struct vpa_fmat m;
+	const char *ln = NULL;
+	*emb = NULL;
+	*dim = 0;
+	vpa_wave_init(&w);
+	vpa_fmat_init(&m);
+	int rc = vpa_datadir_load(d, i, &w, &ln, err);
+	if (line)
+		*line = rc ? ln : NULL;
+	if (!rc)
+		rc = vpa_feat_apply(e->fe, &w, d->utt[i], &m, err);
+	vpa_wave_release(&w);
+	if (!rc && m.rows)
+		rc = vpa_embedder_feats(e, d->utt[i], m.x, m.rows, m.cols, emb, dim, err);
+	vpa_fmat_release(&m);
+	return rc;
+}
+
+/* ---- embedding sets ------------------------------------------------------------ */
+
+struct set_job {
+	const struct vpa_embedder *e;
+	const struct vpa_datadir *d;
+	float **emb;
+	size_t *dim;
+	double *dur;
+	struct vpa_err *err;
+	const char **line;
+};
+
+static int set_job(void *arg, size_t i)
+{
+	struct set_job *j = arg;
+	struct vpa_wave w;
+	struct vpa_fmat m;
+	const char *ln = NULL;
+	vpa_wave_init(&w);
+	vpa_fmat_init(&m);
+	vpa_err_init(&j->err[i]);
+	j->line[i] = NULL;
+	int rc = vpa_datadir_load(j->d, i, &w, &ln, &j->err[i]);
+	if (rc)
+		j->line[i] = ln;
+	if (!rc) {
+		j->dur[i] = w.rate > 0 ? (double)w.n / w.rate : 0;
+		rc = vpa_feat_apply(j->e->fe, &w, j->d->utt[i], &m, &j->err[i]);
+	}
+	vpa_wave_release(&w);
+	if (!rc && m.rows == 0)
+		rc = vpa_fail(&j->err[i], VPA_EINPUT, NULL,
+			      "utterance '%s' gives no frame (shorter than one frame%s)", j->d->utt[i],
+			      vpa_feat_get_opts(j->e->fe)->vad ? ", or no voiced frame" : "");
+	if (!rc)
+		rc = vpa_embedder_feats(j->e, j->d->utt[i], m.x, m.rows, m.cols, &j->emb[i],
+					&j->dim[i], &j->err[i]);
+	vpa_fmat_release(&m);
+	return rc;
+}
+
+static int file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int vpa_embset_from_audio_with(const char *data, const struct vpa_embedder *e,
+			       const struct vpa_embed_opts *o, struct vpa_embset *out,
+			       struct vpa_err *err)
+{
+	struct vpa_datadir d;
+	struct vpa_kaldi_list g;
+	struct vpa_embset es;
+	vpa_datadir_init(&d);
+	vpa_kaldi_list_init(&g);
+	vpa_embset_init(&es);
+	int rc = vpa_datadir_open(&d, data, o->channel, err);
+	if (rc)
+		goto out;
+	if (!d.utt_spk) {
+		struct vpa_loc loc = {data, 0, 0};
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "no utt2spk: the speakers of the utterances are needed");
+		goto out;
+	}
+	size_t n = d.n_utt;
+	struct set_job j = {e, &d, xcalloc(n ? n : 1, sizeof(float *)),
+			    xcalloc(n ? n : 1, sizeof(size_t)), xcalloc(n ? n : 1, sizeof(double)),
+			    xcalloc(n ? n : 1, sizeof(struct vpa_err)),
+			    xcalloc(n ? n : 1, sizeof(const char *))};
+	for (size_t i = 0; i < n; i++)
+		vpa_err_init(&j.err[i]);
+	vpa_par_jobs(n, o->threads > 0 ? o->threads : 1, set_job, &j, NULL, vpa_la_run_workers);
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (j.err[i].status) {
+			*err = j.err[i];
+			rc = err->status;
+			break;
+		}
+		double *x = xmalloc(xmul(j.dim[i] ? j.dim[i] : 1, sizeof(double)));
+		for (size_t k = 0; k < j.dim[i]; k++)
+			x[k] = j.emb[i][k];
+		long r = vpa_embset_add(&es, d.utt[i], d.utt_spk[i], x, j.dim[i], err);
+		free(x);
+		if (r < 0) {
+			rc = err->status;
+			break;
+		}
+		vpa_embset_set_dur(&es, (size_t)r, j.dur[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(j.emb[i]);
+	free(j.emb);
+	free(j.dim);
+	free(j.dur);
+	free(j.err);
+	free(j.line);
+	if (rc)
+		goto out;
+	/* genders from DATA/spk2gender (checked by vpa_datadir_open) */
+	struct vpa_buf p;
+	vpa_buf_init(&p);
+	vpa_buf_printf(&p, "%s/spk2gender", data);
+	if (file_exists(p.data)) {
+		rc = vpa_kaldi_read_list(p.data, 2, &g, err);
+		for (size_t i = 0; i < g.n && !rc; i++) {
+			long s = vpa_embset_find_spk(&es, g.f[i * 2]);
+			const char *gv = g.f[i * 2 + 1];
+			if (s >= 0 && (!strcmp(gv, "m") || !strcmp(gv, "f")))
+				vpa_embset_set_gender(&es, (uint32_t)s, gv[0]);
+		}
+	}
+	vpa_buf_release(&p);
+out:
+	if (rc) {
+		vpa_embset_release(&es);
+		vpa_embset_init(&es);
+	}
+	*out = es;
+	vpa_kaldi_list_release(&g);
+	vpa_datadir_release(&d);
+	return rc;
+}
+
+int vpa_embset_from_audio(const char *data, const char *model_path,
+			  const struct vpa_embed_opts *o, struct vpa_embset *out,
+			  struct vpa_err *err)
+{
+	struct vpa_embedder *e;
+	vpa_embset_init(out);
+	int rc = vpa_embedder_new(model_path, o, &e, err);
+	if (rc)
+		return rc;
+	rc = vpa_embset_from_audio_with(data, e, o, out, err);
+	vpa_embedder_free(e);
+	return rc;
+}

@@ -1,0 +1,231 @@
+/*
+ * targets/fl_am_onnx.c - `fl_acoustic_models` imports of ONNX models (global
+ * and personalised) with hidden layers named by graph values, and the
+ * Indicator set given as audio (contract in fl_am.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio/audio.h"
+#include "core/la.h"
+#include "targets/fl_am.h"
+
+/* Locate the time axis of a layer output for an utterance of T frames. */
+static int layer_view(const struct vpa_onnx_tensor *y, size_t T, const char *name,
+		      const char *utt, size_t *dim, int *time_last, struct vpa_err *err)
+{
+	char shp[128];
+	vpa_onnx_shape_str(shp, sizeof(shp), y->ndim, y->dims);
+	if (y->dtype != VPA_ONNX_FLOAT)
+		return vpa_fail(err, VPA_EINPUT, NULL, "layer '%s' is %s, expected float32", name,
+				vpa_onnx_dtype_name(y->dtype));
+	const int64_t *d = y->dims;
+	if (y->ndim == 2 && (size_t)d[0] == T) {
+		*dim = (size_t)d[1];
+		*time_last = 0;
+	} else if (y->ndim == 3 && d[0] == 1 && (size_t)d[1] == T && (size_t)d[2] != T) {
+		*dim = (size_t)d[2];
+		*time_last = 0;
+	} else if (y->ndim == 3 && d[0] == 1 && (size_t)d[2] == T && (size_t)d[1] != T) {
+		*dim = (size_t)d[1];
+		*time_last = 1;
+	} else if (y->ndim == 3 && d[0] == 1 && (size_t)d[1] == T && (size_t)d[2] == T) {
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"layer '%s' gives %s for the %zu frames of '%s': which axis is time "
+				"is ambiguous", name, shp, T, utt);
+	} else {
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"layer '%s' gives %s for the %zu frames of '%s': per-frame "
+				"activations of the input's length are needed ((1, T, D), (1, D, T) "
+				"or (T, D))", name, shp, T, utt);
+	}
+	if (*dim == 0)
+		return vpa_fail(err, VPA_EINPUT, NULL, "layer '%s' is empty", name);
+	return 0;
+}
+
+/* Run model m on utterance u, outputs = every hidden layer. */
+static int run_utt(const struct vpa_flam *t, const struct vpa_onnx_model *m, size_t u,
+		   struct vpa_onnx_tensor *ys, struct vpa_err *err)
+{
+	size_t T = t->off[u + 1] - t->off[u], F = t->in_dim;
+	const float *x = t->x + t->off[u] * F;
+	float *tr = NULL;
+	int64_t dims[3] = {1, (int64_t)T, (int64_t)F};
+	if (t->onnx_bft) {
+		tr = xmalloc(xmul(T * F, sizeof(float)));
+		for (size_t i = 0; i < T; i++)
+			for (size_t f = 0; f < F; f++)
+				tr[f * T + i] = x[i * F + f];
+		dims[1] = (int64_t)F;
+		dims[2] = (int64_t)T;
+		x = tr;
+	}
+	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, dims, x);
+	const char *iname = vpa_onnx_input(m, 0)->name;
+	int rc = vpa_onnx_run(m, 1, &iname, &in, t->n_layers, (const char *const *)t->layer_name,
+			      ys, err);
+	free(tr);
+	return rc;
+}
+
+int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
+		       struct vpa_flam *t, struct vpa_err *err)
+{
+	int rc = 0;
+	t->onnx_bft = bft;
+	t->n_layers = n;
+	t->layer_name = xcalloc(n ? n : 1, sizeof(char *));
+	for (size_t h = 0; h < n; h++)
+		t->layer_name[h] = xstrdup(names[h]);
+	for (size_t i = 0; i <= t->n_models && !rc; i++) { /* the global model first */
+		struct vpa_flam_model *m = i == 0 ? &t->global : &t->models[i - 1];
+		char *p = NULL;
+		if (asprintf(&p, "%s/%s.onnx", model_dir, m->id) < 0)
+			VPA_BUG("asprintf");
+		rc = vpa_onnx_load(p, NULL, &m->onnx, err);
+		if (!rc && vpa_onnx_n_inputs(m->onnx) != 1)
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "%s: %zu graph inputs, an acoustic model takes the features only",
+				      p, vpa_onnx_n_inputs(m->onnx));
+		for (size_t h = 0; h < n && !rc; h++)
+			if (!vpa_onnx_has_value(m->onnx, names[h]))
+				rc = vpa_fail(err, VPA_EINPUT, NULL,
+					      "%s: no value named '%s' (a hidden layer)", p, names[h]);
+		if (!rc && m != &t->global) {
+			const struct vpa_onnx_model *g = t->global.onnx;
+			int same = vpa_onnx_n_nodes(m->onnx) == vpa_onnx_n_nodes(g) &&
+				   vpa_onnx_n_params(m->onnx) == vpa_onnx_n_params(g);
+			for (size_t k = 0; same && k < vpa_onnx_n_nodes(g); k++)
+				same = !strcmp(vpa_onnx_node_op(m->onnx, k), vpa_onnx_node_op(g, k));
+			if (!same)
+				rc = vpa_fail(err, VPA_EINPUT, NULL,
+					      "%s: the graph differs from the global model's (%s/%s.onnx): "
+					      "a personalised model must be the global model fine-tuned",
+					      p, model_dir, t->global.id);
+		}
+		free(p);
+	}
+	if (rc || !t->n_utt)
+		return rc;
+	/* the layer widths: the global model on the first utterance */
+	struct vpa_onnx_tensor *ys = xcalloc(n ? n : 1, sizeof(*ys));
+	rc = run_utt(t, t->global.onnx, 0, ys, err);
+	t->dim = xcalloc(n ? n : 1, sizeof(size_t));
+	for (size_t h = 0; h < n && !rc; h++) {
+		int tl;
+		rc = layer_view(&ys[h], t->off[1] - t->off[0], names[h], t->utt_id[0], &t->dim[h],
+				&tl, err);
+	}
+	for (size_t h = 0; h < n; h++)
+		vpa_onnx_tensor_release(&ys[h]);
+	free(ys);
+	return rc;
+}
+
+int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
+		       struct vpa_err *err)
+{
+	struct vpa_onnx_tensor *ys = xcalloc(t->n_layers ? t->n_layers : 1, sizeof(*ys));
+	int rc = 0;
+	for (size_t u = 0; u < t->n_utt && !rc; u++) {
+		size_t T = t->off[u + 1] - t->off[u];
+		if ((rc = run_utt(t, md->onnx, u, ys, err)))
+			break;
+		for (size_t h = 0; h < t->n_layers && !rc; h++) {
+			size_t dim;
+			int tl;
+			rc = layer_view(&ys[h], T, t->layer_name[h], t->utt_id[u], &dim, &tl, err);
+			if (!rc && dim != t->dim[h])
+				rc = vpa_fail(err, VPA_EINPUT, NULL,
+					      "model '%s': layer '%s' has %zu values per frame for '%s', "
+					      "%zu for the first utterance of the global model", md->id,
+					      t->layer_name[h], dim, t->utt_id[u], t->dim[h]);
+			if (rc)
+				break;
+			const float *y = ys[h].data;
+			float *dst = a[h] + t->off[u] * dim;
+			if (!tl)
+				memcpy(dst, y, T * dim * sizeof(float));
+			else
+				for (size_t i = 0; i < T; i++)
+					for (size_t c = 0; c < dim; c++)
+						dst[i * dim + c] = y[c * T + i];
+		}
+		for (size_t h = 0; h < t->n_layers; h++)
+			vpa_onnx_tensor_release(&ys[h]);
+	}
+	free(ys);
+	return rc;
+}
+
+/* ---- the Indicator set as audio ----------------------------------------------- */
+
+struct ind_job {
+	const struct vpa_datadir *d;
+	const struct vpa_feat *fe;
+	struct vpa_fmat *m;
+	struct vpa_err *err;
+};
+
+static int ind_job(void *arg, size_t i)
+{
+	struct ind_job *j = arg;
+	struct vpa_wave w;
+	vpa_wave_init(&w);
+	vpa_err_init(&j->err[i]);
+	int rc = vpa_datadir_load(j->d, i, &w, NULL, &j->err[i]);
+	if (!rc)
+		rc = vpa_feat_apply(j->fe, &w, j->d->utt[i], &j->m[i], &j->err[i]);
+	if (!rc && j->m[i].rows == 0)
+		rc = vpa_fail(&j->err[i], VPA_EINPUT, NULL,
+			      "Indicator utterance '%s' gives no feature frame", j->d->utt[i]);
+	vpa_wave_release(&w);
+	return rc;
+}
+
+int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
+			     struct vpa_flam *t, struct vpa_err *err)
+{
+	struct vpa_datadir d;
+	struct vpa_feat *fe = vpa_feat_new(fo, err);
+	if (!fe)
+		return err->status;
+	vpa_datadir_init(&d);
+	int rc = vpa_datadir_open(&d, dir, -1, err);
+	size_t n = rc ? 0 : d.n_utt;
+	struct ind_job j = {&d, fe, xcalloc(n ? n : 1, sizeof(struct vpa_fmat)),
+			    xcalloc(n ? n : 1, sizeof(struct vpa_err))};
+	for (size_t i = 0; i < n; i++)
+		vpa_fmat_init(&j.m[i]);
+	if (!rc)
+		vpa_par_jobs(n, threads > 0 ? threads : 1, ind_job, &j, NULL, NULL);
+	for (size_t i = 0; i < n && !rc; i++)
+		if (j.err[i].status) {
+			*err = j.err[i];
+			rc = err->status;
+		}
+	if (!rc) {
+		size_t D = vpa_feat_dim(fe), N = 0;
+		t->n_utt = n;
+		t->utt_id = xcalloc(n ? n : 1, sizeof(char *));
+		t->off = xmalloc((n + 1) * sizeof(size_t));
+		t->off[0] = 0;
+		for (size_t i = 0; i < n; i++) {
+			t->utt_id[i] = xstrdup(d.utt[i]);
+			N += j.m[i].rows;
+			t->off[i + 1] = N;
+		}
+		t->x = xmalloc(xmul(N * D > 0 ? N * D : 1, sizeof(float)));
+		for (size_t i = 0; i < n; i++)
+			memcpy(t->x + t->off[i] * D, j.m[i].x, j.m[i].rows * D * sizeof(float));
+		t->in_dim = D;
+	}
+	for (size_t i = 0; i < n; i++)
+		vpa_fmat_release(&j.m[i]);
+	free(j.m);
+	free(j.err);
+	vpa_datadir_release(&d);
+	vpa_feat_free(fe);
+	return rc;
+}
