@@ -131,14 +131,17 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
  * YIN pitch tracker (de Cheveigne and Kawahara, "YIN, a fundamental frequency
  * estimator for speech and music", JASA 111(4), 2002): steps 1-5 (difference
  * function, cumulative mean normalised difference d', absolute threshold,
- * parabolic interpolation), frame t centred at t*shift + win/2 samples.
+ * parabolic interpolation of d'; step 6 not applied).  Frame t spans samples
+ * t*shift .. t*shift + W + tau_max (W = win_ms samples integrated, tau_max =
+ * floor(rate / min_f0)), so its centre is t*shift + (W + tau_max + 1)/2;
+ * frames = 1 + (n - W - tau_max - 1) / shift (0 when shorter).
  * voiced[t] = 1 when d' at the chosen lag is below `threshold` and the frame
  * energy is above `silence_db` dB below the loudest frame, else 0 and
  * f0[t] = 0.
  */
 struct vpa_pitch_opts {
 	double min_f0, max_f0; /* Hz: 60, 400 */
-	double win_ms;         /* analysis window, must hold 2 periods of min_f0: 40 */
+	double win_ms;         /* integration window W, at least one period of min_f0: 40 */
 	double shift_ms;       /* 10 */
 	double threshold;      /* YIN absolute threshold: 0.15 */
 	double silence_db;     /* 40 */
@@ -178,7 +181,8 @@ int vpa_rho_f0(const struct vpa_pitch *a, const struct vpa_pitch *b, double *rho
  */
 struct vpa_wer {
 	size_t ref_words, ins, del, sub, n_utt;
-	double wer; /* percent; NaN never: ref_words = 0 is an error */
+	size_t n_utt_err; /* utterances with at least one error (compute-wer's %SER) */
+	double wer;       /* percent; never NaN: ref_words = 0 is an error */
 };
 /* Alignment of two word sequences: adds to out's ins/del/sub/ref_words. */
 void vpa_wer_align(const char *const *ref, size_t nr, const char *const *hyp, size_t nh,

@@ -81,8 +81,262 @@ static void test_mcadams_bad(void)
 	CHECK_STR(err.msg, "McAdams alpha must be in (0, 2], got 3");
 }
 
+/* ---------------------------------------------------------------- WER */
+
+static void split(char *s, const char **w, size_t *n)
+{
+	*n = 0;
+	for (char *t = strtok(s, " "); t; t = strtok(NULL, " "))
+		w[(*n)++] = t;
+}
+
+/* Hand-counted alignments (the comment of each case gives one optimal path). */
+static void test_wer_align(void)
+{
+	static const struct {
+		const char *ref, *hyp;
+		size_t ins, del, sub;
+	} c[] = {
+		{"a b c d", "a x c d", 0, 0, 1},                   /* b->x */
+		{"a b c", "a b c d e", 2, 0, 0},                   /* +d +e */
+		{"the cat sat on the mat", "cat sat on a mat", 0, 1, 1}, /* -the, the->a */
+		{"a b", "", 0, 2, 0},
+		{"", "a", 1, 0, 0},
+		{"a b c", "c b a", 0, 0, 2},                       /* a->c, c->a */
+		{"a b", "b c", 0, 0, 2},  /* tie: 2 sub or -a +c: Kaldi keeps the substitutions */
+		{"x y z", "x y z", 0, 0, 0},
+		{"a b c d e f", "a c d e f g", 1, 1, 0},           /* -b, +g */
+	};
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		char rb[128], hb[128];
+		const char *rw[16], *hw[16];
+		size_t nr, nh;
+		strcpy(rb, c[k].ref);
+		strcpy(hb, c[k].hyp);
+		split(rb, rw, &nr);
+		split(hb, hw, &nh);
+		struct vpa_wer w;
+		memset(&w, 0, sizeof w);
+		vpa_wer_align(rw, nr, hw, nh, &w);
+		CHECK(w.ins == c[k].ins);
+		CHECK(w.del == c[k].del);
+		CHECK(w.sub == c[k].sub);
+		CHECK(w.ref_words == nr);
+		if (w.ins != c[k].ins || w.del != c[k].del || w.sub != c[k].sub)
+			printf("#   case %zu: ins %zu del %zu sub %zu\n", k, w.ins, w.del, w.sub);
+	}
+}
+
+static void test_wer_text(void)
+{
+	const char *ref = "u1 the cat sat on the mat\nu2 a b c d\n\nu3 hello world\r\n";
+	const char *hyp = "u3 hello  world\nu1 cat sat on a mat\nu2 a x c d e\n";
+	struct vpa_wer w;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", ref, strlen(ref), "hyp", hyp, strlen(hyp), &w, &err) == 0);
+	CHECK(w.ref_words == 12);
+	CHECK(w.ins == 1 && w.del == 1 && w.sub == 2);
+	CHECK(w.n_utt == 3 && w.n_utt_err == 2);
+	CHECK_NEAR(w.wer, 100.0 * 4 / 12, 1e-12);
+	const char *miss = "u1 cat\nu3 hello world\n";
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", ref, strlen(ref), "hyp", miss, strlen(miss), &w, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "hyp: utterance 'u2' of ref:2 has no hypothesis");
+	const char *extra = "u1 a\nu2 b\nu3 c\nu9 d\n";
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", ref, strlen(ref), "hyp", extra, strlen(extra), &w, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "hyp:4: utterance 'u9' is not in ref");
+	const char *dup = "u1 a\nu2 b\nu1 c\n";
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", dup, strlen(dup), "hyp", hyp, strlen(hyp), &w, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "ref:3: duplicate utterance 'u1' (first on line 1)");
+	const char *empty = "u1\nu2\n";
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", empty, strlen(empty), "hyp", empty, strlen(empty), &w, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "ref: no reference words (WER undefined)");
+}
+
+/* -------------------------------------------------------------- pitch */
+
+/* f0 of a synthetic signal at time t (s); phase integrated numerically. */
+typedef double (*f0fn)(double t);
+static double f0_glide(double t) { return 100 + 100 * t; }          /* 100 -> 250 Hz in 1.5 s */
+static double f0_fall(double t) { return 250 - 100 * t; }
+
+static float *harmonic(size_t n, double rate, f0fn f, const int *harm, int nh)
+{
+	float *x = malloc(n * sizeof(float));
+	double ph = 0;
+	for (size_t i = 0; i < n; i++) {
+		double v = 0;
+		for (int k = 0; k < nh; k++)
+			v += sin(harm[k] * ph) / harm[k];
+		x[i] = (float)(8000 * v);
+		ph += 2 * M_PI * f((double)i / rate) / rate;
+	}
+	return x;
+}
+
+static double fixed_f0;
+static double f0_fixed(double t) { (void)t; return fixed_f0; }
+
+/* gross error rate (|error| > 20%) and mean relative fine error over voiced frames */
+static void score(const struct vpa_pitch *p, const struct vpa_pitch_opts *o, double rate, f0fn f,
+		  double *gross, double *fine, double *voiced)
+{
+	size_t W = (size_t)floor(o->win_ms * 0.001 * rate), tmax = (size_t)floor(rate / o->min_f0);
+	size_t shift = (size_t)floor(o->shift_ms * 0.001 * rate);
+	size_t ng = 0, nv = 0;
+	double fe = 0;
+	for (size_t t = 0; t < p->n; t++) {
+		double c = ((double)(t * shift) + (double)(W + tmax + 1) / 2) / rate;
+		if (!p->voiced[t])
+			continue;
+		nv++;
+		double r = fabs(p->f0[t] - f(c)) / f(c);
+		if (r > 0.2)
+			ng++;
+		else
+			fe += r;
+	}
+	*voiced = p->n ? (double)nv / (double)p->n : 0;
+	*gross = nv ? (double)ng / (double)nv : 1;
+	*fine = nv > ng ? fe / (double)(nv - ng) : 1;
+}
+
+static void test_pitch_sines(void)
+{
+	const double f[] = {80, 100, 150, 220, 310};
+	const int one[] = {1};
+	for (int r = 0; r < 2; r++) {
+		double rate = r ? 8000 : 16000;
+		for (size_t k = 0; k < 5; k++) {
+			fixed_f0 = f[k];
+			size_t n = (size_t)rate;
+			float *x = harmonic(n, rate, f0_fixed, one, 1);
+			struct vpa_pitch_opts o;
+			vpa_pitch_opts_init(&o);
+			struct vpa_pitch p;
+			struct vpa_err err;
+			vpa_err_init(&err);
+			CHECK(vpa_pitch_track(x, n, rate, &o, &p, &err) == 0);
+			double g, fe, v;
+			score(&p, &o, rate, f0_fixed, &g, &fe, &v);
+			CHECK(p.n == 1 + (n - (size_t)(0.04 * rate) - (size_t)(rate / 60) - 1) / (size_t)(0.01 * rate));
+			CHECK(v == 1);
+			CHECK(g == 0);
+			CHECK(fe < 0.002);
+			if (!(fe < 0.002))
+				printf("#   sine %g Hz at %g: fine %g\n", f[k], rate, fe);
+			vpa_pitch_release(&p);
+			free(x);
+		}
+	}
+}
+
+/* A harmonic complex without its fundamental (harmonics 2..6), and glides. */
+static void test_pitch_complex_glide(void)
+{
+	const int miss[] = {2, 3, 4, 5, 6}, full[] = {1, 2, 3, 4, 5, 6, 7, 8};
+	double rate = 16000;
+	size_t n = 24000;
+	struct { f0fn f; const int *h; int nh; } c[] = {
+		{f0_fixed, miss, 5}, {f0_glide, full, 8}, {f0_fall, miss, 5},
+	};
+	fixed_f0 = 120;
+	for (size_t k = 0; k < 3; k++) {
+		float *x = harmonic(n, rate, c[k].f, c[k].h, c[k].nh);
+		struct vpa_pitch_opts o;
+		vpa_pitch_opts_init(&o);
+		struct vpa_pitch p;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		CHECK(vpa_pitch_track(x, n, rate, &o, &p, &err) == 0);
+		double g, fe, v;
+		score(&p, &o, rate, c[k].f, &g, &fe, &v);
+		printf("#   case %zu: voiced %.3f gross %.4f fine %.5f\n", k, v, g, fe);
+		CHECK(v > 0.98);
+		CHECK(g == 0);
+		CHECK(fe < 0.01);
+		vpa_pitch_release(&p);
+		free(x);
+	}
+}
+
+/* White noise and silence are unvoiced. */
+static void test_pitch_unvoiced(void)
+{
+	size_t n = 16000;
+	float *x = calloc(n, sizeof(float));
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 7);
+	for (size_t i = 8000; i < n; i++)
+		x[i] = (float)(3000 * vpa_rng_normal(&r));
+	struct vpa_pitch_opts o;
+	vpa_pitch_opts_init(&o);
+	struct vpa_pitch p;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_pitch_track(x, n, 16000, &o, &p, &err) == 0);
+	size_t nv = 0;
+	for (size_t t = 0; t < p.n; t++) {
+		nv += p.voiced[t];
+		CHECK(p.voiced[t] || p.f0[t] == 0);
+	}
+	CHECK(p.n > 80 && nv * 20 < p.n);
+	vpa_pitch_release(&p);
+	free(x);
+}
+
+static void test_rho_f0(void)
+{
+	const int full[] = {1, 2, 3, 4, 5};
+	double rate = 16000;
+	size_t n = 24000;
+	float *a = harmonic(n, rate, f0_glide, full, 5);
+	float *b = harmonic(n, rate, f0_fall, full, 5);
+	struct vpa_pitch_opts o;
+	vpa_pitch_opts_init(&o);
+	struct vpa_pitch pa, pb;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_pitch_track(a, n, rate, &o, &pa, &err) == 0);
+	CHECK(vpa_pitch_track(b, n, rate, &o, &pb, &err) == 0);
+	double rho;
+	size_t k;
+	CHECK(vpa_rho_f0(&pa, &pa, &rho, &k, &err) == 0);
+	CHECK_NEAR(rho, 1, 1e-12);
+	CHECK(vpa_rho_f0(&pa, &pb, &rho, &k, &err) == 0);
+	CHECK(rho < -0.999); /* rising vs falling linear glides */
+	CHECK(k > 100);
+	/* hand computation: f0 (100, 200, 300) vs (1, 2, 4) on three common frames */
+	float fa[] = {100, 200, 0, 300}, fb[] = {1, 2, 3, 4};
+	unsigned char va[] = {1, 1, 0, 1}, vb[] = {1, 1, 1, 1};
+	struct vpa_pitch ha = {4, fa, va}, hb = {4, fb, vb};
+	CHECK(vpa_rho_f0(&ha, &hb, &rho, &k, &err) == 0);
+	CHECK(k == 3);
+	/* x = (-1, 0, 1), y = (-4/3, -1/3, 5/3): sxy = 3, sxx = 2, syy = 42/9 */
+	CHECK_NEAR(rho, 3 / sqrt(2 * 42.0 / 9), 1e-7);
+	va[1] = 0;
+	va[3] = 0;
+	vpa_err_init(&err);
+	CHECK(vpa_rho_f0(&ha, &hb, &rho, &k, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "rho_F0 undefined: 1 frame voiced in both");
+	vpa_pitch_release(&pa);
+	vpa_pitch_release(&pb);
+	free(a);
+	free(b);
+}
+
 int main(void)
 {
+	RUN(test_wer_align);
+	RUN(test_wer_text);
+	RUN(test_pitch_sines);
+	RUN(test_pitch_complex_glide);
+	RUN(test_pitch_unvoiced);
+	RUN(test_rho_f0);
 	RUN(test_mcadams_golden);
 	RUN(test_mcadams_bad);
 	return DONE();
