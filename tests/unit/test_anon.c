@@ -329,8 +329,81 @@ static void test_rho_f0(void)
 	free(b);
 }
 
+/* ------------------------------------------------------------ warping */
+
+/* frequency (Hz, 1 Hz grid) of the largest Hann-windowed DFT power of x[a..b) */
+static double peak_hz(const float *x, size_t a, size_t b, double rate, double lo, double hi)
+{
+	double best = -1, bf = 0;
+	for (double f = lo; f <= hi; f += 1) {
+		double re = 0, im = 0, L = (double)(b - a);
+		for (size_t i = a; i < b; i++) {
+			double w = 0.5 - 0.5 * cos(2 * M_PI * (double)(i - a) / L);
+			re += w * x[i] * cos(2 * M_PI * f * (double)i / rate);
+			im += w * x[i] * sin(2 * M_PI * f * (double)i / rate);
+		}
+		if (re * re + im * im > best) {
+			best = re * re + im * im;
+			bf = f;
+		}
+	}
+	return bf;
+}
+
+static void test_warp_identity(void)
+{
+	const int full[] = {1, 2, 3, 4, 5};
+	size_t n = 8000;
+	fixed_f0 = 130;
+	float *x = harmonic(n, 16000, f0_fixed, full, 5);
+	struct vpa_warp_opts o;
+	vpa_warp_opts_init(&o);
+	o.alpha = 0;
+	float *y = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_warp(x, n, 16000, &o, &y, &err) == 0);
+	double md = 0;
+	for (size_t i = 0; y && i < n; i++)
+		md = fmax(md, fabs(y[i] - x[i]));
+	CHECK(md < 0.05); /* float FFT on values up to ~1.5e4 */
+	free(y);
+	free(x);
+	CHECK_NEAR(vpa_warp_freq(1.0, 0), 1.0, 0);
+	CHECK_NEAR(vpa_warp_freq(M_PI, 0.3), M_PI, 1e-12);
+	CHECK_NEAR(vpa_warp_freq(vpa_warp_freq(0.7, 0.25), -0.25), 0.7, 1e-12); /* inverse */
+}
+
+/* A tone at f moves to the warping function's image of f (within a bin). */
+static void test_warp_peak(void)
+{
+	const int one[] = {1};
+	const double rate = 16000, freqs[] = {500, 1000, 2500}, alphas[] = {0.2, -0.15, 0.1};
+	size_t n = 16000;
+	for (size_t k = 0; k < 3; k++) {
+		fixed_f0 = freqs[k];
+		float *x = harmonic(n, rate, f0_fixed, one, 1);
+		struct vpa_warp_opts o;
+		vpa_warp_opts_init(&o);
+		o.alpha = alphas[k];
+		float *y = NULL;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		CHECK(vpa_warp(x, n, rate, &o, &y, &err) == 0);
+		double want = vpa_warp_freq(2 * M_PI * freqs[k] / rate, o.alpha) * rate / (2 * M_PI);
+		double got = y ? peak_hz(y, 4000, 12000, rate, 100, 4000) : 0;
+		printf("#   %g Hz, alpha %g: peak %g Hz, predicted %.1f Hz\n", freqs[k], o.alpha, got, want);
+		CHECK(fabs(got - want) < 5); /* the phase vocoder puts it on the 1 Hz grid point */
+		CHECK(fabs(want - freqs[k]) > 100);     /* the displacement is real */
+		free(y);
+		free(x);
+	}
+}
+
 int main(void)
 {
+	RUN(test_warp_identity);
+	RUN(test_warp_peak);
 	RUN(test_wer_align);
 	RUN(test_wer_text);
 	RUN(test_pitch_sines);
