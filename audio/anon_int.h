@@ -19,4 +19,10 @@ int vpa_check_id(const char *id, const char *what, struct vpa_err *err);
 /* The coefficient of an utterance under o (fixed, or drawn per speaker/utterance). */
 double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char *spk);
 
+/*
+ * Windowed-sinc resampling of x (n) from rin to rout Hz (audio/synth.c):
+ * floor(n rout / rin) samples into a new array (caller frees), *nout its length.
+ */
+float *vpa_resample(const float *x, size_t n, double rin, double rout, size_t *nout);
+
 #endif

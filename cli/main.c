@@ -44,6 +44,8 @@ static const struct command commands[] = {
 	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "
 	 "[--threads N] DATA OUT",
 	 "signal anonymisers (McAdams = VPC B2, bilinear warping) writing a Kaldi data directory"},
+	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
+	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
 	{"wer", cmd_wer, "REF HYP", "word error rate of Kaldi text files, as compute-wer"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},

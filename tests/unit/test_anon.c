@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "audio/anon.h"
+#include "audio/anon_int.h"
 #include "tests/unit/harness.h"
 
 #define GOLD "tests/golden/anon/"
@@ -400,8 +401,37 @@ static void test_warp_peak(void)
 	}
 }
 
+/* ---------------------------------------------------------- resampling */
+
+/* Tones keep their frequency and level through vpa_resample; a tone above
+ * the new Nyquist is removed (anti-aliasing). */
+static void test_resample(void)
+{
+	const struct { double rin, rout, f, gain; } c[] = {
+		{22050, 16000, 1000, 1}, {22050, 16000, 3000, 1}, {8000, 16000, 440, 1},
+		{22050, 16000, 10000, 0}, {48000, 16000, 6000, 1},
+	};
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		size_t n = (size_t)c[k].rin, m;
+		float *x = malloc(n * sizeof(float));
+		for (size_t i = 0; i < n; i++)
+			x[i] = (float)(1000 * sin(2 * M_PI * c[k].f * (double)i / c[k].rin));
+		float *y = vpa_resample(x, n, c[k].rin, c[k].rout, &m);
+		CHECK(m == (size_t)c[k].rout);
+		double md = 0;
+		for (size_t i = m / 4; i < 3 * m / 4; i++) /* away from the edges */
+			md = fmax(md, fabs(y[i] - c[k].gain * 1000 * sin(2 * M_PI * c[k].f * (double)i / c[k].rout)));
+		printf("#   %g -> %g Hz, tone %g Hz: max deviation %.3g (of 1000)\n", c[k].rin, c[k].rout,
+		       c[k].f, md);
+		CHECK(md < 2); /* 0.2% */
+		free(y);
+		free(x);
+	}
+}
+
 int main(void)
 {
+	RUN(test_resample);
 	RUN(test_warp_identity);
 	RUN(test_warp_peak);
 	RUN(test_wer_align);
