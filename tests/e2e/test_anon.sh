@@ -43,17 +43,17 @@ t_ok "warp writes 4 files" test "$(ls w1/wav | wc -l)" = 4
 
 # bad input: one line, exit 1 (usage 2), nothing written
 t_run "OUT exists" 1 -- anonymise mcadams d o1
-t_ok "OUT exists: the line" bash -c "test \"\$(cat $ERR)\" = 'vpaudit anonymise mcadams: error: o1: already exists'"
+t_ok "OUT exists: the line" bash -c "test \"\$(cat $ERR)\" = 'vpaudit anonymise: error: o1: already exists'"
 printf 'u1 d/u1.wav\nu2 d/missing.wav\n' > bad.scp; mkdir b; cp bad.scp b/wav.scp
 t_run "missing audio" 1 -- anonymise mcadams b ob
 t_ok "missing audio: names the wav.scp line" grep -q "b/wav.scp:2: " "$ERR"
 t_ok "missing audio: one line, nothing written" bash -c "test \$(wc -l < $ERR) = 1 && ! ls | grep -q '^ob'"
 mkdir s; cp "$C/tiny16.wav" s/; printf 'x s/tiny16.wav\n' > s/wav.scp
 t_run "shorter than a frame" 1 -- anonymise mcadams --win-ms 50 s os
-t_ok "shorter than a frame: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit anonymise mcadams: error: utterance 'x': signal of 600 samples is shorter than one 800-sample frame\" && ! ls | grep -q '^os'"
+t_ok "shorter than a frame: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit anonymise: error: utterance 'x': signal of 600 samples is shorter than one 800-sample frame\" && ! ls | grep -q '^os'"
 mkdir n; cp d/wav.scp n/; 
 t_run "speaker level without utt2spk" 1 -- anonymise mcadams --alpha-range 0.5,0.9 n on
-t_ok "speaker level without utt2spk: the line" grep -qx "vpaudit anonymise mcadams: error: n: speaker-level anonymisation needs utt2spk" "$ERR"
+t_ok "speaker level without utt2spk: the line" grep -qx "vpaudit anonymise: error: n: speaker-level anonymisation needs utt2spk" "$ERR"
 t_run "alpha out of range" 2 -- anonymise mcadams --alpha 3 d ox
 t_run "alpha and range together" 2 -- anonymise mcadams --alpha 0.5 --alpha-range 0.5,0.9 d ox
 t_run "empty range" 2 -- anonymise mcadams --alpha-range 0.9,0.5 d ox
