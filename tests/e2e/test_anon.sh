@@ -38,6 +38,10 @@ t_run "utterance-level draw" 0 -- anonymise mcadams --alpha-range 0.5,0.9 --leve
 t_ok "one coefficient per utterance" test "$(cut -d' ' -f2 u1/anon_coeffs | sort -u | wc -l)" = 4
 t_run "another seed" 0 -- anonymise mcadams --alpha-range 0.5,0.9 --level utterance --seed 8 d u2
 t_ok "another draw" bash -c "! cmp -s u1/anon_coeffs u2/anon_coeffs"
+mkdir sg; printf 'rec %s\n' "$G/g16.wav" > sg/wav.scp; printf 'a rec 0 0.25\nb rec 0.25 0.5\n' > sg/segments
+t_run "segments: one file per segment" 0 -- anonymise warp --alpha 0.1 sg sgo
+t_ok "segments: a.wav and b.wav of 4000 samples, no segments file" bash -c \
+	"test \$(stat -c %s sgo/wav/a.wav) = 8044 && test \$(stat -c %s sgo/wav/b.wav) = 8044 && test ! -e sgo/segments && grep -qx 'b sgo/wav/b.wav' sgo/wav.scp"
 t_run "warp" 0 -- anonymise warp --alpha -0.1 d w1
 t_ok "warp writes 4 files" test "$(ls w1/wav | wc -l)" = 4
 
