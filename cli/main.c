@@ -42,6 +42,13 @@ static const struct command commands[] = {
 	 "inspect an ONNX model, or run it on .npy inputs (any intermediate value by name)"},
 	{"embed", cmd_embed, "MODEL.onnx DATA -o OUT.ark [--features fbank|mfcc] [--chunk C] ...",
 	 "one speaker embedding per utterance with an ONNX extractor (Kaldi vector archive)"},
+	{"anonymise", cmd_anonymise,
+	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "
+	 "[--threads N] DATA OUT",
+	 "signal anonymisers (McAdams = VPC B2, bilinear warping) writing a Kaldi data directory"},
+	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
+	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
+	{"wer", cmd_wer, "REF HYP", "word error rate of Kaldi text files, as compute-wer"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
 };
@@ -53,7 +60,7 @@ static void usage(FILE *f)
 		   "vpaudit %s - privacy auditing and attack evaluation for speech and voice ML\n\n"
 		   "commands:\n", VPA_VERSION);
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "  %-9s %s\n            %s\n", commands[i].name, commands[i].args,
+		fprintf(f, "  %-12s %s\n               %s\n", commands[i].name, commands[i].args,
 			commands[i].summary);
 	fprintf(f, "\nexit status: 0 ok, 1 error, 2 usage, 3 a gate failed\n"
 		   "`vpaudit COMMAND --help` shows a command's options.\n");
