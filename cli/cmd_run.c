@@ -14,6 +14,7 @@
 
 #include "cli/cli.h"
 #include "core/la.h"
+#include "core/dist.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
@@ -141,7 +142,8 @@ int cmd_run(int argc, char **argv)
 	/* the report's own duration cannot be inside the file it writes */
 	vpa_json_set(stages, "report", vpa_json_null());
 	vpa_json_set_num(vpa_json_get(results, "wall_time"), "total", vpa_now() - t0);
-	if (vpa_report_write(results, outdir, s->formats, ro.no_plots, &err)) {
+	/* under MPI only rank 0 writes (core/dist.c) */
+	if (vpa_dist_rank() == 0 && vpa_report_write(results, outdir, s->formats, ro.no_plots, &err)) {
 		rc = cli_error(&err);
 		goto out;
 	}

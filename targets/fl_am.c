@@ -7,6 +7,7 @@
  * model folders (core/NN.md) plus Indicator features, or precomputed
  * activations.  targets/README.md documents the layouts.
  */
+#include "core/dist.h"
 #include "targets/fl_am.h"
 #include "core/io.h"
 #include "core/embset.h"
@@ -828,9 +829,10 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	}
 	const char *dm = vpa_cfg_str(cfg, &schema, "dump_models");
 	const char *da = vpa_cfg_str(cfg, &schema, "dump_activations");
-	if (!rc && dm)
+	/* under MPI only rank 0 writes (core/dist.c) */
+	if (!rc && dm && vpa_dist_rank() == 0)
 		rc = dump_models(dm, t, err);
-	if (!rc && da)
+	if (!rc && da && vpa_dist_rank() == 0)
 		rc = dump_acts(da, t, err);
 	if (!rc) {
 		struct vpa_json *dims = vpa_json_arr();
