@@ -106,6 +106,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vpaudit: error: unknown command '%s' (see 'vpaudit help')\n", name);
 		return 2;
 	}
+	rc = vpa_dist_root_int(rc);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "vpaudit: error: cannot write to standard output: %s\n",
 			strerror(errno));

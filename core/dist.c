@@ -44,6 +44,7 @@
 #include "core/io.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef VPA_MPI
@@ -100,6 +101,15 @@ int vpa_dist_rank(void)
 int vpa_dist_size(void)
 {
 	return g_size;
+}
+
+int vpa_dist_root_int(int v)
+{
+#ifdef VPA_MPI
+	if (g_init && g_size > 1)
+		MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
+#endif
+	return v;
 }
 
 uint64_t vpa_dist_bytes_sent(void)
@@ -188,8 +198,13 @@ static int unpack_ids(const unsigned char **p, const unsigned char *end, char **
 	*ids = xcalloc(n ? n : 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
 		if (vpa_unpack_u64(p, end, &l) || (uint64_t)(end - *p) < l ||
-		    (l && (*p)[l - 1] != 0))
+		    (l && (*p)[l - 1] != 0)) {
+			for (size_t k = 0; k < i; k++)
+				free((*ids)[k]);
+			free(*ids);
+			*ids = NULL;
 			return -1;
+		}
 		if (l) {
 			(*ids)[i] = xstrdup((const char *)*p);
 			*p += l;

@@ -25,6 +25,9 @@ void vpa_dist_init(int *argc, char ***argv);
 void vpa_dist_finalize(void);
 int vpa_dist_rank(void);
 int vpa_dist_size(void);
+/* Rank 0's v on every rank (v itself without MPI): the exit status, so that a
+   failure only rank 0 can have (writing the report) ends every rank with 1. */
+int vpa_dist_root_int(int v);
 
 /*
  * Jobs 0 .. n-1 shared out over the ranks, `threads` threads each; every rank

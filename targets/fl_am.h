@@ -29,6 +29,8 @@ struct vpa_flam_model {
 	int part;            /* VPA_FLAM_GLOBAL | PART1 | PART2 */
 	struct vpa_nn *net;  /* owned; NULL when activations are imported */
 	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
+	char *net_dir;       /* networks import under MPI: net is NULL and the model is loaded
+				from here by the rank whose job uses it (core/dist.c), owned */
 	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
 	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
 	double update_norm;  /* ||W_s - W_g||_2 before clipping (NAN: unknown) */

@@ -37,6 +37,7 @@ targets:
                two_models: 1, adapt_utts: 10, indicator_speakers: 3, indicator_utts: 2,
                hidden_layers: 3, hidden_dim: 24, states: 12, utt_frames: 60}
     dump_activations: am-acts
+    dump_models: am-models
   - id: imp
     kind: anonymised_speech
     source: import
@@ -111,5 +112,38 @@ t_ok "3 ranks: one error line from rank 0, naming rank 2 and the job" \
 	test "$(grep -c '^vpaudit: error: ' "$T/f3.err")" = 1 -a \
 	"$(grep '^vpaudit: error: ' "$T/f3.err")" = "$(cat "$T/f1.err" | grep '^vpaudit: error: ') (rank 2, a1 footprints job 5)"
 t_ok "3 ranks: no output" test ! -e "$T/f3" -a ! -s "$T/f3.out"
+# imported networks: every rank checks its share of the models and keeps
+# none; A1 and A2 load a model where their job runs (core/dist.c)
+cat > "$T/w/nets.yaml" <<EOF2
+name: mpi-nets
+seed: 7
+report: [json]
+targets:
+  - {id: fl, kind: fl_acoustic_models, source: import,
+     import: {models: am-models/models.txt, model_dir: am-models, indicator: am-models/indicator}}
+attacks:
+  - {id: a1, kind: a1_footprint, target: fl, models: all}
+  - {id: a2, kind: a2_footprint, target: fl, hidden: 16, embedding_dim: 8, epochs: 2}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run nets.yaml -o "$T/n1" --quiet --no-plots > /dev/null 2>&1)
+(cd "$T/w" && mpi 3 run nets.yaml -o "$T/n3" --quiet --no-plots > /dev/null 2>&1)
+t_ok "imported networks, 3 ranks: exit 0" test $? = 0
+strip "$T/n1/results.json" > "$T/a"; strip "$T/n3/results.json" > "$T/b"
+t_ok "imported networks, 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+t_ok "imported networks: the comparison saw A1 and A2 records" \
+	grep -q '"attack": "a2"' "$T/a"
+# the 6th personalised model's weights truncated: only rank 2 reads them
+m=$(sed -n 7p "$T/w/am-models/models.txt" | awk '{print $1}')
+f=$T/w/am-models/$m/layer1.weight.npy
+t_ok "the 6th model has a weight file" test -s "$f"
+head -c 100 "$f" > "$T/trunc" && cp "$T/trunc" "$f"
+(cd "$T/w" && "$VPAUDIT" run nets.yaml -o "$T/g1" --quiet > /dev/null 2> "$T/g1.err")
+t_ok "truncated model, one process: exit 1" test $? = 1
+(cd "$T/w" && mpi 3 run nets.yaml -o "$T/g3" --quiet > "$T/g3.out" 2> "$T/g3.err")
+t_ok "truncated model, 3 ranks: exit 1" test $? = 1
+t_ok "truncated model, 3 ranks: one error line naming rank 2 and the model's job" \
+	test "$(grep -c '^vpaudit: error: ' "$T/g3.err")" = 1 -a \
+	"$(grep '^vpaudit: error: ' "$T/g3.err")" = "$(grep '^vpaudit: error: ' "$T/g1.err") (rank 2, models job 5)"
+t_ok "truncated model, 3 ranks: no output" test ! -e "$T/g3" -a ! -s "$T/g3.out"
 t_ok "validate needs no MPI (no mpirun, no MPI start)" bash -c "cd '$T/w' && OMPI_MCA_ess_singleton_isolated=0 '$MPI' validate acts.yaml"
 t_done
