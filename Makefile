@@ -94,7 +94,8 @@ fuzz:
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 
-bench: vpaudit $(BENCH_BIN)
+bench: vpaudit $(BENCH_BIN) mpi
+	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" build-mpi/bench/bench_mpi_a1
 	@bash bench/run.sh
 
 # Layering: metrics/ includes only core/base.h; nothing but core/la.c includes cblas/lapacke.

@@ -56,6 +56,7 @@ static int g_rank = 0, g_size = 1;
 static int g_init = 0;
 #endif
 static uint64_t g_sent = 0;
+static double g_comm = 0;
 
 int vpa_dist_built(void)
 {
@@ -115,6 +116,19 @@ int vpa_dist_root_int(int v)
 uint64_t vpa_dist_bytes_sent(void)
 {
 	return g_sent;
+}
+
+double vpa_dist_comm_seconds(void)
+{
+	return g_comm;
+}
+
+void vpa_dist_barrier(void)
+{
+#ifdef VPA_MPI
+	if (g_init && g_size > 1)
+		MPI_Barrier(MPI_COMM_WORLD);
+#endif
 }
 
 void vpa_pack_u64(struct vpa_buf *b, uint64_t v)
@@ -399,6 +413,7 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	pthread_mutex_destroy(&p.mx);
 #ifdef VPA_MPI
 	if (g_size > 1) {
+		double tc = vpa_now();
 		unsigned long long lf = p.rc ? p.fail_i : n, gf = n;
 		MPI_Allreduce(&lf, &gf, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
 		if (gf < n) {
@@ -410,11 +425,13 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 				 label ? label : "", label ? " " : "", gf);
 			if (err && !err->status)
 				*err = e;
+			g_comm += vpa_now() - tc;
 			return e.status ? e.status : VPA_EIO;
 		}
 		if (!pack || !unpack)
 			VPA_BUG("%s: a distributed loop without pack/unpack", label ? label : "jobs");
 		exchange(n, pack, unpack, arg, label);
+		g_comm += vpa_now() - tc;
 		return 0;
 	}
 #else

@@ -56,8 +56,14 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
    keep per-thread scratch (a network's buffers) at that index. */
 size_t vpa_dist_thread(void);
 
-/* Bytes of job output this rank has packed and sent since start (bench/). */
+/* Bytes of job output this rank has packed and sent, and seconds this rank
+   spent exchanging job outputs (the broadcasts, waits for slower ranks
+   included), since start (bench/). */
 uint64_t vpa_dist_bytes_sent(void);
+double vpa_dist_comm_seconds(void);
+
+/* Wait for every rank (bench/; nothing without MPI). */
+void vpa_dist_barrier(void);
 
 /*
  * Packing helpers: little host-order copies (every rank runs the same binary
