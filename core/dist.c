@@ -6,10 +6,14 @@
  * - SPMD, replicated control flow.  Every rank runs the whole program on the
  *   same scenario: it reads and validates it, builds the same targets (the
  *   per-component RNG streams make them bit-identical) and walks the same
- *   loops in the same order.  Only the parallel job loops are shared out:
- *   personalised models and their A1 footprints (attacks/a1.c), A2 layers
- *   (attacks/a2.c), evaluation score sets (attacks/evaluate.c), d-exposure
- *   training runs (attacks/dexposure.c).  Each goes through vpa_dist_jobs.
+ *   loops in the same order.  Only the parallel job loops are shared out,
+ *   each through vpa_dist_jobs: personalised models (simulated:
+ *   targets/sim_am.c; imported and checked: targets/fl_am.c) and their A1
+ *   footprints (attacks/a1.c), A2 layers (attacks/a2.c), identification
+ *   blocks (attacks/identify.c), evaluation score sets (attacks/evaluate.c),
+ *   d-exposure training runs (attacks/dexposure.c), the clients of an FL
+ *   round (targets/fl_speaker.c).  Not (yet): sweep points (scenarios/run.c
+ *   runs them in turn, their loops shared out) and sequential training.
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs
@@ -24,9 +28,10 @@
  *   rank rebuilds the slots with unpack().  The loop then returns on every rank
  *   with every slot filled, exactly as a one-process run leaves them, so the
  *   code after the loop - and results.json - is the same for every N.  A job's
- *   input never travels: a personalised model's network or activations are
- *   run or read by the rank that owns the job; only its output (a footprint:
- *   2 x 8 bytes per hidden unit of the chosen layers) is sent.
+ *   input never travels: an imported model's network or activations are read
+ *   by the rank that owns the job (the import keeps only the folder when there
+ *   are several ranks); only outputs are sent (a footprint: 2 x 8 bytes per
+ *   hidden unit of the chosen layers; a simulated model, small, whole).
  *
  * - Errors: a rank stops handing out its own jobs after a failure; jobs on a
  *   rank start in increasing order, so the lowest failed job index over all
