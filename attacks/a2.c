@@ -468,7 +468,7 @@ static struct vpa_json *num_arr(const double *x, size_t n)
 	return a;
 }
 
-/* One layer's A2 (a job of vpa_par_jobs) and what every layer shares. */
+/* One layer's A2 (a job of vpa_dist_jobs) and what every layer shares. */
 struct ljob {
 	size_t h;
 	struct vpa_trials tr;
