@@ -213,7 +213,7 @@ static int unpack_ids(const unsigned char **p, const unsigned char *end, char **
 	if (vpa_unpack_u64(p, end, &has))
 		return -1;
 	if (!has)
-		return 0;
+		return n ? -1 : 0; /* ids without their list: vpa_trials_release walks them */
 	*ids = xcalloc(n ? n : 1, sizeof(char *));
 	for (size_t i = 0; i < n; i++) {
 		if (vpa_unpack_u64(p, end, &l) || (uint64_t)(end - *p) < l ||
