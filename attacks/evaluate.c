@@ -156,6 +156,80 @@ void vpa_warn_groups_flush(struct vpa_run_ctx *ctx)
 	ctx->warn_groups = NULL;
 }
 
+void vpa_warn_groups_append(struct vpa_warn_groups *dst, const struct vpa_warn_groups *src)
+{
+	for (size_t i = 0; dst && src && i < src->n; i++)
+		wg_add(dst, src->it[i].attack, src->it[i].label, src->it[i].c, src->it[i].v,
+		       src->it[i].detail);
+}
+
+static void pack_str(struct vpa_buf *b, const char *s)
+{
+	vpa_pack_u64(b, s ? strlen(s) + 1 : 0);
+	if (s)
+		vpa_buf_add(b, s, strlen(s) + 1);
+}
+
+static int unpack_str(const unsigned char **p, const unsigned char *end, char **s)
+{
+	uint64_t l;
+	*s = NULL;
+	if (vpa_unpack_u64(p, end, &l) || (uint64_t)(end - *p) < l || (l && (*p)[l - 1]))
+		return -1;
+	if (l) {
+		*s = xstrdup((const char *)*p);
+		*p += l;
+	}
+	return 0;
+}
+
+void vpa_warn_groups_pack(const struct vpa_warn_groups *g, struct vpa_buf *b)
+{
+	vpa_pack_u64(b, g ? g->n : 0);
+	for (size_t i = 0; g && i < g->n; i++) {
+		pack_str(b, g->it[i].attack);
+		pack_str(b, g->it[i].label);
+		vpa_pack_u64(b, (uint64_t)g->it[i].c);
+		vpa_pack_f64s(b, &g->it[i].v, 1);
+		pack_str(b, g->it[i].detail);
+	}
+}
+
+int vpa_warn_groups_unpack(struct vpa_warn_groups *g, const unsigned char **p,
+			   const unsigned char *end)
+{
+	uint64_t n, c;
+	if (vpa_unpack_u64(p, end, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		char *a = NULL, *l = NULL, *d = NULL;
+		double v;
+		int rc = unpack_str(p, end, &a) || unpack_str(p, end, &l) ||
+			 vpa_unpack_u64(p, end, &c) || vpa_unpack_f64s(p, end, &v, 1) ||
+			 unpack_str(p, end, &d) || !a || !l || c >= (uint64_t)W_N;
+		if (!rc)
+			wg_add(g, a, l, (int)c, v, d);
+		free(a);
+		free(l);
+		free(d);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+void vpa_warn_groups_free(struct vpa_warn_groups *g)
+{
+	for (size_t i = 0; g && i < g->n; i++) {
+		free(g->it[i].attack);
+		free(g->it[i].label);
+		free(g->it[i].detail);
+	}
+	if (g)
+		free(g->it);
+	free(g);
+}
+
 /* Every condition of m, to f(ctx, c, value, detail). */
 static void conditions(const struct vpa_metrics *m, int chance_expected,
 		       void (*f)(void *ctx, int c, double v, const char *detail), void *ctx)

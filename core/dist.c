@@ -12,8 +12,10 @@
  *   footprints (attacks/a1.c), A2 layers (attacks/a2.c), identification
  *   blocks (attacks/identify.c), evaluation score sets (attacks/evaluate.c),
  *   d-exposure training runs (attacks/dexposure.c), the clients of an FL
- *   round (targets/fl_speaker.c).  Not (yet): sweep points (scenarios/run.c
- *   runs them in turn, their loops shared out) and sequential training.
+ *   round (targets/fl_speaker.c), and the points of a sweep when there are at
+ *   least as many points as ranks (scenarios/run.c; else the points run in
+ *   turn, their loops shared out).  A loop inside a job runs inside its rank.
+ *   Not shared out: sequential training (a global model, a tagger target).
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs
@@ -57,6 +59,7 @@
 #endif
 
 static int g_rank = 0, g_size = 1;
+static int g_local = 0; /* 1 while a vpa_dist_jobs loop runs its jobs */
 #ifdef VPA_MPI
 static int g_init = 0;
 #endif
@@ -396,11 +399,15 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 		  const char *label, void (*run)(size_t, void *(*)(void *), void *),
 		  struct vpa_err *err)
 {
+	/* a loop inside a job of a shared-out loop (a sweep point's loops) runs
+	 * inside its rank: the other ranks are busy with their own jobs */
+	int nested = g_local, ranks = nested ? 1 : g_size;
+	g_local = 1; /* read by nested calls, possibly from worker threads */
 	struct dist_loop p;
 	memset(&p, 0, sizeof(p));
 	p.n_all = n;
-	p.first = (size_t)g_rank;
-	p.step = (size_t)g_size;
+	p.first = nested ? 0 : (size_t)g_rank;
+	p.step = (size_t)ranks;
 	p.n_mine = p.first < n ? (n - p.first + p.step - 1) / p.step : 0;
 	p.job = job;
 	p.arg = arg;
@@ -416,8 +423,9 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	if (p.n_mine)
 		(run ? run : vpa_run_workers)(nth, dist_worker, &p);
 	pthread_mutex_destroy(&p.mx);
+	g_local = nested;
 #ifdef VPA_MPI
-	if (g_size > 1) {
+	if (ranks > 1) {
 		double tc = vpa_now();
 		unsigned long long lf = p.rc ? p.fail_i : n, gf = n;
 		MPI_Allreduce(&lf, &gf, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);

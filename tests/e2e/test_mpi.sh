@@ -3,7 +3,8 @@
 # core/dist.c): one small scenario that runs every distributed loop (A1
 # footprints and A2 layers of simulated FL acoustic models, identification
 # blocks, evaluation score sets under a sweep, two d-exposure training runs,
-# an FL training run's clients) gives the records of the one-process run;
+# an FL training run's clients; sweep points with 2 ranks, inner loops with 3;
+# a swept target) gives the records and warnings of the one-process run;
 # a job that fails on rank 2 only gives one error line naming the rank and
 # the job, exit 1 on every rank and no output.  VPAUDIT_MPI is the MPI build:
 # `make test` builds it (make mpi) and sets it, and the test fails when the
@@ -90,9 +91,24 @@ for a in a1 a2 ident ev dx train; do
 	t_ok "the comparison saw records of $a" grep -q "\"attack\": \"$a\"" "$T/a"
 done
 t_ok "3 ranks: the warnings once (rank 0 only)" cmp -s "$T/one.err" "$T/three.err"
-(cd "$T/w" && mpi 2 run all.yaml -o "$T/two" --threads 2 --quiet --no-plots > /dev/null 2>&1)
+(cd "$T/w" && mpi 2 run all.yaml -o "$T/two" --threads 2 --quiet --no-plots > /dev/null 2> "$T/two.err")
 strip "$T/two/results.json" > "$T/c"
 t_ok "2 ranks x 2 threads: the same records" cmp -s "$T/a" "$T/c"
+
+# a swept target with as many values as ranks: the sweep points are the jobs
+# (scenarios/run.c), each rank builds its values' targets; the gate fails (3)
+P=$top/tests/e2e/data/sweep/proximity.yaml
+"$VPAUDIT" run "$P" -o "$T/p1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/p1.err"
+mpi 3 run "$P" -o "$T/p3" --threads 1 --quiet --no-plots > /dev/null 2> "$T/p3.err"
+t_ok "sweep points over 3 ranks: exit 3 (its gate fails)" test $? = 3
+strip "$T/p1/results.json" > "$T/a"; strip "$T/p3/results.json" > "$T/b"
+t_ok "sweep points over 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+t_ok "sweep points: the comparison saw the three values" \
+	test "$(grep -c '"sweep": "\(far\|near\|random\)"' "$T/a")" -ge 3
+t_ok "sweep points over 3 ranks: the same warnings, in order" \
+	cmp -s "$T/p1.err" <(grep '^vpaudit: ' "$T/p3.err")
+t_ok "2 ranks x 2 threads (sweep points shared out): the same warnings" \
+	cmp -s "$T/one.err" "$T/two.err"
 
 # a job failing on rank 2 only: A1 on imported activations, the 6th model's
 # (job 5: 5 mod 3 = 2) file truncated; only rank 2 reads it
