@@ -402,7 +402,8 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	/* a loop inside a job of a shared-out loop (a sweep point's loops) runs
 	 * inside its rank: the other ranks are busy with their own jobs */
 	int nested = g_local, ranks = nested ? 1 : g_size;
-	g_local = 1; /* read by nested calls, possibly from worker threads */
+	if (!nested)
+		g_local = 1; /* written only here, outside any job: jobs only read it */
 	struct dist_loop p;
 	memset(&p, 0, sizeof(p));
 	p.n_all = n;
@@ -423,7 +424,8 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	if (p.n_mine)
 		(run ? run : vpa_run_workers)(nth, dist_worker, &p);
 	pthread_mutex_destroy(&p.mx);
-	g_local = nested;
+	if (!nested)
+		g_local = 0;
 #ifdef VPA_MPI
 	if (ranks > 1) {
 		double tc = vpa_now();
