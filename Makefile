@@ -21,7 +21,7 @@ REPLAY_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/replay/%)
 BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
-.PHONY: all test asan tsan valgrind fuzz bench lint deps clean tests-bin
+.PHONY: all test asan tsan valgrind fuzz bench lint deps clean tests-bin mpi
 all: vpaudit
 
 vpaudit: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
@@ -49,9 +49,17 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libvpaudit.a
 
 tests-bin: vpaudit $(UNIT_BIN) $(REPLAY_BIN)
 
-# The whole suite; the last line is "N passed, N failed".
-test: tests-bin
-	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit bash tests/run.sh
+# ./vpaudit-mpi: the same program with MPI (core/dist.c), mpicc, build-mpi/.
+mpi:
+	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" vpaudit-mpi
+
+vpaudit-mpi: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The whole suite; the last line is "N passed, N failed".  tests/e2e/test_mpi.sh
+# runs ./vpaudit-mpi under mpirun.
+test: tests-bin mpi
+	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit VPAUDIT_MPI=$(CURDIR)/vpaudit-mpi bash tests/run.sh
 
 # Tests under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build folder.
 asan:
@@ -89,7 +97,8 @@ fuzz:
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 
-bench: vpaudit $(BENCH_BIN)
+bench: vpaudit $(BENCH_BIN) mpi
+	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" build-mpi/bench/bench_mpi_a1
 	@bash bench/run.sh
 
 # Layering: metrics/ includes only core/base.h; nothing but core/la.c includes cblas/lapacke.
@@ -105,6 +114,7 @@ deps:
 	sh .ci/deps
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz vpaudit vpaudit-asan vpaudit-tsan
+	rm -rf build build-asan build-tsan build-fuzz build-mpi vpaudit vpaudit-asan vpaudit-tsan \
+		vpaudit-mpi
 
--include $(shell find $(BUILD) build-asan build-tsan -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) build-asan build-tsan build-mpi -name '*.d' 2>/dev/null)

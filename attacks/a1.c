@@ -18,6 +18,7 @@
 #include "attacks/attacks.h"
 #include "targets/fl_am.h"
 
+#include "core/dist.h"
 #include "core/la.h"
 
 #include <math.h>
@@ -247,57 +248,51 @@ struct fp_pool {
 	struct vpa_flam *t;
 	const size_t *lay;
 	size_t nl, tot, N;
-	const unsigned char *use;
+	size_t *ms; /* (n_use) the models whose footprints are wanted, in order */
 	float **g;
 	double **mu, **sd;
-	const char *label;
-	double t0;
-	pthread_mutex_t mx;
-	size_t next, done, n_use, err_m;
-	int rc;
-	struct vpa_err err;
 };
 
-static void *fp_worker(void *arg)
+/* Job k: the footprint of model ms[k] (core/dist.c: run by one rank, then
+   sent as its 2 x tot doubles). */
+static int fp_job(void *arg, size_t k, struct vpa_err *e)
 {
 	struct fp_pool *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mx);
-		size_t m = p->next;
-		while (m < p->t->n_models && p->use && !p->use[m])
-			m++;
-		p->next = m + 1;
-		int stop = p->rc || m >= p->t->n_models;
-		pthread_mutex_unlock(&p->mx);
-		if (stop)
-			return NULL;
-		struct vpa_err e;
-		vpa_err_init(&e);
-		float **a = NULL;
-		int rc = vpa_flam_activations(p->t, m, &a, &e);
-		if (!rc) {
-			double *mu = xmalloc(p->tot * sizeof(double)), *sd = xmalloc(p->tot * sizeof(double));
-			size_t o = 0;
-			for (size_t k = 0; k < p->nl; k++) {
-				size_t h = p->lay[k], d = p->t->dim[h];
-				vpa_footprint_stats(a[h], p->g[h], p->N, d, mu + o, sd + o);
-				o += d;
-			}
-			p->mu[m] = mu;
-			p->sd[m] = sd;
-			vpa_flam_acts_free(a, p->t->n_layers);
-		}
-		pthread_mutex_lock(&p->mx);
-		if (rc && (!p->rc || m < p->err_m)) {
-			p->rc = rc;
-			p->err = e;
-			p->err_m = m;
-		}
-		p->done++;
-		if (p->label)
-			vpa_progress(p->label, p->done, p->n_use, p->t0);
-		pthread_mutex_unlock(&p->mx);
+	size_t m = p->ms[k];
+	float **a = NULL;
+	int rc = vpa_flam_activations(p->t, m, &a, e);
+	if (rc)
+		return rc;
+	double *mu = xmalloc(p->tot * sizeof(double)), *sd = xmalloc(p->tot * sizeof(double));
+	size_t o = 0;
+	for (size_t k2 = 0; k2 < p->nl; k2++) {
+		size_t h = p->lay[k2], d = p->t->dim[h];
+		vpa_footprint_stats(a[h], p->g[h], p->N, d, mu + o, sd + o);
+		o += d;
 	}
+	p->mu[m] = mu;
+	p->sd[m] = sd;
+	vpa_flam_acts_free(a, p->t->n_layers);
+	return 0;
+}
+
+static void fp_pack(void *arg, size_t k, struct vpa_buf *b)
+{
+	struct fp_pool *p = arg;
+	vpa_pack_f64s(b, p->mu[p->ms[k]], p->tot);
+	vpa_pack_f64s(b, p->sd[p->ms[k]], p->tot);
+}
+
+static int fp_unpack(void *arg, size_t k, const unsigned char *q, size_t len)
+{
+	struct fp_pool *p = arg;
+	size_t m = p->ms[k];
+	const unsigned char *end = q + len;
+	if (len != 2 * p->tot * sizeof(double))
+		return -1;
+	p->mu[m] = xmalloc(p->tot * sizeof(double));
+	p->sd[m] = xmalloc(p->tot * sizeof(double));
+	return vpa_unpack_f64s(&q, end, p->mu[m], p->tot) || vpa_unpack_f64s(&q, end, p->sd[m], p->tot);
 }
 
 int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const unsigned char *use,
@@ -309,28 +304,22 @@ int vpa_a1_footprints(struct vpa_flam *t, const size_t *lay, size_t nl, const un
 	p.t = t;
 	p.lay = lay;
 	p.nl = nl;
-	p.use = use;
-	p.label = label;
 	p.N = t->off[t->n_utt];
 	for (size_t k = 0; k < nl; k++)
 		p.tot += t->dim[lay[k]];
 	p.mu = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
 	p.sd = xcalloc(t->n_models ? t->n_models : 1, sizeof(double *));
+	p.ms = xcalloc(t->n_models ? t->n_models : 1, sizeof(size_t));
+	size_t n_use = 0;
 	for (size_t m = 0; m < t->n_models; m++)
-		p.n_use += !use || use[m];
+		if (!use || use[m])
+			p.ms[n_use++] = m;
 	int rc = vpa_flam_activations(t, t->n_models, &p.g, err);
-	p.t0 = vpa_now();
-	if (!rc) {
-		size_t nth = threads > 1 ? (size_t)threads : 1;
-		if (nth > p.n_use)
-			nth = p.n_use ? p.n_use : 1;
-		pthread_mutex_init(&p.mx, NULL);
-		vpa_la_run_workers(nth, fp_worker, &p);
-		pthread_mutex_destroy(&p.mx);
-		if ((rc = p.rc))
-			*err = p.err;
-	}
+	if (!rc)
+		rc = vpa_dist_jobs(n_use, threads, fp_job, fp_pack, fp_unpack, &p, label,
+				   vpa_la_run_workers, err);
 	vpa_flam_acts_free(p.g, t->n_layers);
+	free(p.ms);
 	if (rc) {
 		for (size_t m = 0; m < t->n_models; m++) {
 			free(p.mu[m]);

@@ -20,6 +20,7 @@
  * are small and their scale differs widely between layers).
  */
 #include "attacks/attacks.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "core/plda.h"
 #include "targets/fl_am.h"
@@ -467,7 +468,7 @@ static struct vpa_json *num_arr(const double *x, size_t n)
 	return a;
 }
 
-/* One layer's A2 (a job of vpa_par_jobs) and what every layer shares. */
+/* One layer's A2 (a job of vpa_dist_jobs) and what every layer shares. */
 struct ljob {
 	size_t h;
 	struct vpa_trials tr;
@@ -487,13 +488,30 @@ struct lshared {
 	pthread_mutex_t *locks; /* (n_models) one per personalised model, or NULL */
 };
 
-static int layer_job(void *arg, size_t k)
+static int layer_job(void *arg, size_t k, struct vpa_err *e)
 {
 	struct lshared *p = arg;
 	struct ljob *j = &p->jobs[k];
 	j->rc = a2_layer(p->ctx, p->cfg, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
-			 p->locks, &j->tr, &j->res, &j->err);
+			 p->locks, &j->tr, &j->res, e);
 	return j->rc;
+}
+
+/* A layer's output travels as its score set and its five numbers (core/dist.c). */
+static void layer_pack(void *arg, size_t k, struct vpa_buf *b)
+{
+	struct ljob *j = &((struct lshared *)arg)->jobs[k];
+	vpa_pack_trials(b, &j->tr);
+	vpa_pack_f64s(b, (const double *)&j->res, sizeof(j->res) / sizeof(double));
+}
+
+static int layer_unpack(void *arg, size_t k, const unsigned char *q, size_t len)
+{
+	struct ljob *j = &((struct lshared *)arg)->jobs[k];
+	const unsigned char *end = q + len;
+	return vpa_unpack_trials(&q, end, &j->tr) ||
+	       vpa_unpack_f64s(&q, end, (double *)&j->res, sizeof(j->res) / sizeof(double)) ||
+	       q != end;
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
@@ -561,7 +579,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				pthread_mutex_init(&locks[m], NULL);
 		}
 		struct lshared p = {ctx, cfg, t, g, tp, np, nt, nn, jobs, locks};
-		vpa_par_jobs(nl, ctx->threads, layer_job, &p, "a2 layers", vpa_la_run_workers);
+		rc = vpa_dist_jobs(nl, ctx->threads, layer_job, layer_pack, layer_unpack, &p,
+				   "a2 layers", vpa_la_run_workers, err);
 		for (size_t m = 0; locks && m < t->n_models; m++)
 			pthread_mutex_destroy(&locks[m]);
 		free(locks);
@@ -570,9 +589,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		size_t h = lay[k];
 		struct vpa_trials *trp = &jobs[k].tr;
 		struct layer_res res = jobs[k].res;
-		if ((rc = jobs[k].rc))
-			*err = jobs[k].err;
-		if (!rc) {
+		{
 			size_t nr = out->records->n, nd = det->n;
 			struct vpa_attack_out tmp = {out->records, NULL};
 			rc = vpa_record_from_scores(ctx, id, NULL, (long)(h + 1), trp, &eo, &tmp,

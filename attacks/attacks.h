@@ -95,6 +95,14 @@ void vpa_sanity_warnings(const char *label, const struct vpa_metrics *m, int cha
  */
 struct vpa_warn_groups *vpa_warn_groups_new(void);
 void vpa_warn_groups_flush(struct vpa_run_ctx *ctx);
+/* For a sweep point run on another MPI rank (scenarios/run.c): src's items
+ * appended to dst; the items packed into b / read back and appended to g
+ * (non-zero when the bytes do not read); free without flushing. */
+void vpa_warn_groups_append(struct vpa_warn_groups *dst, const struct vpa_warn_groups *src);
+void vpa_warn_groups_pack(const struct vpa_warn_groups *g, struct vpa_buf *b);
+int vpa_warn_groups_unpack(struct vpa_warn_groups *g, const unsigned char **p,
+			   const unsigned char *end);
+void vpa_warn_groups_free(struct vpa_warn_groups *g);
 
 /*
  * Adds "PATH": "undefined value" to rec's "unreliable" object (made when

@@ -32,6 +32,7 @@
  * Fig. 17).  On an imported target the confidences come from the file.
  */
 #include "attacks/attacks.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "targets/tagger.h"
 
@@ -839,7 +840,7 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 	vpa_json_set(rec, "timing", tm);
 }
 
-/* One training run (a job of vpa_par_jobs): runs are independent
+/* One training run (a job of vpa_dist_jobs): runs are independent
  * (their own seeds, logs and scratch), so they are shared out to the run's
  * threads; the numbers do not depend on the thread count. */
 struct tjob {
@@ -858,16 +859,48 @@ struct tshared {
 	struct tjob *jobs;
 };
 
-static int train_job(void *arg, size_t i)
+static int train_job(void *arg, size_t i, struct vpa_err *e)
 {
 	struct tshared *p = arg;
 	struct tjob *j = &p->jobs[i];
-	vpa_err_init(&j->err);
 	struct vpa_nn *net = NULL;
 	j->rc = vpa_tagger_train(p->d, &j->c, j->sents, j->n_sents, &j->ex, on_epoch, j->l, &net,
-				 j->st, &j->err);
+				 j->st, e);
 	vpa_nn_free(net);
 	return j->rc;
+}
+
+/* A run's output travels as its per-epoch log and its stats (core/dist.c);
+ * the receiving rank has the log's arrays (log_alloc) for j->c.epochs. */
+static void train_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	const struct tjob *j = &((struct tshared *)arg)->jobs[i];
+	const struct run_log *l = j->l;
+	vpa_pack_u64(b, l->n_ep);
+	vpa_buf_add(b, l->d, xmul(l->n_ep, sizeof(*l->d)));
+	vpa_pack_f64s(b, l->acc, l->n_ep);
+	vpa_pack_f64s(b, l->test_loss, l->n_ep);
+	vpa_pack_f64s(b, l->train_loss, l->n_ep);
+	vpa_buf_add(b, j->st, sizeof(*j->st));
+}
+
+static int train_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct tjob *j = &((struct tshared *)arg)->jobs[i];
+	struct run_log *l = j->l;
+	const unsigned char *end = q + len;
+	uint64_t n;
+	if (vpa_unpack_u64(&q, end, &n) || n > j->c.epochs ||
+	    (size_t)(end - q) != n * (sizeof(*l->d) + 3 * sizeof(double)) + sizeof(*j->st))
+		return -1;
+	l->n_ep = (size_t)n;
+	memcpy(l->d, q, n * sizeof(*l->d));
+	q += n * sizeof(*l->d);
+	vpa_unpack_f64s(&q, end, l->acc, n);
+	vpa_unpack_f64s(&q, end, l->test_loss, n);
+	vpa_unpack_f64s(&q, end, l->train_loss, n);
+	memcpy(j->st, q, sizeof(*j->st));
+	return 0;
 }
 
 /* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
@@ -1011,14 +1044,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 	{
 		struct tshared p = {d, jobs};
-		vpa_par_jobs(n_main + n_over, ctx->threads, train_job, &p, "d_exposure",
-			     vpa_la_run_workers);
 		/* the first failing run in job order (all runs before it were run) */
-		for (size_t k = 0; k < n_main + n_over && !rc; k++)
-			if (jobs[k].rc) {
-				rc = jobs[k].rc;
-				*err = jobs[k].err;
-			}
+		rc = vpa_dist_jobs(n_main + n_over, ctx->threads, train_job, train_pack,
+				   train_unpack, &p, "d_exposure", vpa_la_run_workers, err);
 	}
 	if (rc)
 		goto out;

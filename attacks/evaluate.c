@@ -4,6 +4,7 @@
  * the attack kind `evaluate`, which runs it on each set of a `scores` target.
  */
 #include "attacks/attacks.h"
+#include "core/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -153,6 +154,80 @@ void vpa_warn_groups_flush(struct vpa_run_ctx *ctx)
 	free(g->it);
 	free(g);
 	ctx->warn_groups = NULL;
+}
+
+void vpa_warn_groups_append(struct vpa_warn_groups *dst, const struct vpa_warn_groups *src)
+{
+	for (size_t i = 0; dst && src && i < src->n; i++)
+		wg_add(dst, src->it[i].attack, src->it[i].label, src->it[i].c, src->it[i].v,
+		       src->it[i].detail);
+}
+
+static void pack_str(struct vpa_buf *b, const char *s)
+{
+	vpa_pack_u64(b, s ? strlen(s) + 1 : 0);
+	if (s)
+		vpa_buf_add(b, s, strlen(s) + 1);
+}
+
+static int unpack_str(const unsigned char **p, const unsigned char *end, char **s)
+{
+	uint64_t l;
+	*s = NULL;
+	if (vpa_unpack_u64(p, end, &l) || (uint64_t)(end - *p) < l || (l && (*p)[l - 1]))
+		return -1;
+	if (l) {
+		*s = xstrdup((const char *)*p);
+		*p += l;
+	}
+	return 0;
+}
+
+void vpa_warn_groups_pack(const struct vpa_warn_groups *g, struct vpa_buf *b)
+{
+	vpa_pack_u64(b, g ? g->n : 0);
+	for (size_t i = 0; g && i < g->n; i++) {
+		pack_str(b, g->it[i].attack);
+		pack_str(b, g->it[i].label);
+		vpa_pack_u64(b, (uint64_t)g->it[i].c);
+		vpa_pack_f64s(b, &g->it[i].v, 1);
+		pack_str(b, g->it[i].detail);
+	}
+}
+
+int vpa_warn_groups_unpack(struct vpa_warn_groups *g, const unsigned char **p,
+			   const unsigned char *end)
+{
+	uint64_t n, c;
+	if (vpa_unpack_u64(p, end, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		char *a = NULL, *l = NULL, *d = NULL;
+		double v;
+		int rc = unpack_str(p, end, &a) || unpack_str(p, end, &l) ||
+			 vpa_unpack_u64(p, end, &c) || vpa_unpack_f64s(p, end, &v, 1) ||
+			 unpack_str(p, end, &d) || !a || !l || c >= (uint64_t)W_N;
+		if (!rc)
+			wg_add(g, a, l, (int)c, v, d);
+		free(a);
+		free(l);
+		free(d);
+		if (rc)
+			return -1;
+	}
+	return 0;
+}
+
+void vpa_warn_groups_free(struct vpa_warn_groups *g)
+{
+	for (size_t i = 0; g && i < g->n; i++) {
+		free(g->it[i].attack);
+		free(g->it[i].label);
+		free(g->it[i].detail);
+	}
+	if (g)
+		free(g->it);
+	free(g);
 }
 
 /* Every condition of m, to f(ctx, c, value, detail). */
@@ -572,12 +647,61 @@ struct job {
 	struct eval_res *res;
 };
 
-static int eval_job(void *arg, size_t i)
+static int eval_job(void *arg, size_t i, struct vpa_err *e)
 {
 	struct job *j = arg;
 	const struct vpa_score_set *set = &j->st->sets[i];
-	eval_compute(&set->trials, j->o, ci_seed(j->o->seed, j->attack, set->name, -1), &j->res[i]);
-	return 0; /* a set's error stays in its slot; the others still run */
+	struct eval_res *r = &j->res[i];
+	eval_compute(&set->trials, j->o, ci_seed(j->o->seed, j->attack, set->name, -1), r);
+	if (r->rc)
+		return vpa_fail(e, r->rc, NULL, "score set '%s': %s", set->name, r->err.msg);
+	return 0;
+}
+
+/* A set's result travels as the flat struct, then its arrays (core/dist.c). */
+static void eval_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	const struct eval_res *r = &((struct job *)arg)->res[i];
+	vpa_buf_add(b, r, sizeof(*r));
+	if (r->have_l) {
+		vpa_pack_f64s(b, r->l.centers, r->l.n_bins);
+		vpa_pack_f64s(b, r->l.p_mated, r->l.n_bins);
+		vpa_pack_f64s(b, r->l.p_non, r->l.n_bins);
+		vpa_pack_f64s(b, r->l.d_local, r->l.n_bins);
+	}
+	vpa_pack_f64s(b, r->pm, r->pm ? r->n_det : 0);
+	vpa_pack_f64s(b, r->pf, r->pf ? r->n_det : 0);
+}
+
+static double *unpack_arr(const unsigned char **q, const unsigned char *end, const void *had,
+			  size_t n, int *bad)
+{
+	if (!had)
+		return NULL;
+	double *x = xmalloc(xmul(n ? n : 1, sizeof(double)));
+	*bad |= vpa_unpack_f64s(q, end, x, n);
+	return x;
+}
+
+static int eval_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct eval_res *r = &((struct job *)arg)->res[i];
+	const unsigned char *end = q + len;
+	int bad = 0;
+	if (len < sizeof(*r))
+		return -1;
+	memcpy(r, q, sizeof(*r)); /* the pointers in it are the sender's: replaced below */
+	q += sizeof(*r);
+	if (r->have_l) {
+		size_t n = r->l.n_bins;
+		r->l.centers = unpack_arr(&q, end, r->l.centers, n, &bad);
+		r->l.p_mated = unpack_arr(&q, end, r->l.p_mated, n, &bad);
+		r->l.p_non = unpack_arr(&q, end, r->l.p_non, n, &bad);
+		r->l.d_local = unpack_arr(&q, end, r->l.d_local, n, &bad);
+	}
+	r->pm = unpack_arr(&q, end, r->pm, r->n_det, &bad);
+	r->pf = unpack_arr(&q, end, r->pf, r->n_det, &bad);
+	return bad || q != end;
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
@@ -605,12 +729,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 	struct eval_res *res = xcalloc(st->n_sets, sizeof(*res));
 	struct job j = {st, &o, id, res};
-	vpa_par_jobs(st->n_sets, ctx->threads, eval_job, &j, NULL, NULL);
+	rc = vpa_dist_jobs(st->n_sets, ctx->threads, eval_job, eval_pack, eval_unpack, &j,
+			   NULL, NULL, err);
 	struct vpa_json *series = vpa_json_arr();
-	for (size_t i = 0; i < st->n_sets && !rc; i++)
-		if (res[i].rc)
-			rc = vpa_fail(err, res[i].rc, NULL, "score set '%s': %s", st->sets[i].name,
-				      res[i].err.msg);
 	/* DET first, then one linkability figure per set, in set order */
 	struct vpa_json *det = NULL;
 	if (!rc) {

@@ -23,6 +23,7 @@
  * the subset's cells.
  */
 #include "attacks/attacks.h"
+#include "core/dist.h"
 #include "targets/anon.h"
 
 #include <math.h>
@@ -540,48 +541,51 @@ static void draw_rows(uint64_t seed, const char *id, size_t n_e, size_t n_all, s
 	free(perm);
 }
 
+/* The identification blocks of one attacker: job i evaluates population
+ * size js[i], repeat jr[i] (a job of vpa_dist_jobs; its vpa_ident_eval is
+ * flat and travels as it is). */
 struct job {
 	const struct vpa_ident_matrix *m;
 	uint64_t seed;
-	const char *id;
+	const char *id, *name;
 	size_t n_e, n_all, k, bins;
 	double omega;
 	const size_t *js, *jr; /* (n_jobs) size and repeat of each job */
-	size_t n_jobs, next;
+	size_t n_jobs;
 	struct vpa_ident_eval *res; /* (n_jobs) */
-	int *rc;
-	struct vpa_err *errs;       /* (n_jobs) */
-	pthread_mutex_t mu;
 };
 
-static void *worker(void *arg)
+static int block_job(void *arg, size_t i, struct vpa_err *e)
 {
 	struct job *j = arg;
 	uint32_t *rows = xmalloc(xmul(j->n_all, sizeof(uint32_t)));
-	struct ident_ws ws;
+	struct ident_ws ws; /* per job: O(rows + probes), small against the block's cells */
+	struct vpa_err e2;
+	vpa_err_init(&e2);
 	ws_init(&ws, j->m);
-	for (;;) {
-		pthread_mutex_lock(&j->mu);
-		size_t i = j->next++;
-		pthread_mutex_unlock(&j->mu);
-		if (i >= j->n_jobs)
-			break;
-		draw_rows(j->seed, j->id, j->n_e, j->n_all, j->js[i], j->jr[i], rows);
-		vpa_err_init(&j->errs[i]);
-		j->rc[i] = subset_core(j->m, &ws, rows, j->js[i], j->k, j->omega, j->bins, &j->res[i],
-				       &j->errs[i]);
-	}
+	draw_rows(j->seed, j->id, j->n_e, j->n_all, j->js[i], j->jr[i], rows);
+	int rc = subset_core(j->m, &ws, rows, j->js[i], j->k, j->omega, j->bins, &j->res[i], &e2);
 	ws_release(&ws);
 	free(rows);
-	return NULL;
+	if (rc)
+		return vpa_fail(e, rc, NULL, "attacker '%s', population %zu: %s", j->name, j->js[i],
+				e2.msg);
+	return 0;
 }
 
-static void run_jobs(struct job *j, int threads)
+static void block_pack(void *arg, size_t i, struct vpa_buf *b)
 {
-	size_t nth = (size_t)(threads > 1 ? threads : 1);
-	if (nth > j->n_jobs)
-		nth = j->n_jobs;
-	vpa_run_workers(nth, worker, j);
+	struct job *j = arg;
+	vpa_buf_add(b, &j->res[i], sizeof(j->res[i]));
+}
+
+static int block_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct job *j = arg;
+	if (len != sizeof(j->res[i]))
+		return -1;
+	memcpy(&j->res[i], q, len);
+	return 0;
 }
 
 /* mean, min, max, population std of x[0..n) into o under NAME, NAME_min, ... */
@@ -739,8 +743,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	uint32_t *truth = NULL;
 	float *S = NULL;
 	struct vpa_ident_eval *res = NULL;
-	struct vpa_err *errs = NULL;
-	int *rcs = NULL, rc = 0;
+	int rc = 0;
 
 	size_t n_e = a->enroll.n_spk, n_t = a->trial.n;
 	for (int k2 = 0; k2 < VPA_ATK_N; k2++) {
@@ -792,8 +795,6 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		}
 	}
 	res = xcalloc(n_jobs, sizeof(*res));
-	errs = xcalloc(n_jobs, sizeof(*errs));
-	rcs = xcalloc(n_jobs, sizeof(int));
 
 	if (!(b_orig = vpa_linkage_backend(&a->train, &a->backend, "original training data", err))) {
 		rc = err->status;
@@ -826,15 +827,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		struct vpa_ident_matrix im;
 		if ((rc = vpa_ident_prepare_mt(S, n_all, n_t, truth, ctx->threads, &im, err)))
 			break;
-		struct job j = {&im, ctx->seed, id, n_e, n_all, k, bins, omega, js, jr, n_jobs, 0,
-				res, rcs, errs, PTHREAD_MUTEX_INITIALIZER};
-		run_jobs(&j, ctx->threads);
-		pthread_mutex_destroy(&j.mu);
+		struct job j = {&im, ctx->seed, id, name, n_e, n_all, k, bins, omega, js, jr, n_jobs,
+				res};
+		rc = vpa_dist_jobs(n_jobs, ctx->threads, block_job, block_pack, block_unpack, &j,
+				   "identification", NULL, err);
 		vpa_ident_matrix_release(&im);
-		for (size_t i = 0; i < n_jobs && !rc; i++)
-			if (rcs[i])
-				rc = vpa_fail(err, rcs[i], NULL, "attacker '%s', population %zu: %s", name,
-					      js[i], errs[i].msg);
 		if (rc)
 			break;
 		/* one record per size; figures over sizes */
@@ -953,8 +950,6 @@ out:
 	vpa_backend_free(b_anon);
 	free(S);
 	free(res);
-	free(errs);
-	free(rcs);
 	free(js);
 	free(jr);
 	free(sizes);

@@ -40,8 +40,52 @@ awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / 
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 
+echo "== MPI: strong scaling of the A1 footprint loop (bench_mpi_a1, vpaudit-mpi's loop)"
+# 1 rank x 1 thread (baseline), 2 ranks x 1 thread, 1 rank x 2 threads; each
+# the best of two runs (the machine is shared).  README.md "Scaling model"
+# uses these figures.
+MPIB=build-mpi/bench/bench_mpi_a1
+MPIRUN="mpirun --oversubscribe --allow-run-as-root"
+NM=${BENCH_MPI_MODELS:-16}
+MPIRUN="$MPIRUN --bind-to none" # ranks may move off cores other jobs load (shared machine)
+best_loop() { # RANKS THREADS -> "loop comm bytes flops sgemm1 checksum global" of the faster run
+	local out best="" l
+	for k in 1 2; do
+		out=$(OPENBLAS_NUM_THREADS=1 $MPIRUN -n "$1" "$MPIB" "$NM" "$2" | tail -n 1)
+		echo "  $out" >&2
+		l=$(echo "$out" | sed -E 's/.*loop ([0-9.]+) s.*/\1/')
+		if [ -z "$best" ] || awk -v a="$l" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
+			best="$l $(echo "$out" | sed -E 's/.*comm ([0-9.]+) s, bytes\/model ([0-9]+), flops\/model ([0-9.e+]+), sgemm1 ([0-9.]+) GFLOP\/s, checksum (.*)/\1 \2 \3 \4 \5/') $(echo "$out" | sed -E 's/.*global ([0-9.]+) s.*/\1/')"
+		fi
+	done
+	echo "$best"
+}
+read -r l11 c11 b11 f11 p11 k11 g11 < <(best_loop 1 1)
+read -r l21 c21 b21 f21 p21 k21 g21 < <(best_loop 2 1)
+read -r l12 c12 b12 f12 p12 k12 g12 < <(best_loop 1 2)
+tm=$(awk -v a="$l11" -v g="$g11" -v n="$NM" 'BEGIN { print (a-g)/n }')
+printf '%-44s %8.2f s  (%.3f s per model, global model pass %.3f s)\n' "1 rank x 1 thread, $NM models" "$l11" "$tm" "$g11"
+printf '%-44s %8.2f s  (exchange, waits included, %.4f s on rank 0)\n' "2 ranks x 1 thread" "$l21" "$c21"
+printf '%-44s %8.2f s\n' "1 rank x 2 threads" "$l12"
+[ "$k11" = "$k21" ] && [ "$k11" = "$k12" ] && echo "footprints identical for every layout (checksum $k11)" || echo "FOOTPRINTS DIFFER: $k11 $k21 $k12"
+echo "bytes communicated per model: $b21 (2 x 8 bytes per hidden unit of the chosen layers + 16 bytes of record header), sent once to every other rank"
+awk -v a="$l11" -v b="$l21" -v c="$l12" 'BEGIN { printf "ratio: speed-up 2 ranks x 1 thread / 1 rank x 1 thread = %.2fx; 1 rank x 2 threads = %.2fx; MPI overhead (2 ranks / 2 threads time) = %.3f\n", a/b, a/c, b/c }'
+# the scaling model of README.md ("Running on a cluster"), with this run's figures
+awk -v tm="$tm" -v f="$f11" -v p="$p11" -v a="$l11" -v b="$l21" 'BEGIN {
+	e = f / tm / (p * 1e9)                  # A1 pipeline efficiency against one-core SGEMM
+	F = 2 * 64000 * 13.8e6                  # paper model: 13.8M params, 32 min at 33.3 frames/s
+	t = F / (e * p * 1e9)                   # s per model on one core like this one
+	M = 2379; P = 256; W = int((M + P - 1) / P)
+	bm = 13 * 512 * 16 + 16                 # bytes per model: 13 hidden layers of 512
+	x = M * bm / 10e9 + P * 2e-6 * 8        # exchange: 10 GB/s, 2 us latency, log2 256 = 8
+	io = 2 * M * 13.8e6 * 4 / 20e9          # every model read twice, 20 GB/s file system
+	par = a / b / 2                         # parallel efficiency of 2 ranks measured here
+	printf "scaling model: one-core SGEMM %.1f GFLOP/s, A1 efficiency %.2f -> %.0f s per paper model per core\n", p, e, t
+	printf "prediction, 2,379 models of 13.8M parameters on 16 nodes x 16 cores (1 thread per core): %d waves x %.0f s + global pass %.0f s + exchange %.2f s (%.0f MB) + reads %.0f s = %.1f min; with this run'"'"'s 2-rank efficiency %.2f: %.1f min; one 16-core node: %.1f h\n", W, t, t, x, M * bm / 1e6, io, (W * t + t + x + io) / 60, par, (W * t / par + t + x + io) / 60, ((M + 15) / 16 * t + t) / 3600
+}'
+
 for b in "$BUILD"/bench/bench_*; do
-	case "$(basename "$b")" in bench_metrics|bench_onnx|*.d|*.o) continue ;; esac
+	case "$(basename "$b")" in bench_metrics|bench_onnx|bench_mpi_a1|*.d|*.o) continue ;; esac
 	[ -x "$b" ] || continue
 	echo "== $(basename "$b")"
 	"$b"

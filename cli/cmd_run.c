@@ -15,6 +15,7 @@
 
 #include "cli/cli.h"
 #include "core/la.h"
+#include "core/dist.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
@@ -158,10 +159,14 @@ int cmd_run(int argc, char **argv)
 			outdir = def_out;
 		}
 	}
-	/* Everything that can be checked before hours of computation. */
-	if ((base && !(old = cli_read_results(base, &err))) ||
-	    vpa_outdir_prepare(outdir, formats, ro.no_plots, &err)) {
-		rc = cli_error(&err);
+	/* Everything that can be checked before hours of computation.  Under MPI
+	 * rank 0 alone touches the folder, and every rank learns its verdict, so
+	 * that all ranks take the same path (no rank waits in a collective). */
+	int prc = base && !(old = cli_read_results(base, &err)) ? -1 : 0;
+	if (!prc && vpa_dist_rank() == 0)
+		prc = vpa_outdir_prepare(outdir, formats, ro.no_plots, &err);
+	if (vpa_dist_root_int(prc != 0) || prc) {
+		rc = prc ? cli_error(&err) : 1;
 		goto fail;
 	}
 	if (vpa_scenario_run(s, &ro, &results, &err)) {
@@ -194,12 +199,15 @@ int cmd_run(int argc, char **argv)
 	/* the report's own duration cannot be inside the file it writes */
 	vpa_json_set(stages, "report", vpa_json_null());
 	vpa_json_set_num(vpa_json_get(results, "wall_time"), "total", vpa_now() - t0);
-	if (vpa_report_write(results, outdir, formats, ro.no_plots, &err)) {
+	/* under MPI only rank 0 writes (core/dist.c) */
+	if (vpa_dist_rank() == 0 && vpa_report_write(results, outdir, formats, ro.no_plots, &err)) {
 		rc = cli_error(&err);
 		goto fail;
 	}
 	/* the folder holds this run's files only */
-	vpa_outdir_remove_reports(outdir, formats & ~(ro.no_plots ? (unsigned)VPA_REPORT_PDF : 0u));
+	if (vpa_dist_rank() == 0)
+		vpa_outdir_remove_reports(outdir,
+					  formats & ~(ro.no_plots ? (unsigned)VPA_REPORT_PDF : 0u));
 	if (!quiet)
 		cli_print_verdicts(results);
 	const struct vpa_json *g = vpa_json_get(results, "gates");
@@ -218,7 +226,7 @@ int cmd_run(int argc, char **argv)
 	rc = failed ? 3 : 0;
 	goto out;
 fail:
-	if (outdir)
+	if (outdir && vpa_dist_rank() == 0)
 		vpa_outdir_fail(outdir, formats, s ? s->name : NULL, err.msg);
 out:
 	free(def_out);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/dist.h"
 
 struct command {
 	const char *name;
@@ -62,6 +63,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		fprintf(f, "  %-12s %s\n               %s\n", commands[i].name, commands[i].args,
 			commands[i].summary);
+	fprintf(f, "\nMPI: %s\n", vpa_dist_built() ? "built in (`mpirun -n N vpaudit-mpi run ...` "
+		   "shares the work out over N ranks)" : "not built in (`make mpi` builds vpaudit-mpi)");
 	fprintf(f, "\nexit status: 0 ok, 1 error, 2 usage, 3 a gate failed\n"
 		   "`vpaudit COMMAND --help` shows a command's options.\n");
 }
@@ -72,6 +75,7 @@ static int cmd_version(int argc, char **argv)
 	if (argc > 1)
 		return cli_usage_error("version", "takes no arguments");
 	printf("vpaudit %s\n", VPA_VERSION);
+	printf("mpi: %s\n", vpa_dist_built() ? "yes" : "no");
 	return 0;
 }
 
@@ -101,6 +105,14 @@ int main(int argc, char **argv)
 		name = "help";
 	else if (!strcmp(name, "--version"))
 		name = "version";
+	/* vpaudit-mpi: only `run` starts MPI (validate and the rest need none);
+	 * ranks other than 0 print and write nothing (core/dist.c) */
+	if (vpa_dist_built() && !strcmp(name, "run")) {
+		vpa_dist_init(&argc, &argv);
+		if (vpa_dist_rank() != 0 && (!freopen("/dev/null", "w", stdout) ||
+					     !freopen("/dev/null", "w", stderr)))
+			return 1;
+	}
 	int rc = -1;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(name, commands[i].name)) {
@@ -112,10 +124,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vpaudit: error: unknown command '%s' (see 'vpaudit help')\n", name);
 		return 2;
 	}
+	rc = vpa_dist_root_int(rc);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "vpaudit %s: error: cannot write to standard output: %s\n", name,
 			strerror(errno));
 		return rc ? rc : 1;
 	}
+	vpa_dist_finalize();
 	exit(rc);
 }

@@ -148,7 +148,9 @@ void vpa_run_workers(size_t n, void *(*fn)(void *), void *arg);
  * started one has run.  Callers keep each job's results (and errors) in their
  * own slots.  label non-NULL: a progress line per finished job.  run starts
  * the threads: NULL for vpa_run_workers, vpa_la_run_workers when jobs call
- * BLAS.
+ * BLAS.  A loop of vpa_par_jobs stays inside the process: under MPI every
+ * rank runs all of its jobs.  Loops whose work is worth sharing out over
+ * ranks use vpa_dist_jobs (core/dist.h), which is this loop plus the ranks.
  */
 void vpa_par_jobs(size_t n, int threads, int (*job)(void *arg, size_t i), void *arg,
 		  const char *label, void (*run)(size_t, void *(*)(void *), void *));

@@ -10,6 +10,7 @@
 #include "scenarios/scenario.h"
 #include "targets/targets.h"
 #include "attacks/attacks.h"
+#include "core/dist.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -140,6 +141,200 @@ static int run_attack(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, siz
 out:
 	vpa_json_free(out.records);
 	vpa_json_free(out.figures);
+	return rc;
+}
+
+/* ---- the points of a sweep shared out over MPI ranks ---------------------
+ * With at least as many sweep values as ranks (core/dist.c), point v is a
+ * job: its rank builds the swept target, runs the dependent attacks with a
+ * muted context of its own (warnings recorded, not printed) and keeps their
+ * records, figures, warnings and grouped warnings in slot v; those travel as
+ * JSON text and packed groups; then, in the order of the values, every rank
+ * appends them where the one-process loop would have (the warnings printed
+ * and recorded by vpa_ctx_warn as they would have been). */
+struct sw_slot {
+	struct vpa_json **recs, **figs; /* (n_attacks) arrays */
+	struct vpa_json *tjs;           /* value 0 of a swept target: the targets list */
+	struct vpa_json *warns;
+	struct vpa_warn_groups *wg;
+	double tt, ta;                  /* seconds building, attacking */
+};
+
+struct sw {
+	struct vpa_run_ctx *ctx;
+	const struct vpa_scenario *s;
+	struct vpa_target *built;
+	struct sw_slot *slot;
+};
+
+static void slot_init(struct sw_slot *sl, size_t na)
+{
+	memset(sl, 0, sizeof(*sl));
+	sl->recs = xcalloc(na ? na : 1, sizeof(*sl->recs));
+	sl->figs = xcalloc(na ? na : 1, sizeof(*sl->figs));
+	for (size_t a = 0; a < na; a++) {
+		sl->recs[a] = vpa_json_arr();
+		sl->figs[a] = vpa_json_arr();
+	}
+	sl->warns = vpa_json_arr();
+	sl->wg = vpa_warn_groups_new();
+}
+
+static void slot_release(struct sw_slot *sl, size_t na)
+{
+	for (size_t a = 0; sl->recs && a < na; a++) {
+		vpa_json_free(sl->recs[a]);
+		vpa_json_free(sl->figs[a]);
+	}
+	free(sl->recs);
+	free(sl->figs);
+	vpa_json_free(sl->tjs);
+	vpa_json_free(sl->warns);
+	vpa_warn_groups_free(sl->wg);
+	memset(sl, 0, sizeof(*sl));
+}
+
+static int sweep_job(void *arg, size_t v, struct vpa_err *e)
+{
+	struct sw *w = arg;
+	const struct vpa_scenario *s = w->s;
+	struct sw_slot *sl = &w->slot[v];
+	struct vpa_run_ctx c = *w->ctx;
+	c.warnings = sl->warns;
+	c.warn_groups = sl->wg;
+	vpa_ctx_warn_mute(1);
+	const struct vpa_ynode *val = s->sweep_values->items[v];
+	int sw_t = !s->sweep_is_attack, rc = 0, have = 0;
+	size_t ti = s->sweep_index;
+	struct vpa_target local;
+	double t0 = vpa_now();
+	if (sw_t) {
+		struct vpa_ynode *cfg = vpa_scenario_swept_cfg(s, s->targets[ti].cfg, val);
+		rc = build_target(&c, s, ti, cfg, &local, e);
+		have = 1; /* released on failure too: a kind may fail half-built */
+		vpa_ynode_free(cfg);
+	}
+	sl->tt = vpa_now() - t0;
+	t0 = vpa_now();
+	for (size_t a = 0; a < s->n_attacks && !rc; a++) {
+		int dep = (sw_t && s->attacks[a].target == ti) || (!sw_t && a == ti);
+		if (!dep)
+			continue;
+		struct vpa_ynode *cfg = !sw_t ? vpa_scenario_swept_cfg(s, s->attacks[a].cfg, val) : NULL;
+		size_t at = s->attacks[a].target;
+		rc = run_attack(&c, s, a, cfg ? cfg : s->attacks[a].cfg,
+				sw_t && at == ti ? &local : &w->built[at], sl->recs[a], sl->figs[a], val,
+				v, e);
+		vpa_ynode_free(cfg);
+	}
+	sl->ta = vpa_now() - t0;
+	if (!rc && sw_t && v == 0) {
+		sl->tjs = vpa_json_arr();
+		for (size_t i = 0; i < s->n_targets; i++)
+			vpa_json_push(sl->tjs, target_entry(s, i, i == ti ? &local : &w->built[i]));
+	}
+	if (have)
+		vpa_target_release(&local);
+	vpa_ctx_warn_mute(0);
+	return rc;
+}
+
+static void pack_json(struct vpa_buf *b, const struct vpa_json *j)
+{
+	struct vpa_buf t;
+	vpa_buf_init(&t);
+	if (j)
+		vpa_json_write(&t, j, 0);
+	vpa_pack_u64(b, t.len);
+	if (t.len)
+		vpa_buf_add(b, t.data, t.len);
+	vpa_buf_release(&t);
+}
+
+static int unpack_json(const unsigned char **p, const unsigned char *end, struct vpa_json **j)
+{
+	uint64_t l;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	*j = NULL;
+	if (vpa_unpack_u64(p, end, &l) || (uint64_t)(end - *p) < l)
+		return -1;
+	if (l && !(*j = vpa_json_parse("sweep point", (const char *)*p, (size_t)l, &e)))
+		return -1;
+	*p += l;
+	return 0;
+}
+
+static void sweep_pack(void *arg, size_t v, struct vpa_buf *b)
+{
+	struct sw *w = arg;
+	struct sw_slot *sl = &w->slot[v];
+	for (size_t a = 0; a < w->s->n_attacks; a++) {
+		pack_json(b, sl->recs[a]);
+		pack_json(b, sl->figs[a]);
+	}
+	pack_json(b, sl->tjs);
+	pack_json(b, sl->warns);
+	vpa_warn_groups_pack(sl->wg, b);
+	double t[2] = {sl->tt, sl->ta};
+	vpa_pack_f64s(b, t, 2);
+}
+
+static int sweep_unpack(void *arg, size_t v, const unsigned char *q, size_t len)
+{
+	struct sw *w = arg;
+	struct sw_slot *sl = &w->slot[v];
+	const unsigned char *end = q + len;
+	for (size_t a = 0; a < w->s->n_attacks; a++) {
+		vpa_json_free(sl->recs[a]);
+		vpa_json_free(sl->figs[a]);
+		sl->recs[a] = sl->figs[a] = NULL;
+		if (unpack_json(&q, end, &sl->recs[a]) || unpack_json(&q, end, &sl->figs[a]) ||
+		    !sl->recs[a] || !sl->figs[a])
+			return -1;
+	}
+	vpa_json_free(sl->warns);
+	sl->warns = NULL;
+	double t[2];
+	if (unpack_json(&q, end, &sl->tjs) || unpack_json(&q, end, &sl->warns) || !sl->warns ||
+	    vpa_warn_groups_unpack(sl->wg, &q, end) || vpa_unpack_f64s(&q, end, t, 2) || q != end)
+		return -1;
+	sl->tt = t[0];
+	sl->ta = t[1];
+	return 0;
+}
+
+/* The sweep as jobs; then every point's outputs appended in value order. */
+static int sweep_shared(struct vpa_run_ctx *ctx, const struct vpa_scenario *s,
+			struct vpa_target *built, struct vpa_json **arecs, struct vpa_json **afigs,
+			struct vpa_json *tjs, double *t_targets, double *t_attacks,
+			struct vpa_err *err)
+{
+	size_t nv = s->sweep_values->n, na = s->n_attacks;
+	struct sw_slot *slot = xcalloc(nv, sizeof(*slot));
+	for (size_t v = 0; v < nv; v++)
+		slot_init(&slot[v], na);
+	struct sw w = {ctx, s, built, slot};
+	int rc = vpa_dist_jobs(nv, 1, sweep_job, sweep_pack, sweep_unpack, &w, "sweep", NULL, err);
+	for (size_t v = 0; v < nv && !rc; v++) {
+		struct sw_slot *sl = &slot[v];
+		for (size_t i = 0; i < sl->warns->n; i++)
+			vpa_ctx_warn(ctx, "%s", sl->warns->items[i]->str);
+		vpa_warn_groups_append(ctx->warn_groups, sl->wg);
+		for (size_t a = 0; a < na; a++) {
+			for (size_t i = 0; i < sl->recs[a]->n; i++)
+				vpa_json_push(arecs[a], vpa_json_clone(sl->recs[a]->items[i]));
+			for (size_t i = 0; i < sl->figs[a]->n; i++)
+				vpa_json_push(afigs[a], vpa_json_clone(sl->figs[a]->items[i]));
+		}
+		for (size_t i = 0; v == 0 && sl->tjs && i < sl->tjs->n; i++)
+			vpa_json_push(tjs, vpa_json_clone(sl->tjs->items[i]));
+		*t_targets += sl->tt;
+		*t_attacks += sl->ta;
+	}
+	for (size_t v = 0; v < nv; v++)
+		slot_release(&slot[v], na);
+	free(slot);
 	return rc;
 }
 
@@ -375,7 +570,12 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	}
 	t_attacks += vpa_now() - ta;
 
-	for (size_t v = 0; v < nv; v++) {
+	/* MPI, at least as many values as ranks: the points are the jobs */
+	int shared = nv && vpa_dist_size() > 1 && nv >= (size_t)vpa_dist_size();
+	if (shared && (rc = sweep_shared(&ctx, s, built, arecs, afigs, tjs, &t_targets,
+					 &t_attacks, err)))
+		goto out;
+	for (size_t v = 0; v < (shared ? 0 : nv); v++) {
 		const struct vpa_ynode *val = s->sweep_values->items[v];
 		if (sw_t) {
 			size_t ti = s->sweep_index;

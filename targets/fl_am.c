@@ -7,6 +7,7 @@
  * model folders (core/NN.md) plus Indicator features, or precomputed
  * activations.  targets/README.md documents the layouts.
  */
+#include "core/dist.h"
 #include "targets/fl_am.h"
 #include "audio/audio.h"
 #include "core/io.h"
@@ -153,6 +154,7 @@ static void model_release(struct vpa_flam_model *m)
 	vpa_nn_free(m->net);
 	vpa_onnx_free(m->onnx);
 	free(m->act_dir);
+	free(m->net_dir);
 }
 
 void vpa_flam_release(struct vpa_flam *t)
@@ -269,9 +271,14 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 	int rc = 0;
 	for (size_t h = 0; h < t->n_layers; h++)
 		a[h] = xmalloc(xmul(N * t->dim[h], sizeof(float)));
-	if (md->onnx) {
+	struct vpa_nn *own = NULL, *net = md->net; /* own: loaded for this call (MPI) */
+	if (!md->onnx && !net && md->net_dir && !(rc = vpa_nn_load(md->net_dir, &own, err)))
+		net = own;
+	if (rc) {
+		/* the lazily loaded model did not load */
+	} else if (md->onnx) {
 		rc = vpa_flam_onnx_acts(t, md, a, err);
-	} else if (md->net) {
+	} else if (net) {
 		/* utterances in chunks of about 4,096 frames (TDNN context stays inside an
 		   utterance, so chunking changes nothing) */
 		for (size_t u0 = 0; u0 < t->n_utt && !rc;) {
@@ -283,10 +290,10 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 			for (size_t i = 0; i <= k; i++)
 				off[i] = t->off[u0 + i] - t->off[u0];
 			struct vpa_nn_batch b = {k, off, t->x + t->off[u0] * t->in_dim, NULL};
-			rc = vpa_nn_forward(md->net, &b, VPA_NN_EVAL, err);
+			rc = vpa_nn_forward(net, &b, VPA_NN_EVAL, err);
 			for (size_t h = 0; h < t->n_layers && !rc; h++) {
 				size_t rows, dim;
-				const float *y = vpa_nn_activation(md->net, t->layer_at[h], &rows, &dim);
+				const float *y = vpa_nn_activation(net, t->layer_at[h], &rows, &dim);
 				memcpy(a[h] + t->off[u0] * dim, y, rows * dim * sizeof(float));
 			}
 			free(off);
@@ -309,6 +316,7 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 			}
 		}
 	}
+	vpa_nn_free(own);
 	if (rc) {
 		vpa_flam_acts_free(a, t->n_layers);
 		a = NULL;
@@ -551,6 +559,77 @@ static int frontend_opts(const char *file, const struct vpa_ynode *imp, struct v
 	return 0;
 }
 
+/* Loading and checking the personalised models: a job per model
+ * (vpa_dist_jobs).  Under MPI (more than one rank) a rank keeps no network:
+ * the job checks the model and keeps its folder; the rank whose A1/A2 job
+ * needs the model loads it again (vpa_flam_activations), so no rank holds
+ * every model.  Only update_norm travels. */
+struct imp_job {
+	struct vpa_flam *t;
+	const char *mdp, *md, *yg;
+	int lazy;
+};
+
+static char *model_dir(const struct imp_job *j, size_t i)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s/%s", j->mdp, j->t->models[i].id) < 0)
+		VPA_BUG("asprintf");
+	return p;
+}
+
+static int import_job(void *arg, size_t i, struct vpa_err *e)
+{
+	struct imp_job *j = arg;
+	struct vpa_flam_model *m = &j->t->models[i];
+	char *p = model_dir(j, i);
+	int rc = vpa_nn_load(p, &m->net, e);
+	if (!rc) {
+		struct vpa_buf ym;
+		vpa_buf_init(&ym);
+		vpa_nn_yaml(m->net, &ym);
+		if (strcmp(vpa_buf_str(&ym), j->yg))
+			rc = vpa_fail(e, VPA_EINPUT, NULL,
+				      "%s/%s/model.yaml: the topology differs from the global "
+				      "model's (%s/%s/model.yaml): a personalised model must be "
+				      "the global model fine-tuned", j->md, m->id, j->md,
+				      j->t->global.id);
+		vpa_buf_release(&ym);
+	}
+	if (!rc) {
+		size_t np;
+		float *w = vpa_nn_params(m->net, &np);
+		const float *g = vpa_nn_params(j->t->global.net, &np);
+		double s2 = 0;
+		for (size_t k = 0; k < np; k++)
+			s2 += ((double)w[k] - g[k]) * ((double)w[k] - g[k]);
+		m->update_norm = sqrt(s2);
+	}
+	if (j->lazy) {
+		vpa_nn_free(m->net);
+		m->net = NULL;
+		m->net_dir = p;
+		p = NULL;
+	}
+	free(p);
+	return rc;
+}
+
+static void import_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct imp_job *j = arg;
+	vpa_pack_f64s(b, &j->t->models[i].update_norm, 1);
+}
+
+static int import_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct imp_job *j = arg;
+	if (vpa_unpack_f64s(&q, q + len, &j->t->models[i].update_norm, 1) || len != sizeof(double))
+		return -1;
+	j->t->models[i].net_dir = model_dir(j, i);
+	return 0;
+}
+
 static int import_models(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, struct vpa_flam *t,
 			 struct vpa_err *err)
 {
@@ -583,13 +662,11 @@ static int import_models(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, s
 		free(indp);
 		return rc;
 	}
-	size_t np_g = 0;
-	for (size_t i = 0; i <= t->n_models && !rc; i++) {
-		struct vpa_flam_model *m = i == t->n_models ? &t->global : &t->models[i];
+	if (!rc) {
 		char *p = NULL;
-		if (asprintf(&p, "%s/%s", mdp, m->id) < 0)
+		if (asprintf(&p, "%s/%s", mdp, t->global.id) < 0)
 			VPA_BUG("asprintf");
-		rc = vpa_nn_load(p, &m->net, err);
+		rc = vpa_nn_load(p, &t->global.net, err);
 		free(p);
 	}
 	if (!rc)
@@ -599,31 +676,12 @@ static int import_models(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, s
 			      "the Indicator features have %zu columns, the global model '%s' "
 			      "takes %zu", t->in_dim, t->global.id, vpa_nn_input_dim(t->global.net));
 	if (!rc) {
-		vpa_nn_params(t->global.net, &np_g);
 		struct vpa_buf yg;
 		vpa_buf_init(&yg);
 		vpa_nn_yaml(t->global.net, &yg);
-		for (size_t i = 0; i < t->n_models && !rc; i++) {
-			struct vpa_buf ym;
-			vpa_buf_init(&ym);
-			vpa_nn_yaml(t->models[i].net, &ym);
-			if (strcmp(vpa_buf_str(&ym), vpa_buf_str(&yg)))
-				rc = vpa_fail(err, VPA_EINPUT, NULL,
-					      "%s/%s/model.yaml: the topology differs from the global "
-					      "model's (%s/%s/model.yaml): a personalised model must be "
-					      "the global model fine-tuned", md, t->models[i].id, md,
-					      t->global.id);
-			vpa_buf_release(&ym);
-			if (!rc) {
-				size_t np;
-				float *w = vpa_nn_params(t->models[i].net, &np);
-				const float *g = vpa_nn_params(t->global.net, &np);
-				double s2 = 0;
-				for (size_t k = 0; k < np; k++)
-					s2 += ((double)w[k] - g[k]) * ((double)w[k] - g[k]);
-				t->models[i].update_norm = sqrt(s2);
-			}
-		}
+		struct imp_job j = {t, mdp, md, vpa_buf_str(&yg), vpa_dist_size() > 1};
+		rc = vpa_dist_jobs(t->n_models, ctx->threads, import_job, import_pack, import_unpack,
+				   &j, "models", NULL, err);
 		vpa_buf_release(&yg);
 	}
 	if (!rc) {
@@ -994,9 +1052,10 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	}
 	const char *dm = vpa_cfg_str(cfg, &schema, "dump_models");
 	const char *da = vpa_cfg_str(cfg, &schema, "dump_activations");
-	if (!rc && dm)
+	/* under MPI only rank 0 writes (core/dist.c) */
+	if (!rc && dm && vpa_dist_rank() == 0)
 		rc = dump_models(dm, t, err);
-	if (!rc && da)
+	if (!rc && da && vpa_dist_rank() == 0)
 		rc = dump_acts(da, t, err);
 	if (!rc) {
 		struct vpa_json *dims = vpa_json_arr();

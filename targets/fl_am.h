@@ -31,6 +31,8 @@ struct vpa_flam_model {
 	struct vpa_nn *net;  /* owned; NULL when activations or ONNX models are imported */
 	struct vpa_onnx_model *onnx; /* ONNX import (MODEL_DIR/ID.onnx): owned, else NULL */
 	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
+	char *net_dir;       /* networks import under MPI: net is NULL and the model is loaded
+				from here by the rank whose job uses it (core/dist.c), owned */
 	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
 	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
 	double update_norm;  /* ||W_s - W_g||_2 before clipping (NAN: unknown) */

@@ -17,6 +17,7 @@
  * are reported beside the run's (targets/README.md).
  */
 #include "targets/fl_speaker.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "core/nn.h"
 #include "metrics/metrics.h"
@@ -455,6 +456,32 @@ static void fl_user(void *arg, size_t i, size_t tid)
 	vpa_fls_release(c->priv, rel, np, &rng);
 }
 
+/* A cohort's user as a job of vpa_dist_jobs: under MPI its two updates
+ * (clipped, released: 2 x n_params floats) travel to every rank. */
+static int fl_user_job(void *arg, size_t i, struct vpa_err *e)
+{
+	struct fl_ctx *c = arg;
+	fl_user(c, i, vpa_dist_thread());
+	return c->rc[i] ? vpa_fail(e, c->rc[i], NULL, "%s", c->errs[i].msg) : 0;
+}
+
+static void fl_user_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct fl_ctx *c = arg;
+	size_t np = c->T->n_params;
+	vpa_pack_f32s(b, c->clipped + i * np, np);
+	vpa_pack_f32s(b, c->released + i * np, np);
+}
+
+static int fl_user_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct fl_ctx *c = arg;
+	size_t np = c->T->n_params;
+	const unsigned char *end = q + len;
+	return len != 2 * np * sizeof(float) || vpa_unpack_f32s(&q, end, c->clipped + i * np, np) ||
+	       vpa_unpack_f32s(&q, end, c->released + i * np, np);
+}
+
 /* Gathered rows (users' rows one after the other) with their classes. */
 static void gather(const struct vpa_fls_pop *pop, const size_t *users, size_t n, float **x,
 		   uint32_t **y, size_t **off, size_t *n_rows)
@@ -565,12 +592,9 @@ static int fl_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vp
 				R->max_participations = times[perm[i]];
 		}
 		c.round = r;
-		vpa_fls_par_for(C, nth, fl_user, &c);
-		for (size_t i = 0; i < C; i++)
-			if (c.rc[i]) {
-				rc = vpa_fail(err, c.rc[i], NULL, "%s", c.errs[i].msg);
-				goto out;
-			}
+		if ((rc = vpa_dist_jobs(C, (int)nth, fl_user_job, fl_user_pack, fl_user_unpack, &c,
+					NULL, NULL, err)))
+			goto out;
 		/* aggregate in cohort order (bit-identical for any thread count) */
 		memset(mean_cl, 0, np * sizeof(double));
 		memset(agg, 0, np * sizeof(double));

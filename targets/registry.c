@@ -56,6 +56,13 @@ void vpa_target_release(struct vpa_target *t)
 	t->data = NULL;
 }
 
+static int g_mute = 0;
+
+void vpa_ctx_warn_mute(int on)
+{
+	g_mute = on;
+}
+
 void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
 {
 	char s[1024];
@@ -67,7 +74,8 @@ void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
 	for (size_t i = 0; ctx && ctx->warnings && i < ctx->warnings->n; i++)
 		if (!strcmp(ctx->warnings->items[i]->str, s))
 			return;
-	vpa_warn("%s", s);
+	if (!g_mute)
+		vpa_warn("%s", s);
 	if (ctx && ctx->warnings)
 		vpa_json_push(ctx->warnings, vpa_json_str(s));
 }

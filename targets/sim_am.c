@@ -22,6 +22,7 @@
  * release by the analytic Gaussian mechanism with sensitivity C).
  */
 #include "targets/fl_am.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "metrics/metrics.h"
 
@@ -396,18 +397,48 @@ static void run_job(struct pctx *p, struct pjob *j)
 	j->m->net = net;
 }
 
-static void *pworker(void *arg)
+/* Model i's personalisation, a job of vpa_dist_jobs.  Simulated models are
+ * small: under MPI each travels whole (its parameters, its batch-norm state
+ * and three numbers) to the other ranks, which the attacks then run on; an
+ * imported target's models never travel (targets/fl_am.c). */
+static int pers_job(void *arg, size_t i, struct vpa_err *e)
 {
 	struct pctx *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		size_t i = p->next++;
-		pthread_mutex_unlock(&p->mu);
-		if (i >= p->n_jobs)
-			break;
-		run_job(p, &p->jobs[i]);
-	}
-	return NULL;
+	struct pjob *j = &p->jobs[i];
+	run_job(p, j);
+	return j->rc ? vpa_fail(e, j->rc, NULL, "personalising model '%s': %s", j->m->id,
+				j->err.msg) : 0;
+}
+
+static void pers_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct vpa_flam_model *m = ((struct pctx *)arg)->jobs[i].m;
+	size_t np, ns;
+	const float *w = vpa_nn_params(m->net, &np), *st = vpa_nn_state(m->net, &ns);
+	double v[3] = {m->update_norm, m->acc, m->acc_global};
+	vpa_pack_f64s(b, v, 3);
+	vpa_pack_f32s(b, w, np);
+	vpa_pack_f32s(b, st, ns);
+}
+
+static int pers_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
+{
+	struct pctx *p = arg;
+	struct vpa_flam_model *m = p->jobs[i].m;
+	const unsigned char *end = q + len;
+	struct vpa_nn *net = vpa_nn_clone(p->global);
+	size_t np, ns;
+	float *w = vpa_nn_params(net, &np), *st = vpa_nn_state(net, &ns);
+	double v[3];
+	vpa_nn_free(m->net);
+	m->net = net;
+	if (len != 3 * sizeof(double) + (np + ns) * sizeof(float) || vpa_unpack_f64s(&q, end, v, 3) ||
+	    vpa_unpack_f32s(&q, end, w, np) || vpa_unpack_f32s(&q, end, st, ns))
+		return -1;
+	m->update_norm = v[0];
+	m->acc = v[1];
+	m->acc_global = v[2];
+	return 0;
 }
 
 static char *fmt(const char *f, size_t a, size_t b)
@@ -534,16 +565,8 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	/* personalisation, in parallel over models (per-model streams: the result
 	   does not depend on the thread count) */
 	{
-		size_t nth = c->threads > 1 ? (size_t)c->threads : 1;
-		if (nth > n_models)
-			nth = n_models;
-		pthread_mutex_init(&p.mu, NULL);
-		vpa_la_run_workers(nth, pworker, &p);
-		pthread_mutex_destroy(&p.mu);
-		for (size_t i = 0; i < n_models && !rc; i++)
-			if (p.jobs[i].rc)
-				rc = vpa_fail(err, p.jobs[i].rc, NULL, "personalising model '%s': %s",
-					      t->models[i].id, p.jobs[i].err.msg);
+		rc = vpa_dist_jobs(n_models, c->threads, pers_job, pers_pack, pers_unpack, &p,
+				   "personalisation", vpa_la_run_workers, err);
 	}
 	if (rc)
 		goto out2;

@@ -34,6 +34,10 @@ struct vpa_run_ctx {
 };
 
 /* A warning: appended to results "warnings" and printed on stderr. */
+/* 1: vpa_ctx_warn records without printing (while a sweep point runs as a job
+ * of core/dist.c on some rank; scenarios/run.c then prints its warnings in
+ * order); 0: prints (the default).  Main thread only. */
+void vpa_ctx_warn_mute(int on);
 void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

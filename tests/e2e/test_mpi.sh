@@ -1,0 +1,172 @@
+#!/bin/bash
+# tests/e2e/test_mpi.sh - ./vpaudit-mpi under `mpirun -n 3` (issue 19,
+# core/dist.c): one small scenario that runs every distributed loop (A1
+# footprints and A2 layers of simulated FL acoustic models, identification
+# blocks, evaluation score sets under a sweep, two d-exposure training runs,
+# an FL training run's clients; sweep points with 2 ranks, inner loops with 3;
+# a swept target) gives the records and warnings of the one-process run;
+# a job that fails on rank 2 only gives one error line naming the rank and
+# the job, exit 1 on every rank and no output.  VPAUDIT_MPI is the MPI build:
+# `make test` builds it (make mpi) and sets it, and the test fails when the
+# binary is missing; without it (make asan, make valgrind: sanitizers do not
+# cover mpirun's ranks) the whole script is reported as skipped, not passed.
+. tests/e2e/lib.sh
+top=$PWD
+if [ -z "${VPAUDIT_MPI:-}" ]; then
+	echo "# skip - MPI tests: VPAUDIT_MPI is not set (make test sets it); not counted as passed"
+	t_done
+	exit 0
+fi
+MPI=$VPAUDIT_MPI
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader \
+	OMPI_MCA_rmaps_base_oversubscribe=1
+mpi() { # N ARGS... : mpirun with N ranks, status in $?
+	local n=$1; shift
+	timeout -k 5 300 mpirun --oversubscribe --allow-run-as-root -n "$n" "$MPI" "$@"
+}
+strip() { # results.json without the run's clock (stage and training times)
+	grep -v -E '"started": "|"(total|load|targets|attacks|report|global|personalisation|train_seconds|tokens_per_s|[a-z_]*_secs)": ([0-9.eE+-]+|null),?$' "$1"
+}
+t_ok "vpaudit-mpi is built (make mpi)" test -x "$MPI"
+t_ok "vpaudit-mpi version says mpi: yes" bash -c "'$MPI' version | grep -qx 'mpi: yes'"
+t_ok "vpaudit version says mpi: no" bash -c "'$VPAUDIT' version | grep -qx 'mpi: no'"
+t_ok "help says whether MPI is built in" bash -c "'$MPI' help | grep -q '^MPI: built in' && '$VPAUDIT' help | grep -q '^MPI: not built in'"
+
+D=$top/tests/e2e/data
+mkdir -p "$T/w" && cp "$D"/tagger/ca0? "$T/w/"
+cat > "$T/w/all.yaml" <<EOF2
+name: mpi-all
+seed: 7
+report: [json]
+targets:
+  - id: am
+    kind: fl_acoustic_models
+    simulate: {train_speakers: 20, train_utts: 5, part1_speakers: 6, part2_speakers: 6,
+               two_models: 1, adapt_utts: 10, indicator_speakers: 3, indicator_utts: 2,
+               hidden_layers: 3, hidden_dim: 24, states: 12, utt_frames: 60}
+    dump_activations: am-acts
+    dump_models: am-models
+  - id: imp
+    kind: anonymised_speech
+    source: import
+    backend: {lda_dim: 12}
+    import:
+      train: {vectors: $D/anon/train.ark, utt2spk: $D/anon/train.utt2spk, spk2gender: $D/anon/train.spk2gender}
+      enroll: {vectors: $D/anon/enroll.npy, ids: $D/anon/enroll.ids, spk2gender: $D/anon/test.spk2gender}
+      enroll_anon: {vectors: $D/anon/enroll_anon.npy, ids: $D/anon/enroll_anon.ids, utt2spk: $D/anon/test.utt2spk}
+      trial: {vectors: $D/anon/trial.ark, utt2spk: $D/anon/test.utt2spk, spk2gender: $D/anon/test.spk2gender}
+      trial_anon: {vectors: $D/anon/trial_anon.ark, utt2spk: $D/anon/test.utt2spk}
+      population: {vectors: $D/anon/pop.ark, utt2spk: $D/anon/pop.utt2spk, spk2gender: $D/anon/pop.spk2gender}
+      population_anon: {vectors: $D/anon/pop_anon.ark, utt2spk: $D/anon/pop.utt2spk}
+  - id: sc
+    kind: scores
+    sets:
+      - {name: a, scores: $D/tiny.txt}
+      - {name: b, scores: $D/tiny4.txt}
+      - {name: c, scores: $D/tiny.txt}
+  - {id: tg, kind: tagger, corpus: ., test_fraction: 0.25, vocab_size: 100, embedding: 16,
+     hidden: 16, dropout: 0, lr: 0.02, batch: 8, epochs: 2}
+  - {id: fl, kind: fl_speaker_classifier, users: 300, test_users: 60, sv_train_users: 40,
+     sv_test_users: 20, cohort: 7, rounds: 2, eval_every: 1, emb_epochs: 2, emb_hidden: 16,
+     emb_dim: 8}
+attacks:
+  - {id: a1, kind: a1_footprint, target: am}
+  - {id: a2, kind: a2_footprint, target: am, hidden: 16, embedding_dim: 8, epochs: 2}
+  - {id: ident, kind: identification, target: imp, repeats: 2, top_k: 5,
+     attackers: [baseline, ignorant, lazy_informed]}
+  - {id: ev, kind: evaluate, target: sc}
+  - {id: dx, kind: d_exposure, target: tg, canary: fly, label: ADJ,
+     context: "Mary they like the ___ dog .", repetitions: [0, 32], epoch_table: false}
+  - {id: train, kind: fl_training, target: fl}
+sweep: {param: attacks.ev.omega, values: [1, 2]}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run all.yaml -o "$T/one" --threads 1 --quiet --no-plots > /dev/null 2> "$T/one.err")
+t_ok "one process: results.json" test -s "$T/one/results.json"
+(cd "$T/w" && mpi 3 run all.yaml -o "$T/three" --threads 1 --quiet --no-plots > "$T/three.out" 2> "$T/three.err")
+t_ok "3 ranks: exit 0" test $? = 0
+t_ok "3 ranks: results.json" test -s "$T/three/results.json"
+strip "$T/one/results.json" > "$T/a"; strip "$T/three/results.json" > "$T/b"
+t_ok "3 ranks: the records of the one-process run (byte for byte but the clock)" cmp -s "$T/a" "$T/b"
+for a in a1 a2 ident ev dx train; do
+	t_ok "the comparison saw records of $a" grep -q "\"attack\": \"$a\"" "$T/a"
+done
+t_ok "3 ranks: the warnings once (rank 0 only)" cmp -s "$T/one.err" "$T/three.err"
+(cd "$T/w" && mpi 2 run all.yaml -o "$T/two" --threads 2 --quiet --no-plots > /dev/null 2> "$T/two.err")
+strip "$T/two/results.json" > "$T/c"
+t_ok "2 ranks x 2 threads: the same records" cmp -s "$T/a" "$T/c"
+
+# a swept target with as many values as ranks: the sweep points are the jobs
+# (scenarios/run.c), each rank builds its values' targets; the gate fails (3)
+P=$top/tests/e2e/data/sweep/proximity.yaml
+"$VPAUDIT" run "$P" -o "$T/p1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/p1.err"
+mpi 3 run "$P" -o "$T/p3" --threads 1 --quiet --no-plots > /dev/null 2> "$T/p3.err"
+t_ok "sweep points over 3 ranks: exit 3 (its gate fails)" test $? = 3
+strip "$T/p1/results.json" > "$T/a"; strip "$T/p3/results.json" > "$T/b"
+t_ok "sweep points over 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+t_ok "sweep points: the comparison saw the three values" \
+	test "$(grep -c '"sweep": "\(far\|near\|random\)"' "$T/a")" -ge 3
+t_ok "sweep points over 3 ranks: the same warnings, in order" \
+	cmp -s "$T/p1.err" <(grep '^vpaudit: ' "$T/p3.err")
+t_ok "2 ranks x 2 threads (sweep points shared out): the same warnings" \
+	cmp -s "$T/one.err" "$T/two.err"
+
+# a job failing on rank 2 only: A1 on imported activations, the 6th model's
+# (job 5: 5 mod 3 = 2) file truncated; only rank 2 reads it
+cat > "$T/w/acts.yaml" <<EOF2
+name: mpi-fail
+seed: 7
+report: [json]
+targets:
+  - {id: fl, kind: fl_acoustic_models, source: import,
+     import: {models: am-acts/models.txt, activations: am-acts}}
+attacks:
+  - {id: a1, kind: a1_footprint, target: fl, models: all}
+EOF2
+# models.txt: the global model, then the personalised ones (every one in a trial)
+m=$(sed -n 7p "$T/w/am-acts/models.txt" | awk '{print $1}')
+f=$(ls "$T/w/am-acts/$m"/layer1/*.npy | head -n 1)
+t_ok "the 6th model has activation files" test -n "$m" -a -s "$f"
+head -c 100 "$f" > "$T/trunc" && cp "$T/trunc" "$f"
+(cd "$T/w" && "$VPAUDIT" run acts.yaml -o "$T/f1" --quiet > /dev/null 2> "$T/f1.err")
+t_ok "one process: exit 1 on the truncated file" test $? = 1
+(cd "$T/w" && mpi 3 run acts.yaml -o "$T/f3" --quiet > "$T/f3.out" 2> "$T/f3.err")
+t_ok "3 ranks: exit 1" test $? = 1
+t_ok "3 ranks: one error line from rank 0, naming rank 2 and the job" \
+	test "$(grep -c '^vpaudit: error: ' "$T/f3.err")" = 1 -a \
+	"$(grep '^vpaudit: error: ' "$T/f3.err")" = "$(cat "$T/f1.err" | grep '^vpaudit: error: ') (rank 2, a1 footprints job 5)"
+t_ok "3 ranks: no output" test ! -e "$T/f3" -a ! -s "$T/f3.out"
+# imported networks: every rank checks its share of the models and keeps
+# none; A1 and A2 load a model where their job runs (core/dist.c)
+cat > "$T/w/nets.yaml" <<EOF2
+name: mpi-nets
+seed: 7
+report: [json]
+targets:
+  - {id: fl, kind: fl_acoustic_models, source: import,
+     import: {models: am-models/models.txt, model_dir: am-models, indicator: am-models/indicator}}
+attacks:
+  - {id: a1, kind: a1_footprint, target: fl, models: all}
+  - {id: a2, kind: a2_footprint, target: fl, hidden: 16, embedding_dim: 8, epochs: 2}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run nets.yaml -o "$T/n1" --quiet --no-plots > /dev/null 2>&1)
+(cd "$T/w" && mpi 3 run nets.yaml -o "$T/n3" --quiet --no-plots > /dev/null 2>&1)
+t_ok "imported networks, 3 ranks: exit 0" test $? = 0
+strip "$T/n1/results.json" > "$T/a"; strip "$T/n3/results.json" > "$T/b"
+t_ok "imported networks, 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+t_ok "imported networks: the comparison saw A1 and A2 records" \
+	grep -q '"attack": "a2"' "$T/a"
+# the 6th personalised model's weights truncated: only rank 2 reads them
+m=$(sed -n 7p "$T/w/am-models/models.txt" | awk '{print $1}')
+f=$T/w/am-models/$m/layer1.weight.npy
+t_ok "the 6th model has a weight file" test -s "$f"
+head -c 100 "$f" > "$T/trunc" && cp "$T/trunc" "$f"
+(cd "$T/w" && "$VPAUDIT" run nets.yaml -o "$T/g1" --quiet > /dev/null 2> "$T/g1.err")
+t_ok "truncated model, one process: exit 1" test $? = 1
+(cd "$T/w" && mpi 3 run nets.yaml -o "$T/g3" --quiet > "$T/g3.out" 2> "$T/g3.err")
+t_ok "truncated model, 3 ranks: exit 1" test $? = 1
+t_ok "truncated model, 3 ranks: one error line naming rank 2 and the model's job" \
+	test "$(grep -c '^vpaudit: error: ' "$T/g3.err")" = 1 -a \
+	"$(grep '^vpaudit: error: ' "$T/g3.err")" = "$(grep '^vpaudit: error: ' "$T/g1.err") (rank 2, models job 5)"
+t_ok "truncated model, 3 ranks: no output" test ! -e "$T/g3" -a ! -s "$T/g3.out"
+t_ok "validate needs no MPI (no mpirun, no MPI start)" bash -c "cd '$T/w' && OMPI_MCA_ess_singleton_isolated=0 '$MPI' validate acts.yaml"
+t_done
