@@ -7,6 +7,11 @@ YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS)
 LDLIBS   += $(YAML_LIBS) -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build
+# report.pdf: cairo (PDF surface), Pango (text layout), librsvg (SVG figures as vectors)
+PDF_PKGS    := pangocairo cairo-pdf librsvg-2.0
+PDF_CFLAGS  := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PDF_PKGS) 2>/dev/null))
+PDF_LIBS    := $(shell pkg-config --libs $(PDF_PKGS) 2>/dev/null || echo -lpangocairo-1.0 -lpango-1.0 -lrsvg-2 -lgobject-2.0 -lglib-2.0 -lcairo)
+LDLIBS   += $(PDF_LIBS)
 
 LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
             scenarios/*.c reports/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
@@ -28,6 +33,7 @@ $(BUILD)/libvpaudit.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/reports/pdf_doc.o: CPPFLAGS += $(PDF_CFLAGS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
@@ -82,7 +88,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do \
 	  n=$$(basename $$f .c); \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) $(PDF_CFLAGS) \
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 

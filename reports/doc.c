@@ -267,6 +267,27 @@ static const char *fig_caption(const struct vpa_json *f)
 	return "What to look at: how the values change along the horizontal axis.";
 }
 
+/* A figure block; the "what to look at" sentence only on the first figure of
+ * its kind in the section (seen: the kinds already explained). */
+static void add_fig(struct vpa_doc *d, const struct vpa_json *f, size_t *fig_k, struct vpa_buf *seen)
+{
+	struct vpa_blk *b = vpa_doc_add(d, VPA_B_FIG);
+	b->fig = (*fig_k)++;
+	const char *fid = vpa_json_get_str(f, "id"), *ft = vpa_json_get_str(f, "title");
+	b->id = fid ? xstrdup(fid) : NULL;
+	const char *cap = fig_caption(f);
+	struct vpa_buf c;
+	vpa_buf_init(&c);
+	vpa_buf_printf(&c, "%s.", ft ? ft : "Figure");
+	char key[40];
+	snprintf(key, sizeof(key), "|%.36s", cap);
+	if (!seen->len || !strstr(seen->data, key)) {
+		vpa_buf_printf(&c, " %s", cap);
+		vpa_buf_puts(seen, key);
+	}
+	b->text = c.data;
+}
+
 static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t *fig_k)
 {
 	vpa_doc_head(d, 1, "results", "Results per attack", 1);
@@ -323,25 +344,25 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 				emit_groups(d, &t, diag, ng, "Diagnostics");
 			if (t.note)
 				vpa_doc_para(d, VPA_P_NOTE, "%s", t.note);
-			if (t.cell_summary)
-				vpa_doc_para(d, VPA_P_NOTE, "Values in grey cannot be trusted. %s",
-					     t.cell_summary);
+			struct vpa_buf un;
+			vpa_buf_init(&un);
+			vpa_unreliable_note(r, id, NULL, NULL, 0, &un);
+			if (un.len)
+				vpa_doc_para(d, VPA_P_NOTE, "* Values in grey cannot be trusted: %s.", un.data);
+			vpa_buf_release(&un);
+			if (t.cell_summary && strstr(t.cell_summary, "above 1 bit"))
+				vpa_doc_para(d, VPA_P_NOTE, "* A cllr above 1 bit: the scores are not "
+					     "calibrated log-likelihood ratios; read cllr_min.");
 			free(priv);
 			free(diag);
 		}
 		vpa_table_release(&t);
 		const struct vpa_json *figs = vpa_json_get(at, "figures");
-		for (size_t i = 0; figs && figs->type == VPA_JSON_ARR && i < figs->n; i++) {
-			struct vpa_blk *b = vpa_doc_add(d, VPA_B_FIG);
-			b->fig = (*fig_k)++;
-			const char *fid = vpa_json_get_str(figs->items[i], "id");
-			b->id = fid ? xstrdup(fid) : NULL;
-			const char *ft = vpa_json_get_str(figs->items[i], "title");
-			struct vpa_buf c;
-			vpa_buf_init(&c);
-			vpa_buf_printf(&c, "%s. %s", ft ? ft : "Figure", fig_caption(figs->items[i]));
-			b->text = c.data;
-		}
+		struct vpa_buf seen;
+		vpa_buf_init(&seen);
+		for (size_t i = 0; figs && figs->type == VPA_JSON_ARR && i < figs->n; i++)
+			add_fig(d, figs->items[i], fig_k, &seen);
+		vpa_buf_release(&seen);
 	}
 	const struct vpa_json *sw = vpa_json_get(r, "sweep"), *figs = vpa_json_get(r, "figures");
 	if ((sw && sw->type == VPA_JSON_OBJ) || (figs && figs->type == VPA_JSON_ARR && figs->n)) {
@@ -361,17 +382,11 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 				     param, v.data ? v.data : "");
 			vpa_buf_release(&v);
 		}
-		for (size_t i = 0; figs && figs->type == VPA_JSON_ARR && i < figs->n; i++) {
-			struct vpa_blk *b = vpa_doc_add(d, VPA_B_FIG);
-			b->fig = (*fig_k)++;
-			const char *fid = vpa_json_get_str(figs->items[i], "id");
-			b->id = fid ? xstrdup(fid) : NULL;
-			const char *ft = vpa_json_get_str(figs->items[i], "title");
-			struct vpa_buf c;
-			vpa_buf_init(&c);
-			vpa_buf_printf(&c, "%s. %s", ft ? ft : "Figure", fig_caption(figs->items[i]));
-			b->text = c.data;
-		}
+		struct vpa_buf seen;
+		vpa_buf_init(&seen);
+		for (size_t i = 0; figs && figs->type == VPA_JSON_ARR && i < figs->n; i++)
+			add_fig(d, figs->items[i], fig_k, &seen);
+		vpa_buf_release(&seen);
 	}
 }
 

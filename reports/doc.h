@@ -100,6 +100,12 @@ void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
 double vpa_rec_num(const struct vpa_json *rec, const char *path);
 /* The record's "unreliable" reason for path (or a prefix of it), or NULL. */
 const char *vpa_rec_unreliable(const struct vpa_json *rec, const char *path);
+/* The reasons why values cannot be trusted, each up to its first ';', with the
+ * metrics they concern ("eer,cllr: 19 target trials (fewer than 100); ..."),
+ * over the records of `attack` (or the one record `only`), restricted to
+ * paths[0..n) when paths is not NULL.  "undefined value" is left out. */
+void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
+			 const char *const *paths, size_t n_paths, struct vpa_buf *out);
 /* Whether the attack's target has "simulated": true. */
 int vpa_attack_simulated(const struct vpa_json *r, const char *attack);
 /* The attack object with that id, or NULL. */

@@ -121,14 +121,71 @@ static void gate_words(const struct vpa_json *r, const char *attack, const char 
 	}
 }
 
-static void unreliable_words(const struct vpa_json *rec, const char *const *paths, size_t n,
-			     struct vpa_buf *b)
+void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
+			 const char *const *paths, size_t n_paths, struct vpa_buf *out)
 {
-	for (size_t i = 0; i < n; i++) {
-		const char *why = vpa_rec_unreliable(rec, paths[i]);
-		if (why && strcmp(why, "undefined value"))
-			vpa_buf_printf(b, " The %s cannot be trusted: %s.", paths[i], why);
+	/* reasons (up to their first ';') with the metrics they concern */
+	char reason[16][160], keys[16][240];
+	size_t n = 0;
+	const struct vpa_json *recs = vpa_json_get(r, "records");
+	for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+		const struct vpa_json *rec = recs->items[i];
+		const char *a = vpa_json_get_str(rec, "attack");
+		if (only ? rec != only : (!a || strcmp(a, attack)))
+			continue;
+		const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+		for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++) {
+			if (u->items[k]->type != VPA_JSON_STR || !strcmp(u->items[k]->str, "undefined value"))
+				continue;
+			int wanted = !paths;
+			for (size_t j = 0; paths && j < n_paths; j++)
+				wanted |= !strcmp(paths[j], u->keys[k]);
+			if (!wanted)
+				continue;
+			char why[160];
+			snprintf(why, sizeof(why), "%.*s", (int)strcspn(u->items[k]->str, ";"),
+				 u->items[k]->str);
+			size_t j = 0;
+			while (j < n && strcmp(reason[j], why))
+				j++;
+			if (j == n) {
+				if (n == 16)
+					continue;
+				snprintf(reason[n], sizeof(reason[0]), "%s", why);
+				keys[n++][0] = 0;
+			}
+			struct vpa_buf has, look;
+			vpa_buf_init(&has);
+			vpa_buf_init(&look);
+			vpa_buf_printf(&has, ",%s", keys[j]);
+			vpa_buf_printf(&look, ",%s,", u->keys[k]);
+			if (!strstr(has.data, look.data) &&
+			    strlen(keys[j]) + look.len < sizeof(keys[0]))
+				strcat(keys[j], look.data + 1);
+			vpa_buf_release(&has);
+			vpa_buf_release(&look);
+		}
 	}
+	for (size_t j = 0; j < n; j++) {
+		size_t l = strlen(keys[j]);
+		if (l)
+			keys[j][l - 1] = 0;
+		vpa_buf_puts(out, j ? "; " : "");
+		for (const char *c = keys[j]; *c; c++)
+			vpa_buf_puts(out, *c == ',' ? ", " : (char[2]){*c, 0});
+		vpa_buf_printf(out, ": %s", reason[j]);
+	}
+}
+
+static void unreliable_words(const struct vpa_json *r, const struct vpa_json *rec,
+			     const char *const *paths, size_t n, struct vpa_buf *b)
+{
+	struct vpa_buf t;
+	vpa_buf_init(&t);
+	vpa_unreliable_note(r, NULL, rec, paths, n, &t);
+	if (t.len)
+		vpa_buf_printf(b, " These values cannot be trusted (%s).", t.data);
+	vpa_buf_release(&t);
 }
 
 /* One sentence for a record with an EER (verification-like attacks). */
@@ -181,7 +238,7 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 		*explained = 1;
 	}
 	static const char *const paths[] = {"eer", "linkability"};
-	unreliable_words(rec, paths, 2, b);
+	unreliable_words(r, rec, paths, 2, b);
 	gate_words(r, attack, sub, b);
 }
 
@@ -210,7 +267,7 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 		vpa_buf_puts(b, ".");
 	}
 	static const char *const paths[] = {"exposure"};
-	unreliable_words(rec, paths, 1, b);
+	unreliable_words(r, rec, paths, 1, b);
 	gate_words(r, attack, sub, b);
 }
 
@@ -235,7 +292,7 @@ static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 		vpa_buf_puts(b, isfinite(ch) && e > ch + 1 ? ": the tagger remembers it." : ".");
 	}
 	static const char *const paths[] = {"d_exposure"};
-	unreliable_words(rec, paths, 1, b);
+	unreliable_words(r, rec, paths, 1, b);
 	gate_words(r, attack, sub, b);
 }
 
