@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/inputs.h"
 #include "reports/doc.h"
 
 static int has_counts(const struct vpa_json *o)
@@ -197,24 +198,65 @@ void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d)
 	/* input files */
 	const struct vpa_json *in = vpa_json_get(r, "inputs");
 	if (in && in->type == VPA_JSON_ARR) {
+		/* more than 10 files of one folder (a corpus) make one row: the folder,
+		 * its file count and bytes, and the SHA-256 of its files' "HASH  PATH\n"
+		 * lines in path order (what `sha256sum FILES | sha256sum` gives) */
 		struct vpa_table t;
 		vpa_table_new(&t, in->n, 3);
 		vpa_table_set(&t, (size_t)-1, 0, "input file");
 		vpa_table_set(&t, (size_t)-1, 1, "bytes");
 		vpa_table_set(&t, (size_t)-1, 2, "SHA-256");
 		t.numeric[1] = 1;
-		for (size_t i = 0; i < in->n; i++) {
+		size_t row = 0;
+		for (size_t i = 0; i < in->n;) {
 			const char *p = vpa_json_get_str(in->items[i], "path");
 			const char *h = vpa_json_get_str(in->items[i], "sha256");
-			vpa_table_set(&t, i, 0, "%s", p ? p : "?");
-			num_cell(&t, i, 1, in->items[i], "bytes", NULL);
-			vpa_table_set(&t, i, 2, "%s", h ? h : "-");
+			p = p ? p : "?";
+			const char *slash = strrchr(p, '/');
+			size_t dl = slash ? (size_t)(slash - p + 1) : 0, j = i + 1;
+			while (dl && j < in->n) {
+				const char *q = vpa_json_get_str(in->items[j], "path");
+				if (!q || strncmp(q, p, dl) || strchr(q + dl, '/'))
+					break;
+				j++;
+			}
+			if (j - i > 10) {
+				struct vpa_buf lines;
+				vpa_buf_init(&lines);
+				double bytes = 0;
+				for (size_t k = i; k < j; k++) {
+					const char *kh = vpa_json_get_str(in->items[k], "sha256");
+					vpa_buf_printf(&lines, "%s  %s\n", kh ? kh : "",
+						       vpa_json_get_str(in->items[k], "path"));
+					bytes += vpa_json_get_num(in->items[k], "bytes", 0);
+				}
+				char hex[65];
+				vpa_sha256_hex(lines.data, lines.len, hex);
+				vpa_table_set(&t, row, 0, "%.*s (%zu files; hash of their hashes)", (int)dl, p,
+					      j - i);
+				vpa_table_set(&t, row, 1, "%.0f", bytes);
+				vpa_table_set(&t, row, 2, "%s", hex);
+				vpa_buf_release(&lines);
+				row++;
+				i = j;
+				continue;
+			}
+			vpa_table_set(&t, row, 0, "%s", p);
+			num_cell(&t, row, 1, in->items[i], "bytes", NULL);
+			vpa_table_set(&t, row, 2, "%s", h ? h : "-");
+			row++;
+			i++;
 		}
-		if (in->n)
+		for (size_t k = row * t.n_cols; k < t.n_rows * t.n_cols; k++) {
+			free(t.cells[k]);
+			t.cells[k] = NULL;
+		}
+		t.n_rows = row;
+		if (row)
 			vpa_doc_table(d, &t, "Every file the run read, with its size and SHA-256");
 		else
 			vpa_table_release(&t);
-		if (!in->n)
+		if (!row)
 			vpa_doc_para(d, VPA_P_NOTE, "The run read no input file (every target was "
 				     "simulated or trained from built-in settings).");
 	} else {
