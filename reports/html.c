@@ -69,9 +69,9 @@ static const char css[] =
 	" figure,tr,.banner,.verdict-box,dl.def{break-inside:avoid}\n"
 	" figure{flex-basis:calc(50% - 7px);min-width:0}\n"
 	" .scroll{overflow:visible}\n"
-	" table{width:100%;font-size:8pt}\n"
-	" td,th{padding:2px 4px;overflow-wrap:anywhere}\n"
-	" td.num{white-space:normal}\n"
+	" table{font-size:8pt;max-width:100%}\n"
+	" td,th{padding:2px 4px;overflow-wrap:break-word}\n"
+	" th{overflow-wrap:normal}\n"
 	" th,tr.pass td,tr.fail td,.banner,.verdict-box{-webkit-print-color-adjust:exact;print-color-adjust:exact}\n"
 	" a{color:inherit;text-decoration:none}}\n";
 

@@ -262,6 +262,23 @@ static double natural(struct pdf *p, const char *font, const char *s)
 	return layout_width(p);
 }
 
+static double longest_word(struct pdf *p, const char *font, const char *s)
+{
+	double best = 0;
+	while (*s) {
+		size_t l = strcspn(s, " /");
+		char word[160];
+		snprintf(word, sizeof(word), "%.*s", (int)(l < 159 ? l : 159), s);
+		double x = natural(p, font, word);
+		if (x > best)
+			best = x;
+		s += l;
+		while (*s == ' ' || *s == '/')
+			s++;
+	}
+	return best;
+}
+
 /* Column widths for a table at a font size; 0 when it cannot fit. */
 static int table_plan(struct pdf *p, const struct vpa_table *t, double size, double *w)
 {
@@ -279,22 +296,20 @@ static int table_plan(struct pdf *p, const struct vpa_table *t, double size, dou
 			if (x > m)
 				m = x;
 		}
-		/* headers wrap at word boundaries: at least their longest word */
-		double hw = 0;
-		const char *s = t->head[c];
-		while (*s) {
-			size_t l = strcspn(s, " /");
-			char word[128];
-			snprintf(word, sizeof(word), "%.*s", (int)(l < 127 ? l : 127), s);
-			double x = natural(p, fb, word);
-			if (x > hw)
-				hw = x;
-			s += l;
-			while (*s == ' ' || *s == '/')
-				s++;
+		/* cells wrap at word boundaries (numbers never); a long header word
+		 * (a sweep parameter path) breaks rather than widen the column */
+		double cw = 0;
+		for (size_t r = 0; !t->numeric[c] && r < t->n_rows; r++) {
+			const char *cs = t->cells[r * t->n_cols + c];
+			double x = cs ? longest_word(p, f, cs) : 0;
+			if (x > cw)
+				cw = x;
 		}
+		if (t->numeric[c])
+			cw = m;
+		double hw = fmin(longest_word(p, fb, t->head[c]), fmax(cw, size * 7.5));
 		nat[c] = fmax(m, head) + 2 * PAD;
-		minw[c] = fmax(t->numeric[c] ? m : fmin(m, 60), hw) + 2 * PAD;
+		minw[c] = fmax(cw, hw) + 2 * PAD;
 		if (t->numeric[c] || nat[c] <= minw[c])
 			fixed += minw[c];
 		else
