@@ -37,7 +37,7 @@ enum vpa_para_style {
 	VPA_P_PASS,    /* the verdict, green */
 	VPA_P_FAIL,    /* the verdict, red */
 	VPA_P_BANNER,  /* simulated targets: a framed warning */
-	VPA_P_BULLET,  /* never used alone: list items */
+	VPA_P_LEAD,    /* a bold run-in head (the attack before its sentences) */
 };
 
 struct vpa_blk {

@@ -301,7 +301,7 @@ void vpa_html_doc(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_
 					k->style == VPA_P_PASS ? "<p class=\"verdict-box status-pass\">" :
 					k->style == VPA_P_FAIL ? "<p class=\"verdict-box status-fail\">" :
 					k->style == VPA_P_BANNER ? "<p class=\"banner\">" :
-					k->style == VPA_P_BULLET ? "<p class=\"lead\">" : "<p>");
+					k->style == VPA_P_LEAD ? "<p class=\"lead\">" : "<p>");
 			esc(b, k->text);
 			vpa_buf_puts(b, "</p>\n");
 			break;

@@ -574,7 +574,7 @@ static void body(struct pdf *p)
 				p->y += h + 22;
 			} else if (b->style == VPA_P_NOTE) {
 				para(p, FONT " 8", b->text, M_L, CW, 0.35, 0.35, 0.35, 8);
-			} else if (b->style == VPA_P_BULLET) {
+			} else if (b->style == VPA_P_LEAD) {
 				double h = layout(p, FONT " Bold 10", b->text, CW);
 				ensure(p, h + 40);
 				para(p, FONT " Bold 10", b->text, M_L, CW, 0.1, 0.1, 0.1, 3);
@@ -614,8 +614,11 @@ static void body(struct pdf *p)
 			pre(p, b->text);
 			break;
 		case VPA_B_DEF: {
-			double h = layout(p, FONT " Bold 10", b->text, CW);
-			ensure(p, h + 40);
+			/* an entry stays on one page */
+			double h = layout(p, FONT " Bold 10", b->text, CW) + 2;
+			for (size_t k = 0; k < b->n_items; k++)
+				h += layout(p, FONT " 9", b->items[k], CW - 14) + 2;
+			ensure(p, h);
 			para(p, FONT " Bold 10", b->text, M_L, CW, 0.1, 0.1, 0.1, 2);
 			for (size_t k = 0; k < b->n_items; k++)
 				para(p, FONT " 9", b->items[k], M_L + 14, CW - 14, 0.15, 0.15, 0.15, 2);

@@ -442,7 +442,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 					vpa_buf_init(&h);
 					vpa_buf_printf(&h, "%s%s", id, sim ? " (simulated target)" : "");
 					vpa_doc_para(d, VPA_P_PLAIN, "%s", h.data);
-					d->b[d->n - 1].style = VPA_P_BULLET; /* a run-in head */
+					d->b[d->n - 1].style = VPA_P_LEAD; /* a run-in head */
 					vpa_buf_release(&h);
 					list = vpa_doc_list(d);
 				}

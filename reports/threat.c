@@ -186,7 +186,9 @@ void vpa_doc_threat(const struct vpa_json *r, struct vpa_doc *d)
 			     th ? th->retrained : '-', th ? th->updates : '-', th ? th->indicator : '-'};
 		for (int c = 0; c < 5; c++)
 			vpa_table_set(&t, k, (size_t)c + 2, "%s", yn(v[c]));
-		vpa_table_set(&t, k, 7, "%s", th ? th->source : "-");
+		/* author and year here; the titles are in the docs' table */
+		const char *src = th ? th->source : "-";
+		vpa_table_set(&t, k, 7, "%.*s", (int)strcspn(src, ",;("), src);
 	}
 	free(ra);
 	free(rt);
