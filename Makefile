@@ -60,7 +60,7 @@ test: tests-bin
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" VPAUDIT_BIN=vpaudit-asan vpaudit-asan tests-bin-asan
-	@ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
+	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
 
 vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

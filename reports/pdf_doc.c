@@ -5,7 +5,7 @@
  *
  * A4 portrait.  Page 1: title, description, the verdict in colour, version,
  * start time, simulated targets.  Then the contents (linked), then the
- * sections, each starting a new page.  Every page has "page k of n" in its
+ * sections, each on a new page unless 60% of the page is free.  Every page has "page k of n" in its
  * footer; the document outline has one entry per section and one per attack
  * (children of "Results per attack"); metadata Title = scenario name,
  * Author = "vpaudit", Creator = "vpaudit VERSION".
@@ -500,8 +500,12 @@ static void heading(struct pdf *p, size_t i)
 {
 	const struct vpa_blk *b = &p->d->b[i];
 	const char *font = b->level == 1 ? FONT " Bold 17" : FONT " Bold 12.5";
-	if (b->level == 1 && p->y > M_T)
+	/* a section starts a new page unless most of the page is still free:
+	 * no blank half pages */
+	if (b->level == 1 && p->y > M_T + 0.4 * (PAGE_H - M_T - M_B))
 		new_page(p);
+	else if (b->level == 1 && p->y > M_T)
+		p->y += 18;
 	double h = layout(p, font, b->text, CW);
 	ensure(p, h + 80); /* keep with what follows */
 	if (b->level == 2)
