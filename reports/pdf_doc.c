@@ -50,6 +50,10 @@ struct pdf {
 	RsvgHandle **svg;  /* per figure, or NULL */
 	size_t n_figs;
 	int outline_sec;   /* outline id of the current section */
+	double **plan_w;   /* per block: table column widths from pass 1 */
+	double *plan_size; /* per block: their font size */
+	double **plan_h;   /* per block: header and row heights from pass 1 */
+	size_t cur;        /* the block being laid out */
 	int failed;
 };
 
@@ -264,6 +268,8 @@ static double natural(struct pdf *p, const char *font, const char *s)
 
 static double longest_word(struct pdf *p, const char *font, const char *s)
 {
+	if (!strpbrk(s, " /"))
+		return natural(p, font, s);
 	double best = 0;
 	while (*s) {
 		size_t l = strcspn(s, " /");
@@ -376,6 +382,10 @@ static double row_height(struct pdf *p, const struct vpa_table *t, long r, const
 static void draw_row(struct pdf *p, const struct vpa_table *t, long r, const double *w, double size,
 		     double h)
 {
+	if (!p->draw) { /* pass 1 only needs the height */
+		p->y += h;
+		return;
+	}
 	char f[64];
 	cell_font(f, sizeof(f), size, r < 0);
 	double x = M_L, tw = 0;
@@ -428,16 +438,28 @@ static void draw_row(struct pdf *p, const struct vpa_table *t, long r, const dou
 
 static void table(struct pdf *p, const struct vpa_table *t, const char *caption)
 {
-	double *w = xcalloc(t->n_cols ? t->n_cols : 1, sizeof(*w));
-	static const double sizes[] = {8, 7, 6.5, 6};
-	double size = 8;
-	for (size_t k = 0; k < 4; k++) {
-		size = sizes[k];
-		if (table_plan(p, t, size, w))
-			break;
+	double *w = p->plan_w[p->cur];
+	double size = p->plan_size[p->cur];
+	if (!w) { /* pass 1 plans, pass 2 reuses the plan (the layout is the same) */
+		w = xcalloc(t->n_cols ? t->n_cols : 1, sizeof(*w));
+		static const double sizes[] = {8, 7, 6.5, 6};
+		for (size_t k = 0; k < 4; k++) {
+			size = sizes[k];
+			if (table_plan(p, t, size, w))
+				break;
+		}
+		p->plan_w[p->cur] = w;
+		p->plan_size[p->cur] = size;
 	}
-	double hh = row_height(p, t, -1, w, size);
-	double first = t->n_rows ? row_height(p, t, 0, w, size) : 0;
+	double *rh = p->plan_h[p->cur];
+	if (!rh) {
+		rh = xcalloc(t->n_rows + 1, sizeof(*rh));
+		for (size_t r = 0; r <= t->n_rows; r++)
+			rh[r] = row_height(p, t, (long)r - 1, w, size);
+		p->plan_h[p->cur] = rh;
+	}
+	double hh = rh[0];
+	double first = t->n_rows ? rh[1] : 0;
 	double cap_h = caption ? layout(p, FONT " Bold 8.5", caption, CW) + 3 : 0;
 	ensure(p, cap_h + hh + first + 2);
 	if (caption) {
@@ -447,7 +469,7 @@ static void table(struct pdf *p, const struct vpa_table *t, const char *caption)
 	}
 	draw_row(p, t, -1, w, size, hh);
 	for (size_t r = 0; r < t->n_rows; r++) {
-		double h = row_height(p, t, (long)r, w, size);
+		double h = rh[r + 1];
 		if (!fits(p, h)) {
 			new_page(p);
 			draw_row(p, t, -1, w, size, hh);
@@ -455,7 +477,6 @@ static void table(struct pdf *p, const struct vpa_table *t, const char *caption)
 		draw_row(p, t, (long)r, w, size, h);
 	}
 	p->y += 10;
-	free(w);
 }
 
 /* ---- figures ---- */
@@ -559,6 +580,7 @@ static void body(struct pdf *p)
 	const struct vpa_doc *d = p->d;
 	for (size_t i = 0; i < d->n; i++) {
 		const struct vpa_blk *b = &d->b[i];
+		p->cur = i;
 		switch (b->kind) {
 		case VPA_B_HEAD:
 			heading(p, i);
@@ -657,6 +679,9 @@ int vpa_pdf_doc(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_fi
 	p.n_figs = svgs ? n_figs : 0;
 	p.blk_page = xcalloc(d->n ? d->n : 1, sizeof(*p.blk_page));
 	p.blk_y = xcalloc(d->n ? d->n : 1, sizeof(*p.blk_y));
+	p.plan_w = xcalloc(d->n ? d->n : 1, sizeof(*p.plan_w));
+	p.plan_size = xcalloc(d->n ? d->n : 1, sizeof(*p.plan_size));
+	p.plan_h = xcalloc(d->n ? d->n : 1, sizeof(*p.plan_h));
 	int rc = 0;
 	if (svgs) {
 		p.svg = xcalloc(n_figs ? n_figs : 1, sizeof(*p.svg));
@@ -715,6 +740,13 @@ out:
 	free(p.svg);
 	free(p.blk_page);
 	free(p.blk_y);
+	for (size_t i = 0; i < d->n; i++) {
+		free(p.plan_w[i]);
+		free(p.plan_h[i]);
+	}
+	free(p.plan_h);
+	free(p.plan_w);
+	free(p.plan_size);
 	return rc;
 }
 
