@@ -375,6 +375,48 @@ static void test_doc(void)
 	vpa_json_free(g);
 }
 
+/* With results["baseline"] (run --baseline, schema of reports/README.md
+ * "Baseline comparison"), a comparison section, regressions first. */
+static void test_compare(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	static const char bl[] =
+		"{\"file\": \"old/results.json\", \"matched\": 2, \"records\": 3, \"regressions\": 1,"
+		" \"unmatched\": [{\"attack\": \"eval\"}], \"comparisons\": ["
+		"  {\"attack\": \"eval\", \"sub\": \"ignorant\", \"metric\": \"eer\", \"old\": 0.3,"
+		"   \"new\": 0.31, \"delta\": 0.01, \"status\": \"stable\"},"
+		"  {\"attack\": \"eval\", \"sub\": \"lazy_informed\", \"metric\": \"eer\", \"old\": 0.12,"
+		"   \"new\": 0.08, \"delta\": -0.04, \"status\": \"regression\"}]}";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	vpa_json_set(g, "baseline", vpa_json_parse("bl.json", bl, strlen(bl), &err));
+	struct vpa_buf h;
+	vpa_buf_init(&h);
+	vpa_html_assemble(g, 1, NULL, &h);
+	const char *s = vpa_buf_str(&h);
+	const char *sec = strstr(s, "id=\"comparison\"");
+	CHECK(sec != NULL);
+	CHECK(strstr(s, "Compared with the earlier run old/results.json (2 of 3 records matched): 1 value "
+			"went up, 1 went down; 1 moved in the leaky direction") != NULL);
+	CHECK(strstr(s, "1 record could not be matched") != NULL);
+	/* regressions first */
+	const char *reg = strstr(s, "<td>eval.lazy_informed</td><td>eer</td><td class=\"num\">12.00%</td>");
+	const char *st = reg ? strstr(reg, "<tr><td>eval.ignorant</td><td>eer</td><td class=\"num\">30.00%</td>") : NULL;
+	CHECK(sec && reg && st && sec < reg);
+	CHECK(strstr(s, "-4.00%") != NULL && strstr(s, "+1.00%") != NULL);
+	vpa_buf_release(&h);
+	/* without it, no such section */
+	vpa_json_set(g, "baseline", vpa_json_null());
+	h.len = 0;
+	vpa_html_assemble(g, 1, NULL, &h);
+	CHECK(strstr(vpa_buf_str(&h), "id=\"comparison\"") == NULL);
+	vpa_buf_release(&h);
+	vpa_json_free(g);
+}
+
 /* The threat-model section of reports/README.md is the one the code generates. */
 static void test_threat_docs(void)
 {
@@ -611,6 +653,7 @@ int main(void)
 	RUN(test_junit);
 	RUN(test_pdf);
 	RUN(test_doc);
+	RUN(test_compare);
 	RUN(test_threat_docs);
 	RUN(test_write);
 	return DONE();
