@@ -10,6 +10,11 @@ AUDIO_LIBS   := $(shell pkg-config --libs sndfile kissfft-float 2>/dev/null || e
 CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS) $(AUDIO_CFLAGS)
 LDLIBS   += $(YAML_LIBS) $(AUDIO_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build
+# report.pdf: cairo (PDF surface), Pango (text layout), librsvg (SVG figures as vectors)
+PDF_PKGS    := pangocairo cairo-pdf librsvg-2.0
+PDF_CFLAGS  := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PDF_PKGS) 2>/dev/null))
+PDF_LIBS    := $(shell pkg-config --libs $(PDF_PKGS) 2>/dev/null || echo -lpangocairo-1.0 -lpango-1.0 -lrsvg-2 -lgobject-2.0 -lglib-2.0 -lcairo)
+LDLIBS   += $(PDF_LIBS)
 
 LIB_SRC  := $(sort $(wildcard core/*.c metrics/*.c targets/*.c attacks/*.c \
             scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
@@ -31,6 +36,7 @@ $(BUILD)/libvpaudit.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/reports/pdf_doc.o: CPPFLAGS += $(PDF_CFLAGS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
@@ -65,7 +71,7 @@ test: tests-bin mpi
 asan:
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" VPAUDIT_BIN=vpaudit-asan vpaudit-asan tests-bin-asan
-	@ASAN_OPTIONS=detect_leaks=1 BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
+	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
 
 vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -93,7 +99,7 @@ fuzz:
 	@mkdir -p build-fuzz
 	@for f in $(FUZZ_SRC); do \
 	  n=$$(basename $$f .c); \
-	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) $(AUDIO_CFLAGS) \
+	  clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -I. $(YAML_CFLAGS) $(AUDIO_CFLAGS) $(PDF_CFLAGS) \
 	    -o build-fuzz/$$n $$f $(LIB_SRC) $(LDLIBS) || exit 1; \
 	  echo "built build-fuzz/$$n"; done
 

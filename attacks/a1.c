@@ -500,18 +500,25 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			x[k] = (double)(lay[k] + 1);
 		char buf[512];
 		snprintf(buf, sizeof(buf), "%s-eer-layer", id);
-		vpa_json_set_str(fig, "type", "lines");
+		/* bars: the layers named on the axis, EER on its 0-50% scale (50% = chance) */
+		vpa_json_set_str(fig, "type", "bars");
 		vpa_json_set_str(fig, "id", buf);
 		snprintf(buf, sizeof(buf), "A1 EER against hidden layer (%s on %s; mu+sigma, mu only, "
 			 "sigma only)", id, tg->id);
 		vpa_json_set_str(fig, "title", buf);
-		vpa_json_set_str(fig, "xlabel", "hidden layer");
-		vpa_json_set_str(fig, "ylabel", "EER");
-		vpa_json_set(fig, "logx", vpa_json_bool(0));
+		vpa_json_set_str(fig, "ylabel", "EER (0.5 = chance)");
+		struct vpa_json *cats = vpa_json_arr(), *yr = vpa_json_arr();
+		for (size_t k = 0; k < nl; k++) {
+			snprintf(buf, sizeof(buf), "layer %.0f", x[k]);
+			vpa_json_push(cats, vpa_json_str(buf));
+		}
+		vpa_json_set(fig, "categories", cats);
+		vpa_json_push(yr, vpa_json_num(0));
+		vpa_json_push(yr, vpa_json_num(0.5));
+		vpa_json_set(fig, "yrange", yr);
 		for (int v = 0; v < 3; v++) {
 			struct vpa_json *s = vpa_json_obj();
 			vpa_json_set_str(s, "name", variant[v]);
-			vpa_json_set(s, "x", num_arr(x, nl));
 			vpa_json_set(s, "y", num_arr(eer + v * nl, nl));
 			vpa_json_push(series, s);
 		}

@@ -290,8 +290,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	snprintf(title0, sizeof(title0), "DET: attackers of %s on %s", id, t->id);
 	struct vpa_json *det = vpa_det_figure(fid0, title0, vpa_json_arr());
 	vpa_json_push(out->figures, det);
-	struct vpa_json *bars = vpa_json_arr();
-	int xk = 0;
+	struct vpa_json *bars = vpa_json_arr(), *cats = vpa_json_arr(), *ys = vpa_json_arr();
 	for (int k = 0; k < A_N && !rc; k++) {
 		if (!(m & (1u << k)))
 			continue;
@@ -335,30 +334,36 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
 		vpa_record_mark_undefined(rec);
 		double link = vpa_json_get_num(mj, "linkability", NAN);
-		struct vpa_json *sr = vpa_json_obj(), *xs = vpa_json_arr(), *ys = vpa_json_arr();
-		vpa_json_push(xs, vpa_json_num(++xk));
+		vpa_json_push(cats, vpa_json_str(attacker_names[k]));
 		vpa_json_push(ys, vpa_json_num(link));
-		vpa_json_set_str(sr, "name", attacker_names[k]);
-		vpa_json_set(sr, "x", xs);
-		vpa_json_set(sr, "y", ys);
-		vpa_json_push(bars, sr);
 	}
 	if (!rc) {
 		struct vpa_json *f = vpa_json_obj();
 		char fid[256], title[512];
 		snprintf(fid, sizeof(fid), "%s-linkability", id);
 		snprintf(title, sizeof(title), "Linkability D<->sys per attacker (%s on %s)", id, t->id);
-		vpa_json_set_str(f, "type", "lines");
+		/* a bar per attacker, named on the axis, on the metric's own 0-1 scale */
+		vpa_json_set_str(f, "type", "bars");
 		vpa_json_set_str(f, "id", fid);
 		vpa_json_set_str(f, "title", title);
-		vpa_json_set_str(f, "xlabel", "attacker (in the order of the legend)");
-		vpa_json_set_str(f, "ylabel", "linkability D<->sys");
-		vpa_json_set(f, "logx", vpa_json_bool(0));
+		vpa_json_set_str(f, "ylabel", "linkability D<->sys (0 = unlinkable, 1 = fully)");
+		vpa_json_set(f, "categories", cats);
+		cats = NULL;
+		struct vpa_json *yr = vpa_json_arr(), *sr = vpa_json_obj();
+		vpa_json_push(yr, vpa_json_num(0));
+		vpa_json_push(yr, vpa_json_num(1));
+		vpa_json_set(f, "yrange", yr);
+		vpa_json_set_str(sr, "name", "linkability");
+		vpa_json_set(sr, "y", ys);
+		ys = NULL;
+		vpa_json_push(bars, sr);
 		vpa_json_set(f, "series", bars);
 		bars = NULL;
 		vpa_json_push(out->figures, f);
 	}
 	vpa_json_free(bars);
+	vpa_json_free(cats);
+	vpa_json_free(ys);
 out:
 	vpa_backend_free(b_orig);
 	vpa_backend_free(b_anon);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/inputs.h"
 #include "cli/cli.h"
 #include "core/la.h"
 #include "core/dist.h"
@@ -138,6 +139,7 @@ int cmd_run(int argc, char **argv)
 	int rc = 0, failed = 0;
 	vpa_err_init(&err);
 	double t0 = vpa_now();
+	vpa_inputs_begin(); /* results.json lists every file read (core/inputs.h) */
 	if (vpa_scenario_load(argv[optind], &s, &err)) {
 		rc = cli_scenario_error(&err);
 		goto fail;

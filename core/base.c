@@ -1,5 +1,6 @@
 /* core/base.c - errors, allocation, buffers, files, RNG.  See base.h. */
 #include "base.h"
+#include "inputs.h"
 
 #include <errno.h>
 #include <math.h>
@@ -288,6 +289,7 @@ int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *er
 	vpa_buf_str(&b);
 	*data = b.data;
 	*len = b.len;
+	vpa_input_note(path, b.data, b.len);
 	return 0;
 }
 

@@ -13,6 +13,7 @@
  * needs the 925 MB output array and nothing else of its size.
  */
 #include "io.h"
+#include "inputs.h"
 
 #include <errno.h>
 #include <float.h>
@@ -533,6 +534,8 @@ out:
 		close(fd);
 	free(hbuf);
 	free(chunk);
+	if (!rc)
+		vpa_input_note(path, NULL, 0); /* hashed by reading it again */
 	return rc;
 }
 

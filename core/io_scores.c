@@ -8,6 +8,7 @@
  * tables, so a 10M-line file is read in about a second.
  */
 #include "io.h"
+#include "inputs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -180,12 +181,15 @@ static int map_file(const char *path, struct mapped *m, struct vpa_err *err)
 			m->map = p;
 			m->data = p;
 			m->len = (size_t)st.st_size;
+			vpa_input_note(path, p, m->len);
 			return 0;
 		}
 	}
 	close(fd);
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
+	if (S_ISREG(st.st_mode) && st.st_size == 0) {
+		vpa_input_note(path, "", 0);
 		return 0;
+	}
 	/* Pipes, character devices, or mmap refused: read it all. */
 	char *d;
 	size_t n;

@@ -534,6 +534,30 @@ static int check_series(const struct vpa_json *fig, const char *xk, const char *
 	return 0;
 }
 
+/* Optional "yrange": [lo, hi] with lo < hi (a fixed scale: 0-1, 0-0.5). */
+static int check_yrange(const struct vpa_json *fig, const char *name, struct vpa_err *err)
+{
+	const struct vpa_json *y = vpa_json_get(fig, "yrange");
+	if (!y || y->type == VPA_JSON_NULL)
+		return 0;
+	if (y->type != VPA_JSON_ARR || y->n != 2 || y->items[0]->type != VPA_JSON_NUM ||
+	    y->items[1]->type != VPA_JSON_NUM || !(y->items[0]->num < y->items[1]->num) ||
+	    !isfinite(y->items[0]->num) || !isfinite(y->items[1]->num))
+		return fig_fail(err, name, y, "figure '%s': 'yrange' must be [low, high] with low < high",
+				fig_label(fig));
+	return 0;
+}
+
+static int has_yrange(const struct vpa_json *fig, double *lo, double *hi)
+{
+	const struct vpa_json *y = vpa_json_get(fig, "yrange");
+	if (!y || y->type != VPA_JSON_ARR || y->n != 2)
+		return 0;
+	*lo = y->items[0]->num;
+	*hi = y->items[1]->num;
+	return 1;
+}
+
 int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err *err)
 {
 	if (!fig || fig->type != VPA_JSON_OBJ)
@@ -572,6 +596,8 @@ int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err 
 					      "figure '%s': 'xticlabels' must be an array of strings",
 					      fig_label(fig));
 		}
+		if (!rc)
+			rc = check_yrange(fig, name, err);
 		return rc ? rc : check_series(fig, "x", "y", name, err);
 	}
 	if (!strcmp(type, "linkability")) {
@@ -588,7 +614,31 @@ int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err 
 		rc = check_opt_num(fig, fig, "dsys", name, err);
 		return rc ? rc : check_opt_num(fig, fig, "omega", name, err);
 	}
-	return fig_fail(err, name, t, "figure '%s': unknown type '%s' (expected det, linkability or lines)",
+	if (!strcmp(type, "bars")) {
+		rc = check_opt_str(fig, fig, "ylabel", name, err);
+		const struct vpa_json *c = vpa_json_get(fig, "categories");
+		int ok = c && c->type == VPA_JSON_ARR && c->n > 0;
+		for (size_t i = 0; ok && i < c->n; i++)
+			ok = c->items[i]->type == VPA_JSON_STR;
+		if (!rc && !ok)
+			rc = fig_fail(err, name, c ? c : fig,
+				      "figure '%s': 'categories' must be a non-empty array of strings",
+				      fig_label(fig));
+		const struct vpa_json *s = vpa_json_get(fig, "series");
+		if (!rc && (!s || s->type != VPA_JSON_ARR || s->n == 0))
+			rc = fig_fail(err, name, s ? s : fig, "figure '%s': 'series' must be a non-empty array",
+				      fig_label(fig));
+		for (size_t i = 0; !rc && i < s->n; i++) {
+			size_t n = 0;
+			if (!(rc = check_opt_str(fig, s->items[i], "name", name, err)) &&
+			    !(rc = check_nums(fig, s->items[i], "y", name, &n, err)) && n != c->n)
+				rc = fig_fail(err, name, s->items[i],
+					      "figure '%s': series %zu: 'y' has %zu values but there are %zu "
+					      "categories", fig_label(fig), i + 1, n, c->n);
+		}
+		return rc ? rc : check_yrange(fig, name, err);
+	}
+	return fig_fail(err, name, t, "figure '%s': unknown type '%s' (expected det, linkability, lines or bars)",
 			fig_label(fig), t->type == VPA_JSON_STR ? t->str : "(not a string)");
 }
 
@@ -858,7 +908,10 @@ static void lines_script(const struct vpa_json *fig, const char *tag, struct vpa
 	if (lo == hi && !(tl && tl->type == VPA_JSON_ARR && tl->n))
 		vpa_buf_printf(s, "set xrange [%.17g:%.17g]\n", logx ? lo / 2 : lo - 1,
 			       logx ? hi * 2 : hi + 1);
-	if (ylo == yhi)
+	double flo, fhi;
+	if (has_yrange(fig, &flo, &fhi))
+		vpa_buf_printf(s, "set yrange [%.17g:%.17g]\n", flo, fhi);
+	else if (ylo == yhi)
 		vpa_buf_printf(s, "set yrange [%.17g:%.17g]\n", ylo - 1, yhi + 1);
 	struct vpa_buf plot;
 	vpa_buf_init(&plot);
@@ -900,6 +953,62 @@ static void lines_script(const struct vpa_json *fig, const char *tag, struct vpa
 	vpa_buf_release(&plot);
 }
 
+/* Bars: the categories named on the x axis, one bar per series in each
+ * category (side by side), on the figure's fixed y range when it has one. */
+static void bars_script(const struct vpa_json *fig, const char *tag, struct vpa_buf *s)
+{
+	const struct vpa_json *cat = vpa_json_get(fig, "categories"), *series = vpa_json_get(fig, "series");
+	const char *yl = vpa_json_get_str(fig, "ylabel");
+	size_t m = series->n;
+	double w = 0.8 / (double)m;
+	set_title(s, fig, NULL);
+	vpa_buf_puts(s, "set grid ytics\nset style fill solid 0.85 border lc rgb '#333333'\n");
+	vpa_buf_printf(s, "set boxwidth %.6f absolute\n", w);
+	vpa_buf_puts(s, m > 1 ? "set key outside right top\n" : "unset key\n");
+	if (yl) {
+		vpa_buf_puts(s, "set ylabel ");
+		vpa_gnuplot_quote(s, yl);
+		vpa_buf_puts(s, "\n");
+	}
+	vpa_buf_puts(s, "set xtics (");
+	for (size_t i = 0; i < cat->n; i++) {
+		if (i)
+			vpa_buf_puts(s, ", ");
+		vpa_gnuplot_quote(s, cat->items[i]->str);
+		vpa_buf_printf(s, " %zu", i);
+	}
+	vpa_buf_printf(s, ") scale 0\nset xrange [-0.6:%zu.6]\n", cat->n - 1);
+	if (cat->n > 4)
+		vpa_buf_puts(s, "set xtics rotate by -30\n");
+	double lo, hi;
+	if (has_yrange(fig, &lo, &hi))
+		vpa_buf_printf(s, "set yrange [%.17g:%.17g]\n", lo, hi);
+	else
+		vpa_buf_puts(s, "set yrange [0:*]\n");
+	for (size_t j = 0; j < m; j++) {
+		const struct vpa_json *y = vpa_json_get(series->items[j], "y");
+		vpa_buf_printf(s, "$%s_b%zu << EOD\n", tag, j);
+		for (size_t i = 0; i < y->n; i++) {
+			double v = num_at(y, i);
+			if (isnan(v))
+				continue; /* an undefined value has no bar */
+			put_num(s, (double)i - 0.4 + w * ((double)j + 0.5));
+			vpa_buf_puts(s, " ");
+			put_num(s, v);
+			vpa_buf_puts(s, "\n");
+		}
+		vpa_buf_puts(s, "EOD\n");
+	}
+	vpa_buf_puts(s, "plot ");
+	for (size_t j = 0; j < m; j++) {
+		const char *name = vpa_json_get_str(series->items[j], "name");
+		vpa_buf_printf(s, "%s$%s_b%zu using 1:2 with boxes lc rgb '%s' title ", j ? ", " : "", tag, j,
+			       palette[j % N_PALETTE]);
+		vpa_gnuplot_quote(s, name ? name : "");
+	}
+	vpa_buf_puts(s, "\n");
+}
+
 int vpa_plot_script(const struct vpa_json *fig, const char *tag, struct vpa_buf *script,
 		    struct vpa_err *err)
 {
@@ -912,6 +1021,8 @@ int vpa_plot_script(const struct vpa_json *fig, const char *tag, struct vpa_buf 
 		det_script(fig, tag, script);
 	else if (!strcmp(type, "linkability"))
 		linkability_script(fig, tag, script);
+	else if (!strcmp(type, "bars"))
+		bars_script(fig, tag, script);
 	else
 		lines_script(fig, tag, script);
 	return 0;

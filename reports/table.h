@@ -73,9 +73,9 @@ int vpa_plot_svgs_split(const struct vpa_buf *gnuplot_out, size_t n, size_t pref
 void vpa_html_assemble(const struct vpa_json *results, int no_plots, const struct vpa_buf *svgs,
 		       struct vpa_buf *out);
 
-/* The gnuplot script of report.pdf (terminal included). */
-int vpa_report_pdf_script(const struct vpa_json *results, struct vpa_buf *script,
-			  struct vpa_err *err);
+/* report.html and report.pdf sharing one gnuplot run for their figures. */
+int vpa_report_html_pdf(const struct vpa_json *results, struct vpa_buf *html, struct vpa_buf *pdf,
+			struct vpa_err *err);
 
 /* Number of UTF-8 code points in s (for monospace alignment). */
 size_t vpa_utf8_width(const char *s);

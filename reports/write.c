@@ -303,44 +303,11 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 
 /* ---- writing ---- */
 
-/* report.html (with plots) and report.pdf, their gnuplot runs in parallel. */
+/* report.html (with plots) and report.pdf from one gnuplot run (reports/pdf_doc.c). */
 static int render_html_pdf(const struct vpa_json *r, struct vpa_buf *html, struct vpa_buf *pdf,
 			   struct vpa_err *err)
 {
-	size_t n_figs = vpa_count_figures(r);
-	const struct vpa_json **figs = xcalloc(n_figs ? n_figs : 1, sizeof(*figs));
-	struct vpa_buf *svgs = xcalloc(n_figs ? n_figs : 1, sizeof(*svgs));
-	struct vpa_buf scripts[2], outs[2];
-	for (int k = 0; k < 2; k++) {
-		vpa_buf_init(&scripts[k]);
-		vpa_buf_init(&outs[k]);
-	}
-	vpa_collect_figures(r, figs);
-	int rc = vpa_plot_svgs_script(figs, n_figs, &scripts[0], err);
-	if (!rc)
-		rc = vpa_report_pdf_script(r, &scripts[1], err);
-	if (!rc) {
-		const char *text[2] = {scripts[0].data, scripts[1].data};
-		size_t lens[2] = {scripts[0].len, scripts[1].len};
-		/* Without figures the SVG run has nothing to draw: skip it. */
-		int first = n_figs ? 0 : 1;
-		rc = vpa_gnuplot_run_many(text + first, lens + first, (size_t)(2 - first), outs + first, err);
-	}
-	if (!rc && n_figs)
-		rc = vpa_plot_svgs_split(&outs[0], n_figs, 0, svgs, err);
-	if (!rc) {
-		vpa_html_assemble(r, 0, svgs, html);
-		vpa_buf_add(pdf, outs[1].data, outs[1].len);
-	}
-	for (size_t i = 0; i < n_figs; i++)
-		vpa_buf_release(&svgs[i]);
-	for (int k = 0; k < 2; k++) {
-		vpa_buf_release(&scripts[k]);
-		vpa_buf_release(&outs[k]);
-	}
-	free(svgs);
-	free(figs);
-	return rc;
+	return vpa_report_html_pdf(r, html, pdf, err);
 }
 
 int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,

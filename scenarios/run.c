@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "core/inputs.h"
 
 
 /* When a kind's error has no location, blame the YAML item it came from. */
@@ -688,6 +692,18 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	vpa_json_set_str(R, "status", "pass");
 	vpa_json_set(R, "warnings", warnings);
 	warnings = NULL;
+	/* provenance: the input files (core/inputs.c) and the machine */
+	vpa_json_set(R, "inputs", vpa_inputs_json());
+	struct vpa_json *mach = vpa_json_obj();
+	struct utsname un;
+	if (uname(&un) == 0) {
+		char os[2 * sizeof(un.sysname) + 2];
+		snprintf(os, sizeof(os), "%s %s", un.sysname, un.release);
+		vpa_json_set_str(mach, "os", os);
+		vpa_json_set_str(mach, "arch", un.machine);
+	}
+	vpa_json_set_num(mach, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	vpa_json_set(R, "machine", mach);
 	*results = R;
 	R = NULL;
 out:

@@ -8,7 +8,7 @@
 . tests/e2e/lib.sh
 top=$PWD
 D=$top/tests/e2e/data/anon
-nfig() { grep -c '"type": "\(det\|linkability\|lines\)"' "$1"; }
+nfig() { grep -c '"type": "\(det\|linkability\|lines\|bars\)"' "$1"; }
 nsvg() { grep -o '<svg' "$1" | wc -l; }
 # records of an attack sub at the given layers: nrec REGEX-OF-LAYERS FILE
 nrec() { grep -oz '"sub": "[a-z_]*",[[:space:]]*"layer": \('"$1"'\),' "$2" | tr '\0' '\n' | grep -c layer; }

@@ -266,8 +266,12 @@ static void test_attack(void)
 	}
 	/* the EER-vs-layer figure has the three variants */
 	const struct vpa_json *f = out.figures->items[0];
-	CHECK_STR(vpa_json_get_str(f, "type"), "lines");
+	CHECK_STR(vpa_json_get_str(f, "type"), "bars");
 	CHECK(vpa_json_get(f, "series")->n == 3);
+	const struct vpa_json *cats = vpa_json_get(f, "categories");
+	CHECK(cats && cats->n == 1 && !strcmp(cats->items[0]->str, "layer 1"));
+	const struct vpa_json *yr = vpa_json_get(f, "yrange");
+	CHECK(yr && yr->n == 2 && yr->items[1]->num == 0.5);
 	vpa_json_free(out.records);
 	vpa_json_free(out.figures);
 	vpa_json_free(warn);

@@ -114,7 +114,16 @@ static void test_default_ordering(void)
 		CHECK(figs->n == 7);
 		CHECK_STR(vpa_json_get_str(figs->items[0], "type"), "det");
 		CHECK(vpa_json_get(figs->items[0], "series")->n == 5);
-		CHECK_STR(vpa_json_get_str(figs->items[6], "type"), "lines");
+		/* the per-attacker chart: bars named by attacker on the 0-1 scale */
+		CHECK_STR(vpa_json_get_str(figs->items[6], "type"), "bars");
+		const struct vpa_json *cats = vpa_json_get(figs->items[6], "categories");
+		CHECK(cats && cats->n == 5);
+		if (cats && cats->n == 5) {
+			CHECK_STR(cats->items[0]->str, "baseline");
+			CHECK_STR(cats->items[4]->str, "informed");
+		}
+		const struct vpa_json *yr = vpa_json_get(figs->items[6], "yrange");
+		CHECK(yr && yr->n == 2 && yr->items[0]->num == 0 && yr->items[1]->num == 1);
 		CHECK(vpa_json_get(vpa_json_get(R, "targets")->items[0], "simulated")->boolean == 1);
 		vpa_json_free(R);
 	}

@@ -483,7 +483,7 @@ static void test_checks(void)
 	vpa_json_set_str(f, "type", "pie");
 	vpa_err_init(&err);
 	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "figure 'pie': unknown type 'pie' (expected det, linkability or lines)");
+	CHECK_STR(err.msg, "figure 'pie': unknown type 'pie' (expected det, linkability, lines or bars)");
 	vpa_json_set_str(f, "type", "lines");
 	vpa_err_init(&err);
 	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
@@ -573,8 +573,56 @@ static void test_plot_files(void)
 	free(dir);
 }
 
+/* Categorical charts: bars named on the axis, on the figure's fixed scale. */
+static void test_bars(void)
+{
+	static const char text[] =
+		"{\"type\": \"bars\", \"id\": \"b\", \"title\": \"Linkability per attacker\","
+		" \"ylabel\": \"linkability\", \"categories\": [\"baseline\", \"lazy_informed\"],"
+		" \"yrange\": [0, 1], \"series\": [{\"name\": \"linkability\", \"y\": [0.9, null]}]}";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *f = NULL;
+	f = vpa_json_parse("b.json", text, strlen(text), &err);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	struct vpa_buf s;
+	vpa_buf_init(&s);
+	CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
+	const char *sc = vpa_buf_str(&s);
+	CHECK(strstr(sc, "set xtics ('baseline' 0, 'lazy_informed' 1) scale 0") != NULL);
+	CHECK(strstr(sc, "set yrange [0:1]") != NULL);
+	CHECK(strstr(sc, "with boxes") != NULL);
+	/* the undefined value has no bar: one data line */
+	CHECK(strstr(sc, "$t_b0 << EOD\n0 0.9\nEOD\n") != NULL);
+	struct vpa_buf svg;
+	vpa_buf_init(&svg);
+	CHECK(vpa_plot_render(f, "svg", &svg, &err) == 0);
+	CHECK(strstr(vpa_buf_str(&svg), ">baseline<") != NULL);
+	CHECK(strstr(vpa_buf_str(&svg), ">lazy_informed<") != NULL);
+	vpa_buf_release(&svg);
+	vpa_buf_release(&s);
+	/* a category without a value, a reversed range */
+	vpa_json_push(vpa_json_get(f, "categories"), vpa_json_str("x"));
+	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "figure 'b': series 1: 'y' has 2 values but there are 3 categories");
+	vpa_json_free(f);
+	static const char bad[] = "{\"type\": \"bars\", \"id\": \"c\", \"categories\": [\"a\"],"
+				  " \"yrange\": [1, 0], \"series\": [{\"y\": [1]}]}";
+	vpa_err_init(&err);
+	f = vpa_json_parse("c.json", bad, strlen(bad), &err);
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(vpa_plot_check(f, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "figure 'c': 'yrange' must be [low, high] with low < high");
+	vpa_json_free(f);
+}
+
 int main(void)
 {
+	RUN(test_bars);
 	RUN(test_quote);
 	RUN(test_quote_gnuplot_roundtrip);
 	RUN(test_run_and_errors);

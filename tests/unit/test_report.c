@@ -12,7 +12,7 @@
 
 #include "harness.h"
 #include "reports/report.h"
-#include "reports/table.h"
+#include "reports/doc.h"
 
 #define GOLDEN "tests/golden/reports/results.json"
 
@@ -159,7 +159,7 @@ static void test_check(void)
 	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"b\", \"metrics\": {}}]}",
 		  "r.json:1:109: record 1: attack 'b' is not in 'attacks'");
 	check_msg(HEAD "\"attacks\": [{\"id\": \"a\", \"figures\": [{\"type\": \"bar\"}]}], \"records\": []}",
-		  "r.json:1:105: figure 'bar': unknown type 'bar' (expected det, linkability or lines)");
+		  "r.json:1:105: figure 'bar': unknown type 'bar' (expected det, linkability, lines or bars)");
 	check_msg(HEAD "\"attacks\": [], \"records\": [], \"gates\": [{\"attack\": \"a\", \"metric\": \"eer\"}]}",
 		  "r.json:1:100: gate 1: missing 'pass'");
 	check_msg(HEAD "\"attacks\": [], \"records\": [], \"warnings\": [3]}",
@@ -354,62 +354,123 @@ static void test_pdf(void)
 	if (err.status)
 		printf("#   %s\n", err.msg);
 	CHECK(p.len > 4 && !memcmp(p.data, "%PDF", 4));
-	/* page 1 (front), 2 attack pages + their 3 figures, sweep page + 1 figure, warnings */
-	CHECK(count_mem(p.data, p.len, "/Type /Page\n") + count_mem(p.data, p.len, "/Type /Page ") +
-		      count_mem(p.data, p.len, "/Type /Page>") == 9);
-	/* one /Pages tree, and the text is real text: the font is embedded */
+	/* title page, contents, at least one page per section */
+	size_t pages = count_mem(p.data, p.len, "/Type /Page\n") + count_mem(p.data, p.len, "/Type /Page ") +
+		       count_mem(p.data, p.len, "/Type /Page>");
+	CHECK(pages >= 9);
+	/* one /Pages tree, an outline, the metadata, and real text: the font is embedded */
 	CHECK(count_mem(p.data, p.len, "/Type /Pages") >= 1);
+	CHECK(count_mem(p.data, p.len, "/Outlines") >= 1);
+	CHECK(count_mem(p.data, p.len, "/Title (golden-report)") == 1);
+	CHECK(count_mem(p.data, p.len, "/Author (vpaudit)") == 1);
 	CHECK(count_mem(p.data, p.len, "/FontFile") >= 1);
 	vpa_buf_release(&p);
 	vpa_json_free(g);
 }
 
-/* A long gate table continues over pages, repeating its header on each. */
-static void test_pdf_long_table(void)
+/* The document model: sections with stable ids, in reading order, filled from the results. */
+static void test_doc(void)
 {
 	struct vpa_json *g = golden();
 	CHECK(g != NULL);
 	if (!g)
 		return;
-	struct vpa_json *gates = vpa_json_arr();
-	for (int i = 0; i < 100; i++) {
-		struct vpa_json *x = vpa_json_obj();
-		char name[32];
-		snprintf(name, sizeof(name), "gate_attack_%03d", i);
-		vpa_json_set_str(x, "attack", name);
-		vpa_json_set_str(x, "metric", "eer");
-		vpa_json_set_num(x, "min", 0.3);
-		vpa_json_set_num(x, "value", 0.31);
-		vpa_json_set(x, "pass", vpa_json_bool(1));
-		vpa_json_push(gates, x);
+	struct vpa_doc d;
+	vpa_doc_build(g, &d);
+	static const char *const ids[] = {"summary", "threat-model", "results", "limitations",
+					  "recommendations", "glossary", "data"};
+	size_t at[7];
+	for (int k = 0; k < 7; k++) {
+		at[k] = (size_t)-1;
+		for (size_t i = 0; i < d.n; i++)
+			if (d.b[i].kind == VPA_B_HEAD && d.b[i].id && !strcmp(d.b[i].id, ids[k]))
+				at[k] = i;
+		CHECK(at[k] != (size_t)-1);
+		/* every section has content of its own */
+		CHECK(at[k] + 1 < d.n && d.b[at[k] + 1].kind != VPA_B_HEAD);
 	}
-	vpa_json_set(g, "gates", gates);
-	struct vpa_err err;
-	struct vpa_buf s;
-	vpa_err_init(&err);
-	vpa_buf_init(&s);
-	CHECK(vpa_report_pdf_script(g, &s, &err) == 0);
-	const char *text = vpa_buf_str(&s);
-	/* rows of 0.024 between y = 0.93 and 0.06: at most 36 lines a page, so
-	 * 100 rows (+ headers) need at least 3 pages, each with its header */
-	size_t heads = count(text, "'attack           metric   value  bound      result'");
-	CHECK(heads >= 3 && heads <= 5);
-	for (int i = 0; i < 100; i += 33) {
-		char row[64];
-		snprintf(row, sizeof(row), "'gate_attack_%03d  eer", i);
-		CHECK(count(text, row) == 1);
-	}
-	/* every page that shows gate rows starts them with the header */
-	const char *pg = text;
-	while ((pg = strstr(pg, "reset\n"))) {
-		const char *next = strstr(pg + 1, "reset\n");
-		const char *row = strstr(pg, "'gate_attack_"), *head = strstr(pg, "'attack    ");
-		if (row && (!next || row < next))
-			CHECK(head && head < row);
-		pg++;
-	}
-	vpa_buf_release(&s);
+	for (int k = 1; k < 7; k++)
+		CHECK(at[k - 1] < at[k]);
+	CHECK(d.status == VPA_P_FAIL);
+	CHECK(strstr(d.verdict, "FAIL: 2 of 3 gates failed") != NULL);
+	CHECK_STR(d.title, "golden-report");
+	CHECK(d.simulated && strstr(d.simulated, "sim<1>"));
+	vpa_doc_release(&d);
 	vpa_json_free(g);
+}
+
+/* With results["baseline"] (run --baseline, schema of reports/README.md
+ * "Baseline comparison"), a comparison section, regressions first. */
+static void test_compare(void)
+{
+	struct vpa_json *g = golden();
+	CHECK(g != NULL);
+	if (!g)
+		return;
+	static const char bl[] =
+		"{\"file\": \"old/results.json\", \"matched\": 2, \"records\": 3, \"regressions\": 1,"
+		" \"unmatched\": [{\"attack\": \"eval\"}], \"comparisons\": ["
+		"  {\"attack\": \"eval\", \"sub\": \"ignorant\", \"metric\": \"eer\", \"old\": 0.3,"
+		"   \"new\": 0.31, \"delta\": 0.01, \"status\": \"stable\"},"
+		"  {\"attack\": \"eval\", \"sub\": \"lazy_informed\", \"metric\": \"eer\", \"old\": 0.12,"
+		"   \"new\": 0.08, \"delta\": -0.04, \"status\": \"regression\"}]}";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	vpa_json_set(g, "baseline", vpa_json_parse("bl.json", bl, strlen(bl), &err));
+	struct vpa_buf h;
+	vpa_buf_init(&h);
+	vpa_html_assemble(g, 1, NULL, &h);
+	const char *s = vpa_buf_str(&h);
+	const char *sec = strstr(s, "id=\"comparison\"");
+	CHECK(sec != NULL);
+	CHECK(strstr(s, "Compared with the earlier run old/results.json (2 of 3 records matched): 1 value "
+			"went up, 1 went down; 1 moved in the leaky direction") != NULL);
+	CHECK(strstr(s, "1 record could not be matched") != NULL);
+	/* regressions first */
+	const char *reg = strstr(s, "<td>eval.lazy_informed</td><td>eer</td><td class=\"num\">12.00%</td>");
+	const char *st = reg ? strstr(reg, "<tr><td>eval.ignorant</td><td>eer</td><td class=\"num\">30.00%</td>") : NULL;
+	CHECK(sec && reg && st && sec < reg);
+	CHECK(strstr(s, "-4.00%") != NULL && strstr(s, "+1.00%") != NULL);
+	vpa_buf_release(&h);
+	/* without it, no such section */
+	vpa_json_set(g, "baseline", vpa_json_null());
+	h.len = 0;
+	vpa_html_assemble(g, 1, NULL, &h);
+	CHECK(strstr(vpa_buf_str(&h), "id=\"comparison\"") == NULL);
+	vpa_buf_release(&h);
+	vpa_json_free(g);
+}
+
+/* The threat-model section of reports/README.md is the one the code generates. */
+static void test_threat_docs(void)
+{
+	struct vpa_buf md;
+	vpa_buf_init(&md);
+	vpa_threat_markdown(&md);
+	char *text = NULL;
+	size_t len = 0;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_read_file("reports/README.md", &text, &len, &err) == 0);
+	const char *b = text ? strstr(text, "<!-- threat-model: begin") : NULL;
+	const char *e = text ? strstr(text, "<!-- threat-model: end -->") : NULL;
+	CHECK(b && e && b < e);
+	if (b && e) {
+		b = strchr(b, '\n') + 1;
+		int same = (size_t)(e - b) == md.len && !memcmp(b, md.data, md.len);
+		CHECK(same);
+		if (!same)
+			printf("#   reports/README.md threat model differs from vpa_threat_markdown():\n%s",
+			       md.data);
+	}
+	free(text);
+	vpa_buf_release(&md);
+	/* lookups: the exact attacker, the kind's row, nothing */
+	const struct vpa_threat *t = vpa_threat_find("linkage", "semi_informed");
+	CHECK(t && t->retrained == 'y' && t->anon_enrol == 'y' && t->orig_enrol == 'n');
+	t = vpa_threat_find("a1_footprint", "mu_sigma");
+	CHECK(t && t->updates == 'y' && t->indicator == 'y');
+	CHECK(vpa_threat_find("nosuch", "x") == NULL);
 }
 
 /* Number of entries in a folder other than . and .. */
@@ -485,7 +546,7 @@ static void test_write(void)
 	vpa_json_set_str(figs->items[0], "type", "pie");
 	vpa_err_init(&err);
 	CHECK(vpa_report_write(g, dir.data, VPA_REPORT_ALL, 0, &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "results: figure 'sweep-eer': unknown type 'pie' (expected det, linkability or lines)");
+	CHECK_STR(err.msg, "results: figure 'sweep-eer': unknown type 'pie' (expected det, linkability, lines or bars)");
 	CHECK(n_entries(dir.data) == -1); /* not even created */
 	vpa_json_set_str(figs->items[0], "type", "lines");
 
@@ -582,17 +643,26 @@ static void test_unreliable_cells(void)
 	vpa_html_assemble(r, 1, NULL, &h);
 	const char *hs = vpa_buf_str(&h);
 	CHECK(count(hs, "<td class=\"num unrel\"") == 2);
-	CHECK(count(hs, "<span class=\"why\">unreliable: 12 mated scores (fewer than 100)</span>") == 1);
-	CHECK(count(hs, "<span class=\"why\">above 1 bit: the scores are not calibrated LLRs; read "
-			"cllr_min</span>") == 1);
+	/* the reason is the cell's tooltip, marked *, and gathered under the tables */
+	CHECK(count(hs, "title=\"unreliable: 12 mated scores (fewer than 100)\"") == 1);
+	CHECK(count(hs, "<sup class=\"why\">*</sup>") == 3); /* linkability, zebra.dece, cllr 1.5 */
+	CHECK(count(hs, "* Values in grey cannot be trusted: linkability: 12 mated scores (fewer than "
+			"100); zebra: 12 target trials (fewer than 100).") == 1);
+	CHECK(count(hs, "* A cllr above 1 bit: the scores are not calibrated log-likelihood ratios; "
+			"read cllr_min.") == 1);
+	/* and the summary sentence of that attacker says it in words */
+	CHECK(count(hs, "These values cannot be trusted (linkability: 12 mated scores (fewer than 100))") == 1);
 	vpa_buf_release(&h);
 
+	/* the PDF renders the same document (figures omitted without SVGs) */
+	struct vpa_doc d;
+	vpa_doc_build(r, &d);
 	struct vpa_buf ps;
 	vpa_buf_init(&ps);
-	CHECK(vpa_report_pdf_script(r, &ps, &err) == 0);
-	CHECK(count(vpa_buf_str(&ps), "tc rgb '#9a9a9a'") == 1); /* one row has grey cells */
-	CHECK(count(vpa_buf_str(&ps), "Notes on values (grey: cannot be trusted)") == 1);
+	CHECK(vpa_pdf_doc(&d, NULL, 0, &ps, &err) == 0);
+	CHECK(ps.len > 4 && !memcmp(ps.data, "%PDF", 4));
 	vpa_buf_release(&ps);
+	vpa_doc_release(&d);
 	vpa_json_free(r);
 }
 
@@ -607,7 +677,9 @@ int main(void)
 	RUN(test_html);
 	RUN(test_junit);
 	RUN(test_pdf);
-	RUN(test_pdf_long_table);
+	RUN(test_doc);
+	RUN(test_compare);
+	RUN(test_threat_docs);
 	RUN(test_write);
 	return DONE();
 }

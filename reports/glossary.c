@@ -1,0 +1,92 @@
+/*
+ * reports/glossary.c - the glossary: each metric, what a good and a bad
+ * value mean for privacy, and the reference that defines it.
+ */
+#include <string.h>
+
+#include "reports/doc.h"
+
+static const struct {
+	const char *term, *means, *reading, *ref;
+} terms[] = {
+	{"EER (equal error rate)",
+	 "The error rate of an attacker's same-speaker/different-speaker decisions at the threshold "
+	 "where misses and false alarms are equally frequent.",
+	 "For privacy, higher is better: 50% is chance (the attacker learns nothing); below about "
+	 "20% speakers are told apart most of the time; near 0% the identity is not protected.",
+	 "NIST speaker recognition evaluations; Tomashenko et al. 2020 (VoicePrivacy evaluation plan)"},
+	{"Cllr / Cllr_min",
+	 "The log-likelihood-ratio cost in bits: how much the scores say about identity, "
+	 "calibration included (Cllr) or after the best calibration (Cllr_min).",
+	 "For privacy, higher is better: 1 bit (Cllr_min) means the scores carry no information; "
+	 "near 0 they carry it all. A Cllr above 1 bit only says the scores are not calibrated "
+	 "log-likelihood ratios: read Cllr_min.",
+	 "Brümmer and du Preez 2006, Application-independent evaluation of speaker detection"},
+	{"Linkability (D<->sys)",
+	 "How well two recordings can be linked to the same person, from the overlap of same-person "
+	 "and different-person score distributions; between 0 and 1.",
+	 "For privacy, lower is better: 0 means recordings cannot be linked, 1 fully linkable.",
+	 "Gomez-Barrero et al. 2017, General framework to evaluate unlinkability in biometric "
+	 "template protection systems"},
+	{"ZEBRA (D_ECE, worst case, category A-F)",
+	 "The expected privacy disclosure of a system (D_ECE, in bits), the worst-case strength of "
+	 "evidence one trial can give (log10 LR), and a category from A (full privacy) to F.",
+	 "For privacy, lower D_ECE and a worst case near 0 are better; category A or B is good, "
+	 "E or F means some trials disclose identity strongly.",
+	 "Nautsch et al. 2020, The Privacy ZEBRA: Zero Evidence Biometric Recognition Assessment"},
+	{"min DCF",
+	 "The minimum detection cost at a target prior (p_target): the best trade-off of misses "
+	 "and false alarms an attacker with that prior can reach, normalised so 1 is a useless "
+	 "system.",
+	 "For privacy, higher is better: 1 means the attacker does no better than always "
+	 "guessing; near 0 it decides almost without errors.",
+	 "NIST SRE evaluation plans (detection cost function)"},
+	{"Exposure",
+	 "How far up the model ranks an inserted secret (canary) among all candidates of the same "
+	 "format, in bits: log2(candidates) - log2(rank).",
+	 "For privacy, lower is better: near 0-1 bits the canary is not singled out; at the maximum "
+	 "(log2 of the number of candidates) the model reproduces it first.",
+	 "Carlini et al. 2019, The Secret Sharer"},
+	{"d-exposure",
+	 "Exposure for a sequence tagger: how the tagger's confidence in the label of a word "
+	 "inserted in training ranks among words of the same class, in bits "
+	 "(-log2 of the fraction of those words labelled at least as confidently).",
+	 "For privacy, lower is better: close to the unseen controls means nothing was memorised.",
+	 "COMPRISE D2.3 2021 (transformation library, privacy guarantees), d-exposure"},
+	{"epsilon / delta",
+	 "The differential-privacy guarantee of a training: with probability 1 - delta, one "
+	 "person's data changes the probability of any outcome by at most a factor e^epsilon.",
+	 "Lower epsilon is stronger: at most 1 is strong, up to 10 moderate, above 10 weak; "
+	 "delta should be far below 1 / (number of users). Undefined: no DP was applied.",
+	 "Dwork and Roth 2014, The Algorithmic Foundations of Differential Privacy"},
+	{"SNR (signal-to-noise ratio)",
+	 "In DP federated training, the norm of the true update over the norm of the added noise.",
+	 "For privacy, lower means more noise per update (more protection, slower learning); a "
+	 "high SNR with a large epsilon means little protection.",
+	 "Granqvist et al. 2020"},
+	{"Rank / top-k",
+	 "In identification, the position of the true speaker among the candidates (the normalised "
+	 "rank is divided by the population), and how often the true speaker is among the first k.",
+	 "For privacy, a normalised rank near 0.5 and a top-k near k / population (chance) are "
+	 "good; a rank near 0 and a high top-1 mean the speaker is singled out.",
+	 "COMPRISE large-population study (speaker identification in growing populations)"},
+	{"G_VD (gain of voice distinctiveness)",
+	 "How much anonymisation changes how distinguishable the voices are from one another, in "
+	 "dB: 0 keeps the distinctiveness of the original voices, negative values lose some.",
+	 "This is a utility measure: near 0 dB the anonymised voices stay as distinct as the "
+	 "originals (good for voice quality); it says nothing by itself about privacy.",
+	 "Noé et al. 2020, Speech pseudonymisation assessment using voice similarity matrices"},
+};
+
+void vpa_doc_glossary(const struct vpa_json *r, struct vpa_doc *d)
+{
+	(void)r;
+	vpa_doc_head(d, 1, "glossary", "Glossary", 1);
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		struct vpa_blk *b = vpa_doc_add(d, VPA_B_DEF);
+		b->text = xstrdup(terms[i].term);
+		vpa_doc_item(b, "%s", terms[i].means);
+		vpa_doc_item(b, "%s", terms[i].reading);
+		vpa_doc_item(b, "Reference: %s.", terms[i].ref);
+	}
+}

@@ -1,0 +1,639 @@
+/*
+ * reports/summary.c - the executive summary (the verdict and one sentence
+ * per attack from templates per attack kind and metric, numbers filled in),
+ * the limitations gathered from the run, and the comparison with a baseline
+ * (results["baseline"], written by `run --baseline`).
+ *
+ * Templates:
+ *   verification-like records (eer): "WHO decides correctly whether two
+ *     recordings are of the same speaker X% of the time (EER Y%, 95% CI
+ *     a-b%); chance is 50%." + linkability + gate + unreliable sentences
+ *   exposure: "The canary NAME inserted K times reaches an exposure of E bits
+ *     of at most M bits: MEANING."
+ *   d_exposure: "A sentence labelled L repeated K times has a d-exposure of
+ *     E bits (controls: C bits)."
+ *   fl_training: "With the REGIME regime the classifier reaches A% accuracy;
+ *     epsilon E / no formal guarantee."
+ * A failed gate, an unreliable value and a simulated target are said in words.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/doc.h"
+
+/* ---- helpers ---- */
+
+double vpa_rec_num(const struct vpa_json *rec, const char *path)
+{
+	const struct vpa_json *m = vpa_json_get(rec, "metrics");
+	char buf[128];
+	snprintf(buf, sizeof(buf), "%s", path);
+	char *p = buf;
+	for (char *dot; m && (dot = strchr(p, '.'));) {
+		*dot = 0;
+		m = vpa_json_get(m, p);
+		p = dot + 1;
+	}
+	const struct vpa_json *v = m && m->type == VPA_JSON_OBJ ? vpa_json_get(m, p) : NULL;
+	return v && v->type == VPA_JSON_NUM && isfinite(v->num) ? v->num : NAN;
+}
+
+const char *vpa_rec_unreliable(const struct vpa_json *rec, const char *path)
+{
+	const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+	for (size_t i = 0; u && u->type == VPA_JSON_OBJ && i < u->n; i++) {
+		size_t l = strlen(u->keys[i]);
+		if (!strncmp(path, u->keys[i], l) && (path[l] == 0 || path[l] == '.') &&
+		    u->items[i]->type == VPA_JSON_STR)
+			return u->items[i]->str;
+	}
+	return NULL;
+}
+
+const struct vpa_json *vpa_attack_find(const struct vpa_json *r, const char *attack)
+{
+	const struct vpa_json *a = vpa_json_get(r, "attacks");
+	for (size_t i = 0; a && a->type == VPA_JSON_ARR && i < a->n; i++) {
+		const char *id = vpa_json_get_str(a->items[i], "id");
+		if (id && attack && !strcmp(id, attack))
+			return a->items[i];
+	}
+	return NULL;
+}
+
+int vpa_attack_simulated(const struct vpa_json *r, const char *attack)
+{
+	const char *tid = vpa_json_get_str(vpa_attack_find(r, attack), "target");
+	const struct vpa_json *t = vpa_json_get(r, "targets");
+	for (size_t i = 0; tid && t && t->type == VPA_JSON_ARR && i < t->n; i++) {
+		const char *id = vpa_json_get_str(t->items[i], "id");
+		const struct vpa_json *s = vpa_json_get(t->items[i], "simulated");
+		if (id && !strcmp(id, tid))
+			return s && s->type == VPA_JSON_BOOL && s->boolean;
+	}
+	return 0;
+}
+
+void vpa_put_pct(struct vpa_buf *b, double x)
+{
+	vpa_buf_printf(b, "%.1f%%", 100 * x);
+}
+
+static int is_num(const struct vpa_json *v)
+{
+	return v && v->type == VPA_JSON_NUM && isfinite(v->num);
+}
+
+/* The gates on this attack (and sub) that failed, as a sentence, or nothing. */
+static void gate_words(const struct vpa_json *r, const char *attack, const char *sub,
+		       struct vpa_buf *b)
+{
+	const struct vpa_json *g = vpa_json_get(r, "gates");
+	for (size_t i = 0; g && g->type == VPA_JSON_ARR && i < g->n; i++) {
+		const struct vpa_json *x = g->items[i];
+		const char *ga = vpa_json_get_str(x, "attack"), *gm = vpa_json_get_str(x, "metric");
+		const struct vpa_json *p = vpa_json_get(x, "pass");
+		if (!ga || !gm || !p || p->type != VPA_JSON_BOOL || p->boolean)
+			continue;
+		size_t l = strlen(attack);
+		int match = !strncmp(ga, attack, l) &&
+			    (ga[l] == 0 || (ga[l] == '.' && sub && !strcmp(ga + l + 1, sub)));
+		if (!match || (ga[l] == 0 && sub && 0))
+			continue;
+		struct vpa_buf bound;
+		vpa_buf_init(&bound);
+		vpa_gate_bound(&bound, x, 0);
+		const struct vpa_json *v = vpa_json_get(x, "value");
+		vpa_buf_printf(b, " This FAILS the gate %s %s %s", ga, gm, bound.data ? bound.data : "");
+		if (is_num(v)) {
+			vpa_buf_puts(b, " (value ");
+			vpa_report_fmt(b, gm, v);
+			vpa_buf_puts(b, ")");
+		} else {
+			vpa_buf_puts(b, " (the value is undefined)");
+		}
+		const char *why = vpa_json_get_str(x, "unreliable");
+		if (why)
+			vpa_buf_printf(b, ": the value cannot be trusted (%s)", why);
+		vpa_buf_puts(b, ".");
+		vpa_buf_release(&bound);
+	}
+}
+
+void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
+			 const char *const *paths, size_t n_paths, struct vpa_buf *out)
+{
+	/* reasons (up to their first ';') with the metrics they concern */
+	char reason[16][160], keys[16][240];
+	size_t n = 0;
+	const struct vpa_json *recs = vpa_json_get(r, "records");
+	for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+		const struct vpa_json *rec = recs->items[i];
+		const char *a = vpa_json_get_str(rec, "attack");
+		if (only ? rec != only : (!a || strcmp(a, attack)))
+			continue;
+		const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+		for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++) {
+			if (u->items[k]->type != VPA_JSON_STR || !strcmp(u->items[k]->str, "undefined value"))
+				continue;
+			int wanted = !paths;
+			for (size_t j = 0; paths && j < n_paths; j++)
+				wanted |= !strcmp(paths[j], u->keys[k]);
+			if (!wanted)
+				continue;
+			char why[160];
+			snprintf(why, sizeof(why), "%.*s", (int)strcspn(u->items[k]->str, ";"),
+				 u->items[k]->str);
+			size_t j = 0;
+			while (j < n && strcmp(reason[j], why))
+				j++;
+			if (j == n) {
+				if (n == 16)
+					continue;
+				snprintf(reason[n], sizeof(reason[0]), "%s", why);
+				keys[n++][0] = 0;
+			}
+			struct vpa_buf has, look;
+			vpa_buf_init(&has);
+			vpa_buf_init(&look);
+			vpa_buf_printf(&has, ",%s", keys[j]);
+			vpa_buf_printf(&look, ",%s,", u->keys[k]);
+			if (!strstr(has.data, look.data) &&
+			    strlen(keys[j]) + look.len < sizeof(keys[0]))
+				strcat(keys[j], look.data + 1);
+			vpa_buf_release(&has);
+			vpa_buf_release(&look);
+		}
+	}
+	for (size_t j = 0; j < n; j++) {
+		size_t l = strlen(keys[j]);
+		if (l)
+			keys[j][l - 1] = 0;
+		vpa_buf_puts(out, j ? "; " : "");
+		for (const char *c = keys[j]; *c; c++)
+			vpa_buf_puts(out, *c == ',' ? ", " : (char[2]){*c, 0});
+		vpa_buf_printf(out, ": %s", reason[j]);
+	}
+}
+
+static void unreliable_words(const struct vpa_json *r, const struct vpa_json *rec,
+			     const char *const *paths, size_t n, struct vpa_buf *b)
+{
+	struct vpa_buf t;
+	vpa_buf_init(&t);
+	vpa_unreliable_note(r, NULL, rec, paths, n, &t);
+	if (t.len)
+		vpa_buf_printf(b, " These values cannot be trusted (%s).", t.data);
+	vpa_buf_release(&t);
+}
+
+/* One sentence for a record with an EER (verification-like attacks). */
+static void eer_sentence(const struct vpa_json *r, const char *kind, const char *attack,
+			 const struct vpa_json *rec, int *explained, struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	const struct vpa_threat *th = vpa_threat_find(kind, sub);
+	double eer = vpa_rec_num(rec, "eer"), link = vpa_rec_num(rec, "linkability");
+	const struct vpa_json *layer = vpa_json_get(rec, "layer");
+	if (th && (th->sub || !sub))
+		vpa_buf_puts(b, th->who);
+	else if (th)
+		vpa_buf_printf(b, "%s (%s)", th->who, sub);
+	else if (sub)
+		vpa_buf_printf(b, "The attacker '%s'", sub);
+	else
+		vpa_buf_puts(b, "The attacker");
+	if (is_num(layer))
+		vpa_buf_printf(b, " at hidden layer %.0f", layer->num);
+	if (!isfinite(eer)) {
+		vpa_buf_puts(b, " has an undefined EER (too few trials to measure it).");
+	} else {
+		const char *what = kind && !strcmp(kind, "a1_footprint") ? "whether two models were adapted to the same speaker"
+				   : kind && !strcmp(kind, "update_linkage") ? "whether two updates come from the same user"
+				   : "whether two recordings are of the same speaker";
+		vpa_buf_printf(b, " decides correctly %s ", what);
+		vpa_put_pct(b, 1 - eer);
+		vpa_buf_puts(b, " of the time (EER ");
+		vpa_put_pct(b, eer);
+		const struct vpa_json *ci = vpa_json_get(vpa_json_get(rec, "ci"), "eer");
+		if (ci && ci->type == VPA_JSON_ARR && ci->n == 2 && is_num(ci->items[0]) &&
+		    is_num(ci->items[1])) {
+			double lv = vpa_json_get_num(vpa_json_get(rec, "ci"), "level", 0.95);
+			vpa_buf_printf(b, ", %g%% CI %.1f-%.1f%%", 100 * lv, 100 * ci->items[0]->num,
+				       100 * ci->items[1]->num);
+		}
+		vpa_buf_puts(b, "); chance is 50%");
+		if (eer < 0.05)
+			vpa_buf_puts(b, ", so the identity is effectively not protected");
+		else if (eer >= 0.4)
+			vpa_buf_puts(b, ", so this attacker learns little");
+		vpa_buf_puts(b, ".");
+	}
+	if (isfinite(link)) {
+		vpa_buf_printf(b, " Its linkability D\u2194sys is %.2f", link);
+		if (!*explained)
+			vpa_buf_puts(b, " (0: recordings cannot be linked, 1: fully linkable)");
+		vpa_buf_puts(b, ".");
+		*explained = 1;
+	}
+	static const char *const paths[] = {"eer", "linkability"};
+	unreliable_words(r, rec, paths, 2, b);
+	gate_words(r, attack, sub, b);
+}
+
+static void exposure_sentence(const struct vpa_json *r, const char *attack,
+			      const struct vpa_json *rec, struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
+	double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");
+	vpa_buf_printf(b, "The canary %s", sub ? sub : "");
+	if (isfinite(ins))
+		vpa_buf_printf(b, " inserted %.0f time%s", ins, ins == 1 ? "" : "s");
+	if (!isfinite(e)) {
+		vpa_buf_puts(b, " has an undefined exposure.");
+	} else {
+		vpa_buf_printf(b, " reaches an exposure of %.1f bits", e);
+		if (isfinite(mx) && mx > 0) {
+			vpa_buf_printf(b, " of at most %.1f bits", mx);
+			double q = e / mx;
+			vpa_buf_puts(b, q >= 0.9 ? ": the model has memorised it and can give it away"
+				       : q >= 0.5 ? ": the model ranks it well above chance (partly memorised)"
+						  : ": close to chance, it is not singled out");
+		}
+		if (isfinite(eps))
+			vpa_buf_printf(b, " (trained with DP, epsilon %.3g)", eps);
+		vpa_buf_puts(b, ".");
+	}
+	static const char *const paths[] = {"exposure"};
+	unreliable_words(r, rec, paths, 1, b);
+	gate_words(r, attack, sub, b);
+}
+
+static void dexposure_sentence(const struct vpa_json *r, const char *attack,
+			       const struct vpa_json *rec, struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	double e = vpa_rec_num(rec, "d_exposure"), ch = vpa_rec_num(rec, "d_exposure_chance");
+	double k = vpa_rec_num(rec, "repetitions");
+	const char *label = vpa_json_get_str(vpa_json_get(rec, "metrics"), "d_exposure_label");
+	vpa_buf_puts(b, "A sentence");
+	if (label)
+		vpa_buf_printf(b, " labelled %s", label);
+	if (isfinite(k))
+		vpa_buf_printf(b, " repeated %.0f time%s in training", k, k == 1 ? "" : "s");
+	if (!isfinite(e)) {
+		vpa_buf_puts(b, " has an undefined d-exposure.");
+	} else {
+		vpa_buf_printf(b, " has a d-exposure of %.2f bits", e);
+		if (isfinite(ch))
+			vpa_buf_printf(b, " (unseen control sentences: %.2f bits)", ch);
+		vpa_buf_puts(b, isfinite(ch) && e > ch + 1 ? ": the tagger remembers it." : ".");
+	}
+	static const char *const paths[] = {"d_exposure"};
+	unreliable_words(r, rec, paths, 1, b);
+	gate_words(r, attack, sub, b);
+}
+
+static void fl_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
+			struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	double acc = vpa_rec_num(rec, "accuracy"), eps = vpa_rec_num(rec, "epsilon");
+	double delta = vpa_rec_num(rec, "delta");
+	vpa_buf_printf(b, "With the %s regime%s, the model reaches ", sub ? sub : "(default)",
+		       sub && !strcmp(sub, "none") ? " (no differential privacy)" : "");
+	if (isfinite(acc)) {
+		vpa_put_pct(b, acc);
+		vpa_buf_puts(b, " test accuracy");
+	} else {
+		vpa_buf_puts(b, "an undefined accuracy");
+	}
+	if (isfinite(eps)) {
+		vpa_buf_printf(b, " with a privacy guarantee of epsilon %.3g", eps);
+		if (isfinite(delta))
+			vpa_buf_printf(b, ", delta %.2g", delta);
+		vpa_buf_puts(b, eps <= 1 ? " (strong)" : eps <= 10 ? " (moderate)" : " (weak: above 10)");
+	} else {
+		vpa_buf_puts(b, " with no formal privacy guarantee");
+	}
+	vpa_buf_puts(b, ".");
+	gate_words(r, attack, sub, b);
+}
+
+/* For per-layer or per-population records, the one record that speaks for
+ * the (attack, sub): the leakiest layer (lowest EER), the largest population. */
+static int representative(const struct vpa_json *recs, size_t i, const char *kind)
+{
+	const struct vpa_json *rec = recs->items[i];
+	const char *a = vpa_json_get_str(rec, "attack"), *s = vpa_json_get_str(rec, "sub");
+	const struct vpa_json *layer = vpa_json_get(rec, "layer");
+	if (!layer || layer->type != VPA_JSON_NUM)
+		return 1;
+	int ident = kind && !strcmp(kind, "identification");
+	double mine = ident ? layer->num : vpa_rec_num(rec, "eer");
+	for (size_t j = 0; j < recs->n; j++) {
+		const struct vpa_json *o = recs->items[j];
+		const char *oa = vpa_json_get_str(o, "attack"), *os = vpa_json_get_str(o, "sub");
+		const struct vpa_json *ol = vpa_json_get(o, "layer");
+		if (j == i || !oa || strcmp(oa, a) || (!os) != (!s) || (s && strcmp(os, s)) || !ol ||
+		    ol->type != VPA_JSON_NUM)
+			continue;
+		double other = ident ? ol->num : vpa_rec_num(o, "eer");
+		if (!isfinite(mine) && isfinite(other))
+			return 0;
+		if (isfinite(other) && (ident ? other > mine : other < mine))
+			return 0;
+		if (other == mine && j < i)
+			return 0;
+	}
+	return 1;
+}
+
+void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
+{
+	vpa_doc_head(d, 1, "summary", "Executive summary", 1);
+	const struct vpa_json *g = vpa_json_get(r, "gates"), *atts = vpa_json_get(r, "attacks");
+	const struct vpa_json *tg = vpa_json_get(r, "targets");
+	size_t n_g = g && g->type == VPA_JSON_ARR ? g->n : 0, n_fail = 0;
+	for (size_t i = 0; i < n_g; i++) {
+		const struct vpa_json *p = vpa_json_get(g->items[i], "pass");
+		n_fail += !(p && p->type == VPA_JSON_BOOL && p->boolean);
+	}
+	const char *status = vpa_json_get_str(r, "status");
+	int fail = n_fail || (status && !strcmp(status, "fail"));
+	struct vpa_buf v;
+	vpa_buf_init(&v);
+	if (n_g == 0 && !fail) {
+		vpa_buf_puts(&v, "No verdict: the scenario sets no gates, so nothing was required of "
+				 "the system. Read the findings below.");
+		d->status = VPA_P_PLAIN;
+	} else if (fail) {
+		vpa_buf_printf(&v, "FAIL: %zu of %zu gate%s failed. The system does not meet the privacy "
+			       "requirements written in the scenario.", n_fail, n_g, n_g == 1 ? "" : "s");
+		if (n_fail == 0)
+			vpa_buf_printf(&v, " (The comparison with the baseline failed.)");
+		d->status = VPA_P_FAIL;
+	} else {
+		vpa_buf_printf(&v, "PASS: all %zu gate%s held. The system meets the privacy requirements "
+			       "written in the scenario.", n_g, n_g == 1 ? "" : "s");
+		d->status = VPA_P_PASS;
+	}
+	d->verdict = v.data;
+	vpa_doc_para(d, d->status, "%s", d->verdict);
+	if (n_g) {
+		struct vpa_table t;
+		char cap[96];
+		vpa_table_gates(r, &t);
+		snprintf(cap, sizeof(cap), "%zu gate%s, %zu failed.", n_g, n_g == 1 ? "" : "s", n_fail);
+		vpa_doc_table(d, &t, cap);
+	}
+
+	/* what was audited */
+	struct vpa_buf w;
+	vpa_buf_init(&w);
+	size_t nt = tg && tg->type == VPA_JSON_ARR ? tg->n : 0;
+	size_t na = atts && atts->type == VPA_JSON_ARR ? atts->n : 0;
+	vpa_buf_printf(&w, "This audit ran %zu attack%s on %zu target%s", na, na == 1 ? "" : "s", nt,
+		       nt == 1 ? "" : "s");
+	for (size_t i = 0; i < nt; i++) {
+		const char *id = vpa_json_get_str(tg->items[i], "id");
+		const char *kind = vpa_json_get_str(tg->items[i], "kind");
+		vpa_buf_printf(&w, "%s%s%s%s%s", i ? (i + 1 == nt ? " and " : ", ") : ": ", id ? id : "?",
+			       kind ? " (" : "", kind ? kind : "", kind ? ")" : "");
+	}
+	vpa_buf_puts(&w, ".");
+	for (size_t i = 0; i < nt; i++) {
+		struct vpa_buf syn;
+		vpa_buf_init(&syn);
+		vpa_synthetic_sets(tg->items[i], &syn);
+		if (syn.len)
+			vpa_buf_printf(&w, " The score files of %s (%s) are SYNTHETIC: drawn by a "
+				       "generator, not scored by a real system.",
+				       vpa_json_get_str(tg->items[i], "id") ? vpa_json_get_str(tg->items[i], "id")
+									       : "?",
+				       syn.data);
+		vpa_buf_release(&syn);
+	}
+	if (d->simulated)
+		vpa_buf_printf(&w, " The target%s %s %s SIMULATED: their numbers show how the method "
+			       "works, not how a real system behaves.",
+			       strchr(d->simulated, ',') ? "s" : "", d->simulated,
+			       strchr(d->simulated, ',') ? "are" : "is");
+	vpa_doc_para(d, VPA_P_PLAIN, "%s", w.data);
+	vpa_buf_release(&w);
+
+	/* one sentence per attack and attacker */
+	const struct vpa_json *recs = vpa_json_get(r, "records");
+	int explained = 0;
+	for (size_t a = 0; a < na; a++) {
+		const char *id = vpa_json_get_str(atts->items[a], "id");
+		const char *kind = vpa_json_get_str(atts->items[a], "kind");
+		struct vpa_blk *list = NULL;
+		int sim = vpa_attack_simulated(r, id);
+		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+			const struct vpa_json *rec = recs->items[i];
+			const char *ra = vpa_json_get_str(rec, "attack");
+			if (!ra || strcmp(ra, id) || !representative(recs, i, kind))
+				continue;
+			struct vpa_buf s;
+			vpa_buf_init(&s);
+			if (kind && !strcmp(kind, "exposure"))
+				exposure_sentence(r, id, rec, &s);
+			else if (kind && !strcmp(kind, "d_exposure"))
+				dexposure_sentence(r, id, rec, &s);
+			else if (kind && !strcmp(kind, "fl_training"))
+				fl_sentence(r, id, rec, &s);
+			else if (isfinite(vpa_rec_num(rec, "eer")) ||
+				 vpa_json_get(vpa_json_get(rec, "metrics"), "eer"))
+				eer_sentence(r, kind, id, rec, &explained, &s);
+			if (s.len) {
+				if (!list) {
+					struct vpa_buf h;
+					vpa_buf_init(&h);
+					vpa_buf_printf(&h, "%s%s", id, sim ? " (simulated target)" : "");
+					vpa_doc_para(d, VPA_P_PLAIN, "%s", h.data);
+					d->b[d->n - 1].style = VPA_P_LEAD; /* a run-in head */
+					vpa_buf_release(&h);
+					list = vpa_doc_list(d);
+				}
+				vpa_doc_item(list, "%s", s.data);
+			}
+			vpa_buf_release(&s);
+		}
+	}
+}
+
+/* ---- limitations ---- */
+
+void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
+{
+	vpa_doc_head(d, 1, "limitations", "Limitations", 1);
+	vpa_doc_para(d, VPA_P_PLAIN, "What the numbers of this run can and cannot show.");
+	struct vpa_blk *l = vpa_doc_list(d);
+	if (d->simulated)
+		vpa_doc_item(l, "Simulated targets (%s): the data are generated to show the method; "
+			     "conclusions about a real system need a run on its real data.", d->simulated);
+	const struct vpa_json *tgs = vpa_json_get(r, "targets");
+	for (size_t i = 0; tgs && tgs->type == VPA_JSON_ARR && i < tgs->n; i++) {
+		struct vpa_buf syn;
+		vpa_buf_init(&syn);
+		vpa_synthetic_sets(tgs->items[i], &syn);
+		if (syn.len)
+			vpa_doc_item(l, "Synthetic score files (%s): they show the method, not a real "
+				     "system's scores.", syn.data);
+		vpa_buf_release(&syn);
+	}
+	const struct vpa_json *recs = vpa_json_get(r, "records"), *atts = vpa_json_get(r, "attacks");
+	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {
+		const char *id = vpa_json_get_str(atts->items[a], "id");
+		size_t n_rec = 0, n_unrel = 0, n_small = 0, n_undef = 0;
+		double min_t = INFINITY;
+		const char *example = NULL, *example_key = NULL;
+		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+			const struct vpa_json *rec = recs->items[i];
+			const char *ra = vpa_json_get_str(rec, "attack");
+			if (!ra || strcmp(ra, id))
+				continue;
+			n_rec++;
+			double nt = vpa_rec_num(rec, "n_target");
+			if (isfinite(nt) && nt < 100) {
+				n_small++;
+				min_t = fmin(min_t, nt);
+			}
+			const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+			int any = 0;
+			for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++) {
+				const char *why = u->items[k]->type == VPA_JSON_STR ? u->items[k]->str : "";
+				if (!strcmp(why, "undefined value")) {
+					n_undef++;
+					continue;
+				}
+				any = 1;
+				if (!example) {
+					example = why;
+					example_key = u->keys[k];
+				}
+			}
+			n_unrel += any;
+		}
+		if (n_small)
+			vpa_doc_item(l, "%s: %zu of %zu records have fewer than 100 target trials "
+				     "(as few as %.0f): their error rates are uncertain by several "
+				     "percentage points.", id, n_small, n_rec, min_t);
+		if (n_unrel)
+			vpa_doc_item(l, "%s: %zu of %zu records have values that cannot be trusted "
+				     "(shown grey), e.g. %s: %s.", id, n_unrel, n_rec, example_key, example);
+		if (n_undef)
+			vpa_doc_item(l, "%s: %zu value%s undefined (shown as \"undefined\"), e.g. an "
+				     "epsilon where no differential privacy was applied.", id, n_undef,
+				     n_undef == 1 ? " is" : "s are");
+	}
+	/* what the attacks do not cover, once per kind present */
+	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {
+		const char *kind = vpa_json_get_str(atts->items[a], "kind");
+		int first = 1;
+		for (size_t b = 0; b < a && first; b++) {
+			const char *k2 = vpa_json_get_str(atts->items[b], "kind");
+			first = !(kind && k2 && !strcmp(kind, k2));
+		}
+		const char *nc = vpa_threat_not_covered(kind);
+		if (first && nc)
+			vpa_doc_item(l, "Not covered (%s): %s.", kind, nc);
+	}
+	const struct vpa_json *warn = vpa_json_get(r, "warnings");
+	if (warn && warn->type == VPA_JSON_ARR && warn->n) {
+		vpa_doc_para(d, VPA_P_PLAIN, "Warnings printed by the run:");
+		struct vpa_blk *wl = vpa_doc_list(d);
+		for (size_t i = 0; i < warn->n; i++)
+			if (warn->items[i]->type == VPA_JSON_STR)
+				vpa_doc_item(wl, "%s", warn->items[i]->str);
+	}
+	if (l->n_items == 0)
+		vpa_doc_item(l, "Nothing in this run limits its numbers beyond what the glossary says "
+			     "about each metric.");
+}
+
+/* ---- comparison with a baseline ---- */
+
+void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d)
+{
+	const struct vpa_json *bl = vpa_json_get(r, "baseline");
+	if (!bl || bl->type != VPA_JSON_OBJ)
+		return;
+	vpa_doc_head(d, 1, "comparison", "Comparison with the baseline", 1);
+	const char *file = vpa_json_get_str(bl, "file");
+	double matched = vpa_json_get_num(bl, "matched", NAN), recs = vpa_json_get_num(bl, "records", NAN);
+	double regs = vpa_json_get_num(bl, "regressions", NAN);
+	const struct vpa_json *cmp = vpa_json_get(bl, "comparisons");
+	size_t n = cmp && cmp->type == VPA_JSON_ARR ? cmp->n : 0, n_up = 0, n_down = 0, n_reg = 0;
+	for (size_t i = 0; i < n; i++) {
+		const char *st = vpa_json_get_str(cmp->items[i], "status");
+		double delta = vpa_json_get_num(cmp->items[i], "delta", NAN);
+		n_reg += st && !strcmp(st, "regression");
+		n_up += isfinite(delta) && delta > 0;
+		n_down += isfinite(delta) && delta < 0;
+	}
+	struct vpa_buf s;
+	vpa_buf_init(&s);
+	vpa_buf_printf(&s, "Compared with the earlier run %s", file ? file : "(baseline)");
+	if (isfinite(matched) && isfinite(recs))
+		vpa_buf_printf(&s, " (%.0f of %.0f records matched)", matched, recs);
+	vpa_buf_printf(&s, ": %zu value%s went up, %zu went down; ", n_up, n_up == 1 ? "" : "s", n_down);
+	if (isfinite(regs) ? regs > 0 : n_reg > 0)
+		vpa_buf_printf(&s, "%.0f moved in the leaky direction by more than the tolerance "
+			       "(regressions).", isfinite(regs) ? regs : (double)n_reg);
+	else
+		vpa_buf_puts(&s, "none moved in the leaky direction by more than the tolerance.");
+	vpa_doc_para(d, n_reg ? VPA_P_FAIL : VPA_P_PLAIN, "%s", s.data);
+	vpa_buf_release(&s);
+	const struct vpa_json *un = vpa_json_get(bl, "unmatched");
+	if (un && un->type == VPA_JSON_ARR && un->n)
+		vpa_doc_para(d, VPA_P_NOTE, "%zu record%s could not be matched (present in only one of "
+			     "the two runs).", un->n, un->n == 1 ? "" : "s");
+	if (!n)
+		return;
+	/* regressions first, then the other moves */
+	struct vpa_table t;
+	vpa_table_new(&t, n, 6);
+	static const char *const h[] = {"record", "metric", "before", "now", "change", "status"};
+	for (size_t c = 0; c < 6; c++)
+		vpa_table_set(&t, (size_t)-1, c, "%s", h[c]);
+	t.numeric[2] = t.numeric[3] = t.numeric[4] = 1;
+	size_t row = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++) {
+			const struct vpa_json *c = cmp->items[i];
+			const char *st = vpa_json_get_str(c, "status");
+			int reg = st && !strcmp(st, "regression");
+			if (reg != (pass == 0))
+				continue;
+			const char *nm = vpa_json_get_str(c, "name"), *a = vpa_json_get_str(c, "attack");
+			const char *sub = vpa_json_get_str(c, "sub"), *m = vpa_json_get_str(c, "metric");
+			if (nm)
+				vpa_table_set(&t, row, 0, "%s", nm);
+			else
+				vpa_table_set(&t, row, 0, "%s%s%s", a ? a : "?", sub ? "." : "", sub ? sub : "");
+			vpa_table_set(&t, row, 1, "%s", m ? m : "?");
+			struct vpa_buf x;
+			vpa_buf_init(&x);
+			static const char *const keys[] = {"old", "new", "delta"};
+			for (int k = 0; k < 3; k++) {
+				x.len = 0;
+				const struct vpa_json *v = vpa_json_get(c, keys[k]);
+				if (v && v->type == VPA_JSON_NUM && k == 2 && v->num > 0)
+					vpa_buf_puts(&x, "+");
+				if (v)
+					vpa_report_fmt(&x, m ? m : "", v);
+				else
+					vpa_buf_puts(&x, "-");
+				vpa_table_set(&t, row, (size_t)k + 2, "%s", vpa_buf_str(&x));
+			}
+			vpa_buf_release(&x);
+			vpa_table_set(&t, row, 5, "%s", reg ? "leakier (regression)" : st ? st : "-");
+			t.row_class[row] = reg ? VPA_ROW_FAIL : VPA_ROW_PLAIN;
+			row++;
+		}
+	vpa_doc_table(d, &t, "What moved since the baseline (regressions first)");
+}
