@@ -179,8 +179,9 @@ int vpa_plot_check(const struct vpa_json *fig, const char *name, struct vpa_err 
 /*
  * Render the files into memory (appended to out).  Each expects a checked
  * DOM (vpa_report_check).  HTML: self-contained, one inline <svg> per figure
- * (none when no_plots).  PDF: one multi-page document made by one gnuplot
- * run.  JUnit: cannot fail.
+ * (none when no_plots).  PDF: the same document model typeset with cairo and
+ * Pango (reports/pdf_doc.c), the figures drawn from gnuplot's SVGs with
+ * librsvg (one gnuplot run for both files).  JUnit: cannot fail.
  */
 int vpa_report_html(const struct vpa_json *results, int no_plots, struct vpa_buf *out,
 		    struct vpa_err *err);

@@ -3,7 +3,8 @@
  * gate` read it, on arbitrary bytes: vpa_json_parse, then
  *   report: vpa_report_check; when it passes, every writer that does not need
  *           gnuplot runs in memory (report.html without plots, junit.xml, the
- *           gates table, every figure's gnuplot script, the PDF script);
+ *           gates table, every figure's gnuplot script, the document model
+ *           and report.pdf typeset from it without figures);
  *   gate:   the stored gates (or none) re-evaluated with vpa_gates_evaluate,
  *           and vpa_gates_baseline against the file itself (nothing can move).
  * Any error must be one non-empty line; nothing may crash or leak.
@@ -14,6 +15,7 @@
 
 #include "core/json.h"
 #include "reports/report.h"
+#include "reports/doc.h"
 #include "reports/table.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -48,9 +50,14 @@ static void report_side(const struct vpa_json *r)
 			abort(); /* vpa_report_check accepted every figure */
 	}
 	free(figs);
+	/* the document model both reports render, and the typeset PDF of it
+	 * without figures (no gnuplot) */
+	struct vpa_doc doc;
+	vpa_doc_build(r, &doc);
 	vpa_err_init(&err);
-	if (vpa_report_pdf_script(r, &b, &err))
+	if (vpa_pdf_doc(&doc, NULL, 0, &b, &err))
 		one_line(&err);
+	vpa_doc_release(&doc);
 	vpa_buf_release(&b);
 }
 
