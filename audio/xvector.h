@@ -1,0 +1,79 @@
+/*
+ * audio/xvector.h - a speaker-embedding extractor trained by vpaudit in C
+ * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17):
+ * an x-vector network (Snyder et al., ICASSP 2018, table 1, scaled down) on
+ * the frames of the audio front-end (fbank/MFCC after CMVN/VAD):
+ *
+ *   tdnn H {-2..2}, relu, batchnorm
+ *   tdnn H {-2,0,2}, relu, batchnorm
+ *   tdnn H {-3,0,3}, relu, batchnorm
+ *   tdnn H {0}, relu, batchnorm
+ *   tdnn 2H {0}, relu, batchnorm
+ *   statspool                         -> (1, 4H) per utterance
+ *   dense E "embedding"               <- the x-vector (the embedding layer "a")
+ *
+ * trained as a speaker classifier on random chunks of the training
+ * utterances with either
+ *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
+ *   aam:     AAM-softmax (core/nn.h vpa_nn_aam_softmax) with margin m and
+ *            scale s on the embedding against K class centres.
+ * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
+ * (so it is the same for any thread count); extraction shares utterances out
+ * to threads, each with its own copy of the network (EVAL mode, full
+ * utterances), so embeddings do not depend on the thread count either.
+ */
+#ifndef VPA_XVECTOR_H
+#define VPA_XVECTOR_H
+
+#include "audio/audio.h"
+#include "core/base.h"
+#include "core/nn.h"
+
+enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
+
+struct vpa_xvec_opts {
+	size_t hidden;    /* H: 128 */
+	size_t emb_dim;   /* E: 64 */
+	int loss;         /* enum vpa_xvec_loss: AAM */
+	double margin;    /* AAM margin m (radians): 0.2 */
+	double scale;     /* AAM scale s: 30 */
+	int epochs;       /* passes over the training utterances: 30 */
+	size_t batch;     /* chunks per step: 32 */
+	size_t chunk;     /* frames per training chunk (shorter utterances whole): 200 */
+	double lr;        /* Adam learning rate: 2e-3 (decayed linearly to lr/10) */
+	uint64_t seed;    /* initialisation and chunk draws: 1 */
+	int verbose;      /* progress line per epoch on stderr */
+};
+void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
+
+/* A trained extractor (owned parts). */
+struct vpa_xvec {
+	struct vpa_nn *net;  /* trunk up to the embedding layer */
+	size_t emb_dim;
+	double final_loss;   /* mean training loss of the last epoch */
+};
+void vpa_xvec_init(struct vpa_xvec *x);
+void vpa_xvec_release(struct vpa_xvec *x);
+
+/*
+ * Train on n utterances' features (feats[i] rows x dim, the same dim for
+ * all) with speaker labels[i] < n_class.  init non-NULL: fine-tune from that
+ * extractor's trunk (same dim and options' sizes) with a new classifier head.
+ * Errors (VPA_EINPUT): fewer than 2 classes, a label out of range, mixed
+ * feature dimensions, no utterance with a frame.
+ */
+int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t n,
+		   size_t n_class, const struct vpa_xvec_opts *o, const struct vpa_xvec *init,
+		   struct vpa_xvec *out /* OUT, release with vpa_xvec_release */,
+		   struct vpa_err *err);
+
+/*
+ * Embeddings of n utterances (whole) into out (n, emb_dim), on `threads`
+ * threads.  An utterance without a frame is an error naming ids[i] (ids may
+ * be NULL: "utterance I").
+ */
+int vpa_xvec_embed(const struct vpa_xvec *x, const struct vpa_fmat *feats,
+		   const char *const *ids, size_t n, int threads, float *out,
+		   struct vpa_err *err);
+
+#endif
