@@ -27,6 +27,7 @@
 
 #include "audio/audio.h"
 #include "core/base.h"
+#include "core/embset.h"
 #include "core/nn.h"
 
 enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
@@ -75,5 +76,46 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 int vpa_xvec_embed(const struct vpa_xvec *x, const struct vpa_fmat *feats,
 		   const char *const *ids, size_t n, int threads, float *out,
 		   struct vpa_err *err);
+
+/* ------------------------------------------------ Kaldi data directories */
+
+/*
+ * The features of every utterance of a Kaldi data directory (wav.scp,
+ * utt2spk required; spk2gender optional), computed by the front-end f on
+ * `threads` threads.  Utterances keep the directory's order.
+ */
+struct vpa_xvec_set {
+	char *dir;              /* owned copy of the path */
+	size_t n;
+	char **utt, **spk;      /* (n) owned */
+	char *gender;           /* (n) 'm', 'f' or 0 per utterance, owned */
+	struct vpa_fmat *feats; /* (n) owned */
+};
+void vpa_xvec_set_init(struct vpa_xvec_set *s);
+void vpa_xvec_set_release(struct vpa_xvec_set *s);
+
+/*
+ * Errors: those of the data directory and the audio ("DIR/wav.scp:3: cannot
+ * open ..."), audio at another rate than the front-end's ("DIR: utterance
+ * 'u1': sample rate 8000 Hz differs from --sample-frequency=16000"), no
+ * utt2spk ("DIR: utt2spk is required (the speaker of every utterance)").
+ */
+int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
+		      struct vpa_xvec_set *out, struct vpa_err *err);
+
+/*
+ * An anonymised set must hold exactly the utterances of its original, with
+ * the same speakers: error "ANON: utterance 'u3' of ORIG is missing" (or
+ * "... is not in ORIG", "... has speaker 'b' in ANON but 'a' in ORIG").
+ */
+int vpa_xvec_set_match(const struct vpa_xvec_set *orig, const struct vpa_xvec_set *anon,
+		       struct vpa_err *err);
+
+/* Speaker labels 0 .. *n_class-1 in order of first appearance (labels: (n)). */
+void vpa_xvec_set_labels(const struct vpa_xvec_set *s, uint32_t *labels, size_t *n_class);
+
+/* Embed every utterance of s with x into out (an initialised, empty set). */
+int vpa_xvec_set_embed(const struct vpa_xvec *x, const struct vpa_xvec_set *s, int threads,
+		       struct vpa_embset *out, struct vpa_err *err);
 
 #endif

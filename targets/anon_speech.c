@@ -158,8 +158,11 @@ static const struct vpa_key import_keys[] = {
 static const struct vpa_schema import_schema = {"import", import_keys};
 
 static const struct vpa_key keys[] = {
-	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import", NULL, "simulate",
-	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings"},
+	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import|audio", NULL,
+	 "simulate",
+	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings; "
+	 "`audio`: Kaldi data directories of original and anonymised audio, embedded by "
+	 "extractors trained in C (targets/anon_audio.c)"},
 	{"anonymiser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &anon_schema,
 	 "{distance: plda, proximity: far, gender: same, assignment: speaker}",
 	 "the x-vector anonymiser's design choices (simulate; import with a pool)"},
@@ -170,6 +173,9 @@ static const struct vpa_key keys[] = {
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{train: {...}, enroll: {...}, trial: {...}, trial_anon: {...}}",
 	 "the embedding sets (source: import)"},
+	{"audio", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_audio_schema,
+	 "{train: data/train, train_anon: data/train_anon, enroll: ..., trial: ...}",
+	 "the data directories and the extractor (source: audio)"},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target anonymised_speech", keys};
@@ -205,6 +211,26 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 	} else if (imp) {
 		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "import"));
 		return vpa_fail(err, VPA_EINPUT, &l2, "`import:` is only for source 'import'");
+	}
+	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
+	if (!strcmp(source, "audio")) {
+		if (!au)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"source 'audio' needs an `audio:` mapping with the data directories");
+		if (sim) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
+			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
+		}
+		static const char *const dirs[] = {"train", "train_anon", "enroll", "enroll_anon",
+						   "trial", "trial_anon"};
+		for (size_t i = 0; i < 6; i++) {
+			const struct vpa_ynode *v = vpa_ymap_get(au, dirs[i]);
+			if (v && vpa_check_path(ctx, v, VPA_PATH_DIR, err))
+				return err->status;
+		}
+	} else if (au) {
+		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "audio"));
+		return vpa_fail(err, VPA_EINPUT, &l2, "`audio:` is only for source 'audio'");
 	}
 	if (an) {
 		long long n = vpa_cfg_int(an, &anon_schema, "n");
@@ -289,7 +315,8 @@ static void anon_free(struct vpa_target *t)
 		return;
 	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
 				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
-				     &a->pop_anon, &a->pop_informed};
+				     &a->pop_anon, &a->pop_informed, &a->enroll_semi,
+				     &a->trial_semi};
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_release(sets[i]);
 	vpa_anon_trials_release(&a->trials);
@@ -303,7 +330,8 @@ static void init_sets(struct vpa_anon_target *a)
 {
 	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
 				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
-				     &a->pop_anon, &a->pop_informed};
+				     &a->pop_anon, &a->pop_informed, &a->enroll_semi,
+				     &a->trial_semi};
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_init(sets[i]);
 }
@@ -747,7 +775,12 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
 	out->simulated = a->simulated = sim;
 	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
-	int rc = sim ? build_sim(ctx, cfg, out, a, err) : build_import(ctx, cfg, out, a, err);
+	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
+	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
+		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
+			 : build_import(ctx, cfg, out, a, err);
+	if (!rc && audio)
+		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
 	if (rc)
 		return rc;
 	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");
