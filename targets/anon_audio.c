@@ -66,6 +66,11 @@ static const struct vpa_key audio_keys[] = {
 	 "original trial audio (spk2gender)"},
 	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
 	 "trial audio anonymised (every attacker but the baseline)"},
+	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll/enrolls",
+	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
+	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
+	 "VoicePrivacy trials list `enroll_spk test_utt target|nontarget` (e.g. trials_f, "
+	 "trials_m or their union; default: every same-gender pair, which needs spk2gender)"},
 	{"level", VPA_K_ENUM, 0, "anon_level_spk", -INF, INF, 0,
 	 "anon_level_spk|anon_level_utt", NULL, "anon_level_utt",
 	 "how the enrolment/trial sets were anonymised (VoicePrivacy protocol switch); "

@@ -228,6 +228,12 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			if (v && vpa_check_path(ctx, v, VPA_PATH_DIR, err))
 				return err->status;
 		}
+		static const char *const files[] = {"trials", "enrolls"};
+		for (size_t i = 0; i < 2; i++) {
+			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
+			if (v && vpa_check_path(ctx, v, VPA_PATH_FILE, err))
+				return err->status;
+		}
 	} else if (au) {
 		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "audio"));
 		return vpa_fail(err, VPA_EINPUT, &l2, "`audio:` is only for source 'audio'");
@@ -657,6 +663,65 @@ static int select_enrolls(const char *path, struct vpa_embset *set, struct vpa_e
 	return 0;
 }
 
+/* The VoicePrivacy trials list (path relative to the scenario), or every same-gender pair. */
+static int read_trials(struct vpa_run_ctx *ctx, const char *trials, struct vpa_anon_target *a,
+		       struct vpa_err *err)
+{
+	if (!trials) {
+		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
+		return 0;
+	}
+	struct vpa_kaldi_trials kt;
+	char *p = vpa_path_join(ctx->dir, trials);
+	vpa_kaldi_trials_init(&kt);
+	int rc = vpa_kaldi_read_trials(p, &kt, err);
+	free(p);
+	if (!rc) {
+		a->trials.n = kt.n;
+		a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+		a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+		a->trials.tar = xmalloc(kt.n ? kt.n : 1);
+		memcpy(a->trials.tar, kt.target, kt.n);
+		rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
+					       a->trials.t, err);
+	}
+	vpa_kaldi_trials_release(&kt);
+	return rc;
+}
+
+/*
+ * source audio: the enrolment selection (enrolls), every anonymised set in
+ * its original's order (speakers for enrolment, rows for trials), the trials.
+ */
+static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+		      struct vpa_anon_target *a, struct vpa_err *err)
+{
+	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
+	const char *enrolls = vpa_cfg_str(au, &vpa_anon_audio_schema, "enrolls");
+	int rc = 0;
+	if (enrolls) {
+		char *p = vpa_path_join(ctx->dir, enrolls);
+		rc = select_enrolls(p, &a->enroll, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_anon, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_semi, err);
+		free(p);
+		if (rc)
+			return rc;
+	}
+	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
+	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)))
+		return rc;
+	if (a->trial_anon.n &&
+	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
+		return rc;
+	if (a->trial_semi.n &&
+	    (rc = align_rows(&a->trial, &a->trial_semi, "trial_anon", &a->trial_semi, err)))
+		return rc;
+	return read_trials(ctx, vpa_cfg_str(au, &vpa_anon_audio_schema, "trials"), a, err);
+}
+
 static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
 {
@@ -721,27 +786,8 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (a->trial_anon.n &&
 	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
 		goto out;
-	if (trials) {
-		struct vpa_kaldi_trials kt;
-		char *p = vpa_path_join(ctx->dir, trials);
-		vpa_kaldi_trials_init(&kt);
-		rc = vpa_kaldi_read_trials(p, &kt, err);
-		free(p);
-		if (!rc) {
-			a->trials.n = kt.n;
-			a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-			a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-			a->trials.tar = xmalloc(kt.n ? kt.n : 1);
-			memcpy(a->trials.tar, kt.target, kt.n);
-			rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
-						       a->trials.t, err);
-		}
-		vpa_kaldi_trials_release(&kt);
-		if (rc)
-			goto out;
-	} else {
-		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
-	}
+	if ((rc = read_trials(ctx, trials, a, err)))
+		goto out;
 	/* the anonymiser on the imported pool: pseudo-speakers for the user's synthesiser */
 	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
 	if (pool.n) {
@@ -780,7 +826,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
 			 : build_import(ctx, cfg, out, a, err);
 	if (!rc && audio)
-		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
+		rc = audio_sets(ctx, cfg, a, err);
 	if (rc)
 		return rc;
 	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");

@@ -12,6 +12,8 @@ C=$T/corpus
 no_nan() { ! grep -Eqi ': -?(nan|inf|infinity),?$' "$1"; }
 bash tests/e2e/audio/espeak_corpus.sh "$C" 24 8 > /dev/null 2>&1
 t_ok "espeak-ng corpus made" test -s "$C/trial_anon/wav.scp" -a -s "$C/train/spk2gender"
+# the anonymised trials listed in another order than the originals: rows are matched by id
+tac "$C/trial_anon/wav.scp" > "$T/scp" && cp "$T/scp" "$C/trial_anon/wav.scp"
 
 scn() { # $1 file, $2 corpus, $3 extra YAML
 	cat > "$1" <<YAML
@@ -68,4 +70,11 @@ scn "$T/r.yaml" "$R"
 t_run "anonymised audio at another rate" 1 -- run "$T/r.yaml" -o "$T/ro" --quiet
 t_ok "the rate is named" grep -q "enroll_anon: utterance spk026-u1: sample rate 8000 Hz differs" "$ERR"
 t_ok "no result written (rate)" test ! -e "$T/ro/results.json"
+# a trials list naming an unknown utterance
+printf 'spk024 spk024-u2 target\nspk024 nosuch-u9 nontarget\n' > "$T/trials_bad"
+scn "$T/t.yaml" "$C"
+sed -i "s#^      extractor:#      trials: $T/trials_bad\n      extractor:#" "$T/t.yaml"
+t_run "a trials list naming an unknown utterance" 1 -- run "$T/t.yaml" -o "$T/to" --quiet
+t_ok "the trials line is named" grep -q "trials_bad:2: .*nosuch-u9" "$ERR"
+t_ok "no result written (trials)" test ! -e "$T/to/results.json"
 t_done
