@@ -20,6 +20,9 @@ int cmd_report(int argc, char **argv);
 int cmd_gate(int argc, char **argv);
 int cmd_features(int argc, char **argv);
 int cmd_onnx(int argc, char **argv);
+int cmd_anonymise(int argc, char **argv);
+int cmd_wer(int argc, char **argv);
+int cmd_synth_corpus(int argc, char **argv);
 
 /*
  * The running subcommand ("run", "dp epsilon", ...), set by main and by

@@ -40,6 +40,13 @@ static const struct command commands[] = {
 	 "Kaldi-compatible fbank/MFCC (+ CMVN, energy VAD) of a data directory or audio files"},
 	{"onnx", cmd_onnx, "info MODEL.onnx | run MODEL.onnx -i NAME=X.npy -o DIR [--outputs A,B]",
 	 "inspect an ONNX model, or run it on .npy inputs (any intermediate value by name)"},
+	{"anonymise", cmd_anonymise,
+	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "
+	 "[--threads N] DATA OUT",
+	 "signal anonymisers (McAdams = VPC B2, bilinear warping) writing a Kaldi data directory"},
+	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
+	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
+	{"wer", cmd_wer, "REF HYP", "word error rate of Kaldi text files, as compute-wer"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
 };

@@ -188,3 +188,28 @@ int vpa_dspd_logdet(size_t n, const double *a, double *logdet, const char *what,
 	free(l);
 	return rc;
 }
+
+int vpa_poly_roots(size_t n, const double *p, double *re, double *im, struct vpa_err *err)
+{
+	if (n == 0)
+		return 0;
+	if (p[0] == 0)
+		VPA_BUG("vpa_poly_roots: leading coefficient 0");
+	double stack[32 * 32];
+	double *a = n <= 32 ? stack : xmalloc(xmul(n * n, sizeof(double)));
+	memset(a, 0, n * n * sizeof(double));
+	for (size_t j = 0; j < n; j++) /* np.roots: A[0, :] = -p[1:] / p[0], ones below */
+		a[j] = -p[j + 1] / p[0];
+	for (size_t i = 1; i < n; i++)
+		a[i * n + i - 1] = 1;
+	double dummy = 0;
+	lapack_int info = LAPACKE_dgeev(LAPACK_ROW_MAJOR, 'N', 'N', (lapack_int)n, a, (lapack_int)n,
+					re, im, &dummy, 1, &dummy, 1);
+	if (a != stack)
+		free(a);
+	if (info < 0)
+		VPA_BUG("LAPACKE_dgeev: argument %d", (int)-info);
+	if (info > 0)
+		return vpa_fail(err, VPA_ENUMERIC, NULL, "polynomial roots did not converge");
+	return 0;
+}

@@ -77,4 +77,13 @@ int vpa_dspd_inverse(size_t n, double *a, const char *what, struct vpa_err *err)
 int vpa_dspd_logdet(size_t n, const double *a, double *logdet, const char *what,
 		    struct vpa_err *err);
 
+/*
+ * Roots of the polynomial p[0] z^n + p[1] z^(n-1) + ... + p[n] (p[0] != 0) as
+ * the eigenvalues of its companion matrix (LAPACKE_dgeev, balancing on), the
+ * method of NumPy's np.roots: re, im (n) in LAPACK's order, a complex pair
+ * adjacent with the positive imaginary part first; real roots have im exactly
+ * 0.  Errors: VPA_ENUMERIC "polynomial roots did not converge".
+ */
+int vpa_poly_roots(size_t n, const double *p, double *re, double *im, struct vpa_err *err);
+
 #endif

@@ -1,0 +1,500 @@
+/*
+ * audio/synth.c - the synthetic multi-speaker corpus of issue 17 item 6
+ * (vpa_synth_corpus, contract in audio/anon.h).
+ *
+ * Speakers.  Speaker i is female for odd i, male for even i.  A speaker is a
+ * base voice plus a pitch and a speaking rate drawn from
+ * vpa_rng_split(seed, "synth-spk-<i>"):
+ *   espeak-ng: an accent (en-us, en-gb, en-gb-scotland, en-gb-x-rp, en-029,
+ *     en-gb-x-gbclan, en-gb-x-gbcwmd) with a variant (+f1..+f5 female,
+ *     +m1..+m7 male), -p pitch 20..80, -s speed 140..190 wpm;
+ *   flite (Debian's voices: slt female; rms, awb, kal16 male - kal is the
+ *     8 kHz diphone voice of kal16 and awb_time a talking clock, both left
+ *     out): int_f0_target_mean and duration_stretch set with --setf.
+ * Base voices are dealt per gender in an order shuffled by the seed, flite
+ * voices first among them so that every corpus of 8 or more speakers has
+ * recorded-donor voices of both genders; when the bases run out they repeat
+ * with other pitch/rate draws.
+ *
+ * Sentences.  Brown corpus sentences of 5..16 words that are all alphabetic
+ * (apostrophes and hyphens allowed inside), lower-cased; the transcript is
+ * the words joined by spaces.  Each utterance gets its own sentence, dealt
+ * from the order shuffled by the seed.
+ *
+ * Split (VoicePrivacy-like): the first half of the speakers (rounded to
+ * even, so both genders) is train/; each other speaker gives its first
+ * utterance to enrol/ (enrolls) and the rest to trials/; trials pairs every
+ * enrolment speaker with every trial utterance of the same gender (target
+ * when the speaker is the same): trials_f, trials_m, and trials = both.
+ *
+ * Synthesis by fork/exec (execvp, never a shell) into a temporary WAV that
+ * libsndfile reads; resampled to the output rate by windowed-sinc
+ * interpolation (vpa_resample); leading/trailing silence kept as the
+ * synthesiser made it.  Every utterance is an independent job: the corpus is
+ * byte-identical for any thread count.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audio/anon.h"
+#include "audio/anon_int.h"
+#include "core/corpus.h"
+
+void vpa_synth_opts_init(struct vpa_synth_opts *o)
+{
+	o->speakers = 60;
+	o->utts = 8;
+	o->seed = 1;
+	o->brown = "data/brown";
+	o->rate = 16000;
+}
+
+/* ------------------------------------------------------------ resampling */
+
+/*
+ * Band-limited interpolation: y[k] = sum_j x[j] c h(c (p - j)), p = k rin/rout,
+ * c = min(1, rout/rin) (the anti-aliasing cutoff when downsampling), h the
+ * sinc with a Hann window over +-16 zero crossings; 0.95 of the cutoff keeps
+ * the transition band below the new Nyquist.
+ */
+float *vpa_resample(const float *x, size_t n, double rin, double rout, size_t *nout)
+{
+	size_t m = (size_t)floor((double)n * rout / rin);
+	float *y = xmalloc(xmul(m ? m : 1, sizeof(float)));
+	double c = (rout < rin ? rout / rin : 1) * 0.95;
+	const double Z = 16; /* zero crossings each side */
+	double half = Z / c;  /* input samples each side */
+	for (size_t k = 0; k < m; k++) {
+		double p = (double)k * rin / rout;
+		long lo = (long)ceil(p - half), hi = (long)floor(p + half);
+		if (lo < 0)
+			lo = 0;
+		if (hi > (long)n - 1)
+			hi = (long)n - 1;
+		double acc = 0;
+		for (long j = lo; j <= hi; j++) {
+			double t = (p - (double)j) * c;
+			double s = fabs(t) < 1e-12 ? 1 : sin(M_PI * t) / (M_PI * t);
+			double w = 0.5 + 0.5 * cos(M_PI * t / Z);
+			acc += x[j] * c * s * w;
+		}
+		y[k] = (float)acc;
+	}
+	*nout = m;
+	return y;
+}
+
+/* ----------------------------------------------------------- speakers */
+
+static const char *const accents[] = {"en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029",
+				      "en-gb-x-gbclan", "en-gb-x-gbcwmd"};
+#define N_ACC 7
+static const char *const fvar[] = {"f1", "f2", "f3", "f4", "f5"};
+static const char *const mvar[] = {"m1", "m2", "m3", "m4", "m5", "m6", "m7"};
+
+struct speaker {
+	char id[16];
+	char gender;          /* 'f' | 'm' */
+	int flite;            /* 1: flite voice, 0: espeak-ng */
+	char voice[48];       /* espeak "en-us+f3", flite "slt" */
+	int pitch, speed;     /* espeak -p, -s */
+	double f0, stretch;   /* flite int_f0_target_mean, duration_stretch */
+	char desc[96];
+};
+
+static void shuffle(size_t *a, size_t n, struct vpa_rng *r)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)vpa_rng_below(r, i);
+		size_t t = a[i - 1];
+		a[i - 1] = a[j];
+		a[j] = t;
+	}
+}
+
+static void make_speakers(struct speaker *S, int n, uint64_t seed)
+{
+	/* base voices per gender: flite ones first (in a fixed order), then the
+	 * espeak accent x variant grid shuffled */
+	static const char *const ff[] = {"slt"}, *const fm[] = {"rms", "awb", "kal16"};
+	size_t nf = 1 + N_ACC * 5, nm = 3 + N_ACC * 7;
+	size_t *of = xmalloc(nf * sizeof(size_t)), *om = xmalloc(nm * sizeof(size_t));
+	for (size_t i = 0; i < nf; i++)
+		of[i] = i;
+	for (size_t i = 0; i < nm; i++)
+		om[i] = i;
+	struct vpa_rng r;
+	vpa_rng_split(&r, seed, "synth-voices");
+	shuffle(of + 1, nf - 1, &r);
+	shuffle(om + 3, nm - 3, &r);
+	int kf = 0, km = 0;
+	for (int i = 0; i < n; i++) {
+		struct speaker *s = &S[i];
+		memset(s, 0, sizeof(*s));
+		s->gender = i % 2 ? 'f' : 'm';
+		snprintf(s->id, sizeof s->id, "syn%c%03d", s->gender, i + 1);
+		char name[32];
+		snprintf(name, sizeof name, "synth-spk-%d", i);
+		struct vpa_rng q;
+		vpa_rng_split(&q, seed, name);
+		size_t b;
+		if (s->gender == 'f') {
+			b = of[(size_t)kf++ % nf];
+			if (b < 1) {
+				s->flite = 1;
+				snprintf(s->voice, sizeof s->voice, "%s", ff[b]);
+			} else {
+				b -= 1;
+				snprintf(s->voice, sizeof s->voice, "%s+%s", accents[b / 5], fvar[b % 5]);
+			}
+		} else {
+			b = om[(size_t)km++ % nm];
+			if (b < 3) {
+				s->flite = 1;
+				snprintf(s->voice, sizeof s->voice, "%s", fm[b]);
+			} else {
+				b -= 3;
+				snprintf(s->voice, sizeof s->voice, "%s+%s", accents[b / 7], mvar[b % 7]);
+			}
+		}
+		s->pitch = 20 + (int)vpa_rng_below(&q, 61);
+		s->speed = 140 + (int)vpa_rng_below(&q, 51);
+		double base = s->gender == 'f' ? 180 : 105;
+		s->f0 = base * (0.85 + 0.3 * vpa_rng_uniform(&q));
+		s->stretch = 0.9 + 0.25 * vpa_rng_uniform(&q);
+		if (s->flite)
+			snprintf(s->desc, sizeof s->desc, "flite -voice %s --setf int_f0_target_mean=%.1f "
+				 "--setf duration_stretch=%.3f", s->voice, s->f0, s->stretch);
+		else
+			snprintf(s->desc, sizeof s->desc, "espeak-ng -v %s -p %d -s %d", s->voice, s->pitch,
+				 s->speed);
+	}
+	free(of);
+	free(om);
+}
+
+/* ------------------------------------------------------------ sentences */
+
+static int word_ok(const char *w)
+{
+	if (!((w[0] >= 'a' && w[0] <= 'z') || (w[0] >= 'A' && w[0] <= 'Z')))
+		return 0;
+	for (const char *p = w; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      ((*p == '\'' || *p == '-') && p[1])))
+			return 0;
+	return 1;
+}
+
+/* ------------------------------------------------------------- the jobs */
+
+struct utt {
+	int spk;            /* index into speakers */
+	char id[32];
+	char *text;         /* owned */
+	int set;            /* 0 train, 1 enrol, 2 trials */
+	size_t n;           /* samples written */
+};
+
+struct ctx {
+	const struct vpa_synth_opts *o;
+	const struct speaker *S;
+	struct utt *U;
+	const char *tmp;
+	struct vpa_err *err; /* (n_utt) */
+};
+
+static int run_synth(const char *const *argv, struct vpa_err *err)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot start %s: %s", argv[0], strerror(errno));
+	if (pid == 0) {
+		int fd = open("/dev/null", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execvp(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return vpa_fail(err, VPA_EIO, NULL, "%s: wait failed: %s", argv[0], strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot run '%s': is it installed? (Debian package %s)",
+				argv[0], argv[0]);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		return vpa_fail(err, VPA_EIO, NULL, "%s failed (status %d)", argv[0],
+				WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return 0;
+}
+
+static int synth_one(void *arg, size_t i)
+{
+	struct ctx *c = arg;
+	struct utt *u = &c->U[i];
+	const struct speaker *s = &c->S[u->spk];
+	struct vpa_err *err = &c->err[i];
+	static const char *const setname[] = {"train", "enrol", "trials"};
+	char raw[512], out[512];
+	snprintf(raw, sizeof raw, "%s/raw-%s.wav", c->tmp, u->id);
+	snprintf(out, sizeof out, "%s/%s/wav/%s.wav", c->tmp, setname[u->set], u->id);
+	char p1[32], p2[32], f0[64], st[64];
+	int rc;
+	if (s->flite) {
+		snprintf(f0, sizeof f0, "int_f0_target_mean=%.1f", s->f0);
+		snprintf(st, sizeof st, "duration_stretch=%.3f", s->stretch);
+		const char *argv[] = {"flite", "-voice", s->voice, "--setf", f0, "--setf", st,
+				      "-t", u->text, "-o", raw, NULL};
+		rc = run_synth(argv, err);
+	} else {
+		snprintf(p1, sizeof p1, "%d", s->pitch);
+		snprintf(p2, sizeof p2, "%d", s->speed);
+		const char *argv[] = {"espeak-ng", "-v", s->voice, "-p", p1, "-s", p2, "-w", raw,
+				      "--", u->text, NULL};
+		rc = run_synth(argv, err);
+	}
+	struct vpa_wave w;
+	vpa_wave_init(&w);
+	if (!rc)
+		rc = vpa_audio_read(raw, -1, &w, err);
+	unlink(raw);
+	if (!rc) {
+		float *y = w.x;
+		size_t n = w.n;
+		if (w.rate != c->o->rate)
+			y = vpa_resample(w.x, w.n, w.rate, c->o->rate, &n);
+		u->n = n;
+		rc = vpa_wav16_write(out, y, n, c->o->rate, err);
+		if (y != w.x)
+			free(y);
+	}
+	vpa_wave_release(&w);
+	if (rc) {
+		char m[sizeof err->msg];
+		snprintf(m, sizeof m, "%s", err->msg);
+		vpa_err_init(err);
+		vpa_fail(err, rc, NULL, "synthesising '%s' (%s): %s", u->id, s->desc, m);
+	}
+	return rc;
+}
+
+static int write_text(const char *dir, const char *name, const struct vpa_buf *b, struct vpa_err *err)
+{
+	char *p = vpa_anon_join(dir, name);
+	FILE *f = fopen(p, "wb");
+	int rc = 0;
+	if (!f || (b->len && fwrite(b->data, 1, b->len, f) != b->len) || fclose(f))
+		rc = vpa_fail(err, VPA_EIO, NULL, "%s: cannot write: %s", p, strerror(errno));
+	free(p);
+	return rc;
+}
+
+static const char note[] =
+	"SYNTHETIC SPEECH - NOT RECORDINGS OF PEOPLE\n"
+	"\n"
+	"This corpus was made by `vpaudit synth-corpus` from Debian's speech synthesisers\n"
+	"(espeak-ng: accents x voice variants with drawn pitch and rate; flite: its voices\n"
+	"slt, rms, awb, kal16 with drawn F0 and duration stretch) reading Brown corpus\n"
+	"sentences.  Its \"speakers\" are synthesiser settings: results on it show that a\n"
+	"pipeline runs and how attackers compare on synthetic voices, not how they fare on\n"
+	"human speech.  speakers.txt gives each speaker's exact synthesiser command.\n"
+	"\n"
+	"train/   attacker training set (half of the speakers)\n"
+	"enrol/   one enrolment utterance per evaluation speaker (enrolls)\n"
+	"trials/  the other utterances of the evaluation speakers; trials_f, trials_m\n"
+	"         (same-gender pairs) and trials (both), `ENROLL_SPK UTT target|nontarget`\n";
+
+int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int threads,
+		     struct vpa_err *err)
+{
+	if (o->speakers < 8 || o->speakers > 1000)
+		return vpa_fail(err, VPA_EINPUT, NULL, "--speakers must be in [8, 1000], got %d",
+				o->speakers);
+	if (o->utts < 3 || o->utts > 200)
+		return vpa_fail(err, VPA_EINPUT, NULL, "--utts must be in [3, 200], got %d", o->utts);
+	if (!(o->rate >= 8000 && o->rate <= 48000))
+		return vpa_fail(err, VPA_EINPUT, NULL, "output rate must be in [8000, 48000], got %g",
+				o->rate);
+	struct stat stt;
+	if (!stat(out_dir, &stt))
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: already exists", out_dir);
+	struct vpa_corpus corp;
+	vpa_corpus_init(&corp);
+	struct vpa_corpus_opts co;
+	vpa_corpus_opts_init(&co);
+	co.lower = 1;
+	int rc = vpa_corpus_load_brown(&corp, o->brown, 0, &co, err);
+	size_t nu = (size_t)o->speakers * (size_t)o->utts;
+	size_t *good = xmalloc(xmul(corp.n_sent ? corp.n_sent : 1, sizeof(size_t)));
+	size_t ng = 0;
+	for (size_t s = 0; !rc && s < corp.n_sent; s++) {
+		size_t a = corp.sent_off[s], b = corp.sent_off[s + 1], nw = 0;
+		int ok = 1;
+		for (size_t t = a; t < b && ok; t++) {
+			const char *w = corp.word[t];
+			if (!strcmp(w, ".") || !strcmp(w, ",") || !strcmp(w, ";") || !strcmp(w, "?") ||
+			    !strcmp(w, "!"))
+				continue; /* punctuation tokens are not read out */
+			ok = word_ok(w);
+			nw++;
+		}
+		if (ok && nw >= 5 && nw <= 16)
+			good[ng++] = s;
+	}
+	if (!rc && ng < nu)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: %zu usable sentences for %zu utterances",
+			      o->brown, ng, nu);
+	struct speaker *S = xcalloc((size_t)o->speakers, sizeof(*S));
+	struct utt *U = xcalloc(nu ? nu : 1, sizeof(*U));
+	struct vpa_err *errs = xcalloc(nu ? nu : 1, sizeof(*errs));
+	char *tmp = NULL;
+	if (rc)
+		goto out;
+	make_speakers(S, o->speakers, o->seed);
+	struct vpa_rng r;
+	vpa_rng_split(&r, o->seed, "synth-sentences");
+	shuffle(good, ng, &r);
+	int ntrain = (o->speakers / 2) & ~1;
+	for (size_t k = 0; k < nu; k++) {
+		struct utt *u = &U[k];
+		u->spk = (int)(k / (size_t)o->utts);
+		int j = (int)(k % (size_t)o->utts);
+		snprintf(u->id, sizeof u->id, "%s-%02d", S[u->spk].id, j + 1);
+		u->set = u->spk < ntrain ? 0 : j == 0 ? 1 : 2;
+		struct vpa_buf b;
+		vpa_buf_init(&b);
+		size_t s = good[k];
+		for (size_t t = corp.sent_off[s]; t < corp.sent_off[s + 1]; t++) {
+			const char *w = corp.word[t];
+			if (!word_ok(w))
+				continue;
+			if (b.len)
+				vpa_buf_puts(&b, " ");
+			vpa_buf_puts(&b, w);
+		}
+		u->text = xstrdup(vpa_buf_str(&b));
+		vpa_buf_release(&b);
+		vpa_err_init(&errs[k]);
+	}
+	size_t tl = strlen(out_dir) + 32;
+	tmp = xmalloc(tl);
+	snprintf(tmp, tl, "%s.tmp.%ld", out_dir, (long)getpid());
+	static const char *const sets[] = {"train", "enrol", "trials"};
+	for (int k = 0; k < 3 && !rc; k++) {
+		char *d = vpa_anon_join(tmp, sets[k]);
+		char *w = vpa_anon_join(d, "wav");
+		rc = vpa_mkdirs(w, err);
+		free(w);
+		free(d);
+	}
+	if (rc)
+		goto out;
+	struct ctx c = {o, S, U, tmp, errs};
+	vpa_par_jobs(nu, threads, synth_one, &c, "synthesise", NULL);
+	for (size_t k = 0; !rc && k < nu; k++)
+		if (errs[k].status)
+			rc = vpa_fail(err, errs[k].status, NULL, "%s", errs[k].msg);
+	/* the lists */
+	for (int set = 0; set < 3 && !rc; set++) {
+		struct vpa_buf scp, u2s, s2u, s2g, text, dur, enr, tf, tm, ta;
+		struct vpa_buf *all[] = {&scp, &u2s, &s2u, &s2g, &text, &dur, &enr, &tf, &tm, &ta};
+		for (size_t q = 0; q < 10; q++)
+			vpa_buf_init(all[q]);
+		char *d = vpa_anon_join(tmp, sets[set]);
+		int last = -1;
+		for (size_t k = 0; k < nu; k++) {
+			if (U[k].set != set)
+				continue;
+			vpa_buf_printf(&scp, "%s %s/%s/wav/%s.wav\n", U[k].id, out_dir, sets[set], U[k].id);
+			vpa_buf_printf(&u2s, "%s %s\n", U[k].id, S[U[k].spk].id);
+			vpa_buf_printf(&text, "%s %s\n", U[k].id, U[k].text);
+			vpa_buf_printf(&dur, "%s %.4f\n", U[k].id, (double)U[k].n / o->rate);
+			if (set == 1)
+				vpa_buf_printf(&enr, "%s\n", U[k].id);
+			if (U[k].spk != last) {
+				if (last >= 0)
+					vpa_buf_puts(&s2u, "\n");
+				vpa_buf_printf(&s2u, "%s", S[U[k].spk].id);
+				vpa_buf_printf(&s2g, "%s %c\n", S[U[k].spk].id, S[U[k].spk].gender);
+				last = U[k].spk;
+			}
+			vpa_buf_printf(&s2u, " %s", U[k].id);
+		}
+		if (last >= 0)
+			vpa_buf_puts(&s2u, "\n");
+		if (set == 2)
+			for (int e = ntrain; e < o->speakers; e++)
+				for (size_t k = 0; k < nu; k++)
+					if (U[k].set == 2 && S[U[k].spk].gender == S[e].gender) {
+						const char *lab = U[k].spk == e ? "target" : "nontarget";
+						struct vpa_buf *g = S[e].gender == 'f' ? &tf : &tm;
+						vpa_buf_printf(g, "%s %s %s\n", S[e].id, U[k].id, lab);
+						vpa_buf_printf(&ta, "%s %s %s\n", S[e].id, U[k].id, lab);
+					}
+		rc = write_text(d, "wav.scp", &scp, err);
+		if (!rc)
+			rc = write_text(d, "utt2spk", &u2s, err);
+		if (!rc)
+			rc = write_text(d, "spk2utt", &s2u, err);
+		if (!rc)
+			rc = write_text(d, "spk2gender", &s2g, err);
+		if (!rc)
+			rc = write_text(d, "text", &text, err);
+		if (!rc)
+			rc = write_text(d, "utt2dur", &dur, err);
+		if (!rc && set == 1)
+			rc = write_text(d, "enrolls", &enr, err);
+		if (!rc && set == 2)
+			rc = write_text(d, "trials_f", &tf, err);
+		if (!rc && set == 2)
+			rc = write_text(d, "trials_m", &tm, err);
+		if (!rc && set == 2)
+			rc = write_text(d, "trials", &ta, err);
+		for (size_t q = 0; q < 10; q++)
+			vpa_buf_release(all[q]);
+		free(d);
+	}
+	if (!rc) {
+		struct vpa_buf b, sp;
+		vpa_buf_init(&b);
+		vpa_buf_init(&sp);
+		vpa_buf_puts(&b, note);
+		vpa_buf_printf(&b, "\nmade with: --speakers %d --utts %d --seed %llu, rate %g Hz\n",
+			       o->speakers, o->utts, (unsigned long long)o->seed, o->rate);
+		for (int i = 0; i < o->speakers; i++)
+			vpa_buf_printf(&sp, "%s %c %s %s\n", S[i].id, S[i].gender,
+				       i < ntrain ? "train" : "eval", S[i].desc);
+		rc = write_text(tmp, "SYNTHETIC", &b, err);
+		if (!rc)
+			rc = write_text(tmp, "README", &b, err);
+		if (!rc)
+			rc = write_text(tmp, "speakers.txt", &sp, err);
+		vpa_buf_release(&b);
+		vpa_buf_release(&sp);
+	}
+	if (!rc && rename(tmp, out_dir))
+		rc = vpa_fail(err, VPA_EIO, NULL, "%s: cannot rename into place: %s", out_dir,
+			      strerror(errno));
+out:
+	if (rc && tmp)
+		vpa_rm_tree(tmp);
+	free(tmp);
+	for (size_t k = 0; k < nu; k++)
+		free(U[k].text);
+	free(errs);
+	free(U);
+	free(S);
+	free(good);
+	vpa_corpus_release(&corp);
+	return rc;
+}

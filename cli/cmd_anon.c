@@ -1,0 +1,266 @@
+/*
+ * cli/cmd_anon.c - `vpaudit anonymise mcadams|warp`, `vpaudit wer` and
+ * `vpaudit synth-corpus` (audio/anon.h).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audio/anon.h"
+#include "cli/cli.h"
+
+static int default_threads(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	return ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
+}
+
+static void anon_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: vpaudit anonymise mcadams|warp [OPTIONS] DATA OUT\n"
+		"\n"
+		"Anonymise every utterance of the Kaldi data directory DATA into the new data\n"
+		"directory OUT: OUT/wav/UTT.wav (16-bit PCM at the input rate), OUT/wav.scp, copies\n"
+		"of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*, and anon_coeffs\n"
+		"(UTT COEFFICIENT).  OUT must not exist; nothing is left behind on error.\n"
+		"\n"
+		"mcadams  the McAdams-coefficient anonymiser of the VoicePrivacy Challenge\n"
+		"         2022/2024 baseline B2 (anonym_v2; Patino et al., Interspeech 2021): LPC\n"
+		"         poles' angles phi -> sign(phi)|phi|^alpha; output normalised to 32766\n"
+		"warp     bilinear (VTLN-style, VoiceMask) frequency warping of the short-time\n"
+		"         spectrum with a phase vocoder: omega -> omega + 2 atan(alpha sin omega /\n"
+		"         (1 - alpha cos omega)); alpha > 0 raises, < 0 lowers frequencies\n"
+		"\n"
+		"options:\n"
+		"  --alpha A            the coefficient for every utterance (mcadams (0, 2], default\n"
+		"                       0.8; warp (-1, 1), default 0.1)\n"
+		"  --alpha-range LO,HI  draw one coefficient per speaker or utterance from [LO, HI)\n"
+		"  --level L            speaker|utterance: what a drawn coefficient belongs to\n"
+		"                       (default speaker; speaker needs utt2spk)\n"
+		"  --seed N             the draw's seed (default 1); the same for any --threads\n"
+		"  --win-ms X           frame length (mcadams 20, warp 32)\n"
+		"  --shift-ms X         frame shift (mcadams 10, warp 8)\n"
+		"  --lp-order N         LPC order (mcadams only, default 20)\n"
+		"  --threads N          utterances in parallel (default: online CPUs)\n"
+		"\nExit status: 0 ok, 1 bad input, 2 usage.\n");
+}
+
+int cmd_anonymise(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage_error("anonymise", "expected 'mcadams' or 'warp'");
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		anon_usage(stdout);
+		return 0;
+	}
+	int kind = !strcmp(argv[1], "mcadams") ? VPA_ANON_MCADAMS : !strcmp(argv[1], "warp") ? VPA_ANON_WARP : -1;
+	if (kind < 0)
+		return cli_usage_error("anonymise", "expected 'mcadams' or 'warp', got '%s'", argv[1]);
+	static char name[32];
+	snprintf(name, sizeof name, "anonymise %s", argv[1]);
+	cli_cmd = name;
+	struct vpa_anon_opts o;
+	vpa_anon_opts_init(&o, kind);
+	int threads = default_threads(), have_alpha = 0, have_range = 0, have_level = 0;
+	static const struct option opts[] = {
+		{"alpha", required_argument, NULL, 'a'}, {"alpha-range", required_argument, NULL, 'r'},
+		{"level", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
+		{"win-ms", required_argument, NULL, 'w'}, {"shift-ms", required_argument, NULL, 'f'},
+		{"lp-order", required_argument, NULL, 'p'}, {"threads", required_argument, NULL, 't'},
+		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	int mc = kind == VPA_ANON_MCADAMS;
+	double *alpha = mc ? &o.mcadams.alpha : &o.warp.alpha;
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc - 1, argv + 1, ":h", opts, NULL)) != -1) {
+		unsigned long v;
+		switch (c) {
+		case 'h':
+			anon_usage(stdout);
+			return 0;
+		case 'a':
+			if (mc ? cli_double("--alpha", optarg, 0, 2, 1, alpha)
+			       : cli_double("--alpha", optarg, -0.99, 0.99, 0, alpha))
+				return 2;
+			have_alpha = 1;
+			break;
+		case 'r': {
+			char *comma = strchr(optarg, ',');
+			if (!comma)
+				return cli_usage_error(name, "--alpha-range must be LO,HI, got '%s'", optarg);
+			*comma = 0;
+			int bad = mc ? cli_double("--alpha-range", optarg, 0, 2, 1, &o.lo) ||
+					       cli_double("--alpha-range", comma + 1, 0, 2, 1, &o.hi)
+				     : cli_double("--alpha-range", optarg, -0.99, 0.99, 0, &o.lo) ||
+					       cli_double("--alpha-range", comma + 1, -0.99, 0.99, 0, &o.hi);
+			*comma = ',';
+			if (bad)
+				return 2;
+			if (!(o.lo < o.hi))
+				return cli_usage_error(name, "--alpha-range needs LO < HI, got '%s'", optarg);
+			have_range = 1;
+			break;
+		}
+		case 'l':
+			if (!strcmp(optarg, "speaker"))
+				o.level = VPA_ANON_SPEAKER;
+			else if (!strcmp(optarg, "utterance"))
+				o.level = VPA_ANON_UTTERANCE;
+			else
+				return cli_usage_error(name, "--level must be speaker or utterance, got '%s'",
+						       optarg);
+			have_level = 1;
+			break;
+		case 's':
+			if (cli_ulong("--seed", optarg, 0, 4294967295UL, &v))
+				return 2;
+			o.seed = v;
+			break;
+		case 'w':
+			if (cli_double("--win-ms", optarg, 0, 1000, 1, mc ? &o.mcadams.win_ms : &o.warp.win_ms))
+				return 2;
+			break;
+		case 'f':
+			if (cli_double("--shift-ms", optarg, 0, 1000, 1,
+				       mc ? &o.mcadams.shift_ms : &o.warp.shift_ms))
+				return 2;
+			break;
+		case 'p':
+			if (!mc)
+				return cli_usage_error(name, "--lp-order applies to mcadams only");
+			if (cli_ulong("--lp-order", optarg, 1, 64, &v))
+				return 2;
+			o.mcadams.lp_order = (int)v;
+			break;
+		case 't':
+			if (cli_ulong("--threads", optarg, 1, 256, &v))
+				return 2;
+			threads = (int)v;
+			break;
+		default:
+			return cli_getopt_error(name, c, argv + 1);
+		}
+	}
+	if (have_alpha && have_range)
+		return cli_usage_error(name, "--alpha and --alpha-range exclude each other");
+	if (have_level && !have_range)
+		return cli_usage_error(name, "--level needs --alpha-range");
+	if (have_range && !have_level)
+		o.level = VPA_ANON_SPEAKER;
+	int rest = argc - 1 - optind;
+	if (rest != 2)
+		return cli_usage_error(name, "expected DATA OUT, got %d argument%s", rest,
+				       rest == 1 ? "" : "s");
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_anonymise_datadir(argv[1 + optind], argv[2 + optind], &o, threads, &err))
+		return cli_error(&err);
+	return 0;
+}
+
+int cmd_wer(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			printf("usage: vpaudit wer REF HYP\n"
+			       "\n"
+			       "Word error rate of the hypothesis Kaldi text file HYP against the reference\n"
+			       "REF (lines 'UTT word word ...'), as Kaldi's compute-wer: per utterance the\n"
+			       "minimum-cost word alignment (most substitutions among equal costs).  Every\n"
+			       "utterance of REF must be in HYP and HYP may name no other.  Prints\n"
+			       "  %%WER 12.50 [ 3 / 24, 1 ins, 1 del, 1 sub ]\n"
+			       "  %%SER 50.00 [ 2 / 4 ]\n"
+			       "  Scored 4 sentences, 0 not present in hyp.\n"
+			       "\nExit status: 0 ok, 1 bad input, 2 usage.\n");
+			return 0;
+		} else if (argv[i][0] == '-' && argv[i][1])
+			return cli_usage_error("wer", "unknown option '%s'", argv[i]);
+	if (argc != 3)
+		return cli_usage_error("wer", "expected REF HYP");
+	struct vpa_wer w;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_wer_files(argv[1], argv[2], &w, &err))
+		return cli_error(&err);
+	printf("%%WER %.2f [ %zu / %zu, %zu ins, %zu del, %zu sub ]\n", w.wer,
+	       w.ins + w.del + w.sub, w.ref_words, w.ins, w.del, w.sub);
+	printf("%%SER %.2f [ %zu / %zu ]\n", 100.0 * (double)w.n_utt_err / (double)w.n_utt,
+	       w.n_utt_err, w.n_utt);
+	printf("Scored %zu sentences, 0 not present in hyp.\n", w.n_utt);
+	return 0;
+}
+
+int cmd_synth_corpus(int argc, char **argv)
+{
+	struct vpa_synth_opts o;
+	vpa_synth_opts_init(&o);
+	int threads = default_threads();
+	static const struct option opts[] = {
+		{"speakers", required_argument, NULL, 'n'}, {"utts", required_argument, NULL, 'u'},
+		{"seed", required_argument, NULL, 's'}, {"brown", required_argument, NULL, 'b'},
+		{"threads", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		unsigned long v;
+		switch (c) {
+		case 'h':
+			printf("usage: vpaudit synth-corpus OUT [--speakers N] [--utts N] [--seed N] "
+			       "[--brown DIR] [--threads N]\n"
+			       "\n"
+			       "A SYNTHETIC multi-speaker corpus made now from Debian's speech synthesisers\n"
+			       "(espeak-ng accents x variants with drawn pitch/rate; flite voices slt, rms,\n"
+			       "awb, kal16 with drawn F0/duration) reading Brown corpus sentences, resampled\n"
+			       "to 16 kHz 16-bit WAV.  OUT gets SYNTHETIC (the note), speakers.txt (each\n"
+			       "speaker's synthesiser command) and the Kaldi data directories train/,\n"
+			       "enrol/ (enrolls) and trials/ (trials, trials_f, trials_m).  Speakers\n"
+			       "alternate male/female; half of them (even) train, the others are enrolled\n"
+			       "with their first utterance.  The same files for any --threads.\n"
+			       "\n"
+			       "options:\n"
+			       "  --speakers N   speakers, [8, 1000] (default 60)\n"
+			       "  --utts N       utterances per speaker, [3, 200] (default 8)\n"
+			       "  --seed N       voices, pitch/rate draws and sentences (default 1)\n"
+			       "  --brown DIR    the Brown corpus folder (default data/brown)\n"
+			       "  --threads N    synthesiser processes in parallel (default: online CPUs)\n"
+			       "\nExit status: 0 ok, 1 bad input, 2 usage.\n");
+			return 0;
+		case 'n':
+		case 'u':
+			if (cli_ulong(c == 'n' ? "--speakers" : "--utts", optarg, c == 'n' ? 8 : 3,
+				      c == 'n' ? 1000 : 200, &v))
+				return 2;
+			*(c == 'n' ? &o.speakers : &o.utts) = (int)v;
+			break;
+		case 's':
+			if (cli_ulong("--seed", optarg, 0, 4294967295UL, &v))
+				return 2;
+			o.seed = v;
+			break;
+		case 'b':
+			o.brown = optarg;
+			break;
+		case 't':
+			if (cli_ulong("--threads", optarg, 1, 256, &v))
+				return 2;
+			threads = (int)v;
+			break;
+		default:
+			return cli_getopt_error("synth-corpus", c, argv);
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage_error("synth-corpus", "expected OUT");
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_synth_corpus(&o, argv[optind], threads, &err))
+		return cli_error(&err);
+	return 0;
+}
