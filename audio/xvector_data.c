@@ -4,6 +4,8 @@
  * speaker labels, embedding into a struct vpa_embset.  See xvector.h.
  */
 #include "audio/xvector.h"
+#include "audio/anon.h"
+#include "audio/anon_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -201,4 +203,39 @@ int vpa_xvec_set_embed(const struct vpa_xvec *x, const struct vpa_xvec_set *s, i
 	free(row);
 	free(e);
 	return rc;
+}
+
+int vpa_xvec_synth(int speakers, int utts, const char *brown, uint64_t seed, const char *out,
+		   int threads, struct vpa_err *err)
+{
+	struct vpa_synth_opts so;
+	vpa_synth_opts_init(&so);
+	so.speakers = speakers;
+	so.utts = utts;
+	if (brown)
+		so.brown = brown;
+	so.seed = seed;
+	return vpa_synth_corpus(&so, out, threads, err);
+}
+
+int vpa_xvec_anonymise(const char *in, const char *out, int warp, int utt_level, double lo,
+		       double hi, uint64_t seed, int threads, struct vpa_err *err)
+{
+	struct vpa_anon_opts ao;
+	vpa_anon_opts_init(&ao, warp ? VPA_ANON_WARP : VPA_ANON_MCADAMS);
+	ao.level = utt_level ? VPA_ANON_UTTERANCE : VPA_ANON_SPEAKER;
+	ao.lo = lo;
+	ao.hi = hi;
+	ao.seed = seed;
+	return vpa_anonymise_datadir(in, out, &ao, threads, err);
+}
+
+char *vpa_xvec_join(const char *a, const char *b)
+{
+	return vpa_anon_join(a, b);
+}
+
+void vpa_xvec_rm_tree(const char *path)
+{
+	vpa_rm_tree(path);
 }

@@ -22,9 +22,11 @@
 #include "audio/xvector.h"
 #include "targets/anon.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define INF INFINITY
 static const struct vpa_key ext_keys[] = {
@@ -53,16 +55,45 @@ static const struct vpa_key ext_keys[] = {
 };
 const struct vpa_schema vpa_anon_extractor_schema = {"extractor", ext_keys};
 
+static const struct vpa_key synth_keys[] = {
+	{"speakers", VPA_K_INT, 0, "60", 6, 100000, 0, NULL, NULL, "60",
+	 "speakers of both genders (half train, half enrolment/trials)"},
+	{"utts", VPA_K_INT, 0, "8", 3, 10000, 0, NULL, NULL, "8", "utterances per speaker"},
+	{"brown", VPA_K_STR, 0, "data/brown", -INF, INF, 0, NULL, NULL, "data/brown",
+	 "the Brown corpus folder the sentences come from (relative to the current directory)"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_synth_schema = {"synthetic", synth_keys};
+
+static const struct vpa_key anonymise_keys[] = {
+	{"method", VPA_K_ENUM, 0, "mcadams", -INF, INF, 0, "mcadams|warp", NULL, "mcadams",
+	 "McAdams coefficient (VPC B2) or bilinear frequency warping (audio/anon.h)"},
+	{"low", VPA_K_NUM, 0, "0.5", -1, 2, 0, NULL, NULL, "0.5",
+	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`)"},
+	{"high", VPA_K_NUM, 0, "0.9", -1, 2, 0, NULL, NULL, "0.9", "upper end of that range"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_anonymise_schema = {"anonymise", anonymise_keys};
+
 static const struct vpa_key audio_keys[] = {
-	{"train", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "data/train",
+	{"synthetic", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_synth_schema,
+	 "{speakers: 60, utts: 8}",
+	 "make a SYNTHETIC corpus at run time (`vpaudit synth-corpus`: espeak-ng and flite "
+	 "voices reading Brown sentences) instead of train/enroll/trial; reports label it "
+	 "simulated"},
+	{"anonymise", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_anonymise_schema,
+	 "{method: mcadams, low: 0.5, high: 0.9}",
+	 "make the anonymised sets with a built-in signal anonymiser (instead of *_anon "
+	 "directories), a coefficient per speaker (anon_level_spk) or utterance (anon_level_utt)"},
+	{"train", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/train",
 	 "Kaldi data directory (wav.scp, utt2spk): the attacker's original training audio"},
 	{"train_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/train_anon",
 	 "the same utterances anonymised (semi-informed attacker)"},
-	{"enroll", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "data/enroll",
+	{"enroll", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll",
 	 "original enrolment audio (spk2gender)"},
 	{"enroll_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll_anon",
 	 "enrolment anonymised (lazy- and semi-informed)"},
-	{"trial", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "data/trial",
+	{"trial", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial",
 	 "original trial audio (spk2gender)"},
 	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
 	 "trial audio anonymised (every attacker but the baseline)"},
@@ -123,6 +154,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		xo.seed = vpa_rng_u64(&r);
 	}
 	int finetune = !strcmp(vpa_cfg_str(ex, xs, "semi_informed"), "finetune");
+	const struct vpa_ynode *sy = vpa_ymap_get(au, "synthetic");
+	const struct vpa_ynode *an = vpa_ymap_get(au, "anonymise");
+	int utt_level = !strcmp(vpa_cfg_str(au, &vpa_anon_audio_schema, "level"), "anon_level_utt");
+	char *tmp = NULL;
+	char *paths[6] = {NULL};
 	enum { TR, TRA, EN, ENA, TI, TIA, NR };
 	struct role R[NR] = {{"train", {0}}, {"train_anon", {0}}, {"enroll", {0}},
 			     {"enroll_anon", {0}}, {"trial", {0}}, {"trial_anon", {0}}};
@@ -133,14 +169,60 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	int rc = 0;
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_init(&R[i].set);
-	for (int i = 0; i < NR && rc == 0; i++) {
+	for (int i = 0; i < NR; i++) {
 		const char *p = vpa_cfg_str(au, &vpa_anon_audio_schema, R[i].key);
-		if (!p)
-			continue;
-		char *path = vpa_path_join(ctx->dir, p);
-		rc = vpa_xvec_set_load(path, feat, ctx->threads, &R[i].set, err);
-		free(path);
+		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
 	}
+	if (sy || an) {
+		char tpl[] = "/tmp/vpaudit-audio-XXXXXX";
+		if (!mkdtemp(tpl)) {
+			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder: %s",
+				      strerror(errno));
+			goto out;
+		}
+		tmp = xstrdup(tpl);
+	}
+	if (sy) {
+		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");
+		char *cdir = vpa_xvec_join(tmp, "corpus");
+		if (!vpa_quiet)
+			fprintf(stderr, "vpaudit: %s: synthesising a corpus of %d speakers\n", t->id,
+				nspk);
+		rc = vpa_xvec_synth(nspk, (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "utts"),
+				    vpa_cfg_str(sy, &vpa_anon_synth_schema, "brown"), xo.seed, cdir,
+				    ctx->threads, err);
+		static const char *const sub[] = {"train", "enrol", "trials"};
+		for (int i = 0; i < 3 && rc == 0; i++) {
+			free(paths[2 * i]);
+			paths[2 * i] = vpa_xvec_join(cdir, sub[i]);
+		}
+		free(cdir);
+		if (rc)
+			goto out;
+		vpa_json_set_str(t->info, "synthetic",
+				 "SYNTHETIC speech (espeak-ng / flite voices reading Brown sentences), "
+				 "not recordings of people");
+	}
+	if (an) {
+		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
+		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
+		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
+		for (int i = 0; i < NR && rc == 0; i += 2) {
+			if (!paths[i])
+				continue;
+			free(paths[i + 1]);
+			paths[i + 1] = vpa_xvec_join(tmp, R[i + 1].key);
+			if (!vpa_quiet)
+				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
+			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp, utt_level, lo, hi,
+						xo.seed, ctx->threads, err);
+		}
+		if (rc)
+			goto out;
+	}
+	for (int i = 0; i < NR && rc == 0; i++)
+		if (paths[i])
+			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
 	/* every anonymised set holds exactly its original's utterances */
 	for (int i = 0; i < NR && rc == 0; i += 2)
 		if (R[i + 1].set.dir)
@@ -194,6 +276,12 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	}
 	vpa_json_set(t->info, "audio", o);
 out:
+	for (int i = 0; i < NR; i++)
+		free(paths[i]);
+	if (tmp) {
+		vpa_xvec_rm_tree(tmp);
+		free(tmp);
+	}
 	free(lab);
 	vpa_xvec_release(&asv);
 	vpa_xvec_release(&asv_anon);

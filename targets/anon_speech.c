@@ -228,6 +228,23 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			if (v && vpa_check_path(ctx, v, VPA_PATH_DIR, err))
 				return err->status;
 		}
+		int synth = vpa_ymap_get(au, "synthetic") != NULL;
+		int builtin = vpa_ymap_get(au, "anonymise") != NULL;
+		for (size_t i = 0; i < 6; i++) {
+			const struct vpa_ynode *k = vpa_ymap_key(au, dirs[i]);
+			int anon = i % 2;
+			if (k && ((synth && !anon) || (builtin && anon))) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, k);
+				return vpa_fail(err, VPA_EINPUT, &l2, "`%s` cannot be given with `%s`",
+						dirs[i], anon ? "anonymise" : "synthetic");
+			}
+			if (!k && !anon && !synth) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, au);
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"source 'audio' needs `%s` (a data directory) or `synthetic`",
+						dirs[i]);
+			}
+		}
 		static const char *const files[] = {"trials", "enrolls"};
 		for (size_t i = 0; i < 2; i++) {
 			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
@@ -825,8 +842,12 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
 		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
 			 : build_import(ctx, cfg, out, a, err);
-	if (!rc && audio)
+	if (!rc && audio) {
 		rc = audio_sets(ctx, cfg, a, err);
+		/* a synthetic corpus is labelled like a simulation in every report */
+		if (vpa_ymap_get(vpa_ymap_get(cfg, "audio"), "synthetic"))
+			out->simulated = 1;
+	}
 	if (rc)
 		return rc;
 	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");
