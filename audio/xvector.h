@@ -131,6 +131,25 @@ int vpa_xvec_synth(int speakers, int utts, const char *brown, uint64_t seed, con
 int vpa_xvec_anonymise(const char *in, const char *out, int warp, int utt_level, double lo,
 		       double hi, uint64_t seed, int threads, struct vpa_err *err);
 char *vpa_xvec_join(const char *a, const char *b);
+
+/* Utility (issue 17 item 4), wrappers over audio/anon.h as well. */
+struct vpa_xvec_wer {
+	double wer; /* percent */
+	size_t ref_words, ins, del, sub, n_utt;
+};
+/* vpa_wer_files: REF and HYP Kaldi text files; every REF utterance in HYP. */
+int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
+		 struct vpa_err *err);
+/*
+ * rho_F0 (VPC 2022) of every utterance of the original directory against the
+ * same utterance of the anonymised one (YIN pitch, audio/anon.h defaults):
+ * *mean gets the mean over the utterances where it is defined (at least 2
+ * frames voiced in both, F0 not constant), *n_used their number (0: *mean is
+ * NaN and the caller reports none).  Errors: unreadable audio, a missing
+ * utterance.
+ */
+int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mean,
+		    size_t *n_used, struct vpa_err *err);
 void vpa_xvec_rm_tree(const char *path);
 
 #endif

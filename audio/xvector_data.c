@@ -7,6 +7,7 @@
 #include "audio/anon.h"
 #include "audio/anon_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -238,4 +239,120 @@ char *vpa_xvec_join(const char *a, const char *b)
 void vpa_xvec_rm_tree(const char *path)
 {
 	vpa_rm_tree(path);
+}
+
+int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
+		 struct vpa_err *err)
+{
+	struct vpa_wer w;
+	memset(&w, 0, sizeof(w));
+	int rc = vpa_wer_files(ref, hyp, &w, err);
+	if (rc)
+		return rc;
+	out->wer = w.wer;
+	out->ref_words = w.ref_words;
+	out->ins = w.ins;
+	out->del = w.del;
+	out->sub = w.sub;
+	out->n_utt = w.n_utt;
+	return 0;
+}
+
+struct rho_job {
+	const struct vpa_datadir *a, *b;
+	const size_t *ib; /* (a->n_utt) index in b */
+	double *rho;      /* (n) NaN when undefined */
+	struct vpa_err *errs;
+	int *rcs;
+};
+
+static int rho_one(void *arg, size_t i)
+{
+	struct rho_job *j = arg;
+	struct vpa_wave wa, wb;
+	struct vpa_pitch pa, pb;
+	struct vpa_pitch_opts po;
+	vpa_wave_init(&wa);
+	vpa_wave_init(&wb);
+	vpa_pitch_init(&pa);
+	vpa_pitch_init(&pb);
+	vpa_pitch_opts_init(&po);
+	j->rho[i] = NAN;
+	int rc = vpa_datadir_load(j->a, i, &wa, NULL, &j->errs[i]);
+	if (!rc)
+		rc = vpa_datadir_load(j->b, j->ib[i], &wb, NULL, &j->errs[i]);
+	if (!rc)
+		rc = vpa_pitch_track(wa.x, wa.n, wa.rate, &po, &pa, &j->errs[i]);
+	if (!rc)
+		rc = vpa_pitch_track(wb.x, wb.n, wb.rate, &po, &pb, &j->errs[i]);
+	if (!rc) {
+		struct vpa_err e;
+		vpa_err_init(&e);
+		double r;
+		if (vpa_rho_f0(&pa, &pb, &r, NULL, &e) == 0)
+			j->rho[i] = r;
+	}
+	vpa_wave_release(&wa);
+	vpa_wave_release(&wb);
+	vpa_pitch_release(&pa);
+	vpa_pitch_release(&pb);
+	j->rcs[i] = rc;
+	return rc;
+}
+
+int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mean,
+		    size_t *n_used, struct vpa_err *err)
+{
+	struct vpa_datadir a, b;
+	vpa_datadir_init(&a);
+	vpa_datadir_init(&b);
+	int rc = vpa_datadir_open(&a, orig, -1, err);
+	if (!rc)
+		rc = vpa_datadir_open(&b, anon, -1, err);
+	size_t n = rc ? 0 : a.n_utt;
+	size_t *ib = xmalloc(xmul(n ? n : 1, sizeof(size_t)));
+	if (!rc) {
+		struct vpa_strmap m;
+		vpa_strmap_init(&m);
+		for (size_t i = 0; i < b.n_utt; i++)
+			vpa_strmap_put(&m, b.utt[i], (uint32_t)i, NULL);
+		for (size_t i = 0; i < n && !rc; i++) {
+			uint32_t k;
+			if (!vpa_strmap_get(&m, a.utt[i], &k))
+				rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: utterance '%s' of %s is missing",
+					      anon, a.utt[i], orig);
+			else
+				ib[i] = k;
+		}
+		vpa_strmap_release(&m);
+	}
+	if (!rc) {
+		struct rho_job j = {&a, &b, ib, NULL, NULL, NULL};
+		j.rho = xmalloc(xmul(n ? n : 1, sizeof(double)));
+		j.errs = xmalloc(xmul(n ? n : 1, sizeof(struct vpa_err)));
+		j.rcs = xcalloc(n ? n : 1, sizeof(int));
+		for (size_t i = 0; i < n; i++)
+			vpa_err_init(&j.errs[i]);
+		vpa_par_jobs(n, threads, rho_one, &j, "rho_F0", vpa_la_run_workers);
+		double s = 0;
+		size_t k = 0;
+		for (size_t i = 0; i < n && !rc; i++) {
+			if (j.rcs[i]) {
+				rc = j.rcs[i];
+				*err = j.errs[i];
+			} else if (isfinite(j.rho[i])) {
+				s += j.rho[i];
+				k++;
+			}
+		}
+		*mean = k ? s / (double)k : NAN;
+		*n_used = k;
+		free(j.rho);
+		free(j.errs);
+		free(j.rcs);
+	}
+	free(ib);
+	vpa_datadir_release(&a);
+	vpa_datadir_release(&b);
+	return rc;
 }

@@ -102,6 +102,14 @@ static const struct vpa_key audio_keys[] = {
 	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
 	 "VoicePrivacy trials list `enroll_spk test_utt target|nontarget` (e.g. trials_f, "
 	 "trials_m or their union; default: every same-gender pair, which needs spk2gender)"},
+	{"hyp", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial.hyp",
+	 "your ASR's hypotheses on the original trials (Kaldi `text`): WER against the trial "
+	 "directory's `text`"},
+	{"hyp_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
+	 "your ASR's hypotheses on the anonymised trials: WER against the same reference"},
+	{"rho_f0", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "pitch correlation rho_F0 (VPC 2022) of every trial utterance with its anonymised "
+	 "version (YIN pitch tracker, audio/anon.h), mean over the utterances"},
 	{"level", VPA_K_ENUM, 0, "anon_level_spk", -INF, INF, 0,
 	 "anon_level_spk|anon_level_utt", NULL, "anon_level_utt",
 	 "how the enrolment/trial sets were anonymised (VoicePrivacy protocol switch); "
@@ -167,6 +175,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	vpa_xvec_init(&asv_anon);
 	uint32_t *lab = NULL;
 	int rc = 0;
+	struct vpa_json *o = vpa_json_obj();
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_init(&R[i].set);
 	for (int i = 0; i < NR; i++) {
@@ -229,6 +238,38 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			rc = vpa_xvec_set_match(&R[i].set, &R[i + 1].set, err);
 	if (rc)
 		goto out;
+	/* utility: WER of the user's ASR hypotheses, rho_F0 */
+	static const char *const hk[2] = {"hyp", "hyp_anon"};
+	for (int h = 0; h < 2; h++) {
+		const char *hp = vpa_cfg_str(au, &vpa_anon_audio_schema, hk[h]);
+		if (!hp)
+			continue;
+		char *ref = vpa_xvec_join(paths[TI], "text");
+		char *hyp = vpa_path_join(ctx->dir, hp);
+		struct vpa_xvec_wer w;
+		rc = vpa_xvec_wer(ref, hyp, &w, err);
+		free(ref);
+		free(hyp);
+		if (rc)
+			goto out;
+		struct vpa_json *wo = vpa_json_obj();
+		vpa_json_set_num(wo, "wer", w.wer);
+		vpa_json_set_num(wo, "ref_words", (double)w.ref_words);
+		vpa_json_set_num(wo, "ins", (double)w.ins);
+		vpa_json_set_num(wo, "del", (double)w.del);
+		vpa_json_set_num(wo, "sub", (double)w.sub);
+		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
+	}
+	if (vpa_cfg_bool(au, &vpa_anon_audio_schema, "rho_f0") && paths[TIA]) {
+		double rho;
+		size_t nu;
+		if ((rc = vpa_xvec_rho_f0(paths[TI], paths[TIA], ctx->threads, &rho, &nu, err)))
+			goto out;
+		if (nu) {
+			vpa_json_set_num(o, "rho_f0", rho);
+			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
+		}
+	}
 	/* ASV_eval on the original training audio */
 	size_t K;
 	lab = xmalloc(xmul(R[TR].set.n ? R[TR].set.n : 1, sizeof(uint32_t)));
@@ -263,7 +304,6 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 					     err)))
 			goto out;
 	}
-	struct vpa_json *o = vpa_json_obj();
 	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
 	vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
 	vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
@@ -275,7 +315,10 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
 	}
 	vpa_json_set(t->info, "audio", o);
+	o = NULL;
 out:
+	if (o)
+		vpa_json_free(o);
 	for (int i = 0; i < NR; i++)
 		free(paths[i]);
 	if (tmp) {

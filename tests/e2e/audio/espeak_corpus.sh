@@ -24,7 +24,7 @@ sent() {
 mkset() { # set first_spk n_spk first_utt n_utt
 	d="$out/$1"; a="$out/$1_anon"
 	mkdir -p "$d/wav" "$a/wav"
-	: > "$d/wav.scp"; : > "$d/utt2spk"; : > "$d/spk2gender"
+	: > "$d/wav.scp"; : > "$d/utt2spk"; : > "$d/spk2gender"; : > "$d/text"
 	s=$2
 	while [ $s -lt $(($2 + $3)) ]; do
 		if [ $((s % 2)) -eq 0 ]; then g=m; v=m$((s / 2 % 7 + 1)); p=$((20 + (s * 7) % 35))
@@ -43,11 +43,12 @@ mkset() { # set first_spk n_spk first_utt n_utt
 			echo "$utt $d/wav/$utt.wav" >> "$d/wav.scp"
 			echo "$utt $a/wav/$utt.wav" >> "$a/wav.scp"
 			echo "$utt $spk" >> "$d/utt2spk"
+			echo "$utt $(sent $((u % 8)) | tr -d '.,' | tr 'A-Z' 'a-z')" >> "$d/text"
 			u=$((u + 1))
 		done
 		s=$((s + 1))
 	done
-	cp "$d/utt2spk" "$d/spk2gender" "$a/"
+	cp "$d/utt2spk" "$d/spk2gender" "$d/text" "$a/"
 }
 mkset train 0 "$ntr" 0 6
 mkset enroll "$ntr" "$nte" 0 2
