@@ -21,6 +21,7 @@
 
 #include "audio/anon.h"
 #include "audio/anon_int.h"
+#include "core/la.h"
 
 void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind)
 {
@@ -216,7 +217,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 			xcalloc(d.n_utt ? d.n_utt : 1, sizeof(struct vpa_err))};
 	for (size_t i = 0; i < d.n_utt; i++)
 		vpa_err_init(&j.err[i]);
-	vpa_par_jobs(d.n_utt, threads, anon_one, &j, "anonymise", NULL);
+	vpa_par_jobs(d.n_utt, threads, anon_one, &j, "anonymise", vpa_la_run_workers);
 	for (size_t i = 0; !rc && i < d.n_utt; i++)
 		if (j.err[i].status)
 			rc = vpa_fail(err, j.err[i].status, NULL, "%s", j.err[i].msg);

@@ -105,7 +105,7 @@ struct speaker {
 	char voice[48];       /* espeak "en-us+f3", flite "slt" */
 	int pitch, speed;     /* espeak -p, -s */
 	double f0, stretch;   /* flite int_f0_target_mean, duration_stretch */
-	char desc[96];
+	char desc[800];      /* room for any %g the compiler can imagine (-Wformat-truncation) */
 };
 
 static void shuffle(size_t *a, size_t n, struct vpa_rng *r)

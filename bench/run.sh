@@ -38,6 +38,7 @@ awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+str
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
+bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 
 for b in "$BUILD"/bench/bench_*; do
 	case "$(basename "$b")" in bench_metrics|bench_onnx|*.d|*.o) continue ;; esac

@@ -195,20 +195,27 @@ int vpa_poly_roots(size_t n, const double *p, double *re, double *im, struct vpa
 		return 0;
 	if (p[0] == 0)
 		VPA_BUG("vpa_poly_roots: leading coefficient 0");
-	double stack[32 * 32];
-	double *a = n <= 32 ? stack : xmalloc(xmul(n * n, sizeof(double)));
+	double stack[32 * 32 + 3 * 32];
+	double *a = n <= 32 ? stack : xmalloc(xmul(n * n + 3 * n, sizeof(double)));
+	double *scale = a + n * n, *work = scale + n;
 	memset(a, 0, n * n * sizeof(double));
-	for (size_t j = 0; j < n; j++) /* np.roots: A[0, :] = -p[1:] / p[0], ones below */
-		a[j] = -p[j + 1] / p[0];
+	/* column-major companion matrix (np.roots): A[0, j] = -p[j+1] / p[0], ones
+	 * below the diagonal.  It is already upper Hessenberg: dgeev's reduction
+	 * (dgehrd) is skipped; balancing by scaling only (dgebal 'S') keeps the
+	 * Hessenberg form. */
+	for (size_t j = 0; j < n; j++)
+		a[j * n] = -p[j + 1] / p[0];
 	for (size_t i = 1; i < n; i++)
-		a[i * n + i - 1] = 1;
-	double dummy = 0;
-	lapack_int info = LAPACKE_dgeev(LAPACK_ROW_MAJOR, 'N', 'N', (lapack_int)n, a, (lapack_int)n,
-					re, im, &dummy, 1, &dummy, 1);
+		a[i + (i - 1) * n] = 1;
+	lapack_int ilo, ihi, N = (lapack_int)n;
+	lapack_int info = LAPACKE_dgebal_work(LAPACK_COL_MAJOR, 'S', N, a, N, &ilo, &ihi, scale);
+	if (info == 0)
+		info = LAPACKE_dhseqr_work(LAPACK_COL_MAJOR, 'E', 'N', N, ilo, ihi, a, N, re, im, NULL,
+					   N, work, 2 * N);
 	if (a != stack)
 		free(a);
 	if (info < 0)
-		VPA_BUG("LAPACKE_dgeev: argument %d", (int)-info);
+		VPA_BUG("LAPACKE_dgebal/dhseqr: argument %d", (int)-info);
 	if (info > 0)
 		return vpa_fail(err, VPA_ENUMERIC, NULL, "polynomial roots did not converge");
 	return 0;

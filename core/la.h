@@ -79,10 +79,11 @@ int vpa_dspd_logdet(size_t n, const double *a, double *logdet, const char *what,
 
 /*
  * Roots of the polynomial p[0] z^n + p[1] z^(n-1) + ... + p[n] (p[0] != 0) as
- * the eigenvalues of its companion matrix (LAPACKE_dgeev, balancing on), the
- * method of NumPy's np.roots: re, im (n) in LAPACK's order, a complex pair
- * adjacent with the positive imaginary part first; real roots have im exactly
- * 0.  Errors: VPA_ENUMERIC "polynomial roots did not converge".
+ * the eigenvalues of its companion matrix, the method of NumPy's np.roots
+ * (which calls dgeev); the matrix is already Hessenberg, so we balance it
+ * (dgebal, scaling) and call the QR algorithm (dhseqr) directly.  re, im (n)
+ * in LAPACK's order, a complex pair adjacent with the positive imaginary part
+ * first; real roots have im exactly 0.  Errors: VPA_ENUMERIC "polynomial roots did not converge".
  */
 int vpa_poly_roots(size_t n, const double *p, double *re, double *im, struct vpa_err *err);
 

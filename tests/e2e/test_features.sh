@@ -61,36 +61,36 @@ bad() { # NAME EXPECTED_STDERR_FIRST_LINE -- args
 	t_ok "$name: no output, no temporary" bash -c "! ls bad.ark* > /dev/null 2>&1"
 }
 mkdir b1; printf 'r1 %s\nr2 ffmpeg -i x.mp3 -f wav - |\n' "$G/g16.wav" > b1/wav.scp
-bad "unknown pipe command" "vpaudit: error: b1/wav.scp:2: command 'ffmpeg' is not executed: only 'flac -c -d -s FILE |', 'sox FILE -t wav - |' and 'sph2pipe -f wav FILE |' are read" -- features fbank b1
+bad "unknown pipe command" "vpaudit features: error: b1/wav.scp:2: command 'ffmpeg' is not executed: only 'flac -c -d -s FILE |', 'sox FILE -t wav - |' and 'sph2pipe -f wav FILE |' are read" -- features fbank b1
 t_ok "the line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  r2 ffmpeg -i x.mp3 -f wav - |'"
 mkdir b2; printf 'r1 %s\nr2 nowhere.wav\n' "$G/g16.wav" > b2/wav.scp
-bad "missing file" "vpaudit: error: b2/wav.scp:2: cannot open 'nowhere.wav': No such file or directory" -- features fbank b2
+bad "missing file" "vpaudit features: error: b2/wav.scp:2: cannot open 'nowhere.wav': No such file or directory" -- features fbank b2
 t_ok "missing file: the wav.scp line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  r2 nowhere.wav'"
 mkdir b3; printf 'r1 %s\nr2 %s\n' "$G/g16.wav" "$G/g8.wav" > b3/wav.scp
-bad "wrong rate" "vpaudit: error: r2: sample rate 8000 Hz differs from --sample-frequency=16000" -- features fbank b3
+bad "wrong rate" "vpaudit features: error: r2: sample rate 8000 Hz differs from --sample-frequency=16000" -- features fbank b3
 mkdir b4; printf 'r1 %s\nr1 %s\n' "$G/g16.wav" "$G/g16.wav" > b4/wav.scp
-bad "duplicate utterance" "vpaudit: error: b4/wav.scp:2: duplicate recording 'r1' (first on line 1)" -- features fbank b4
+bad "duplicate utterance" "vpaudit features: error: b4/wav.scp:2: duplicate recording 'r1' (first on line 1)" -- features fbank b4
 mkdir b5; printf 'r1 %s\n' "$G/g16.wav" > b5/wav.scp; printf 'u1 r1 0 0.3\nu2 r1 0.3 1.5\n' > b5/segments
-bad "segment past the end" "vpaudit: error: b5/segments:2: segment 'u2' ends at 1.5 s, past the end of recording 'r1' (0.5 s)" -- features fbank b5
+bad "segment past the end" "vpaudit features: error: b5/segments:2: segment 'u2' ends at 1.5 s, past the end of recording 'r1' (0.5 s)" -- features fbank b5
 t_ok "segment past the end: the segments line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  u2 r1 0.3 1.5'"
 mkdir b6; printf 'r1 %s\nr2 %s\n' "$G/g16.wav" "$G/g16.wav" > b6/wav.scp; printf 'r1 s1\nr3 s1\n' > b6/utt2spk
-bad "utt2spk and wav.scp disagree" "vpaudit: error: b6/utt2spk:2: utterance 'r3' is not in wav.scp" -- features fbank b6
+bad "utt2spk and wav.scp disagree" "vpaudit features: error: b6/utt2spk:2: utterance 'r3' is not in wav.scp" -- features fbank b6
 head -c 3000 "$G/g16.wav" > trunc.wav
-bad "truncated wav" "vpaudit: error: trunc.wav: truncated: the data chunk is longer than the file" -- features fbank trunc.wav
-bad "corrupt flac" "vpaudit: error: $C/cut.flac: corrupt audio after 0 samples: flac decoder lost sync." -- features fbank "$C/cut.flac"
-bad "empty audio" "vpaudit: error: $C/empty.wav: no audio samples" -- features fbank "$C/empty.wav"
-bad "NaN in a float wav" "vpaudit: error: $C/nan_float.wav: sample 2 is not finite" -- features fbank "$C/nan_float.wav"
-bad "stereo without --channel" "vpaudit: error: $C/stereo8k.wav: 2 channels: pick one with --channel N (0-based)" -- features fbank --sample-frequency=8000 "$C/stereo8k.wav"
+bad "truncated wav" "vpaudit features: error: trunc.wav: truncated: the data chunk is longer than the file" -- features fbank trunc.wav
+bad "corrupt flac" "vpaudit features: error: $C/cut.flac: corrupt audio after 0 samples: flac decoder lost sync." -- features fbank "$C/cut.flac"
+bad "empty audio" "vpaudit features: error: $C/empty.wav: no audio samples" -- features fbank "$C/empty.wav"
+bad "NaN in a float wav" "vpaudit features: error: $C/nan_float.wav: sample 2 is not finite" -- features fbank "$C/nan_float.wav"
+bad "stereo without --channel" "vpaudit features: error: $C/stereo8k.wav: 2 channels: pick one with --channel N (0-based)" -- features fbank --sample-frequency=8000 "$C/stereo8k.wav"
 t_run "stereo with --channel=1" 0 -- features fbank --sample-frequency=8000 --channel=1 "$C/stereo8k.wav" -o st1.ark --text
 t_run "stereo with --channel=0" 0 -- features fbank --sample-frequency=8000 --channel 0 "$C/stereo8k.wav" -o st0.ark --text
 # stereo8k.wav's channel 1 is minus channel 0: the power spectra, so the features, are equal
 t_ok "channel 1 (= -channel 0) gives channel 0's two frames" bash -c "test \$(wc -l < st1.ark) = 3 && cmp -s st0.ark st1.ark"
 # a failure at the third utterance leaves nothing (the first two were computed)
 mkdir b7; printf 'r1 %s\nr2 %s\nr3 %s\n' "$G/g16.wav" "$G/g16.wav" "$C/empty.wav" > b7/wav.scp
-bad "failure after good utterances" "vpaudit: error: b7/wav.scp:3: $C/empty.wav: no audio samples" -- features fbank b7 --threads=1
+bad "failure after good utterances" "vpaudit features: error: b7/wav.scp:3: $C/empty.wav: no audio samples" -- features fbank b7 --threads=1
 
 cp "$G/g16.wav" "sp ace.wav"
-bad "file name with a space" "vpaudit: error: 'sp ace.wav': the utterance id 'sp ace' (the file name) is empty or has white space: use a wav.scp" -- features fbank "sp ace.wav"
+bad "file name with a space" "vpaudit features: error: 'sp ace.wav': the utterance id 'sp ace' (the file name) is empty or has white space: use a wav.scp" -- features fbank "sp ace.wav"
 
 # usage errors: exit 2
 t_run "unknown option" 2 -- features fbank --num-ceps=13 d -o x.ark
