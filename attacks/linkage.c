@@ -220,6 +220,11 @@ void vpa_linkage_attacker_sets(const struct vpa_anon_target *a, int k,
 	out->pop_name = pn[k];
 	out->test_name = k == A_BASELINE ? "trial" : "trial_anon";
 	out->anon_backend = k == A_SEMI || k == A_INFORMED;
+	/* source audio: the semi-informed attacker's own extractor (ASV_eval^anon) */
+	if (k == A_SEMI && a->trial_semi.n) {
+		out->enroll = &a->enroll_semi;
+		out->test = &a->trial_semi;
+	}
 }
 
 /* Train a back-end, naming the set in errors. */

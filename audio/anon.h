@@ -15,8 +15,8 @@
  * Threads: every function here is reentrant (no global state, scratch per
  * call): any number of threads may call them at once.
  */
-#ifndef VPA_ANON_H
-#define VPA_ANON_H
+#ifndef VPA_AUDIO_ANON_H
+#define VPA_AUDIO_ANON_H
 
 #include <stdint.h>
 
@@ -96,8 +96,8 @@ int vpa_warp(const float *x, size_t n, double rate, const struct vpa_warp_opts *
 enum vpa_anon_kind { VPA_ANON_MCADAMS = 0, VPA_ANON_WARP = 1 };
 enum vpa_anon_level {
 	VPA_ANON_FIXED = 0,     /* the coefficient of the options for every utterance */
-	VPA_ANON_SPEAKER = 1,   /* one coefficient per speaker drawn from [lo, hi) */
-	VPA_ANON_UTTERANCE = 2, /* one per utterance */
+	VPA_SIGANON_SPEAKER = 1,   /* one coefficient per speaker drawn from [lo, hi) */
+	VPA_SIGANON_UTTERANCE = 2, /* one per utterance */
 };
 struct vpa_anon_opts {
 	int kind;                        /* enum vpa_anon_kind */

@@ -121,7 +121,7 @@ double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char
 	if (o->level == VPA_ANON_FIXED)
 		return o->kind == VPA_ANON_MCADAMS ? o->mcadams.alpha : o->warp.alpha;
 	struct vpa_rng r;
-	vpa_rng_split(&r, o->seed, o->level == VPA_ANON_SPEAKER ? spk : utt);
+	vpa_rng_split(&r, o->seed, o->level == VPA_SIGANON_SPEAKER ? spk : utt);
 	return o->lo + (o->hi - o->lo) * vpa_rng_uniform(&r);
 }
 
@@ -196,7 +196,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 	int rc = vpa_datadir_open(&d, in_dir, -1, err);
 	if (!rc && !d.scp)
 		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: not a data directory", in_dir);
-	if (!rc && o->level == VPA_ANON_SPEAKER && !d.utt_spk)
+	if (!rc && o->level == VPA_SIGANON_SPEAKER && !d.utt_spk)
 		rc = vpa_fail(err, VPA_EINPUT, NULL,
 			      "%s: speaker-level anonymisation needs utt2spk", in_dir);
 	for (size_t i = 0; !rc && i < d.n_utt; i++)

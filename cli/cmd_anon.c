@@ -108,9 +108,9 @@ int cmd_anonymise(int argc, char **argv)
 		}
 		case 'l':
 			if (!strcmp(optarg, "speaker"))
-				o.level = VPA_ANON_SPEAKER;
+				o.level = VPA_SIGANON_SPEAKER;
 			else if (!strcmp(optarg, "utterance"))
-				o.level = VPA_ANON_UTTERANCE;
+				o.level = VPA_SIGANON_UTTERANCE;
 			else
 				return cli_usage_error(name, "--level must be speaker or utterance, got '%s'",
 						       optarg);
@@ -151,7 +151,7 @@ int cmd_anonymise(int argc, char **argv)
 	if (have_level && !have_range)
 		return cli_usage_error(name, "--level needs --alpha-range");
 	if (have_range && !have_level)
-		o.level = VPA_ANON_SPEAKER;
+		o.level = VPA_SIGANON_SPEAKER;
 	int rest = argc - 1 - optind;
 	if (rest != 2)
 		return cli_usage_error(name, "expected DATA OUT, got %d argument%s", rest,

@@ -245,6 +245,20 @@ int vpa_nn_softmax_ce(const float *z, size_t R, size_t K, const size_t *off, siz
 int vpa_nn_distill_sq(const float *z, size_t R, size_t K, const float *p, double T,
 		      double *loss /* OUT */, float *dlogits, struct vpa_err *err);
 
+/*
+ * Additive angular margin softmax (AAM-softmax / ArcFace, Deng et al. 2019;
+ * core/nn_aam.c) of embeddings e (R, D) against class weights W (K, D):
+ * cosines c_rk between the L2-normalised rows, logits s c_rk, the target's
+ * s cos(acos(c) + m) (c - m sin(pi - m) once acos(c) + m passes pi); loss the
+ * mean cross-entropy.  d(loss)/d(e) into de (R, D) and d(loss)/d(W) into dW
+ * (K, D) unless NULL (overwritten, not accumulated).  m = 0 is the cosine
+ * softmax with scale s.  Errors (VPA_EINPUT): a label >= K, s <= 0, m
+ * outside [0, pi/2).
+ */
+int vpa_nn_aam_softmax(const float *e, size_t R, size_t D, const float *W, size_t K,
+		       const uint32_t *labels, double margin, double scale,
+		       double *loss /* OUT */, float *de, float *dW, struct vpa_err *err);
+
 /* Row-wise softmax / log-softmax of z (R, K) into out (may equal z). */
 void vpa_nn_softmax(const float *z, size_t R, size_t K, float *out);
 void vpa_nn_log_softmax(const float *z, size_t R, size_t K, float *out);

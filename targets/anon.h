@@ -209,6 +209,8 @@ struct vpa_anon_target {
 	struct vpa_embset enroll_anon;           /* anonymised by the attacker (own draws), or empty */
 	struct vpa_embset enroll_informed;       /* anonymised with the trials' pseudo-speakers, or empty */
 	struct vpa_embset trial, trial_anon;     /* trial_anon rows align with trial rows */
+	/* source audio: enrolment / trials embedded by ASV_eval^anon (semi-informed), or empty */
+	struct vpa_embset enroll_semi, trial_semi;
 	struct vpa_anon_trials trials;
 	/* identification population: extra enrolment speakers (may be empty) */
 	struct vpa_embset pop, pop_anon, pop_informed;
@@ -222,6 +224,12 @@ struct vpa_anon_target {
 };
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech;
+
+/* source: audio (targets/anon_audio.c): the `audio:` schema and the build */
+extern const struct vpa_schema vpa_anon_audio_schema;
+extern const struct vpa_schema vpa_anon_extractor_schema;
+int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err);
 
 /* Same-gender trials of every enrolment speaker against every test row. */
 void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,

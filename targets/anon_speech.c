@@ -196,8 +196,11 @@ static const struct vpa_key import_keys[] = {
 static const struct vpa_schema import_schema = {"import", import_keys};
 
 static const struct vpa_key keys[] = {
-	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import", NULL, "simulate",
-	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings"},
+	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import|audio", NULL,
+	 "simulate",
+	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings; "
+	 "`audio`: Kaldi data directories of original and anonymised audio, embedded by "
+	 "extractors trained in C (targets/anon_audio.c)"},
 	{"anonymiser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &anon_schema,
 	 "{distance: plda, proximity: far, gender: same, assignment: speaker}",
 	 "the x-vector anonymiser's design choices (simulate; import with a pool)"},
@@ -208,6 +211,9 @@ static const struct vpa_key keys[] = {
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{train: {...}, enroll: {...}, trial: {...}, trial_anon: {...}}",
 	 "the embedding sets (source: import)"},
+	{"audio", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_audio_schema,
+	 "{train: data/train, train_anon: data/train_anon, enroll: ..., trial: ...}",
+	 "the data directories and the extractor (source: audio)"},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target anonymised_speech", keys};
@@ -351,6 +357,49 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "import"));
 		return vpa_fail(err, VPA_EINPUT, &l2, "`import:` is only for source 'import'");
 	}
+	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
+	if (!strcmp(source, "audio")) {
+		if (!au)
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"source 'audio' needs an `audio:` mapping with the data directories");
+		if (sim) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
+			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
+		}
+		static const char *const dirs[] = {"train", "train_anon", "enroll", "enroll_anon",
+						   "trial", "trial_anon"};
+		for (size_t i = 0; i < 6; i++) {
+			const struct vpa_ynode *v = vpa_ymap_get(au, dirs[i]);
+			if (v && vpa_check_path(ctx, v, VPA_PATH_DIR, err))
+				return err->status;
+		}
+		int synth = vpa_ymap_get(au, "synthetic") != NULL;
+		int builtin = vpa_ymap_get(au, "anonymise") != NULL;
+		for (size_t i = 0; i < 6; i++) {
+			const struct vpa_ynode *k = vpa_ymap_key(au, dirs[i]);
+			int anon = i % 2;
+			if (k && ((synth && !anon) || (builtin && anon))) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, k);
+				return vpa_fail(err, VPA_EINPUT, &l2, "`%s` cannot be given with `%s`",
+						dirs[i], anon ? "anonymise" : "synthetic");
+			}
+			if (!k && !anon && !synth) {
+				struct vpa_loc l2 = vpa_node_loc(ctx->file, au);
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"source 'audio' needs `%s` (a data directory) or `synthetic`",
+						dirs[i]);
+			}
+		}
+		static const char *const files[] = {"trials", "enrolls"};
+		for (size_t i = 0; i < 2; i++) {
+			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
+			if (v && vpa_check_path(ctx, v, VPA_PATH_FILE, err))
+				return err->status;
+		}
+	} else if (au) {
+		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "audio"));
+		return vpa_fail(err, VPA_EINPUT, &l2, "`audio:` is only for source 'audio'");
+	}
 	if (an) {
 		long long n = vpa_cfg_int(an, &anon_schema, "n");
 		long long ns = vpa_cfg_int(an, &anon_schema, "n_star");
@@ -432,7 +481,8 @@ static void anon_free(struct vpa_target *t)
 		return;
 	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
 				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
-				     &a->pop_anon, &a->pop_informed};
+				     &a->pop_anon, &a->pop_informed, &a->enroll_semi,
+				     &a->trial_semi};
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_release(sets[i]);
 	vpa_anon_trials_release(&a->trials);
@@ -447,7 +497,8 @@ static void init_sets(struct vpa_anon_target *a)
 {
 	struct vpa_embset *sets[] = {&a->train, &a->train_anon, &a->enroll, &a->enroll_anon,
 				     &a->enroll_informed, &a->trial, &a->trial_anon, &a->pop,
-				     &a->pop_anon, &a->pop_informed};
+				     &a->pop_anon, &a->pop_informed, &a->enroll_semi,
+				     &a->trial_semi};
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_init(sets[i]);
 }
@@ -797,6 +848,65 @@ static int select_enrolls(const char *path, struct vpa_embset *set, struct vpa_e
 	return 0;
 }
 
+/* The VoicePrivacy trials list (path relative to the scenario), or every same-gender pair. */
+static int read_trials(struct vpa_run_ctx *ctx, const char *trials, struct vpa_anon_target *a,
+		       struct vpa_err *err)
+{
+	if (!trials) {
+		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
+		return 0;
+	}
+	struct vpa_kaldi_trials kt;
+	char *p = vpa_path_join(ctx->dir, trials);
+	vpa_kaldi_trials_init(&kt);
+	int rc = vpa_kaldi_read_trials(p, &kt, err);
+	free(p);
+	if (!rc) {
+		a->trials.n = kt.n;
+		a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+		a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
+		a->trials.tar = xmalloc(kt.n ? kt.n : 1);
+		memcpy(a->trials.tar, kt.target, kt.n);
+		rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
+					       a->trials.t, err);
+	}
+	vpa_kaldi_trials_release(&kt);
+	return rc;
+}
+
+/*
+ * source audio: the enrolment selection (enrolls), every anonymised set in
+ * its original's order (speakers for enrolment, rows for trials), the trials.
+ */
+static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+		      struct vpa_anon_target *a, struct vpa_err *err)
+{
+	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
+	const char *enrolls = vpa_cfg_str(au, &vpa_anon_audio_schema, "enrolls");
+	int rc = 0;
+	if (enrolls) {
+		char *p = vpa_path_join(ctx->dir, enrolls);
+		rc = select_enrolls(p, &a->enroll, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_anon, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_semi, err);
+		free(p);
+		if (rc)
+			return rc;
+	}
+	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
+	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)))
+		return rc;
+	if (a->trial_anon.n &&
+	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
+		return rc;
+	if (a->trial_semi.n &&
+	    (rc = align_rows(&a->trial, &a->trial_semi, "trial_anon", &a->trial_semi, err)))
+		return rc;
+	return read_trials(ctx, vpa_cfg_str(au, &vpa_anon_audio_schema, "trials"), a, err);
+}
+
 static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
 {
@@ -868,27 +978,8 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (a->trial_anon.n &&
 	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
 		goto out;
-	if (trials) {
-		struct vpa_kaldi_trials kt;
-		char *p = vpa_path_join(ctx->dir, trials);
-		vpa_kaldi_trials_init(&kt);
-		rc = vpa_kaldi_read_trials(p, &kt, err);
-		free(p);
-		if (!rc) {
-			a->trials.n = kt.n;
-			a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-			a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-			a->trials.tar = xmalloc(kt.n ? kt.n : 1);
-			memcpy(a->trials.tar, kt.target, kt.n);
-			rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
-						       a->trials.t, err);
-		}
-		vpa_kaldi_trials_release(&kt);
-		if (rc)
-			goto out;
-	} else {
-		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
-	}
+	if ((rc = read_trials(ctx, trials, a, err)))
+		goto out;
 	/* the anonymiser on the imported pool: pseudo-speakers for the user's synthesiser */
 	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
 	if (pool.n) {
@@ -925,7 +1016,16 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
 	out->simulated = a->simulated = sim;
 	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
-	int rc = sim ? build_sim(ctx, cfg, out, a, err) : build_import(ctx, cfg, out, a, err);
+	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
+	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
+		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
+			 : build_import(ctx, cfg, out, a, err);
+	if (!rc && audio) {
+		rc = audio_sets(ctx, cfg, a, err);
+		/* a synthetic corpus is labelled like a simulation in every report */
+		if (vpa_ymap_get(vpa_ymap_get(cfg, "audio"), "synthetic"))
+			out->simulated = 1;
+	}
 	if (rc)
 		return rc;
 	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");

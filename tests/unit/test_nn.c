@@ -539,6 +539,89 @@ static void test_distill_sq(void)
 	}
 }
 
+/*
+ * AAM-softmax (vpa_nn_aam_softmax): the value by hand for one row, and both
+ * gradients (embeddings and class weights) against central finite
+ * differences, with margins on both branches of phi.
+ */
+static double aam_loss(const float *e, size_t R, size_t D, const float *W, size_t K,
+		       const uint32_t *y, double m, double s)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	double l = NAN;
+	vpa_nn_aam_softmax(e, R, D, W, K, y, m, s, &l, NULL, NULL, &err);
+	return l;
+}
+
+static void test_aam_softmax(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	/* e = (1, 0), W = {(1, 0), (0, 2)}, y = 0: c = (1, 0); m = 0.5, s = 2:
+	 * z = (2 cos 0.5, 0), loss = log(1 + exp(-2 cos 0.5)) */
+	float e1[2] = {3, 0}, W1[4] = {1, 0, 0, 2}, de1[2], dW1[4];
+	uint32_t y1 = 0;
+	double l;
+	CHECK(vpa_nn_aam_softmax(e1, 1, 2, W1, 2, &y1, 0.5, 2, &l, de1, dW1, &err) == 0);
+	CHECK_NEAR(l, log(1 + exp(-2 * cos(0.5))), 1e-6);
+	/* m = 0 is the cosine softmax: e = (1, 1), W = {(1, 0), (0, 1)}, y = 1:
+	 * c = (1/sqrt2, 1/sqrt2), loss = log 2 */
+	float e2[2] = {1, 1}, W2[4] = {1, 0, 0, 1};
+	uint32_t y2 = 1;
+	CHECK(vpa_nn_aam_softmax(e2, 1, 2, W2, 2, &y2, 0, 5, &l, NULL, NULL, &err) == 0);
+	CHECK_NEAR(l, log(2.0), 1e-6);
+	/* errors */
+	uint32_t bad = 2;
+	CHECK(vpa_nn_aam_softmax(e2, 1, 2, W2, 2, &bad, 0.2, 30, &l, NULL, NULL, &err) ==
+	      VPA_EINPUT);
+	CHECK(vpa_nn_aam_softmax(e2, 1, 2, W2, 2, &y2, 0.2, 0, &l, NULL, NULL, &err) ==
+	      VPA_EINPUT);
+	CHECK(vpa_nn_aam_softmax(e2, 1, 2, W2, 2, &y2, 2.0, 30, &l, NULL, NULL, &err) ==
+	      VPA_EINPUT);
+	/* finite differences: 6 rows, 5 dims, 4 classes */
+	enum { R = 6, D = 5, K = 4 };
+	float e[R * D], W[K * D], de[R * D], dW[K * D];
+	uint32_t y[R];
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 4242);
+	for (size_t i = 0; i < R * D; i++)
+		e[i] = (float)vpa_rng_normal(&r);
+	for (size_t i = 0; i < K * D; i++)
+		W[i] = (float)vpa_rng_normal(&r);
+	for (size_t i = 0; i < R; i++)
+		y[i] = (uint32_t)(i % K);
+	/* m = 0.2, s = 4 (cos branch); m = 1.4, s = 3 (some targets on the
+	 * fallback branch: acos(c) + 1.4 > pi for c < cos(pi - 1.4) = -0.17) */
+	const double ms[2] = {0.2, 1.4}, ss[2] = {4, 3};
+	for (int t = 0; t < 2; t++) {
+		CHECK(vpa_nn_aam_softmax(e, R, D, W, K, y, ms[t], ss[t], &l, de, dW, &err) == 0);
+		double worst = 0, scale = 0;
+		for (int which = 0; which < 2; which++) {
+			float *x = which ? W : e, *g = which ? dW : de;
+			size_t n = which ? (size_t)K * D : (size_t)R * D;
+			for (size_t j = 0; j < n; j++)
+				scale = fmax(scale, fabs(g[j]));
+			for (size_t j = 0; j < n; j++) {
+				float x0 = x[j];
+				x[j] = x0 + 1e-2f;
+				float hp = x[j] - x0;
+				double lp = aam_loss(e, R, D, W, K, y, ms[t], ss[t]);
+				x[j] = x0 - 1e-2f;
+				float hm = x0 - x[j];
+				double lm = aam_loss(e, R, D, W, K, y, ms[t], ss[t]);
+				x[j] = x0;
+				double num = (lp - lm) / ((double)hp + (double)hm);
+				worst = fmax(worst, fabs(num - g[j]));
+			}
+		}
+		CHECK(scale > 1e-3); /* a check that can fail: the gradient is not zero */
+		CHECK(worst / scale < 2e-3);
+		if (!(worst / scale < 2e-3))
+			printf("#   aam m=%g: worst relative gradient error %g\n", ms[t], worst / scale);
+	}
+}
+
 static void test_softmax_ce_values(void)
 {
 	struct vpa_err err;
@@ -719,6 +802,7 @@ int main(void)
 	RUN(test_grad_softmax_ce);
 	RUN(test_softmax_ce_values);
 	RUN(test_distill_sq);
+	RUN(test_aam_softmax);
 	RUN(test_grad_lstm);
 	RUN(test_lstm_values);
 	RUN(test_grad_embedding);

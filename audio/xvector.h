@@ -1,0 +1,155 @@
+/*
+ * audio/xvector.h - a speaker-embedding extractor trained by vpaudit in C
+ * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17):
+ * an x-vector network (Snyder et al., ICASSP 2018, table 1, scaled down) on
+ * the frames of the audio front-end (fbank/MFCC after CMVN/VAD):
+ *
+ *   tdnn H {-2..2}, relu, batchnorm
+ *   tdnn H {-2,0,2}, relu, batchnorm
+ *   tdnn H {-3,0,3}, relu, batchnorm
+ *   tdnn H {0}, relu, batchnorm
+ *   tdnn 2H {0}, relu, batchnorm
+ *   statspool                         -> (1, 4H) per utterance
+ *   dense E "embedding"               <- the x-vector (the embedding layer "a")
+ *
+ * trained as a speaker classifier on random chunks of the training
+ * utterances with either
+ *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
+ *   aam:     AAM-softmax (core/nn.h vpa_nn_aam_softmax) with margin m and
+ *            scale s on the embedding against K class centres.
+ * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
+ * (so it is the same for any thread count); extraction shares utterances out
+ * to threads, each with its own copy of the network (EVAL mode, full
+ * utterances), so embeddings do not depend on the thread count either.
+ */
+#ifndef VPA_XVECTOR_H
+#define VPA_XVECTOR_H
+
+#include "audio/audio.h"
+#include "core/base.h"
+#include "core/embset.h"
+#include "core/nn.h"
+
+enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
+
+struct vpa_xvec_opts {
+	size_t hidden;    /* H: 128 */
+	size_t emb_dim;   /* E: 64 */
+	int loss;         /* enum vpa_xvec_loss: AAM */
+	double margin;    /* AAM margin m (radians): 0.2 */
+	double scale;     /* AAM scale s: 30 */
+	int epochs;       /* passes over the training utterances: 30 */
+	size_t batch;     /* chunks per step: 32 */
+	size_t chunk;     /* frames per training chunk (shorter utterances whole): 200 */
+	double lr;        /* Adam learning rate: 2e-3 (decayed linearly to lr/10) */
+	uint64_t seed;    /* initialisation and chunk draws: 1 */
+	int verbose;      /* progress line per epoch on stderr */
+};
+void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
+
+/* A trained extractor (owned parts). */
+struct vpa_xvec {
+	struct vpa_nn *net;  /* trunk up to the embedding layer */
+	size_t emb_dim;
+	double final_loss;   /* mean training loss of the last epoch */
+};
+void vpa_xvec_init(struct vpa_xvec *x);
+void vpa_xvec_release(struct vpa_xvec *x);
+
+/*
+ * Train on n utterances' features (feats[i] rows x dim, the same dim for
+ * all) with speaker labels[i] < n_class.  init non-NULL: fine-tune from that
+ * extractor's trunk (same dim and options' sizes) with a new classifier head.
+ * Errors (VPA_EINPUT): fewer than 2 classes, a label out of range, mixed
+ * feature dimensions, no utterance with a frame.
+ */
+int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t n,
+		   size_t n_class, const struct vpa_xvec_opts *o, const struct vpa_xvec *init,
+		   struct vpa_xvec *out /* OUT, release with vpa_xvec_release */,
+		   struct vpa_err *err);
+
+/*
+ * Embeddings of n utterances (whole) into out (n, emb_dim), on `threads`
+ * threads.  An utterance without a frame is an error naming ids[i] (ids may
+ * be NULL: "utterance I").
+ */
+int vpa_xvec_embed(const struct vpa_xvec *x, const struct vpa_fmat *feats,
+		   const char *const *ids, size_t n, int threads, float *out,
+		   struct vpa_err *err);
+
+/* ------------------------------------------------ Kaldi data directories */
+
+/*
+ * The features of every utterance of a Kaldi data directory (wav.scp,
+ * utt2spk required; spk2gender optional), computed by the front-end f on
+ * `threads` threads.  Utterances keep the directory's order.
+ */
+struct vpa_xvec_set {
+	char *dir;              /* owned copy of the path */
+	size_t n;
+	char **utt, **spk;      /* (n) owned */
+	char *gender;           /* (n) 'm', 'f' or 0 per utterance, owned */
+	struct vpa_fmat *feats; /* (n) owned */
+};
+void vpa_xvec_set_init(struct vpa_xvec_set *s);
+void vpa_xvec_set_release(struct vpa_xvec_set *s);
+
+/*
+ * Errors: those of the data directory and the audio ("DIR/wav.scp:3: cannot
+ * open ..."), audio at another rate than the front-end's ("DIR: utterance
+ * 'u1': sample rate 8000 Hz differs from --sample-frequency=16000"), no
+ * utt2spk ("DIR: utt2spk is required (the speaker of every utterance)").
+ */
+int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
+		      struct vpa_xvec_set *out, struct vpa_err *err);
+
+/*
+ * An anonymised set must hold exactly the utterances of its original, with
+ * the same speakers: error "ANON: utterance 'u3' of ORIG is missing" (or
+ * "... is not in ORIG", "... has speaker 'b' in ANON but 'a' in ORIG").
+ */
+int vpa_xvec_set_match(const struct vpa_xvec_set *orig, const struct vpa_xvec_set *anon,
+		       struct vpa_err *err);
+
+/* Speaker labels 0 .. *n_class-1 in order of first appearance (labels: (n)). */
+void vpa_xvec_set_labels(const struct vpa_xvec_set *s, uint32_t *labels, size_t *n_class);
+
+/* Embed every utterance of s with x into out (an initialised, empty set). */
+int vpa_xvec_set_embed(const struct vpa_xvec *x, const struct vpa_xvec_set *s, int threads,
+		       struct vpa_embset *out, struct vpa_err *err);
+
+/*
+ * The built-in corpus and anonymisers for `source: audio` (thin wrappers over
+ * audio/anon.h, whose names clash with targets/anon.h's):
+ * vpa_xvec_synth = vpa_synth_corpus with those sizes; vpa_xvec_anonymise =
+ * vpa_anonymise_datadir, McAdams (warp 0) or bilinear warping (warp 1), a
+ * coefficient drawn from [lo, hi) per speaker (utt_level 0) or utterance.
+ * vpa_xvec_join: "a/b" (caller frees); vpa_xvec_rm_tree removes a folder.
+ */
+int vpa_xvec_synth(int speakers, int utts, const char *brown, uint64_t seed, const char *out,
+		   int threads, struct vpa_err *err);
+int vpa_xvec_anonymise(const char *in, const char *out, int warp, int utt_level, double lo,
+		       double hi, uint64_t seed, int threads, struct vpa_err *err);
+char *vpa_xvec_join(const char *a, const char *b);
+
+/* Utility (issue 17 item 4), wrappers over audio/anon.h as well. */
+struct vpa_xvec_wer {
+	double wer; /* percent */
+	size_t ref_words, ins, del, sub, n_utt;
+};
+/* vpa_wer_files: REF and HYP Kaldi text files; every REF utterance in HYP. */
+int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
+		 struct vpa_err *err);
+/*
+ * rho_F0 (VPC 2022) of every utterance of the original directory against the
+ * same utterance of the anonymised one (YIN pitch, audio/anon.h defaults):
+ * *mean gets the mean over the utterances where it is defined (at least 2
+ * frames voiced in both, F0 not constant), *n_used their number (0: *mean is
+ * NaN and the caller reports none).  Errors: unreadable audio, a missing
+ * utterance.
+ */
+int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mean,
+		    size_t *n_used, struct vpa_err *err);
+void vpa_xvec_rm_tree(const char *path);
+
+#endif

@@ -1,0 +1,335 @@
+/*
+ * targets/anon_audio.c - `source: audio` of the target kind
+ * `anonymised_speech` (issue 17): Kaldi data directories of original audio
+ * (the attacker's training set, enrolment, trials) and of their anonymised
+ * versions (one directory per set, the user's anonymiser output), turned into
+ * the embedding sets the existing attacks read by extractors trained in C
+ * (audio/xvector.h) on the attacker's training audio:
+ *
+ *   ASV_eval       trained on `train`; embeds train, enroll, trial (baseline,
+ *                  ignorant) and enroll_anon, trial_anon (lazy-informed);
+ *   ASV_eval^anon  trained on `train_anon` (VPC 2022/2024 eval_post), from
+ *                  scratch or fine-tuned from ASV_eval (`semi_informed:
+ *                  finetune`); embeds train_anon, enroll_anon, trial_anon for
+ *                  the semi-informed attacker (its back-end is trained on
+ *                  train_anon embedded the same way).
+ *
+ * Why a source of `anonymised_speech` and not a new kind: every attack of that
+ * kind (linkage with its five attackers and G_VD, identification, the gates
+ * and reports) then works unchanged on audio; only the way the embedding sets
+ * are made differs.
+ */
+#include "audio/xvector.h"
+#include "targets/anon.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define INF INFINITY
+static const struct vpa_key ext_keys[] = {
+	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
+	 "front-end: Kaldi fbank or MFCC (audio/README.md), with per-utterance mean "
+	 "normalisation and energy VAD"},
+	{"num_mel_bins", VPA_K_INT, 0, "30", 3, 1024, 0, NULL, NULL, "40", "mel bands"},
+	{"vad", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "keep only the frames Kaldi's energy VAD marks voiced"},
+	{"hidden", VPA_K_INT, 0, "128", 4, 4096, 0, NULL, NULL, "256", "TDNN width H"},
+	{"emb_dim", VPA_K_INT, 0, "64", 2, 4096, 0, NULL, NULL, "128", "embedding dimension"},
+	{"loss", VPA_K_ENUM, 0, "aam", -INF, INF, 0, "aam|softmax", NULL, "softmax",
+	 "additive angular margin softmax or plain softmax"},
+	{"margin", VPA_K_NUM, 0, "0.2", 0, 1.5, 0, NULL, NULL, "0.3", "AAM margin (radians)"},
+	{"scale", VPA_K_NUM, 0, "30", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "30", "AAM scale"},
+	{"epochs", VPA_K_INT, 0, "30", 1, 100000, 0, NULL, NULL, "20", "training epochs"},
+	{"batch", VPA_K_INT, 0, "32", 2, 100000, 0, NULL, NULL, "64", "chunks per step"},
+	{"chunk", VPA_K_INT, 0, "200", 10, 100000, 0, NULL, NULL, "300",
+	 "frames per training chunk"},
+	{"lr", VPA_K_NUM, 0, "0.002", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
+	 "Adam learning rate (linear decay to a tenth)"},
+	{"semi_informed", VPA_K_ENUM, 0, "retrain", -INF, INF, 0, "retrain|finetune", NULL,
+	 "finetune", "ASV_eval^anon: trained from scratch on train_anon, or fine-tuned from "
+	 "ASV_eval"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_extractor_schema = {"extractor", ext_keys};
+
+static const struct vpa_key synth_keys[] = {
+	{"speakers", VPA_K_INT, 0, "60", 6, 100000, 0, NULL, NULL, "60",
+	 "speakers of both genders (half train, half enrolment/trials)"},
+	{"utts", VPA_K_INT, 0, "8", 3, 10000, 0, NULL, NULL, "8", "utterances per speaker"},
+	{"brown", VPA_K_STR, 0, "data/brown", -INF, INF, 0, NULL, NULL, "data/brown",
+	 "the Brown corpus folder the sentences come from (relative to the current directory)"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_synth_schema = {"synthetic", synth_keys};
+
+static const struct vpa_key anonymise_keys[] = {
+	{"method", VPA_K_ENUM, 0, "mcadams", -INF, INF, 0, "mcadams|warp", NULL, "mcadams",
+	 "McAdams coefficient (VPC B2) or bilinear frequency warping (audio/anon.h)"},
+	{"low", VPA_K_NUM, 0, "0.5", -1, 2, 0, NULL, NULL, "0.5",
+	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`)"},
+	{"high", VPA_K_NUM, 0, "0.9", -1, 2, 0, NULL, NULL, "0.9", "upper end of that range"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_anonymise_schema = {"anonymise", anonymise_keys};
+
+static const struct vpa_key audio_keys[] = {
+	{"synthetic", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_synth_schema,
+	 "{speakers: 60, utts: 8}",
+	 "make a SYNTHETIC corpus at run time (`vpaudit synth-corpus`: espeak-ng and flite "
+	 "voices reading Brown sentences) instead of train/enroll/trial; reports label it "
+	 "simulated"},
+	{"anonymise", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_anonymise_schema,
+	 "{method: mcadams, low: 0.5, high: 0.9}",
+	 "make the anonymised sets with a built-in signal anonymiser (instead of *_anon "
+	 "directories), a coefficient per speaker (anon_level_spk) or utterance (anon_level_utt)"},
+	{"train", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/train",
+	 "Kaldi data directory (wav.scp, utt2spk): the attacker's original training audio"},
+	{"train_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/train_anon",
+	 "the same utterances anonymised (semi-informed attacker)"},
+	{"enroll", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll",
+	 "original enrolment audio (spk2gender)"},
+	{"enroll_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll_anon",
+	 "enrolment anonymised (lazy- and semi-informed)"},
+	{"trial", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial",
+	 "original trial audio (spk2gender)"},
+	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
+	 "trial audio anonymised (every attacker but the baseline)"},
+	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll/enrolls",
+	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
+	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
+	 "VoicePrivacy trials list `enroll_spk test_utt target|nontarget` (e.g. trials_f, "
+	 "trials_m or their union; default: every same-gender pair, which needs spk2gender)"},
+	{"hyp", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial.hyp",
+	 "your ASR's hypotheses on the original trials (Kaldi `text`): WER against the trial "
+	 "directory's `text`"},
+	{"hyp_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
+	 "your ASR's hypotheses on the anonymised trials: WER against the same reference"},
+	{"rho_f0", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "pitch correlation rho_F0 (VPC 2022) of every trial utterance with its anonymised "
+	 "version (YIN pitch tracker, audio/anon.h), mean over the utterances"},
+	{"level", VPA_K_ENUM, 0, "anon_level_spk", -INF, INF, 0,
+	 "anon_level_spk|anon_level_utt", NULL, "anon_level_utt",
+	 "how the enrolment/trial sets were anonymised (VoicePrivacy protocol switch); "
+	 "recorded in the report"},
+	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_extractor_schema,
+	 "{loss: aam, epochs: 20}", "the x-vector extractor trained in C (audio/xvector.h)"},
+	{NULL},
+};
+const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys};
+
+struct role {
+	const char *key;
+	struct vpa_xvec_set set;
+};
+
+int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
+{
+	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
+	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
+	const struct vpa_schema *xs = &vpa_anon_extractor_schema;
+	struct vpa_feat_opts fo;
+	int mfcc = !strcmp(vpa_cfg_str(ex, xs, "features"), "mfcc");
+	vpa_feat_opts_init(&fo, mfcc ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
+	fo.num_mel_bins = (int)vpa_cfg_int(ex, xs, "num_mel_bins");
+	if (mfcc)
+		fo.num_ceps = fo.num_mel_bins < 30 ? fo.num_mel_bins : 30;
+	fo.cmvn = VPA_CMVN_UTT;
+	fo.vad = vpa_cfg_bool(ex, xs, "vad");
+	struct vpa_feat *feat = vpa_feat_new(&fo, err);
+	if (!feat)
+		return err->status;
+	struct vpa_xvec_opts xo;
+	vpa_xvec_opts_init(&xo);
+	xo.hidden = (size_t)vpa_cfg_int(ex, xs, "hidden");
+	xo.emb_dim = (size_t)vpa_cfg_int(ex, xs, "emb_dim");
+	xo.loss = !strcmp(vpa_cfg_str(ex, xs, "loss"), "aam") ? VPA_XVEC_AAM : VPA_XVEC_SOFTMAX;
+	xo.margin = vpa_cfg_num(ex, xs, "margin");
+	xo.scale = vpa_cfg_num(ex, xs, "scale");
+	xo.epochs = (int)vpa_cfg_int(ex, xs, "epochs");
+	xo.batch = (size_t)vpa_cfg_int(ex, xs, "batch");
+	xo.chunk = (size_t)vpa_cfg_int(ex, xs, "chunk");
+	xo.lr = vpa_cfg_num(ex, xs, "lr");
+	xo.verbose = 1;
+	{
+		char name[300];
+		struct vpa_rng r;
+		snprintf(name, sizeof(name), "target/%s/extractor", t->id);
+		vpa_rng_split(&r, ctx->seed, name);
+		xo.seed = vpa_rng_u64(&r);
+	}
+	int finetune = !strcmp(vpa_cfg_str(ex, xs, "semi_informed"), "finetune");
+	const struct vpa_ynode *sy = vpa_ymap_get(au, "synthetic");
+	const struct vpa_ynode *an = vpa_ymap_get(au, "anonymise");
+	int utt_level = !strcmp(vpa_cfg_str(au, &vpa_anon_audio_schema, "level"), "anon_level_utt");
+	char *tmp = NULL;
+	char *paths[6] = {NULL};
+	enum { TR, TRA, EN, ENA, TI, TIA, NR };
+	struct role R[NR] = {{"train", {0}}, {"train_anon", {0}}, {"enroll", {0}},
+			     {"enroll_anon", {0}}, {"trial", {0}}, {"trial_anon", {0}}};
+	struct vpa_xvec asv, asv_anon;
+	vpa_xvec_init(&asv);
+	vpa_xvec_init(&asv_anon);
+	uint32_t *lab = NULL;
+	int rc = 0;
+	struct vpa_json *o = vpa_json_obj();
+	for (int i = 0; i < NR; i++)
+		vpa_xvec_set_init(&R[i].set);
+	for (int i = 0; i < NR; i++) {
+		const char *p = vpa_cfg_str(au, &vpa_anon_audio_schema, R[i].key);
+		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
+	}
+	if (sy || an) {
+		char tpl[] = "/tmp/vpaudit-audio-XXXXXX";
+		if (!mkdtemp(tpl)) {
+			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder: %s",
+				      strerror(errno));
+			goto out;
+		}
+		tmp = xstrdup(tpl);
+	}
+	if (sy) {
+		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");
+		char *cdir = vpa_xvec_join(tmp, "corpus");
+		if (!vpa_quiet)
+			fprintf(stderr, "vpaudit: %s: synthesising a corpus of %d speakers\n", t->id,
+				nspk);
+		rc = vpa_xvec_synth(nspk, (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "utts"),
+				    vpa_cfg_str(sy, &vpa_anon_synth_schema, "brown"), xo.seed, cdir,
+				    ctx->threads, err);
+		static const char *const sub[] = {"train", "enrol", "trials"};
+		for (int i = 0; i < 3 && rc == 0; i++) {
+			free(paths[2 * i]);
+			paths[2 * i] = vpa_xvec_join(cdir, sub[i]);
+		}
+		free(cdir);
+		if (rc)
+			goto out;
+		vpa_json_set_str(t->info, "synthetic",
+				 "SYNTHETIC speech (espeak-ng / flite voices reading Brown sentences), "
+				 "not recordings of people");
+	}
+	if (an) {
+		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
+		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
+		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
+		for (int i = 0; i < NR && rc == 0; i += 2) {
+			if (!paths[i])
+				continue;
+			free(paths[i + 1]);
+			paths[i + 1] = vpa_xvec_join(tmp, R[i + 1].key);
+			if (!vpa_quiet)
+				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
+			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp, utt_level, lo, hi,
+						xo.seed, ctx->threads, err);
+		}
+		if (rc)
+			goto out;
+	}
+	for (int i = 0; i < NR && rc == 0; i++)
+		if (paths[i])
+			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
+	/* every anonymised set holds exactly its original's utterances */
+	for (int i = 0; i < NR && rc == 0; i += 2)
+		if (R[i + 1].set.dir)
+			rc = vpa_xvec_set_match(&R[i].set, &R[i + 1].set, err);
+	if (rc)
+		goto out;
+	/* utility: WER of the user's ASR hypotheses, rho_F0 */
+	static const char *const hk[2] = {"hyp", "hyp_anon"};
+	for (int h = 0; h < 2; h++) {
+		const char *hp = vpa_cfg_str(au, &vpa_anon_audio_schema, hk[h]);
+		if (!hp)
+			continue;
+		char *ref = vpa_xvec_join(paths[TI], "text");
+		char *hyp = vpa_path_join(ctx->dir, hp);
+		struct vpa_xvec_wer w;
+		rc = vpa_xvec_wer(ref, hyp, &w, err);
+		free(ref);
+		free(hyp);
+		if (rc)
+			goto out;
+		struct vpa_json *wo = vpa_json_obj();
+		vpa_json_set_num(wo, "wer", w.wer);
+		vpa_json_set_num(wo, "ref_words", (double)w.ref_words);
+		vpa_json_set_num(wo, "ins", (double)w.ins);
+		vpa_json_set_num(wo, "del", (double)w.del);
+		vpa_json_set_num(wo, "sub", (double)w.sub);
+		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
+	}
+	if (vpa_cfg_bool(au, &vpa_anon_audio_schema, "rho_f0") && paths[TIA]) {
+		double rho;
+		size_t nu;
+		if ((rc = vpa_xvec_rho_f0(paths[TI], paths[TIA], ctx->threads, &rho, &nu, err)))
+			goto out;
+		if (nu) {
+			vpa_json_set_num(o, "rho_f0", rho);
+			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
+		}
+	}
+	/* ASV_eval on the original training audio */
+	size_t K;
+	lab = xmalloc(xmul(R[TR].set.n ? R[TR].set.n : 1, sizeof(uint32_t)));
+	vpa_xvec_set_labels(&R[TR].set, lab, &K);
+	if ((rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err)))
+		goto out;
+	if ((rc = vpa_xvec_set_embed(&asv, &R[TR].set, ctx->threads, &a->train, err)) ||
+	    (rc = vpa_xvec_set_embed(&asv, &R[EN].set, ctx->threads, &a->enroll, err)) ||
+	    (rc = vpa_xvec_set_embed(&asv, &R[TI].set, ctx->threads, &a->trial, err)))
+		goto out;
+	if (R[ENA].set.dir &&
+	    (rc = vpa_xvec_set_embed(&asv, &R[ENA].set, ctx->threads, &a->enroll_anon, err)))
+		goto out;
+	if (R[TIA].set.dir &&
+	    (rc = vpa_xvec_set_embed(&asv, &R[TIA].set, ctx->threads, &a->trial_anon, err)))
+		goto out;
+	/* ASV_eval^anon on the anonymised training audio */
+	if (R[TRA].set.dir) {
+		vpa_xvec_set_labels(&R[TRA].set, lab, &K);
+		if ((rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
+					 finetune ? &asv : NULL, &asv_anon, err)))
+			goto out;
+		if ((rc = vpa_xvec_set_embed(&asv_anon, &R[TRA].set, ctx->threads, &a->train_anon,
+					     err)))
+			goto out;
+		if (R[ENA].set.dir &&
+		    (rc = vpa_xvec_set_embed(&asv_anon, &R[ENA].set, ctx->threads, &a->enroll_semi,
+					     err)))
+			goto out;
+		if (R[TIA].set.dir &&
+		    (rc = vpa_xvec_set_embed(&asv_anon, &R[TIA].set, ctx->threads, &a->trial_semi,
+					     err)))
+			goto out;
+	}
+	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
+	vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
+	vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
+	vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
+	vpa_json_set_num(o, "epochs", (double)xo.epochs);
+	vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
+	if (asv_anon.net) {
+		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
+		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
+	}
+	vpa_json_set(t->info, "audio", o);
+	o = NULL;
+out:
+	if (o)
+		vpa_json_free(o);
+	for (int i = 0; i < NR; i++)
+		free(paths[i]);
+	if (tmp) {
+		vpa_xvec_rm_tree(tmp);
+		free(tmp);
+	}
+	free(lab);
+	vpa_xvec_release(&asv);
+	vpa_xvec_release(&asv_anon);
+	for (int i = 0; i < NR; i++)
+		vpa_xvec_set_release(&R[i].set);
+	vpa_feat_free(feat);
+	return rc;
+}

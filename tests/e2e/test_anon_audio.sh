@@ -1,0 +1,114 @@
+#!/bin/bash
+# tests/e2e/test_anon_audio.sh - the anonymised_speech target from audio
+# (issue 17): a synthetic espeak-ng corpus with a speaker-level pitch-shift
+# stand-in anonymiser (tests/e2e/audio/espeak_corpus.sh), extractors trained in
+# C (ASV_eval on original, ASV_eval^anon on anonymised training audio), the
+# attackers' EERs pinned by gates (the VoicePrivacy finding: the semi-informed
+# attacker with the retrained extractor beats the lazy-informed one), and bad
+# input (an utterance missing on one side, audio at another rate): the error,
+# exit 1, no result written.
+. tests/e2e/lib.sh
+C=$T/corpus
+no_nan() { ! grep -Eqi ': -?(nan|inf|infinity),?$' "$1"; }
+bash tests/e2e/audio/espeak_corpus.sh "$C" 24 8 > /dev/null 2>&1
+t_ok "espeak-ng corpus made" test -s "$C/trial_anon/wav.scp" -a -s "$C/train/spk2gender"
+# the anonymised trials listed in another order than the originals: rows are matched by id
+tac "$C/trial_anon/wav.scp" > "$T/scp" && cp "$T/scp" "$C/trial_anon/wav.scp"
+
+# ASR hypotheses: exact on the originals; one word deleted on the anonymised trials
+cp "$C/trial/text" "$T/hyp"
+sed '1s/^\([^ ]*\) [^ ]*/\1/' "$C/trial/text" > "$T/hyp_anon"
+scn() { # $1 file, $2 corpus, $3 extra YAML
+	cat > "$1" <<YAML
+name: anon-audio
+seed: 1
+report: [json]
+targets:
+  - id: a
+    kind: anonymised_speech
+    source: audio
+    audio:
+      train: $2/train
+      train_anon: $2/train_anon
+      enroll: $2/enroll
+      enroll_anon: $2/enroll_anon
+      trial: $2/trial
+      trial_anon: $2/trial_anon
+      hyp: $T/hyp
+      hyp_anon: $T/hyp_anon
+      rho_f0: true
+      extractor: {epochs: 15, hidden: 64, emb_dim: 32, chunk: 150, batch: 16}
+    backend: {lda_dim: 16, scoring: cosine}
+attacks:
+  - {id: link, kind: linkage, target: a, attackers: [baseline, ignorant, lazy_informed, semi_informed]}
+$3
+YAML
+}
+scn "$T/a.yaml" "$C" "gates:
+  - {attack: link.baseline, metric: eer, max: 0.1, allow_unreliable: true}
+  - {attack: link.ignorant, metric: eer, min: 0.25, allow_unreliable: true}
+  - {attack: link.lazy_informed, metric: eer, min: 0.1, allow_unreliable: true}
+  - {attack: link.semi_informed, metric: eer, max: 0.05, allow_unreliable: true}"
+t_run "run the audio target" 0 -- run "$T/a.yaml" -o "$T/out" --quiet
+O=$T/out/results.json
+t_ok "results.json written" test -s "$O"
+t_ok "four gates, all pass" test "$(grep -c '"pass": true' "$O")" = 4
+t_ok "train: 144 utterances of 24 speakers, d = 32" \
+	grep -qz '"train": {[^}]*"utterances": 144,[^}]*"speakers": 24,[^}]*"dim": 32' "$O"
+t_ok "the extractor's training is reported" grep -q '"asv_eval_anon_final_loss"' "$O"
+t_ok "no NaN in results" no_nan "$O"
+t_ok "WER on the originals: 0" grep -qz '"wer_orig": {[^}]*"wer": 0,' "$O"
+t_ok "WER on the anonymised trials: one deletion" \
+	grep -qz '"wer_anon": {[^}]*"ins": 0,[^}]*"del": 1,[^}]*"sub": 0' "$O"
+t_ok "rho_F0 of a pitch shift is high (the contour is kept)" grep -q '"rho_f0": 0\.[6-9]' "$O"
+# the same run on 1 thread gives the same records (thread-count independence)
+t_run "run on 1 thread" 0 -- run "$T/a.yaml" -o "$T/out1" --quiet --threads 1
+t_ok "same EERs for 1 thread" test "$(grep '"eer"' "$O")" = "$(grep '"eer"' "$T/out1/results.json")"
+
+# ---- bad input ----------------------------------------------------------------
+B=$T/bad; cp -r "$C" "$B"
+sed -i '/spk025-u3 /d' "$B/trial_anon/wav.scp" "$B/trial_anon/utt2spk" "$B/trial_anon/text"
+scn "$T/b.yaml" "$B"
+t_run "an utterance missing on the anonymised side" 1 -- run "$T/b.yaml" -o "$T/bo" --quiet
+t_ok "one line naming the utterance" grep -q "trial_anon: utterance 'spk025-u3' of .*trial is missing" "$ERR"
+t_ok "the error on the first line, located at the target" head -n 1 "$ERR" | grep -q "b.yaml:[0-9]*:[0-9]*: target 'a': .*trial_anon: utterance"
+t_ok "no result written (junit.xml carries the error)" test ! -e "$T/bo/results.json" -a ! -e "$T/bo/report.html"
+R=$T/rate; cp -r "$C" "$R"
+sed -i "s#$C#$R#" "$R"/*/wav.scp
+sox -V1 "$C/enroll_anon/wav/spk026-u1.wav" -r 8000 "$R/enroll_anon/wav/spk026-u1.wav"
+scn "$T/r.yaml" "$R"
+t_run "anonymised audio at another rate" 1 -- run "$T/r.yaml" -o "$T/ro" --quiet
+t_ok "the rate is named" grep -q "enroll_anon: utterance spk026-u1: sample rate 8000 Hz differs" "$ERR"
+t_ok "no result written (rate)" test ! -e "$T/ro/results.json"
+# a hypothesis file missing an utterance
+sed 1d "$C/trial/text" > "$T/hyp_short"
+scn "$T/h.yaml" "$C"
+sed -i "s#hyp: $T/hyp\$#hyp: $T/hyp_short#" "$T/h.yaml"
+t_run "a hypothesis file missing an utterance" 1 -- run "$T/h.yaml" -o "$T/ho" --quiet
+t_ok "the missing hypothesis is named" grep -q "hyp_short: utterance '[^']*' of .*text:1 has no hypothesis" "$ERR"
+t_ok "no result written (hyp)" test ! -e "$T/ho/results.json"
+# a trials list naming an unknown utterance
+printf 'spk024 spk024-u2 target\nspk024 nosuch-u9 nontarget\n' > "$T/trials_bad"
+scn "$T/t.yaml" "$C"
+sed -i "s#^      extractor:#      trials: $T/trials_bad\n      extractor:#" "$T/t.yaml"
+t_run "a trials list naming an unknown utterance" 1 -- run "$T/t.yaml" -o "$T/to" --quiet
+t_ok "the trials line is named" grep -q "trials_bad:2: .*nosuch-u9" "$ERR"
+t_ok "no result written (trials)" test ! -e "$T/to/results.json"
+# ---- McAdams (VPC B2) on the built-in synthetic corpus: the shipped scenario's
+# speaker-level target (scenarios/vpc-audio.yaml) with the VPC finding as gates:
+# semi-informed below 0.18 EER, lazy-informed above (measured 0.136 and 0.247)
+sed -n '/^name:/,/^  - id: mcadams-utt/p' scenarios/vpc-audio.yaml | sed '$d' > "$T/m.yaml"
+cat >> "$T/m.yaml" <<'YAML'
+attacks:
+  - {id: link-spk, kind: linkage, target: mcadams-spk, attackers: [baseline, ignorant, lazy_informed, semi_informed]}
+gates:
+  - {attack: link-spk.semi_informed, metric: eer, max: 0.18, allow_unreliable: true}
+  - {attack: link-spk.lazy_informed, metric: eer, min: 0.18, allow_unreliable: true}
+  - {attack: link-spk.ignorant, metric: eer, min: 0.25, allow_unreliable: true}
+YAML
+t_run "McAdams speaker level on the synthetic corpus, gates" 0 -- run "$T/m.yaml" -o "$T/mo" --quiet
+t_ok "semi-informed beats lazy-informed (both gates pass)" test "$(grep -c '"pass": true' "$T/mo/results.json")" = 3
+t_ok "labelled synthetic (simulated) in results" grep -q '"simulated": true' "$T/mo/results.json"
+t_ok "the synthetic note in the target's info" grep -q '"synthetic": "SYNTHETIC speech' "$T/mo/results.json"
+t_ok "the temporary corpus is removed" test -z "$(find /tmp -maxdepth 1 -name 'vpaudit-audio-*' -newer "$T/m.yaml" 2>/dev/null)"
+t_done
