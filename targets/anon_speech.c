@@ -582,6 +582,15 @@ static void set_info(struct vpa_json *info, const char *name, const struct vpa_e
 	struct vpa_json *o = vpa_json_obj();
 	vpa_json_set_num(o, "utterances", (double)es->n);
 	vpa_json_set_num(o, "speakers", (double)es->n_spk);
+	if (es->gender) { /* speakers by gender, where spk2gender gave it (the report's column) */
+		size_t nf = 0, nm = 0;
+		for (size_t s = 0; s < es->n_spk; s++) {
+			nf += es->gender[s] == 'f';
+			nm += es->gender[s] == 'm';
+		}
+		vpa_json_set_num(o, "female", (double)nf);
+		vpa_json_set_num(o, "male", (double)nm);
+	}
 	vpa_json_set_num(o, "dim", (double)es->d);
 	vpa_json_set(info, name, o);
 }

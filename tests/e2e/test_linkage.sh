@@ -55,6 +55,9 @@ t_ok "no NaN or infinity in results" no_nan "$O/results.json"
 # every set was read, with its size
 t_ok "train: 240 utterances of 40 speakers, d = 16" \
 	grep -qz '"train": {[^}]*"utterances": 240,[^}]*"speakers": 40,[^}]*"dim": 16' "$O/results.json"
+t_ok "train: 20 female and 20 male speakers (spk2gender)" \
+	grep -qz '"train": {[^}]*"speakers": 40,[^}]*"female": 20,[^}]*"male": 20,' "$O/results.json"
+t_ok "the report's set sizes have the female / male column" grep -q 'female / male' "$O/report.html"
 t_ok "enrolls keeps 2 of 3 enrolment utterances" \
 	grep -qz '"enroll": {[^}]*"utterances": 20,[^}]*"speakers": 10' "$O/results.json"
 t_ok "trials list: 80 target, 320 non-target" grep -qz '"n_target": 80,[^}]*"n_nontarget": 320' "$O/results.json"
