@@ -211,7 +211,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 	}
 	struct ox_ctx c = {m, NULL, m->opset, err};
-	ox_pool_begin(&pool);
+	ox_pool_begin_cached(m->cache, &pool);
 	pool_active = 1;
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		const struct ox_node *n = &m->nodes[i];
@@ -259,7 +259,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			}
 		}
 	}
-	ox_pool_end(&pool);
+	ox_pool_end_cached(m->cache, &pool);
 	pool_active = 0;
 	for (size_t j = 0; j < n_out; j++) {
 		int v = want[j];
