@@ -679,6 +679,8 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 		/* contiguous rows (the usual case): float data, double sums */
 		const float *X = x->data;
 		float *Y = out[0].data;
+		/* each exp once (kept in double for the division), not twice */
+		double *e = ox_scratch(len * sizeof(double));
 		for (size_t o = 0; o < outer; o++) {
 			const float *xr = X + o * len;
 			float *yr = Y + o * len;
@@ -686,14 +688,15 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 			double s = 0;
 			for (size_t k = 0; k < len; k++)
 				mx = xr[k] > mx ? xr[k] : mx;
-			for (size_t k = 0; k < len; k++)
-				s += exp((double)xr[k] - mx);
-			double ls = log(s);
 			for (size_t k = 0; k < len; k++) {
-				double v = (double)xr[k] - mx;
-				yr[k] = (float)(logsm ? v - ls : exp(v) / s);
+				e[k] = exp((double)xr[k] - mx);
+				s += e[k];
 			}
+			double ls = log(s);
+			for (size_t k = 0; k < len; k++)
+				yr[k] = (float)(logsm ? ((double)xr[k] - mx) - ls : e[k] / s);
 		}
+		ox_scratch_put(e, len * sizeof(double));
 		return 0;
 	}
 	for (size_t o = 0; o < outer; o++)
