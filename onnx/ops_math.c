@@ -679,7 +679,8 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 		/* contiguous rows (the usual case): float data, double sums */
 		const float *X = x->data;
 		float *Y = out[0].data;
-		/* each exp once (kept in double for the division), not twice */
+		/* each exp once, in float as PyTorch does (glibc's expf, < 1 ulp),
+		 * summed and divided in double */
 		double *e = ox_scratch(len * sizeof(double));
 		for (size_t o = 0; o < outer; o++) {
 			const float *xr = X + o * len;
@@ -689,7 +690,7 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 			for (size_t k = 0; k < len; k++)
 				mx = xr[k] > mx ? xr[k] : mx;
 			for (size_t k = 0; k < len; k++) {
-				e[k] = exp((double)xr[k] - mx);
+				e[k] = expf(xr[k] - mx);
 				s += e[k];
 			}
 			double ls = log(s);
