@@ -50,7 +50,7 @@ done
 # utterances, same thread count, PyTorch under inference_mode; N utterances
 # (BENCH_ONNX_N, default 200).  Needs python3-torch (the baseline).
 if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
-	n=${BENCH_ONNX_N:-200}
+	n=${BENCH_ONNX_N:-200}; mkdir -p "$DATA/onnx" # torch.txt is written there before the script runs
 	echo "== onnx: ECAPA-TDNN (C=512) and ResNet34, $n utterances of 8 s, $OPENBLAS_NUM_THREADS threads"
 	/usr/bin/python3 bench/onnx_torch.py "$DATA/onnx" "$n" 8 "$OPENBLAS_NUM_THREADS" 2> /dev/null > "$DATA/onnx/torch.txt" ||
 		{ echo "onnx: the PyTorch baseline failed"; exit 1; }
