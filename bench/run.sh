@@ -95,14 +95,14 @@ done
 # utterances, same thread count, PyTorch under inference_mode; N utterances
 # (BENCH_ONNX_N, default 200).  Needs python3-torch (the baseline).
 if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
-	n=${BENCH_ONNX_N:-200}
+	n=${BENCH_ONNX_N:-200}; mkdir -p "$DATA/onnx" # torch.txt is written there before the script runs
 	echo "== onnx: ECAPA-TDNN (C=512) and ResNet34, $n utterances of 8 s, $OPENBLAS_NUM_THREADS threads"
 	/usr/bin/python3 bench/onnx_torch.py "$DATA/onnx" "$n" 8 "$OPENBLAS_NUM_THREADS" 2> /dev/null > "$DATA/onnx/torch.txt" ||
 		{ echo "onnx: the PyTorch baseline failed"; exit 1; }
 	for mdl in ecapa512 resnet34; do
 		t=$(awk -v m=$mdl '$1 == m { print $2 }' "$DATA/onnx/torch.txt")
-		read -r v g < <("$BUILD/bench/bench_onnx" "$DATA/onnx/$mdl.onnx" "$DATA/onnx/x.npy" "$n")
-		awk -v m=$mdl -v v="$v" -v t="$t" -v g="$g" 'BEGIN { printf "%-10s vpaudit %.3f utt/s  PyTorch %.3f utt/s  ratio %.2fx  (SGEMM peak here %.1f GFLOP/s; goal >= 1)\n", m, v, t, v / t, g }'
+		read -r v g cg cs < <("$BUILD/bench/bench_onnx" "$DATA/onnx/$mdl.onnx" "$DATA/onnx/x.npy" "$n")
+		awk -v m=$mdl -v v="$v" -v t="$t" -v g="$g" -v cg="$cg" -v cs="$cs" 'BEGIN { printf "%-10s vpaudit %.3f utt/s  PyTorch %.3f utt/s  ratio %.2fx (goal >= 1); Conv %.1f GFLOP/s = %.0f%% of the SGEMM peak here (%.1f GFLOP/s; goal >= 50%%), %.0f%% of the time\n", m, v, t, v / t, cg, 100 * cg / g, g, 100 * cs }'
 	done
 else
 	echo "== onnx: skipped (python3-torch not installed: no PyTorch baseline)"

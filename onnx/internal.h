@@ -90,6 +90,7 @@ struct vpa_onnx_model {
 	int runnable;               /* 0 when a node is unsupported (lenient) */
 	char *unsupported;          /* owned model-level reason (opset) or NULL */
 	struct vpa_strmap names;    /* value name -> id (keys borrowed from values) */
+	struct ox_pool_cache *cache; /* owned: pools kept between runs (the only mutable part) */
 };
 
 /* One run: the values' current tensors and the error. */
@@ -110,15 +111,40 @@ struct ox_pool {
 	size_t n, cap;
 	void **ptr;    /* owned blocks */
 	size_t *bytes; /* their usable sizes */
+	unsigned char *put; /* 1: given to the pool during this run (0: left by an earlier run) */
 };
 void ox_pool_begin(struct ox_pool *p); /* becomes this thread's pool */
 void ox_pool_end(struct ox_pool *p);   /* frees the blocks, no pool any more */
 /* Give t's data to the current pool (free() when there is none); zeroes t. */
 void ox_pool_put(struct vpa_onnx_tensor *t);
+/* Scratch of at least `bytes` (not zeroed) from the current pool or malloc;
+ * ox_scratch_put gives it back to the pool (free() when there is none). */
+void *ox_scratch(size_t bytes);
+void ox_scratch_put(void *ptr, size_t bytes);
+
+/*
+ * Pools kept between runs: a run starts from a pool a finished run left on
+ * the model (so repeated runs of one input shape reuse the same blocks and
+ * touch no fresh pages), and leaves its pool there when it ends. At most
+ * OX_POOL_CACHE pools are kept (one per concurrent run); vpa_onnx_free frees
+ * them. Guarded by a mutex: the model is otherwise never written by a run.
+ */
+#define OX_POOL_CACHE 8
+struct ox_pool_cache;
+struct ox_pool_cache *ox_pool_cache_new(void);
+void ox_pool_cache_free(struct ox_pool_cache *pc);
+/* Begin p as this thread's pool, reusing a cached pool's blocks when there is one. */
+void ox_pool_begin_cached(struct ox_pool_cache *pc, struct ox_pool *p);
+/* End this thread's pool p, leaving its blocks to the cache (or freeing them);
+ * blocks an earlier run left that this run never took are freed, so what is
+ * kept is bounded by what the last run allocated. */
+void ox_pool_end_cached(struct ox_pool_cache *pc, struct ox_pool *p);
 
 /* ---- helpers (tensor.c) */
 /* Allocate t's data for dtype and shape (zeroed). */
 void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims);
+/* The same, not zeroed: for an operator that writes every element. */
+void ox_alloc_raw(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims);
 /* Deep copy. */
 void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src);
 /* Decode a protobuf TensorProto (the generated type, passed as void *). */

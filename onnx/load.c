@@ -438,6 +438,7 @@ int vpa_onnx_load_mem(const char *name, const void *buf, size_t len, const char 
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"not a valid ONNX model (truncated or corrupt protobuf)");
 	struct vpa_onnx_model *m = xcalloc(1, sizeof(*m));
+	m->cache = ox_pool_cache_new();
 	m->name = xstrdup(name);
 	vpa_strmap_init(&m->names);
 	int rc = build(m, mp, dir, opts ? opts->lenient : 0, err);
@@ -515,6 +516,7 @@ void vpa_onnx_free(struct vpa_onnx_model *m)
 	free(m->unsupported);
 	free(m->name);
 	vpa_strmap_release(&m->names);
+	ox_pool_cache_free(m->cache);
 	free(m);
 }
 

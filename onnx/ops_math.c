@@ -84,12 +84,24 @@ static double round_half_even(double x)
 		o[i] = y;                                                                   \
 	}
 
+/* ReLU, the hot one: restrict and a fixed inner count of 8 so that gcc -O2's
+ * very-cheap vectoriser takes it (the plain loop stays scalar with a branch per
+ * element: 3 ms against 0.05 ms for 400,000 random-sign values here). */
+static void relu_f32(const float *restrict a, float *restrict o, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (size_t k = 0; k < 8; k++)
+			o[i + k] = a[i + k] > 0 ? a[i + k] : 0;
+	for (; i < n; i++)
+		o[i] = a[i] > 0 ? a[i] : 0;
+}
+
 static void unary_f32(enum uop op, const float *a, float *o, size_t n, double alpha,
 		      double beta, double gamma)
 {
-	if (op == U_RELU) { /* the hot one: a loop the compiler vectorises */
-		for (size_t i = 0; i < n; i++)
-			o[i] = a[i] > 0 ? a[i] : 0;
+	if (op == U_RELU) {
+		relu_f32(a, o, n);
 		return;
 	}
 	UNARY_BODY(float, expf, logf, sqrtf, tanhf, erff, floorf, ceilf, fabsf, sinf, cosf)
@@ -124,7 +136,7 @@ static int run_unary(struct ox_ctx *c, const struct ox_node *n,
 	}
 	size_t cnt = vpa_onnx_numel(x);
 	if (is_float(x->dtype)) {
-		ox_alloc(&out[0], x->dtype, x->ndim, x->dims);
+		ox_alloc_raw(&out[0], x->dtype, x->ndim, x->dims); /* every element written */
 		if (x->dtype == VPA_ONNX_FLOAT)
 			unary_f32(op, x->data, out[0].data, cnt, alpha, beta, gamma);
 		else
@@ -429,7 +441,7 @@ static int binary(struct ox_ctx *c, enum bop op, const struct vpa_onnx_tensor *a
 	bcast_strides(a, bc.nd, bc.dims, bc.sa);
 	bcast_strides(b, bc.nd, bc.dims, bc.sb);
 	int odt = is_cmp(op) || is_logic(op) ? VPA_ONNX_BOOL : a->dtype;
-	ox_alloc(out, odt, bc.nd, bc.dims);
+	ox_alloc_raw(out, odt, bc.nd, bc.dims); /* bcast_iter writes every element */
 	struct bin_arg g = {c, op, a, b, out};
 	if (op == B_EQ && a->dtype == VPA_ONNX_BOOL) {
 		/* Equal on bools = not Xor. */
@@ -667,6 +679,9 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 		/* contiguous rows (the usual case): float data, double sums */
 		const float *X = x->data;
 		float *Y = out[0].data;
+		/* each exp once, in float as PyTorch does (glibc's expf, < 1 ulp),
+		 * summed and divided in double */
+		double *e = ox_scratch(len * sizeof(double));
 		for (size_t o = 0; o < outer; o++) {
 			const float *xr = X + o * len;
 			float *yr = Y + o * len;
@@ -674,14 +689,15 @@ static int run_softmax(struct ox_ctx *c, const struct ox_node *n,
 			double s = 0;
 			for (size_t k = 0; k < len; k++)
 				mx = xr[k] > mx ? xr[k] : mx;
-			for (size_t k = 0; k < len; k++)
-				s += exp((double)xr[k] - mx);
-			double ls = log(s);
 			for (size_t k = 0; k < len; k++) {
-				double v = (double)xr[k] - mx;
-				yr[k] = (float)(logsm ? v - ls : exp(v) / s);
+				e[k] = expf(xr[k] - mx);
+				s += e[k];
 			}
+			double ls = log(s);
+			for (size_t k = 0; k < len; k++)
+				yr[k] = (float)(logsm ? ((double)xr[k] - mx) - ls : e[k] / s);
 		}
+		ox_scratch_put(e, len * sizeof(double));
 		return 0;
 	}
 	for (size_t o = 0; o < outer; o++)

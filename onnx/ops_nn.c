@@ -154,7 +154,7 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	int64_t od[VPA_ONNX_MAX_DIMS] = {N, M};
 	for (size_t i = 0; i < g.ns; i++)
 		od[2 + i] = g.out[3 - g.ns + i];
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, od);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, od); /* every element is written below */
 	size_t cg = (size_t)(C / grp), mg = (size_t)(M / grp);
 	size_t kk = (size_t)(g.k[0] * g.k[1] * g.k[2]);
 	size_t osz = (size_t)(g.out[0] * g.out[1] * g.out[2]);
@@ -163,7 +163,10 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 		     !g.pb[1] && !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2];
 	int64_t o2n = g.out[2] > 0 ? g.out[2] : 1;
 	size_t blk = (size_t)(o2n * (4096 / o2n > 1 ? 4096 / o2n : 1));
-	float *col = direct ? NULL : xmalloc(xmul(xmul(cg, kk), blk ? blk : 1) * sizeof(float));
+	if (blk > osz)
+		blk = osz; /* a block never has more columns than the output */
+	size_t col_bytes = xmul(xmul(cg, kk), blk ? blk : 1) * sizeof(float);
+	float *col = direct ? NULL : ox_scratch(col_bytes);
 	const float *X = x->data, *W = w->data;
 	float *Y = out[0].data;
 	for (int64_t nb = 0; nb < N; nb++)
@@ -230,7 +233,7 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 						yo[m * osz + j] += bv;
 				}
 		}
-	free(col);
+	ox_scratch_put(col, col_bytes);
 	return 0;
 }
 

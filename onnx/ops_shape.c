@@ -671,8 +671,17 @@ static int run_tile(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 			int64_t off = 0;
 			for (size_t k = 0; k < last; k++)
 				off += (idx[k] % x->dims[k]) * cs[k];
-			for (int64_t t = 0; t < rep[last]; t++, o += rowb)
+			/* one copy of the row, then doubling what is written: log2(rep)
+			 * copies instead of rep (a (C, 1) -> (C, T) Tile is C x T of 4 bytes) */
+			size_t all = rowb * (size_t)rep[last], done = rep[last] > 0 ? rowb : 0;
+			if (done)
 				memcpy(o, (const char *)x->data + off * (int64_t)es, rowb);
+			while (done < all) {
+				size_t k = done < all - done ? done : all - done;
+				memcpy(o + done, o, k);
+				done += k;
+			}
+			o += all;
 			for (size_t k = last; k-- > 0;) {
 				if (++idx[k] < d[k])
 					break;

@@ -9,6 +9,58 @@
 
 #include "onnx/internal.h"
 
+#include <pthread.h>
+
+/* ---- the per-operator timer of vpa_onnx_profile */
+#define PROF_MAX 128
+static pthread_once_t prof_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+static int prof_on;
+static size_t prof_n;
+static struct {
+	const char *op; /* the operator table's name (static) */
+	double sec, flops;
+} prof[PROF_MAX];
+
+static void prof_init(void)
+{
+	const char *e = getenv("VPA_ONNX_PROFILE");
+	prof_on = e && !strcmp(e, "1");
+}
+
+static void prof_add(const struct ox_node *n, const struct vpa_onnx_tensor *w, const struct vpa_onnx_tensor *out, double sec)
+{
+	double flops = 0;
+	if (!strcmp(n->op_type, "Conv") && w && w->ndim >= 2 && w->dims[0] > 0 && out->data)
+		flops = 2.0 * (double)vpa_onnx_numel(out) *
+			((double)vpa_onnx_numel(w) / (double)w->dims[0]);
+	pthread_mutex_lock(&prof_lock);
+	size_t i = 0;
+	while (i < prof_n && strcmp(prof[i].op, n->op_type))
+		i++;
+	if (i == prof_n && prof_n < PROF_MAX)
+		prof[prof_n++].op = n->op->name;
+	if (i < prof_n) {
+		prof[i].sec += sec;
+		prof[i].flops += flops;
+	}
+	pthread_mutex_unlock(&prof_lock);
+}
+
+int vpa_onnx_profile(const char *op_type, double *seconds, double *flops)
+{
+	pthread_once(&prof_once, prof_init);
+	*seconds = *flops = 0;
+	pthread_mutex_lock(&prof_lock);
+	for (size_t i = 0; i < prof_n; i++)
+		if (!strcmp(prof[i].op, op_type)) {
+			*seconds = prof[i].sec;
+			*flops = prof[i].flops;
+		}
+	pthread_mutex_unlock(&prof_lock);
+	return prof_on;
+}
+
 int ox_fail(struct ox_ctx *c, const char *fmt, ...)
 {
 	char msg[700];
@@ -211,7 +263,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 	}
 	struct ox_ctx c = {m, NULL, m->opset, err};
-	ox_pool_begin(&pool);
+	pthread_once(&prof_once, prof_init);
+	ox_pool_begin_cached(m->cache, &pool);
 	pool_active = 1;
 	for (size_t i = 0; i < m->n_nodes; i++) {
 		const struct ox_node *n = &m->nodes[i];
@@ -229,11 +282,14 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 		memset(out, 0, sizeof(out));
 		c.node = n;
+		double t0 = prof_on ? vpa_now() : 0;
 		if ((rc = n->op->run(&c, n, in, out))) {
 			for (size_t o = 0; o < n->n_out; o++)
 				vpa_onnx_tensor_release(&out[o]);
 			goto out;
 		}
+		if (prof_on)
+			prof_add(n, n->n_in > 1 ? in[1] : NULL, &out[0], vpa_now() - t0);
 		for (size_t o = 0; o < n->n_out; o++) {
 			int v = n->out[o];
 			if (v < 0 || !out[o].data) {
@@ -259,7 +315,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			}
 		}
 	}
-	ox_pool_end(&pool);
+	ox_pool_end_cached(m->cache, &pool);
 	pool_active = 0;
 	for (size_t j = 0; j < n_out; j++) {
 		int v = want[j];

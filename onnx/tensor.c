@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #include "onnx/internal.h"
@@ -90,8 +91,22 @@ void ox_pool_end(struct ox_pool *p)
 		free(p->ptr[i]);
 	free(p->ptr);
 	free(p->bytes);
+	free(p->put);
 	memset(p, 0, sizeof(*p));
 	tl_pool = NULL;
+}
+
+static void pool_add(struct ox_pool *p, void *ptr, size_t n)
+{
+	if (p->n == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 32;
+		p->ptr = xrealloc(p->ptr, p->cap * sizeof(void *));
+		p->bytes = xrealloc(p->bytes, p->cap * sizeof(size_t));
+		p->put = xrealloc(p->put, p->cap);
+	}
+	p->ptr[p->n] = ptr;
+	p->put[p->n] = 1;
+	p->bytes[p->n++] = n ? n : 1;
 }
 
 void ox_pool_put(struct vpa_onnx_tensor *t)
@@ -101,15 +116,73 @@ void ox_pool_put(struct vpa_onnx_tensor *t)
 		vpa_onnx_tensor_release(t);
 		return;
 	}
-	size_t n = vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype);
-	if (p->n == p->cap) {
-		p->cap = p->cap ? 2 * p->cap : 32;
-		p->ptr = xrealloc(p->ptr, p->cap * sizeof(void *));
-		p->bytes = xrealloc(p->bytes, p->cap * sizeof(size_t));
-	}
-	p->ptr[p->n] = t->data;
-	p->bytes[p->n++] = n ? n : 1;
+	pool_add(p, t->data, vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype));
 	memset(t, 0, sizeof(*t));
+}
+
+struct ox_pool_cache {
+	pthread_mutex_t lock;
+	size_t n;
+	struct ox_pool pools[OX_POOL_CACHE];
+};
+
+struct ox_pool_cache *ox_pool_cache_new(void)
+{
+	struct ox_pool_cache *pc = xcalloc(1, sizeof(*pc));
+	pthread_mutex_init(&pc->lock, NULL);
+	return pc;
+}
+
+void ox_pool_cache_free(struct ox_pool_cache *pc)
+{
+	if (!pc)
+		return;
+	for (size_t i = 0; i < pc->n; i++) {
+		struct ox_pool *p = &pc->pools[i];
+		for (size_t j = 0; j < p->n; j++)
+			free(p->ptr[j]);
+		free(p->ptr);
+		free(p->bytes);
+		free(p->put);
+	}
+	pthread_mutex_destroy(&pc->lock);
+	free(pc);
+}
+
+void ox_pool_begin_cached(struct ox_pool_cache *pc, struct ox_pool *p)
+{
+	ox_pool_begin(p);
+	pthread_mutex_lock(&pc->lock);
+	if (pc->n)
+		*p = pc->pools[--pc->n];
+	pthread_mutex_unlock(&pc->lock);
+	if (p->n)
+		memset(p->put, 0, p->n);
+}
+
+void ox_pool_end_cached(struct ox_pool_cache *pc, struct ox_pool *p)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->put[i]) {
+			p->ptr[k] = p->ptr[i];
+			p->bytes[k] = p->bytes[i];
+			p->put[k++] = 1;
+		} else {
+			free(p->ptr[i]);
+		}
+	p->n = k;
+	pthread_mutex_lock(&pc->lock);
+	int kept = pc->n < OX_POOL_CACHE;
+	if (kept)
+		pc->pools[pc->n++] = *p;
+	pthread_mutex_unlock(&pc->lock);
+	if (kept) {
+		memset(p, 0, sizeof(*p));
+		tl_pool = NULL;
+	} else {
+		ox_pool_end(p);
+	}
 }
 
 /* The smallest pooled block of at least n bytes (and at most 2n + 64 KiB), or NULL. */
@@ -128,10 +201,12 @@ static void *pool_take(size_t n)
 	void *d = p->ptr[best];
 	p->ptr[best] = p->ptr[--p->n];
 	p->bytes[best] = p->bytes[p->n];
+	p->put[best] = p->put[p->n];
 	return d;
 }
 
-void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
+static void alloc_tensor(struct vpa_onnx_tensor *t, int dtype, size_t ndim,
+			 const int64_t *dims, int zero)
 {
 	size_t es = vpa_onnx_dtype_size(dtype);
 	if (!es || ndim > VPA_ONNX_MAX_DIMS)
@@ -146,10 +221,36 @@ void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *
 	}
 	size_t n = vpa_onnx_numel(t), bytes = xmul(n ? n : 1, es);
 	t->data = pool_take(bytes);
-	if (t->data)
+	if (t->data && zero)
 		memset(t->data, 0, bytes);
+	else if (!t->data)
+		t->data = zero ? xcalloc(n ? n : 1, es) : xmalloc(bytes);
+}
+
+void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
+{
+	alloc_tensor(t, dtype, ndim, dims, 1);
+}
+
+void ox_alloc_raw(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
+{
+	alloc_tensor(t, dtype, ndim, dims, 0);
+}
+
+void *ox_scratch(size_t bytes)
+{
+	void *d = pool_take(bytes ? bytes : 1);
+	return d ? d : xmalloc(bytes ? bytes : 1);
+}
+
+void ox_scratch_put(void *ptr, size_t bytes)
+{
+	if (!ptr)
+		return;
+	if (tl_pool)
+		pool_add(tl_pool, ptr, bytes);
 	else
-		t->data = xcalloc(n ? n : 1, es);
+		free(ptr);
 }
 
 void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src)

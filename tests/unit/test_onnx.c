@@ -423,7 +423,7 @@ static int read_manifest(const char *model, struct manifest *mf)
 /*
  * Each model of tests/golden/onnx/gen.py against PyTorch's outputs (and
  * hooked intermediate activations) on an input whose length differs from the
- * export's: max |ours - torch| <= 1e-6 + 1e-5 |torch|.
+ * export's: max |ours - torch| <= 1e-6 + 1e-5 |torch|, on the second run.
  */
 static void check_model(const char *model)
 {
@@ -447,7 +447,15 @@ static void check_model(const char *model)
 		names[j] = mf.out_name[j];
 	}
 	const char *in_names[1] = {mf.in_name};
+	/* Two runs, the second checked: it takes the first run's pooled buffers
+	 * (kept on the model, not cleared), so an operator that reads memory it
+	 * has not written fails here. */
 	int rc = vpa_onnx_run(m, 1, in_names, &x, mf.n_out, names, got, &err);
+	CHECK(rc == 0);
+	for (size_t j = 0; j < mf.n_out && !rc; j++)
+		vpa_onnx_tensor_release(&got[j]);
+	if (!rc)
+		rc = vpa_onnx_run(m, 1, in_names, &x, mf.n_out, names, got, &err);
 	CHECK(rc == 0);
 	if (rc)
 		printf("#   %s\n", err.msg);
