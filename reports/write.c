@@ -332,7 +332,7 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 		vpa_buf_puts(&data[0], "\n");
 	}
 	if (want_f[2] && no_plots) {
-		vpa_warn("report.pdf is not written with --no-plots (it is drawn by gnuplot)");
+		vpa_warn("report.pdf is not written with --no-plots (its figures are drawn by gnuplot)");
 		want_f[2] = 0;
 	}
 	if (want_f[1] && want_f[2]) {
