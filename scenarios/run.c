@@ -697,6 +697,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	vpa_json_set(R, "warnings", warnings);
 	warnings = NULL;
 	/* provenance: the input files (core/inputs.c) and the machine */
+	if ((rc = vpa_inputs_share(err))) /* MPI: the files every rank read */
+		goto out;
 	vpa_json_set(R, "inputs", vpa_inputs_json());
 	struct vpa_json *mach = vpa_json_obj();
 	struct utsname un;
