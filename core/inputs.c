@@ -104,6 +104,9 @@ static struct note *notes;
 static _Thread_local int busy; /* re-reading a file to hash it */
 static size_t n_notes, cap_notes;
 
+static char **ignored; /* folder prefixes whose files are not inputs */
+static size_t n_ignored;
+
 static void forget(void)
 {
 	for (size_t i = 0; i < n_notes; i++)
@@ -111,6 +114,31 @@ static void forget(void)
 	free(notes);
 	notes = NULL;
 	n_notes = cap_notes = 0;
+	for (size_t i = 0; i < n_ignored; i++)
+		free(ignored[i]);
+	free(ignored);
+	ignored = NULL;
+	n_ignored = 0;
+}
+
+void vpa_inputs_ignore(const char *dir)
+{
+	pthread_mutex_lock(&mu);
+	if (on) {
+		ignored = xrealloc(ignored, (n_ignored + 1) * sizeof(*ignored));
+		ignored[n_ignored++] = xstrdup(dir);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static int is_ignored(const char *path)
+{
+	for (size_t i = 0; i < n_ignored; i++) {
+		size_t l = strlen(ignored[i]);
+		if (!strncmp(path, ignored[i], l) && path[l] == '/')
+			return 1;
+	}
+	return 0;
 }
 
 void vpa_inputs_begin(void)
@@ -140,7 +168,7 @@ static int known(const char *path)
 void vpa_input_note(const char *path, const void *data, size_t len)
 {
 	pthread_mutex_lock(&mu);
-	int skip = busy || !on || !path || known(path);
+	int skip = busy || !on || !path || known(path) || is_ignored(path);
 	pthread_mutex_unlock(&mu);
 	if (skip)
 		return;

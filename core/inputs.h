@@ -27,6 +27,10 @@ void vpa_inputs_end(void);
  */
 void vpa_input_note(const char *path, const void *data, size_t len);
 
+/* Files under dir (a temporary folder of the run's own making: a synthetic
+ * corpus, anonymised audio) are not inputs: not noted until recording stops. */
+void vpa_inputs_ignore(const char *dir);
+
 /*
  * Under MPI (core/dist.h): every rank's notes merged into every rank's, so
  * that the list names each file some rank read (a rank reads only the models
