@@ -14,8 +14,21 @@
  *   d-exposure training runs (attacks/dexposure.c), the clients of an FL
  *   round (targets/fl_speaker.c), and the points of a sweep when there are at
  *   least as many points as ranks (scenarios/run.c; else the points run in
- *   turn, their loops shared out).  A loop inside a job runs inside its rank.
- *   Not shared out: sequential training (a global model, a tagger target).
+ *   turn, their loops shared out); imported ONNX acoustic models, checked one
+ *   job per model (targets/fl_am_onnx.c); the utterances of the audio
+ *   pipelines: features of a data directory (audio/xvector_data.c) and of an
+ *   Indicator set given as audio (targets/fl_am_onnx.c), rho_F0
+ *   (audio/xvector_data.c), x-vector embeddings (audio/xvector.c), ONNX
+ *   embeddings of a data directory (embed/embed.c), the anonymisation of a
+ *   data directory (audio/anon_dir.c: the 16-bit samples travel and every
+ *   rank writes the whole directory into its own temporary folder; outputs
+ *   stay rank 0's); and the list of input files read (core/inputs.c, one job
+ *   per rank).  A loop inside a job runs inside its rank.
+ *   Not shared out: sequential training (a global model, a tagger target, the
+ *   x-vector extractors: deterministic, so every rank has the same network;
+ *   data-parallel training would change the order of the float sums of the
+ *   gradients and of batch normalisation's statistics, hence the bits), and
+ *   the synthesis of a synthetic corpus (audio/synth.c).
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs
