@@ -61,6 +61,48 @@ int vpa_wav16_write(const char *path, const float *x, size_t n, double rate, str
 	return rc;
 }
 
+short *vpa_pcm16(const float *x, size_t n)
+{
+	short *y = xmalloc(xmul(n ? n : 1, sizeof(short)));
+	for (size_t k = 0; k < n; k++) {
+		double v = nearbyint(x[k]);
+		y[k] = (short)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+	}
+	return y;
+}
+
+int vpa_pcm16_write(const char *path, const short *pcm, size_t n, double rate,
+		    struct vpa_err *err)
+{
+	float *x = xmalloc(xmul(n ? n : 1, sizeof(float)));
+	for (size_t k = 0; k < n; k++)
+		x[k] = pcm[k]; /* exact: vpa_wav16_write writes the same integers */
+	int rc = vpa_wav16_write(path, x, n, rate, err);
+	free(x);
+	return rc;
+}
+
+void vpa_pcm16_pack(struct vpa_buf *b, const short *pcm, size_t n)
+{
+	vpa_pack_u64(b, n);
+	if (n)
+		vpa_buf_add(b, pcm, xmul(n, sizeof(short)));
+}
+
+int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **pcm, size_t *n)
+{
+	uint64_t m;
+	if (vpa_unpack_u64(p, end, &m) || m > (uint64_t)(end - *p) / sizeof(short))
+		return -1;
+	free(*pcm);
+	*n = (size_t)m;
+	*pcm = xmalloc(xmul(m ? m : 1, sizeof(short)));
+	if (m)
+		memcpy(*pcm, *p, (size_t)m * sizeof(short));
+	*p += m * sizeof(short);
+	return 0;
+}
+
 void vpa_rm_tree(const char *path)
 {
 	DIR *d = opendir(path);
@@ -182,12 +224,7 @@ static int anon_one(void *arg, size_t k, struct vpa_err *err)
 			rc = vpa_fail(err, rc, NULL, "utterance '%s': %s", utt, e2.msg);
 	}
 	if (!rc) {
-		/* the 16-bit samples vpa_wav16_write writes */
-		j->pcm[i] = xmalloc(xmul(w.n ? w.n : 1, sizeof(short)));
-		for (size_t k2 = 0; k2 < w.n; k2++) {
-			double v = nearbyint(y[k2]);
-			j->pcm[i][k2] = (short)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
-		}
+		j->pcm[i] = vpa_pcm16(y, w.n); /* the 16-bit samples of the file */
 		j->len[i] = w.n;
 		j->rate[i] = w.rate;
 	}
@@ -202,9 +239,7 @@ static void anon_pack(void *arg, size_t k, struct vpa_buf *b)
 	size_t i = j->base + k;
 	vpa_pack_f64s(b, &j->coeff[i], 1);
 	vpa_pack_f64s(b, &j->rate[i], 1);
-	vpa_pack_u64(b, j->len[i]);
-	if (j->len[i])
-		vpa_buf_add(b, j->pcm[i], xmul(j->len[i], sizeof(short)));
+	vpa_pcm16_pack(b, j->pcm[i], j->len[i]);
 }
 
 static int anon_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
@@ -212,31 +247,20 @@ static int anon_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
 	struct job *j = arg;
 	size_t i = j->base + k;
 	const unsigned char *end = p + len;
-	uint64_t n;
 	if (vpa_unpack_f64s(&p, end, &j->coeff[i], 1) || vpa_unpack_f64s(&p, end, &j->rate[i], 1) ||
-	    vpa_unpack_u64(&p, end, &n) || n != (uint64_t)(end - p) / sizeof(short) ||
-	    (uint64_t)(end - p) % sizeof(short))
+	    vpa_pcm16_unpack(&p, end, &j->pcm[i], &j->len[i]))
 		return -1;
-	free(j->pcm[i]);
-	j->len[i] = (size_t)n;
-	j->pcm[i] = xmalloc(xmul(n ? n : 1, sizeof(short)));
-	if (n)
-		memcpy(j->pcm[i], p, (size_t)n * sizeof(short));
-	return 0;
+	return p != end;
 }
 
 /* Utterance i's samples into TMP/wav/UTT.wav (and out of memory). */
 static int write_one(struct job *j, const char *tmp, size_t i, struct vpa_err *err)
 {
-	float *x = xmalloc(xmul(j->len[i] ? j->len[i] : 1, sizeof(float)));
-	for (size_t k = 0; k < j->len[i]; k++)
-		x[k] = j->pcm[i][k]; /* exact: vpa_wav16_write writes the same integers */
 	size_t l = strlen(tmp) + strlen(j->d->utt[i]) + 10;
 	char *p = xmalloc(l);
 	snprintf(p, l, "%s/wav/%s.wav", tmp, j->d->utt[i]);
-	int rc = vpa_wav16_write(p, x, j->len[i], j->rate[i], err);
+	int rc = vpa_pcm16_write(p, j->pcm[i], j->len[i], j->rate[i], err);
 	free(p);
-	free(x);
 	free(j->pcm[i]);
 	j->pcm[i] = NULL;
 	return rc;

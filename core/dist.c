@@ -22,13 +22,13 @@
  *   embeddings of a data directory (embed/embed.c), the anonymisation of a
  *   data directory (audio/anon_dir.c: the 16-bit samples travel and every
  *   rank writes the whole directory into its own temporary folder; outputs
- *   stay rank 0's); and the list of input files read (core/inputs.c, one job
+ *   stay rank 0's) and, the same way, the synthesis of a synthetic corpus
+ *   (audio/synth.c); and the list of input files read (core/inputs.c, one job
  *   per rank).  A loop inside a job runs inside its rank.
  *   Not shared out: sequential training (a global model, a tagger target, the
  *   x-vector extractors: deterministic, so every rank has the same network;
  *   data-parallel training would change the order of the float sums of the
- *   gradients and of batch normalisation's statistics, hence the bits), and
- *   the synthesis of a synthetic corpus (audio/synth.c).
+ *   gradients and of batch normalisation's statistics, hence the bits).
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs
