@@ -116,9 +116,11 @@ void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind);
  * copies of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*
  * (when present), and `anon_coeffs` (`UTT COEFFICIENT`, the value used).
  * A segments file in in_dir gives one output file per segment (no segments
- * file written).  Utterances are shared over `threads`; the output is
- * byte-identical for any thread count (the draw is per speaker/utterance id,
- * not per order).  All or nothing: written under out_dir.tmp.PID and renamed
+ * file written).  Utterances are shared over `threads` and, under MPI, over
+ * the ranks (vpa_dist_jobs: the samples travel and every rank writes the
+ * whole out_dir, so out_dir must be a folder of the rank's own, e.g. under
+ * /tmp); the output is byte-identical for any thread or rank count (the draw
+ * is per speaker/utterance id, not per order).  All or nothing: written under out_dir.tmp.PID and renamed
  * into place; out_dir must not exist ("OUT: already exists").  Level SPEAKER
  * needs utt2spk.  Errors name the data-directory line or the utterance.
  */

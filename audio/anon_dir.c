@@ -6,8 +6,8 @@
  * All or nothing: everything is written under OUT.tmp.PID and renamed to OUT
  * at the end; on error the temporary tree (only files we wrote) is removed.
  * Coefficients are drawn from vpa_rng_split(seed, id) with the speaker or
- * utterance id as the stream name, so they do not depend on the order or
- * the thread that handles an utterance.
+ * utterance id as the stream name, so they do not depend on the order, the
+ * thread or the MPI rank that handles an utterance.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 
 #include "audio/anon.h"
 #include "audio/anon_int.h"
+#include "core/dist.h"
 #include "core/la.h"
 
 void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind)
@@ -58,6 +59,48 @@ int vpa_wav16_write(const char *path, const float *x, size_t n, double rate, str
 	if (sf_close(s) && !rc)
 		rc = vpa_fail(err, VPA_EIO, NULL, "%s: write failed", path);
 	return rc;
+}
+
+short *vpa_pcm16(const float *x, size_t n)
+{
+	short *y = xmalloc(xmul(n ? n : 1, sizeof(short)));
+	for (size_t k = 0; k < n; k++) {
+		double v = nearbyint(x[k]);
+		y[k] = (short)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
+	}
+	return y;
+}
+
+int vpa_pcm16_write(const char *path, const short *pcm, size_t n, double rate,
+		    struct vpa_err *err)
+{
+	float *x = xmalloc(xmul(n ? n : 1, sizeof(float)));
+	for (size_t k = 0; k < n; k++)
+		x[k] = pcm[k]; /* exact: vpa_wav16_write writes the same integers */
+	int rc = vpa_wav16_write(path, x, n, rate, err);
+	free(x);
+	return rc;
+}
+
+void vpa_pcm16_pack(struct vpa_buf *b, const short *pcm, size_t n)
+{
+	vpa_pack_u64(b, n);
+	if (n)
+		vpa_buf_add(b, pcm, xmul(n, sizeof(short)));
+}
+
+int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **pcm, size_t *n)
+{
+	uint64_t m;
+	if (vpa_unpack_u64(p, end, &m) || m > (uint64_t)(end - *p) / sizeof(short))
+		return -1;
+	free(*pcm);
+	*n = (size_t)m;
+	*pcm = xmalloc(xmul(m ? m : 1, sizeof(short)));
+	if (m)
+		memcpy(*pcm, *p, (size_t)m * sizeof(short));
+	*p += m * sizeof(short);
+	return 0;
 }
 
 void vpa_rm_tree(const char *path)
@@ -125,19 +168,33 @@ double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char
 	return o->lo + (o->hi - o->lo) * vpa_rng_uniform(&r);
 }
 
+/*
+ * Utterance i anonymised: a job of vpa_dist_jobs.  The job keeps the 16-bit
+ * samples the WAV file will hold (slot i); after each block of utterances
+ * every rank writes the block's files into its own temporary tree.  Under MPI
+ * the ranks share the utterances out and exchange the samples (2 bytes per
+ * sample), so each rank's OUT is the whole anonymised directory its later
+ * stages read (a rank's temporary folder is its own: node-local /tmp), and
+ * the files are byte for byte those of a one-process run.  Blocks bound the
+ * samples held at once.
+ */
+#define ANON_BLOCK 256
+
 struct job {
 	const struct vpa_datadir *d;
 	const struct vpa_anon_opts *o;
-	const char *tmp;
-	double *coeff;      /* (n_utt) */
-	struct vpa_err *err; /* (n_utt) */
+	double *coeff;  /* (n_utt) */
+	short **pcm;    /* (n_utt) the samples of the block's utterances, owned */
+	size_t *len;    /* (n_utt) */
+	double *rate;   /* (n_utt) */
+	size_t base;    /* the block's first utterance */
 };
 
-static int anon_one(void *arg, size_t i)
+static int anon_one(void *arg, size_t k, struct vpa_err *err)
 {
 	struct job *j = arg;
+	size_t i = j->base + k;
 	const char *utt = j->d->utt[i];
-	struct vpa_err *err = &j->err[i];
 	struct vpa_wave w;
 	vpa_wave_init(&w);
 	float *y = NULL;
@@ -157,26 +214,55 @@ static int anon_one(void *arg, size_t i)
 			rc = vpa_warp(w.x, w.n, w.rate, &wo, &y, &e2);
 			/* the warped signal keeps its level; scale down only what would clip */
 			double mx = 0;
-			for (size_t k = 0; !rc && k < w.n; k++)
-				mx = fmax(mx, fabs(y[k]));
+			for (size_t k2 = 0; !rc && k2 < w.n; k2++)
+				mx = fmax(mx, fabs(y[k2]));
 			if (!rc && mx > 32767)
-				for (size_t k = 0; k < w.n; k++)
-					y[k] = (float)(y[k] / mx * 32766);
+				for (size_t k2 = 0; k2 < w.n; k2++)
+					y[k2] = (float)(y[k2] / mx * 32766);
 		}
 		if (rc)
 			rc = vpa_fail(err, rc, NULL, "utterance '%s': %s", utt, e2.msg);
 	}
 	if (!rc) {
-		char *dir = vpa_anon_join(j->tmp, "wav");
-		size_t len = strlen(dir) + strlen(utt) + 6;
-		char *p = xmalloc(len);
-		snprintf(p, len, "%s/%s.wav", dir, utt);
-		rc = vpa_wav16_write(p, y, w.n, w.rate, err);
-		free(p);
-		free(dir);
+		j->pcm[i] = vpa_pcm16(y, w.n); /* the 16-bit samples of the file */
+		j->len[i] = w.n;
+		j->rate[i] = w.rate;
 	}
 	free(y);
 	vpa_wave_release(&w);
+	return rc;
+}
+
+static void anon_pack(void *arg, size_t k, struct vpa_buf *b)
+{
+	struct job *j = arg;
+	size_t i = j->base + k;
+	vpa_pack_f64s(b, &j->coeff[i], 1);
+	vpa_pack_f64s(b, &j->rate[i], 1);
+	vpa_pcm16_pack(b, j->pcm[i], j->len[i]);
+}
+
+static int anon_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
+{
+	struct job *j = arg;
+	size_t i = j->base + k;
+	const unsigned char *end = p + len;
+	if (vpa_unpack_f64s(&p, end, &j->coeff[i], 1) || vpa_unpack_f64s(&p, end, &j->rate[i], 1) ||
+	    vpa_pcm16_unpack(&p, end, &j->pcm[i], &j->len[i]))
+		return -1;
+	return p != end;
+}
+
+/* Utterance i's samples into TMP/wav/UTT.wav (and out of memory). */
+static int write_one(struct job *j, const char *tmp, size_t i, struct vpa_err *err)
+{
+	size_t l = strlen(tmp) + strlen(j->d->utt[i]) + 10;
+	char *p = xmalloc(l);
+	snprintf(p, l, "%s/wav/%s.wav", tmp, j->d->utt[i]);
+	int rc = vpa_pcm16_write(p, j->pcm[i], j->len[i], j->rate[i], err);
+	free(p);
+	free(j->pcm[i]);
+	j->pcm[i] = NULL;
 	return rc;
 }
 
@@ -213,14 +299,22 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		rc = VPA_EIO;
 		goto out;
 	}
-	struct job j = {&d, o, tmp, xcalloc(d.n_utt ? d.n_utt : 1, sizeof(double)),
-			xcalloc(d.n_utt ? d.n_utt : 1, sizeof(struct vpa_err))};
+	size_t nu = d.n_utt ? d.n_utt : 1;
+	struct job j = {&d, o, xcalloc(nu, sizeof(double)), xcalloc(nu, sizeof(short *)),
+			xcalloc(nu, sizeof(size_t)), xcalloc(nu, sizeof(double)), 0};
+	for (size_t b = 0; !rc && b < d.n_utt; b += ANON_BLOCK) {
+		size_t m = d.n_utt - b < ANON_BLOCK ? d.n_utt - b : ANON_BLOCK;
+		j.base = b;
+		rc = vpa_dist_jobs(m, threads, anon_one, anon_pack, anon_unpack, &j, "anonymise",
+				   vpa_la_run_workers, err);
+		for (size_t i = b; !rc && i < b + m; i++)
+			rc = write_one(&j, tmp, i, err);
+	}
 	for (size_t i = 0; i < d.n_utt; i++)
-		vpa_err_init(&j.err[i]);
-	vpa_par_jobs(d.n_utt, threads, anon_one, &j, "anonymise", vpa_la_run_workers);
-	for (size_t i = 0; !rc && i < d.n_utt; i++)
-		if (j.err[i].status)
-			rc = vpa_fail(err, j.err[i].status, NULL, "%s", j.err[i].msg);
+		free(j.pcm[i]);
+	free(j.pcm);
+	free(j.len);
+	free(j.rate);
 	if (!rc) {
 		struct vpa_buf scp, co;
 		vpa_buf_init(&scp);
@@ -271,7 +365,6 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		rc = vpa_fail(err, VPA_EIO, NULL, "%s: cannot rename into place: %s", out_dir,
 			      strerror(errno));
 	free(j.coeff);
-	free(j.err);
 out:
 	if (rc)
 		vpa_rm_tree(tmp);

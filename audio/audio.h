@@ -221,6 +221,11 @@ struct vpa_fmat {
 };
 void vpa_fmat_init(struct vpa_fmat *m);
 void vpa_fmat_release(struct vpa_fmat *m);
+/* A matrix into a job's output buffer and back (core/dist.h: MPI loops);
+   unpack replaces m's contents, -1 when the bytes do not hold one. */
+struct vpa_buf;
+void vpa_fmat_pack(struct vpa_buf *b, const struct vpa_fmat *m);
+int vpa_fmat_unpack(const unsigned char **p, const unsigned char *end, struct vpa_fmat *m);
 
 struct vpa_feat; /* the pipeline: opaque, immutable, shareable between threads */
 

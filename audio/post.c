@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "audio/audio.h"
+#include "core/dist.h"
 
 void vpa_fmat_init(struct vpa_fmat *m)
 {
@@ -19,6 +20,29 @@ void vpa_fmat_release(struct vpa_fmat *m)
 {
 	free(m->x);
 	vpa_fmat_init(m);
+}
+
+void vpa_fmat_pack(struct vpa_buf *b, const struct vpa_fmat *m)
+{
+	vpa_pack_u64(b, m->rows);
+	vpa_pack_u64(b, m->cols);
+	vpa_pack_f32s(b, m->x, m->rows * m->cols);
+}
+
+int vpa_fmat_unpack(const unsigned char **p, const unsigned char *end, struct vpa_fmat *m)
+{
+	uint64_t r, c;
+	vpa_fmat_release(m);
+	if (vpa_unpack_u64(p, end, &r) || vpa_unpack_u64(p, end, &c) ||
+	    (c && r > (uint64_t)(end - *p) / c / sizeof(float)))
+		return -1;
+	m->rows = (size_t)r;
+	m->cols = (size_t)c;
+	if (r && c) {
+		m->x = xmalloc(xmul(r * c, sizeof(float)));
+		return vpa_unpack_f32s(p, end, m->x, r * c);
+	}
+	return 0;
 }
 
 void vpa_vad_compute(const float *e, size_t T, double thr, double mean_scale, int context,

@@ -30,8 +30,9 @@
  * Synthesis by fork/exec (execvp, never a shell) into a temporary WAV that
  * libsndfile reads; resampled to the output rate by windowed-sinc
  * interpolation (vpa_resample); leading/trailing silence kept as the
- * synthesiser made it.  Every utterance is an independent job: the corpus is
- * byte-identical for any thread count.
+ * synthesiser made it.  Every utterance is an independent job (vpa_dist_jobs,
+ * shared out over threads and MPI ranks, the samples exchanged): the corpus
+ * is byte-identical for any thread or rank count.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,7 @@
 #include "audio/anon.h"
 #include "audio/anon_int.h"
 #include "core/corpus.h"
+#include "core/dist.h"
 
 void vpa_synth_opts_init(struct vpa_synth_opts *o)
 {
@@ -202,12 +204,19 @@ struct utt {
 	size_t n;           /* samples written */
 };
 
+/* Utterance i synthesised: a job of vpa_dist_jobs that keeps the 16-bit
+ * samples of its file (as audio/anon_dir.c does): under MPI the ranks share
+ * the utterances out and exchange the samples, and every rank writes the
+ * whole corpus into its own folder, in blocks of SYNTH_BLOCK utterances. */
+#define SYNTH_BLOCK 256
+
 struct ctx {
 	const struct vpa_synth_opts *o;
 	const struct speaker *S;
 	struct utt *U;
 	const char *tmp;
-	struct vpa_err *err; /* (n_utt) */
+	short **pcm; /* (n_utt) the block's samples, owned */
+	size_t base; /* the block's first utterance */
 };
 
 static int run_synth(const char *const *argv, struct vpa_err *err)
@@ -238,16 +247,14 @@ static int run_synth(const char *const *argv, struct vpa_err *err)
 	return 0;
 }
 
-static int synth_one(void *arg, size_t i)
+static int synth_one(void *arg, size_t k, struct vpa_err *err)
 {
 	struct ctx *c = arg;
+	size_t i = c->base + k;
 	struct utt *u = &c->U[i];
 	const struct speaker *s = &c->S[u->spk];
-	struct vpa_err *err = &c->err[i];
-	static const char *const setname[] = {"train", "enrol", "trials"};
-	char raw[512], out[512];
+	char raw[512];
 	snprintf(raw, sizeof raw, "%s/raw-%s.wav", c->tmp, u->id);
-	snprintf(out, sizeof out, "%s/%s/wav/%s.wav", c->tmp, setname[u->set], u->id);
 	char p1[32], p2[32], f0[64], st[64];
 	int rc;
 	if (s->flite) {
@@ -274,7 +281,7 @@ static int synth_one(void *arg, size_t i)
 		if (w.rate != c->o->rate)
 			y = vpa_resample(w.x, w.n, w.rate, c->o->rate, &n);
 		u->n = n;
-		rc = vpa_wav16_write(out, y, n, c->o->rate, err);
+		c->pcm[i] = vpa_pcm16(y, n);
 		if (y != w.x)
 			free(y);
 	}
@@ -286,6 +293,21 @@ static int synth_one(void *arg, size_t i)
 		vpa_fail(err, rc, NULL, "synthesising '%s' (%s): %s", u->id, s->desc, m);
 	}
 	return rc;
+}
+
+static void synth_pack(void *arg, size_t k, struct vpa_buf *b)
+{
+	struct ctx *c = arg;
+	size_t i = c->base + k;
+	vpa_pcm16_pack(b, c->pcm[i], c->U[i].n);
+}
+
+static int synth_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
+{
+	struct ctx *c = arg;
+	size_t i = c->base + k;
+	const unsigned char *end = p + len;
+	return vpa_pcm16_unpack(&p, end, &c->pcm[i], &c->U[i].n) || p != end;
 }
 
 static int write_text(const char *dir, const char *name, const struct vpa_buf *b, struct vpa_err *err)
@@ -356,7 +378,6 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 			      o->brown, ng, nu);
 	struct speaker *S = xcalloc((size_t)o->speakers, sizeof(*S));
 	struct utt *U = xcalloc(nu ? nu : 1, sizeof(*U));
-	struct vpa_err *errs = xcalloc(nu ? nu : 1, sizeof(*errs));
 	char *tmp = NULL;
 	if (rc)
 		goto out;
@@ -384,7 +405,6 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 		}
 		u->text = xstrdup(vpa_buf_str(&b));
 		vpa_buf_release(&b);
-		vpa_err_init(&errs[k]);
 	}
 	size_t tl = strlen(out_dir) + 32;
 	tmp = xmalloc(tl);
@@ -399,11 +419,24 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 	}
 	if (rc)
 		goto out;
-	struct ctx c = {o, S, U, tmp, errs};
-	vpa_par_jobs(nu, threads, synth_one, &c, "synthesise", NULL);
-	for (size_t k = 0; !rc && k < nu; k++)
-		if (errs[k].status)
-			rc = vpa_fail(err, errs[k].status, NULL, "%s", errs[k].msg);
+	static const char *const setname[] = {"train", "enrol", "trials"};
+	struct ctx c = {o, S, U, tmp, xcalloc(nu ? nu : 1, sizeof(short *)), 0};
+	for (size_t b = 0; !rc && b < nu; b += SYNTH_BLOCK) {
+		size_t m = nu - b < SYNTH_BLOCK ? nu - b : SYNTH_BLOCK;
+		c.base = b;
+		rc = vpa_dist_jobs(m, threads, synth_one, synth_pack, synth_unpack, &c, "synthesise",
+				   NULL, err);
+		for (size_t k = b; !rc && k < b + m; k++) {
+			char out[512];
+			snprintf(out, sizeof out, "%s/%s/wav/%s.wav", tmp, setname[U[k].set], U[k].id);
+			rc = vpa_pcm16_write(out, c.pcm[k], U[k].n, o->rate, err);
+			free(c.pcm[k]);
+			c.pcm[k] = NULL;
+		}
+	}
+	for (size_t k = 0; k < nu; k++)
+		free(c.pcm[k]);
+	free(c.pcm);
 	/* the lists */
 	for (int set = 0; set < 3 && !rc; set++) {
 		struct vpa_buf scp, u2s, s2u, s2g, text, dur, enr, tf, tm, ta;
@@ -491,7 +524,6 @@ out:
 	free(tmp);
 	for (size_t k = 0; k < nu; k++)
 		free(U[k].text);
-	free(errs);
 	free(U);
 	free(S);
 	free(good);

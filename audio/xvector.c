@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dist.h"
 #include "core/la.h"
 
 void vpa_xvec_opts_init(struct vpa_xvec_opts *o)
@@ -228,39 +229,51 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 	return 0;
 }
 
+/* Utterance i's embedding: a job of vpa_dist_jobs (under MPI the ranks share
+ * the utterances out; an embedding, emb_dim floats, travels). */
 struct embed_job {
 	const struct vpa_xvec *x;
 	const struct vpa_fmat *feats;
 	const char *const *ids;
 	float *out;
-	struct vpa_err *errs; /* one per utterance */
-	int *rcs;
 };
 
-static int embed_one(void *arg, size_t i)
+static int embed_one(void *arg, size_t i, struct vpa_err *err)
 {
 	struct embed_job *j = arg;
 	const struct vpa_fmat *f = &j->feats[i];
 	if (f->rows == 0) {
 		if (j->ids)
-			j->rcs[i] = vpa_fail(&j->errs[i], VPA_EINPUT, NULL,
-					     "utterance '%s' has no frame to embed", j->ids[i]);
-		else
-			j->rcs[i] = vpa_fail(&j->errs[i], VPA_EINPUT, NULL,
-					     "utterance %zu has no frame to embed", i);
-		return j->rcs[i];
+			return vpa_fail(err, VPA_EINPUT, NULL, "utterance '%s' has no frame to embed",
+					j->ids[i]);
+		return vpa_fail(err, VPA_EINPUT, NULL, "utterance %zu has no frame to embed", i);
 	}
 	struct vpa_nn *net = vpa_nn_clone(j->x->net);
 	size_t off[2] = {0, f->rows};
 	struct vpa_nn_batch in = {.n_seq = 1, .off = off, .x = f->x, .ids = NULL};
-	j->rcs[i] = vpa_nn_forward(net, &in, VPA_NN_EVAL, &j->errs[i]);
-	if (j->rcs[i] == 0) {
+	int rc = vpa_nn_forward(net, &in, VPA_NN_EVAL, err);
+	if (rc == 0) {
 		size_t rows, d;
 		const float *e = vpa_nn_output(net, &rows, &d);
+		if (d != j->x->emb_dim)
+			VPA_BUG("embedding of %zu values, expected %zu", d, j->x->emb_dim);
 		memcpy(j->out + i * d, e, d * sizeof(float));
 	}
 	vpa_nn_free(net);
-	return j->rcs[i];
+	return rc;
+}
+
+static void embed_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct embed_job *j = arg;
+	vpa_pack_f32s(b, j->out + i * j->x->emb_dim, j->x->emb_dim);
+}
+
+static int embed_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct embed_job *j = arg;
+	size_t E = j->x->emb_dim;
+	return len != E * sizeof(float) || vpa_unpack_f32s(&p, p + len, j->out + i * E, E);
 }
 
 int vpa_xvec_embed(const struct vpa_xvec *x, const struct vpa_fmat *feats,
@@ -276,20 +289,6 @@ int vpa_xvec_embed(const struct vpa_xvec *x, const struct vpa_fmat *feats,
 					ids ? "utterance '" : "an utterance", ids ? ids[i] : "",
 					ids ? "'" : "", feats[i].cols, vpa_nn_input_dim(x->net));
 	struct embed_job j = {.x = x, .feats = feats, .ids = ids, .out = out};
-	j.errs = xmalloc(xmul(n, sizeof(struct vpa_err)));
-	j.rcs = xmalloc(xmul(n, sizeof(int)));
-	for (size_t i = 0; i < n; i++) {
-		vpa_err_init(&j.errs[i]);
-		j.rcs[i] = 0;
-	}
-	vpa_par_jobs(n, threads, embed_one, &j, "extracting embeddings", vpa_la_run_workers);
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (j.rcs[i]) {
-			rc = j.rcs[i];
-			*err = j.errs[i];
-		}
-	free(j.errs);
-	free(j.rcs);
-	return rc;
+	return vpa_dist_jobs(n, threads, embed_one, embed_pack, embed_unpack, &j,
+			     "extracting embeddings", vpa_la_run_workers, err);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/dist.h"
 #include "core/kaldi.h"
 #include "core/la.h"
 
@@ -36,30 +37,43 @@ void vpa_xvec_set_release(struct vpa_xvec_set *s)
 	vpa_xvec_set_init(s);
 }
 
+/* Utterance i's features: a job of vpa_dist_jobs (under MPI the ranks share
+ * the utterances out and exchange the feature matrices: every rank trains the
+ * extractor on all of them). */
 struct load_job {
 	const struct vpa_datadir *d;
 	const struct vpa_feat *f;
 	struct vpa_xvec_set *s;
-	struct vpa_err *errs;
-	int *rcs;
 };
 
-static int load_one(void *arg, size_t i)
+static int load_one(void *arg, size_t i, struct vpa_err *err)
 {
 	struct load_job *j = arg;
 	struct vpa_wave w;
 	vpa_wave_init(&w);
-	int rc = vpa_datadir_load(j->d, i, &w, NULL, &j->errs[i]);
+	int rc = vpa_datadir_load(j->d, i, &w, NULL, err);
 	if (rc == 0) {
 		struct vpa_err e;
 		vpa_err_init(&e);
 		rc = vpa_feat_apply(j->f, &w, j->s->utt[i], &j->s->feats[i], &e);
 		if (rc)
-			vpa_fail(&j->errs[i], rc, NULL, "%s: utterance %s", j->s->dir, e.msg);
+			vpa_fail(err, rc, NULL, "%s: utterance %s", j->s->dir, e.msg);
 	}
 	vpa_wave_release(&w);
-	j->rcs[i] = rc;
 	return rc;
+}
+
+static void load_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct load_job *j = arg;
+	vpa_fmat_pack(b, &j->s->feats[i]);
+}
+
+static int load_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct load_job *j = arg;
+	const unsigned char *end = p + len;
+	return vpa_fmat_unpack(&p, end, &j->s->feats[i]) || p != end;
 }
 
 int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
@@ -107,19 +121,9 @@ int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
 				out->gender[i] = g.f[2 * k + 1][0] == 'f' ? 'f' : 'm';
 	}
 	vpa_kaldi_list_release(&g);
-	struct load_job j = {&d, f, out, NULL, NULL};
-	j.errs = xmalloc(xmul(n ? n : 1, sizeof(struct vpa_err)));
-	j.rcs = xcalloc(n ? n : 1, sizeof(int));
-	for (size_t i = 0; i < n; i++)
-		vpa_err_init(&j.errs[i]);
-	vpa_par_jobs(n, threads, load_one, &j, "computing features", vpa_la_run_workers);
-	for (size_t i = 0; i < n && rc == 0; i++)
-		if (j.rcs[i]) {
-			rc = j.rcs[i];
-			*err = j.errs[i];
-		}
-	free(j.errs);
-	free(j.rcs);
+	struct load_job j = {&d, f, out};
+	rc = vpa_dist_jobs(n, threads, load_one, load_pack, load_unpack, &j, "computing features",
+			   vpa_la_run_workers, err);
 	vpa_datadir_release(&d);
 	if (rc)
 		vpa_xvec_set_release(out);
@@ -258,15 +262,26 @@ int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
 	return 0;
 }
 
+/* rho_F0 of utterance i: a job of vpa_dist_jobs (one number travels). */
 struct rho_job {
 	const struct vpa_datadir *a, *b;
 	const size_t *ib; /* (a->n_utt) index in b */
 	double *rho;      /* (n) NaN when undefined */
-	struct vpa_err *errs;
-	int *rcs;
 };
 
-static int rho_one(void *arg, size_t i)
+static void rho_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct rho_job *j = arg;
+	vpa_pack_f64s(b, &j->rho[i], 1);
+}
+
+static int rho_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct rho_job *j = arg;
+	return vpa_unpack_f64s(&p, p + len, &j->rho[i], 1) || len != sizeof(double);
+}
+
+static int rho_one(void *arg, size_t i, struct vpa_err *err)
 {
 	struct rho_job *j = arg;
 	struct vpa_wave wa, wb;
@@ -278,13 +293,13 @@ static int rho_one(void *arg, size_t i)
 	vpa_pitch_init(&pb);
 	vpa_pitch_opts_init(&po);
 	j->rho[i] = NAN;
-	int rc = vpa_datadir_load(j->a, i, &wa, NULL, &j->errs[i]);
+	int rc = vpa_datadir_load(j->a, i, &wa, NULL, err);
 	if (!rc)
-		rc = vpa_datadir_load(j->b, j->ib[i], &wb, NULL, &j->errs[i]);
+		rc = vpa_datadir_load(j->b, j->ib[i], &wb, NULL, err);
 	if (!rc)
-		rc = vpa_pitch_track(wa.x, wa.n, wa.rate, &po, &pa, &j->errs[i]);
+		rc = vpa_pitch_track(wa.x, wa.n, wa.rate, &po, &pa, err);
 	if (!rc)
-		rc = vpa_pitch_track(wb.x, wb.n, wb.rate, &po, &pb, &j->errs[i]);
+		rc = vpa_pitch_track(wb.x, wb.n, wb.rate, &po, &pb, err);
 	if (!rc) {
 		struct vpa_err e;
 		vpa_err_init(&e);
@@ -296,7 +311,6 @@ static int rho_one(void *arg, size_t i)
 	vpa_wave_release(&wb);
 	vpa_pitch_release(&pa);
 	vpa_pitch_release(&pb);
-	j->rcs[i] = rc;
 	return rc;
 }
 
@@ -327,29 +341,20 @@ int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mea
 		vpa_strmap_release(&m);
 	}
 	if (!rc) {
-		struct rho_job j = {&a, &b, ib, NULL, NULL, NULL};
+		struct rho_job j = {&a, &b, ib, NULL};
 		j.rho = xmalloc(xmul(n ? n : 1, sizeof(double)));
-		j.errs = xmalloc(xmul(n ? n : 1, sizeof(struct vpa_err)));
-		j.rcs = xcalloc(n ? n : 1, sizeof(int));
-		for (size_t i = 0; i < n; i++)
-			vpa_err_init(&j.errs[i]);
-		vpa_par_jobs(n, threads, rho_one, &j, "rho_F0", vpa_la_run_workers);
+		rc = vpa_dist_jobs(n, threads, rho_one, rho_pack, rho_unpack, &j, "rho_F0",
+				   vpa_la_run_workers, err);
 		double s = 0;
 		size_t k = 0;
-		for (size_t i = 0; i < n && !rc; i++) {
-			if (j.rcs[i]) {
-				rc = j.rcs[i];
-				*err = j.errs[i];
-			} else if (isfinite(j.rho[i])) {
+		for (size_t i = 0; i < n && !rc; i++)
+			if (isfinite(j.rho[i])) {
 				s += j.rho[i];
 				k++;
 			}
-		}
 		*mean = k ? s / (double)k : NAN;
 		*n_used = k;
 		free(j.rho);
-		free(j.errs);
-		free(j.rcs);
 	}
 	free(ib);
 	vpa_datadir_release(&a);

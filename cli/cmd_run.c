@@ -137,18 +137,17 @@ int cmd_run(int argc, char **argv)
 	/* Without a scenario the report list is unknown: the default has junit. */
 	unsigned formats = VPA_REPORT_ALL;
 	int rc = 0, failed = 0;
+	int scen = 1; /* an error is printed with its scenario context */
 	vpa_err_init(&err);
 	double t0 = vpa_now();
 	vpa_inputs_begin(); /* results.json lists every file read (core/inputs.h) */
-	if (vpa_scenario_load(argv[optind], &s, &err)) {
-		rc = cli_scenario_error(&err);
+	if (vpa_scenario_load(argv[optind], &s, &err))
 		goto fail;
-	}
 	formats = s->formats;
-	if (!allow_outside && vpa_scenario_check_writes(s, outdir, &err)) {
-		rc = cli_scenario_error(&err);
+	if (vpa_dist_test_fault("scenario", &err))
 		goto fail;
-	}
+	if (!allow_outside && vpa_scenario_check_writes(s, outdir, &err))
+		goto fail;
 	double t_load = vpa_now() - t0;
 	if (!outdir) {
 		if (s->output) {
@@ -162,36 +161,33 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 	/* Everything that can be checked before hours of computation.  Under MPI
-	 * rank 0 alone touches the folder, and every rank learns its verdict, so
-	 * that all ranks take the same path (no rank waits in a collective). */
-	int prc = base && !(old = cli_read_results(base, &err)) ? -1 : 0;
-	if (!prc && vpa_dist_rank() == 0)
-		prc = vpa_outdir_prepare(outdir, formats, ro.no_plots, &err);
-	if (vpa_dist_root_int(prc != 0) || prc) {
-		rc = prc ? cli_error(&err) : 1;
+	 * rank 0 alone touches the folder.  Each stage ends in an agreement of
+	 * every rank (core/dist.c, "Errors outside a loop"): an error on any rank
+	 * stops every rank there or in its next loop, and rank 0 prints it. */
+	scen = 0;
+	if (base && !(old = cli_read_results(base, &err)))
 		goto fail;
-	}
-	if (vpa_scenario_run(s, &ro, &results, &err)) {
-		rc = cli_scenario_error(&err);
+	if (vpa_dist_rank() == 0 && vpa_outdir_prepare(outdir, formats, ro.no_plots, &err))
 		goto fail;
-	}
+	if (vpa_dist_agree(0, &err))
+		goto fail;
+	scen = 1;
+	if (vpa_scenario_run(s, &ro, &results, &err))
+		goto fail;
 	struct vpa_json *stages = vpa_json_get(vpa_json_get(results, "wall_time"), "stages");
 	vpa_json_set_num(stages, "load", t_load);
 	gates = vpa_scenario_gates(s);
 	int grc = vpa_gates_evaluate(results, gates, &err);
-	if (grc && grc != VPA_EGATE) {
-		rc = cli_scenario_error(&err);
+	if (grc && grc != VPA_EGATE)
 		goto fail;
-	}
+	scen = 0;
 	failed = grc == VPA_EGATE;
 	if (old) {
 		tols = vpa_scenario_tolerances(s);
 		struct vpa_baseline_opts bo = {base, s->tolerance, tols, NULL, 0, significant, strict};
 		int brc = vpa_gates_baseline(results, old, &bo, &summary, &err);
-		if (brc && brc != VPA_EGATE) {
-			rc = cli_error(&err);
+		if (brc && brc != VPA_EGATE)
 			goto fail;
-		}
 		vpa_json_set(results, "baseline", summary);
 		summary = NULL;
 		failed |= brc == VPA_EGATE;
@@ -201,11 +197,16 @@ int cmd_run(int argc, char **argv)
 	/* the report's own duration cannot be inside the file it writes */
 	vpa_json_set(stages, "report", vpa_json_null());
 	vpa_json_set_num(vpa_json_get(results, "wall_time"), "total", vpa_now() - t0);
-	/* under MPI only rank 0 writes (core/dist.c) */
-	if (vpa_dist_rank() == 0 && vpa_report_write(results, outdir, formats, ro.no_plots, &err)) {
-		rc = cli_error(&err);
+	/* under MPI only rank 0 writes (core/dist.c), once every rank is done */
+	if (vpa_dist_agree(0, &err))
 		goto fail;
-	}
+	if (vpa_dist_rank() == 0 && vpa_report_write(results, outdir, formats, ro.no_plots, &err))
+		goto fail;
+	if (vpa_dist_test_fault("report", &err))
+		goto fail;
+	/* a failure on any rank removes the reports */
+	if (vpa_dist_agree(0, &err))
+		goto fail;
 	/* the folder holds this run's files only */
 	if (vpa_dist_rank() == 0)
 		vpa_outdir_remove_reports(outdir,
@@ -228,6 +229,9 @@ int cmd_run(int argc, char **argv)
 	rc = failed ? 3 : 0;
 	goto out;
 fail:
+	/* every rank takes the same error (core/dist.c); rank 0 prints it */
+	vpa_dist_agree(err.status ? err.status : VPA_EIO, &err);
+	rc = scen ? cli_scenario_error(&err) : cli_error(&err);
 	if (outdir && vpa_dist_rank() == 0)
 		vpa_outdir_fail(outdir, formats, s ? s->name : NULL, err.msg);
 out:

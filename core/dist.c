@@ -14,8 +14,21 @@
  *   d-exposure training runs (attacks/dexposure.c), the clients of an FL
  *   round (targets/fl_speaker.c), and the points of a sweep when there are at
  *   least as many points as ranks (scenarios/run.c; else the points run in
- *   turn, their loops shared out).  A loop inside a job runs inside its rank.
- *   Not shared out: sequential training (a global model, a tagger target).
+ *   turn, their loops shared out); imported ONNX acoustic models, checked one
+ *   job per model (targets/fl_am_onnx.c); the utterances of the audio
+ *   pipelines: features of a data directory (audio/xvector_data.c) and of an
+ *   Indicator set given as audio (targets/fl_am_onnx.c), rho_F0
+ *   (audio/xvector_data.c), x-vector embeddings (audio/xvector.c), ONNX
+ *   embeddings of a data directory (embed/embed.c), the anonymisation of a
+ *   data directory (audio/anon_dir.c: the 16-bit samples travel and every
+ *   rank writes the whole directory into its own temporary folder; outputs
+ *   stay rank 0's) and, the same way, the synthesis of a synthetic corpus
+ *   (audio/synth.c); and the list of input files read (core/inputs.c, one job
+ *   per rank).  A loop inside a job runs inside its rank.
+ *   Not shared out: sequential training (a global model, a tagger target, the
+ *   x-vector extractors: deterministic, so every rank has the same network;
+ *   data-parallel training would change the order of the float sums of the
+ *   gradients and of batch normalisation's statistics, hence the bits).
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs
@@ -44,6 +57,23 @@
  *   writes files (cli/cmd_run.c), so the user reads one line and every rank
  *   exits 1; nothing is written.
  *
+ * - Errors outside a loop (a file only one node cannot read, during setup):
+ *   the failing rank unwinds to the next stage boundary of `run`
+ *   (cli/cmd_run.c: after loading the scenario, after preparing the output
+ *   folder, after the run, after writing the reports, and on every error
+ *   path), which calls vpa_dist_agree with its error, while the other ranks go
+ *   on to their next communicating call.  Every communicating call here
+ *   (vpa_dist_jobs, vpa_dist_agree, vpa_dist_root_int, vpa_dist_barrier)
+ *   starts with the same agreement: an MPI_Allreduce MIN of (failed ? rank :
+ *   N, failed) and, when some rank failed, a broadcast of the lowest failed
+ *   rank's error.  So the failing rank's agreement meets the others' next
+ *   call whatever it is, every rank gets that error (" (rank R)" appended
+ *   unless every rank failed, as a bad scenario does), and from then on no
+ *   rank communicates: each call returns the error at once and every rank
+ *   unwinds to cmd_run, where rank 0 prints the one line; every rank exits 1.
+ *   A test hook makes such a failure happen on one rank (vpa_dist_test_fault,
+ *   tests/e2e/test_mpi.sh).
+ *
  * - MPI calls happen only on the thread that called vpa_dist_jobs (between
  *   thread pools), so MPI_THREAD_FUNNELED is enough.
  */
@@ -62,6 +92,44 @@ static int g_rank = 0, g_size = 1;
 static int g_local = 0; /* 1 while a vpa_dist_jobs loop runs its jobs */
 #ifdef VPA_MPI
 static int g_init = 0;
+static int g_poison = 0;      /* a failure every rank knows: no more MPI calls */
+static struct vpa_err g_perr; /* that failure */
+
+/* The agreement every communicating call starts with (see the design above):
+ * whether some rank failed (failed != 0 here, mine its error).  0 when none
+ * did; else every rank gets the lowest failed rank's error in out, with
+ * " (rank R)" unless every rank failed, and the ranks stop communicating. */
+static int sync_status(int failed, const struct vpa_err *mine, struct vpa_err *out)
+{
+	if (g_poison) {
+		if (out && !out->status)
+			*out = g_perr;
+		return g_perr.status;
+	}
+	int v[2] = {failed ? g_rank : g_size, failed ? 1 : 0}, r[2] = {g_size, 0};
+	MPI_Allreduce(v, r, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (r[0] >= g_size)
+		return 0;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	if (g_rank == r[0] && mine)
+		e = *mine;
+	MPI_Bcast(&e, (int)sizeof(e), MPI_BYTE, r[0], MPI_COMM_WORLD);
+	e.msg[sizeof(e.msg) - 1] = 0;
+	if (!e.status)
+		e.status = VPA_EIO;
+	if (!e.msg[0])
+		snprintf(e.msg, sizeof(e.msg), "failed");
+	if (!r[1]) {
+		size_t l = strnlen(e.msg, sizeof(e.msg) - 1);
+		snprintf(e.msg + l, sizeof(e.msg) - l, " (rank %d)", r[0]);
+	}
+	g_poison = 1;
+	g_perr = e;
+	if (out)
+		*out = e;
+	return e.status;
+}
 #endif
 static uint64_t g_sent = 0;
 static double g_comm = 0;
@@ -115,10 +183,29 @@ int vpa_dist_size(void)
 int vpa_dist_root_int(int v)
 {
 #ifdef VPA_MPI
-	if (g_init && g_size > 1)
+	if (g_init && g_size > 1 && !sync_status(0, NULL, NULL))
 		MPI_Bcast(&v, 1, MPI_INT, 0, MPI_COMM_WORLD);
 #endif
 	return v;
+}
+
+int vpa_dist_agree(int rc, struct vpa_err *err)
+{
+#ifdef VPA_MPI
+	if (g_init && g_size > 1) {
+		if (rc && !err->status)
+			err->status = rc;
+		struct vpa_err e;
+		vpa_err_init(&e);
+		int grc = sync_status(rc != 0, err, &e);
+		if (grc)
+			*err = e;
+		return grc;
+	}
+#else
+	(void)err;
+#endif
+	return rc;
 }
 
 uint64_t vpa_dist_bytes_sent(void)
@@ -134,7 +221,7 @@ double vpa_dist_comm_seconds(void)
 void vpa_dist_barrier(void)
 {
 #ifdef VPA_MPI
-	if (g_init && g_size > 1)
+	if (g_init && g_size > 1 && !sync_status(0, NULL, NULL))
 		MPI_Barrier(MPI_COMM_WORLD);
 #endif
 }
@@ -402,6 +489,14 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	/* a loop inside a job of a shared-out loop (a sweep point's loops) runs
 	 * inside its rank: the other ranks are busy with their own jobs */
 	int nested = g_local, ranks = nested ? 1 : g_size;
+#ifdef VPA_MPI
+	/* a rank that failed outside a loop meets this agreement in its own */
+	if (ranks > 1) {
+		int src = sync_status(0, NULL, err);
+		if (src)
+			return src;
+	}
+#endif
 	if (!nested)
 		g_local = 1; /* written only here, outside any job: jobs only read it */
 	struct dist_loop p;
@@ -456,4 +551,16 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 	if (p.rc && err && !err->status)
 		*err = p.ferr;
 	return p.rc;
+}
+
+int vpa_dist_test_fault(const char *stage, struct vpa_err *err)
+{
+	const char *v = getenv("VPAUDIT_TEST_FAULT");
+	char *end = NULL;
+	if (!v)
+		return 0;
+	long r = strtol(v, &end, 10);
+	if (end == v || *end != ':' || r != g_rank || strcmp(end + 1, stage))
+		return 0;
+	return vpa_fail(err, VPA_EIO, NULL, "%s: fault injected (VPAUDIT_TEST_FAULT)", stage);
 }

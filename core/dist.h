@@ -25,6 +25,26 @@ void vpa_dist_init(int *argc, char ***argv);
 void vpa_dist_finalize(void);
 int vpa_dist_rank(void);
 int vpa_dist_size(void);
+/*
+ * Agreement at a stage boundary (core/dist.c, "Errors outside a loop"): rc and
+ * err are this rank's outcome.  Returns 0 when every rank succeeded; else, on
+ * every rank, the status of the lowest failed rank, whose message err then
+ * holds followed by " (rank R)" (unless every rank failed).  After a failure
+ * every rank knows of, no call here communicates any more: each returns that
+ * failure.  Without MPI (or with one rank) returns rc, err untouched.
+ */
+int vpa_dist_agree(int rc, struct vpa_err *err);
+
+/*
+ * Test hook (tests/e2e/test_mpi.sh only): with VPAUDIT_TEST_FAULT=R:STAGE in
+ * the environment, rank R (any build: rank 0 without MPI) fails at the point
+ * named STAGE with "STAGE: fault injected (VPAUDIT_TEST_FAULT)",
+ * returned as VPA_EIO in err; elsewhere returns 0.  Points: "scenario" (after
+ * loading it), "targets" (before building the targets), "attacks" (before the
+ * attacks), "report" (rank R's report-writing step).
+ */
+int vpa_dist_test_fault(const char *stage, struct vpa_err *err);
+
 /* Rank 0's v on every rank (v itself without MPI): the exit status, so that a
    failure only rank 0 can have (writing the report) ends every rank with 1. */
 int vpa_dist_root_int(int v);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/base.h"
+#include "core/dist.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -103,6 +104,9 @@ static struct note *notes;
 static _Thread_local int busy; /* re-reading a file to hash it */
 static size_t n_notes, cap_notes;
 
+static char **ignored; /* folder prefixes whose files are not inputs */
+static size_t n_ignored;
+
 static void forget(void)
 {
 	for (size_t i = 0; i < n_notes; i++)
@@ -110,6 +114,31 @@ static void forget(void)
 	free(notes);
 	notes = NULL;
 	n_notes = cap_notes = 0;
+	for (size_t i = 0; i < n_ignored; i++)
+		free(ignored[i]);
+	free(ignored);
+	ignored = NULL;
+	n_ignored = 0;
+}
+
+void vpa_inputs_ignore(const char *dir)
+{
+	pthread_mutex_lock(&mu);
+	if (on) {
+		ignored = xrealloc(ignored, (n_ignored + 1) * sizeof(*ignored));
+		ignored[n_ignored++] = xstrdup(dir);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static int is_ignored(const char *path)
+{
+	for (size_t i = 0; i < n_ignored; i++) {
+		size_t l = strlen(ignored[i]);
+		if (!strncmp(path, ignored[i], l) && path[l] == '/')
+			return 1;
+	}
+	return 0;
 }
 
 void vpa_inputs_begin(void)
@@ -139,7 +168,7 @@ static int known(const char *path)
 void vpa_input_note(const char *path, const void *data, size_t len)
 {
 	pthread_mutex_lock(&mu);
-	int skip = busy || !on || !path || known(path);
+	int skip = busy || !on || !path || known(path) || is_ignored(path);
 	pthread_mutex_unlock(&mu);
 	if (skip)
 		return;
@@ -170,6 +199,80 @@ void vpa_input_note(const char *path, const void *data, size_t len)
 	}
 	pthread_mutex_unlock(&mu);
 	free(n.path);
+}
+
+/* Sharing the notes over MPI ranks: job r (on rank r) packs rank r's notes,
+ * every other rank adds those it lacks. */
+static int share_job(void *arg, size_t i, struct vpa_err *err)
+{
+	(void)arg;
+	(void)i;
+	(void)err;
+	return 0;
+}
+
+static void share_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	(void)arg;
+	(void)i;
+	pthread_mutex_lock(&mu);
+	vpa_pack_u64(b, n_notes);
+	for (size_t k = 0; k < n_notes; k++) {
+		size_t l = strlen(notes[k].path);
+		vpa_pack_u64(b, l);
+		vpa_buf_add(b, notes[k].path, l);
+		vpa_pack_u64(b, notes[k].bytes);
+		vpa_buf_add(b, notes[k].hex, 64);
+	}
+	pthread_mutex_unlock(&mu);
+}
+
+static int share_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	(void)arg;
+	(void)i;
+	const unsigned char *end = p + len;
+	uint64_t n, l, bytes;
+	if (vpa_unpack_u64(&p, end, &n))
+		return -1;
+	for (uint64_t k = 0; k < n; k++) {
+		if (vpa_unpack_u64(&p, end, &l) || (uint64_t)(end - p) < l)
+			return -1;
+		char *path = xmalloc(l + 1);
+		memcpy(path, p, l);
+		path[l] = 0;
+		p += l;
+		if (vpa_unpack_u64(&p, end, &bytes) || end - p < 64) {
+			free(path);
+			return -1;
+		}
+		struct note nt;
+		nt.path = path;
+		nt.bytes = (size_t)bytes;
+		memcpy(nt.hex, p, 64);
+		nt.hex[64] = 0;
+		p += 64;
+		pthread_mutex_lock(&mu);
+		if (on && !known(path)) {
+			if (n_notes == cap_notes) {
+				cap_notes = cap_notes ? 2 * cap_notes : 16;
+				notes = xrealloc(notes, cap_notes * sizeof(*notes));
+			}
+			notes[n_notes++] = nt;
+			nt.path = NULL;
+		}
+		pthread_mutex_unlock(&mu);
+		free(nt.path);
+	}
+	return p != end;
+}
+
+int vpa_inputs_share(struct vpa_err *err)
+{
+	size_t n = (size_t)vpa_dist_size();
+	if (n < 2)
+		return 0;
+	return vpa_dist_jobs(n, 1, share_job, share_pack, share_unpack, NULL, NULL, NULL, err);
 }
 
 static int by_path(const void *a, const void *b)

@@ -27,6 +27,19 @@ void vpa_inputs_end(void);
  */
 void vpa_input_note(const char *path, const void *data, size_t len);
 
+/* Files under dir (a temporary folder of the run's own making: a synthetic
+ * corpus, anonymised audio) are not inputs: not noted until recording stops. */
+void vpa_inputs_ignore(const char *dir);
+
+/*
+ * Under MPI (core/dist.h): every rank's notes merged into every rank's, so
+ * that the list names each file some rank read (a rank reads only the models
+ * and audio of its jobs), as a one-process run's does.  Called once, after
+ * the run; 0 or the error of core/dist.c's agreement.  Nothing with one rank.
+ */
+struct vpa_err;
+int vpa_inputs_share(struct vpa_err *err);
+
 /* The notes as [{"path", "bytes", "sha256"}] sorted by path
  * (new array, caller frees); [] while recording is off. */
 struct vpa_json *vpa_inputs_json(void);

@@ -10,6 +10,7 @@
 
 #include "core/io.h"
 #include "core/kaldi.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "embed/embed.h"
 #include "onnx/onnx.h"
@@ -324,43 +325,60 @@ int vpa_embedder_utt(const struct vpa_embedder *e, const struct vpa_datadir *d, 
 
 /* ---- embedding sets ------------------------------------------------------------ */
 
+/* Utterance i's embedding and duration: a job of vpa_dist_jobs (under MPI the
+ * ranks share the utterances out; the duration and the embedding travel). */
 struct set_job {
 	const struct vpa_embedder *e;
 	const struct vpa_datadir *d;
 	float **emb;
 	size_t *dim;
 	double *dur;
-	struct vpa_err *err;
-	const char **line;
 };
 
-static int set_job(void *arg, size_t i)
+static int set_job(void *arg, size_t i, struct vpa_err *err)
 {
 	struct set_job *j = arg;
 	struct vpa_wave w;
 	struct vpa_fmat m;
-	const char *ln = NULL;
 	vpa_wave_init(&w);
 	vpa_fmat_init(&m);
-	vpa_err_init(&j->err[i]);
-	j->line[i] = NULL;
-	int rc = vpa_datadir_load(j->d, i, &w, &ln, &j->err[i]);
-	if (rc)
-		j->line[i] = ln;
+	int rc = vpa_datadir_load(j->d, i, &w, NULL, err);
 	if (!rc) {
 		j->dur[i] = w.rate > 0 ? (double)w.n / w.rate : 0;
-		rc = vpa_feat_apply(j->e->fe, &w, j->d->utt[i], &m, &j->err[i]);
+		rc = vpa_feat_apply(j->e->fe, &w, j->d->utt[i], &m, err);
 	}
 	vpa_wave_release(&w);
 	if (!rc && m.rows == 0)
-		rc = vpa_fail(&j->err[i], VPA_EINPUT, NULL,
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
 			      "utterance '%s' gives no frame (shorter than one frame%s)", j->d->utt[i],
 			      vpa_feat_get_opts(j->e->fe)->vad ? ", or no voiced frame" : "");
 	if (!rc)
 		rc = vpa_embedder_feats(j->e, j->d->utt[i], m.x, m.rows, m.cols, &j->emb[i],
-					&j->dim[i], &j->err[i]);
+					&j->dim[i], err);
 	vpa_fmat_release(&m);
 	return rc;
+}
+
+static void set_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct set_job *j = arg;
+	vpa_pack_f64s(b, &j->dur[i], 1);
+	vpa_pack_u64(b, j->dim[i]);
+	vpa_pack_f32s(b, j->emb[i], j->dim[i]);
+}
+
+static int set_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct set_job *j = arg;
+	const unsigned char *end = p + len;
+	uint64_t d;
+	if (vpa_unpack_f64s(&p, end, &j->dur[i], 1) || vpa_unpack_u64(&p, end, &d) ||
+	    d != (uint64_t)(end - p) / sizeof(float) || (uint64_t)(end - p) % sizeof(float))
+		return -1;
+	free(j->emb[i]);
+	j->dim[i] = (size_t)d;
+	j->emb[i] = xmalloc(xmul(d ? d : 1, sizeof(float)));
+	return vpa_unpack_f32s(&p, end, j->emb[i], j->dim[i]);
 }
 
 static int file_exists(const char *p)
@@ -390,18 +408,10 @@ int vpa_embset_from_audio_with(const char *data, const struct vpa_embedder *e,
 	}
 	size_t n = d.n_utt;
 	struct set_job j = {e, &d, xcalloc(n ? n : 1, sizeof(float *)),
-			    xcalloc(n ? n : 1, sizeof(size_t)), xcalloc(n ? n : 1, sizeof(double)),
-			    xcalloc(n ? n : 1, sizeof(struct vpa_err)),
-			    xcalloc(n ? n : 1, sizeof(const char *))};
-	for (size_t i = 0; i < n; i++)
-		vpa_err_init(&j.err[i]);
-	vpa_par_jobs(n, o->threads > 0 ? o->threads : 1, set_job, &j, NULL, vpa_la_run_workers);
+			    xcalloc(n ? n : 1, sizeof(size_t)), xcalloc(n ? n : 1, sizeof(double))};
+	rc = vpa_dist_jobs(n, o->threads > 0 ? o->threads : 1, set_job, set_pack, set_unpack, &j,
+			   NULL, vpa_la_run_workers, err);
 	for (size_t i = 0; i < n && !rc; i++) {
-		if (j.err[i].status) {
-			*err = j.err[i];
-			rc = err->status;
-			break;
-		}
 		double *x = xmalloc(xmul(j.dim[i] ? j.dim[i] : 1, sizeof(double)));
 		for (size_t k = 0; k < j.dim[i]; k++)
 			x[k] = j.emb[i][k];
@@ -418,8 +428,6 @@ int vpa_embset_from_audio_with(const char *data, const struct vpa_embedder *e,
 	free(j.emb);
 	free(j.dim);
 	free(j.dur);
-	free(j.err);
-	free(j.line);
 	if (rc)
 		goto out;
 	/* genders from DATA/spk2gender (checked by vpa_datadir_open) */

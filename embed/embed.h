@@ -99,8 +99,8 @@ int vpa_embedder_utt(const struct vpa_embedder *e, const struct vpa_datadir *d, 
  * utterance (data-directory order), speakers from its utt2spk (required:
  * "DATA: no utt2spk: the speakers of the utterances are needed"), genders
  * from its spk2gender when present, durations from the audio (samples /
- * rate).  Utterances run in parallel on o->threads (vpa_par_jobs; the set
- * does not depend on the thread count).  An utterance with no frame is an
+ * rate).  Utterances run in parallel on o->threads and, under MPI, over the
+ * ranks (vpa_dist_jobs; the set does not depend on the thread or rank count).  An utterance with no frame is an
  * error here ("DATA: utterance 'u3' gives no frame ..."): a set with holes
  * would silently change the trials.  *out must be initialised and empty; on
  * error it is left empty.  Errors name the file and line (list files), the

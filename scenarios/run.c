@@ -541,6 +541,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	size_t nv = s->has_sweep ? s->sweep_values->n : 0;
 
 	/* targets that do not depend on the sweep value: built once */
+	if ((rc = vpa_dist_test_fault("targets", err)))
+		goto out;
 	double tt = vpa_now();
 	size_t n_build = s->n_targets - (sw_t ? 1 : 0) + (sw_t ? nv : 0), k_build = 0;
 	for (size_t i = 0; i < s->n_targets; i++) {
@@ -555,6 +557,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	double t_targets = vpa_now() - tt, t_attacks = 0;
 
 	/* attacks that do not depend on the sweep value: run once */
+	if ((rc = vpa_dist_test_fault("attacks", err)))
+		goto out;
 	double ta = vpa_now();
 	size_t n_runs = 0, k_run = 0;
 	for (size_t a = 0; a < s->n_attacks; a++) {
@@ -693,6 +697,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	vpa_json_set(R, "warnings", warnings);
 	warnings = NULL;
 	/* provenance: the input files (core/inputs.c) and the machine */
+	if ((rc = vpa_inputs_share(err))) /* MPI: the files every rank read */
+		goto out;
 	vpa_json_set(R, "inputs", vpa_inputs_json());
 	struct vpa_json *mach = vpa_json_obj();
 	struct utsname un;

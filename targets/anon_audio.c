@@ -20,6 +20,7 @@
  * are made differs.
  */
 #include "audio/xvector.h"
+#include "core/inputs.h"
 #include "targets/anon.h"
 
 #include <errno.h>
@@ -190,6 +191,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			goto out;
 		}
 		tmp = xstrdup(tpl);
+		vpa_inputs_ignore(tmp); /* made here: not an input (its name is random) */
 	}
 	if (sy) {
 		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");

@@ -153,6 +153,7 @@ static void model_release(struct vpa_flam_model *m)
 	free(m->id);
 	vpa_nn_free(m->net);
 	vpa_onnx_free(m->onnx);
+	free(m->onnx_path);
 	free(m->act_dir);
 	free(m->net_dir);
 }
@@ -276,7 +277,7 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 		net = own;
 	if (rc) {
 		/* the lazily loaded model did not load */
-	} else if (md->onnx) {
+	} else if (md->onnx || md->onnx_path) {
 		rc = vpa_flam_onnx_acts(t, md, a, err);
 	} else if (net) {
 		/* utterances in chunks of about 4,096 frames (TDNN context stays inside an

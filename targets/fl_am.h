@@ -30,6 +30,8 @@ struct vpa_flam_model {
 	int part;            /* VPA_FLAM_GLOBAL | PART1 | PART2 */
 	struct vpa_nn *net;  /* owned; NULL when activations or ONNX models are imported */
 	struct vpa_onnx_model *onnx; /* ONNX import (MODEL_DIR/ID.onnx): owned, else NULL */
+	char *onnx_path;     /* ONNX import under MPI: onnx is NULL and the model is loaded
+				from here by the rank whose job uses it (fl_am_onnx.c), owned */
 	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
 	char *net_dir;       /* networks import under MPI: net is NULL and the model is loaded
 				from here by the rank whose job uses it (core/dist.c), owned */
@@ -108,6 +110,9 @@ int vpa_flam_hidden_layers(const struct vpa_nn *net, size_t **layer_at /* OUT */
  * layer's output must be (1, T, D), (1, D, T) or (T, D) with T the utterance's
  * frame count ("layer 'x' gives (1, 43, 8) for 45 frames: per-frame
  * activations of the input's length are needed").  update_norm is NAN.
+ * The personalised models are checked in jobs of vpa_dist_jobs; under MPI
+ * (more than one rank) none is kept (onnx NULL, onnx_path set) and
+ * vpa_flam_onnx_acts loads it for the call.
  */
 int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err);

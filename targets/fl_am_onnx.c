@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "audio/audio.h"
+#include "core/dist.h"
 #include "core/la.h"
 #include "targets/fl_am.h"
 
@@ -69,43 +70,97 @@ static int run_utt(const struct vpa_flam *t, const struct vpa_onnx_model *m, siz
 	return rc;
 }
 
+/* Loading and checking the personalised ONNX models: a job per model
+ * (vpa_dist_jobs), as for model folders (targets/fl_am.c).  Under MPI (more
+ * than one rank) a rank keeps no personalised model: the job checks it and
+ * keeps its path; the rank whose A1/A2 job needs the model loads it again
+ * (vpa_flam_onnx_acts), so a rank's memory holds the global model and the
+ * models its running jobs use.  Nothing travels. */
+struct onnx_job {
+	struct vpa_flam *t;
+	const char *model_dir;
+	char *const *names;
+	size_t n;
+	int lazy;
+};
+
+static char *onnx_file(const char *model_dir, const char *id)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s/%s.onnx", model_dir, id) < 0)
+		VPA_BUG("asprintf");
+	return p;
+}
+
+static int load_check(struct onnx_job *j, struct vpa_flam_model *m, struct vpa_err *err)
+{
+	struct vpa_flam *t = j->t;
+	char *p = onnx_file(j->model_dir, m->id);
+	int rc = vpa_onnx_load(p, NULL, &m->onnx, err);
+	if (!rc && vpa_onnx_n_inputs(m->onnx) != 1)
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "%s: %zu graph inputs, an acoustic model takes the features only", p,
+			      vpa_onnx_n_inputs(m->onnx));
+	for (size_t h = 0; h < j->n && !rc; h++)
+		if (!vpa_onnx_has_value(m->onnx, j->names[h]))
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no value named '%s' (a hidden layer)",
+				      p, j->names[h]);
+	if (!rc && m != &t->global) {
+		const struct vpa_onnx_model *g = t->global.onnx;
+		int same = vpa_onnx_n_nodes(m->onnx) == vpa_onnx_n_nodes(g) &&
+			   vpa_onnx_n_params(m->onnx) == vpa_onnx_n_params(g);
+		for (size_t k = 0; same && k < vpa_onnx_n_nodes(g); k++)
+			same = !strcmp(vpa_onnx_node_op(m->onnx, k), vpa_onnx_node_op(g, k));
+		if (!same)
+			rc = vpa_fail(err, VPA_EINPUT, NULL,
+				      "%s: the graph differs from the global model's (%s/%s.onnx): "
+				      "a personalised model must be the global model fine-tuned",
+				      p, j->model_dir, t->global.id);
+	}
+	if (j->lazy && m != &t->global) {
+		vpa_onnx_free(m->onnx);
+		m->onnx = NULL;
+		m->onnx_path = p;
+		p = NULL;
+	}
+	free(p);
+	return rc;
+}
+
+static int onnx_job(void *arg, size_t i, struct vpa_err *err)
+{
+	struct onnx_job *j = arg;
+	return load_check(j, &j->t->models[i], err);
+}
+
+static void onnx_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	(void)arg;
+	(void)i;
+	(void)b;
+}
+
+static int onnx_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct onnx_job *j = arg;
+	(void)p;
+	j->t->models[i].onnx_path = onnx_file(j->model_dir, j->t->models[i].id);
+	return len != 0;
+}
+
 int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err)
 {
-	int rc = 0;
 	t->onnx_bft = bft;
 	t->n_layers = n;
 	t->layer_name = xcalloc(n ? n : 1, sizeof(char *));
 	for (size_t h = 0; h < n; h++)
 		t->layer_name[h] = xstrdup(names[h]);
-	for (size_t i = 0; i <= t->n_models && !rc; i++) { /* the global model first */
-		struct vpa_flam_model *m = i == 0 ? &t->global : &t->models[i - 1];
-		char *p = NULL;
-		if (asprintf(&p, "%s/%s.onnx", model_dir, m->id) < 0)
-			VPA_BUG("asprintf");
-		rc = vpa_onnx_load(p, NULL, &m->onnx, err);
-		if (!rc && vpa_onnx_n_inputs(m->onnx) != 1)
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "%s: %zu graph inputs, an acoustic model takes the features only",
-				      p, vpa_onnx_n_inputs(m->onnx));
-		for (size_t h = 0; h < n && !rc; h++)
-			if (!vpa_onnx_has_value(m->onnx, names[h]))
-				rc = vpa_fail(err, VPA_EINPUT, NULL,
-					      "%s: no value named '%s' (a hidden layer)", p, names[h]);
-		if (!rc && m != &t->global) {
-			const struct vpa_onnx_model *g = t->global.onnx;
-			int same = vpa_onnx_n_nodes(m->onnx) == vpa_onnx_n_nodes(g) &&
-				   vpa_onnx_n_params(m->onnx) == vpa_onnx_n_params(g);
-			for (size_t k = 0; same && k < vpa_onnx_n_nodes(g); k++)
-				same = !strcmp(vpa_onnx_node_op(m->onnx, k), vpa_onnx_node_op(g, k));
-			if (!same)
-				rc = vpa_fail(err, VPA_EINPUT, NULL,
-					      "%s: the graph differs from the global model's (%s/%s.onnx): "
-					      "a personalised model must be the global model fine-tuned",
-					      p, model_dir, t->global.id);
-		}
-		free(p);
-	}
+	struct onnx_job j = {t, model_dir, names, n, vpa_dist_size() > 1};
+	int rc = load_check(&j, &t->global, err); /* every rank: the reference */
+	if (!rc)
+		rc = vpa_dist_jobs(t->n_models, 1, onnx_job, onnx_pack, onnx_unpack, &j, "models",
+				   NULL, err);
 	if (rc || !t->n_utt)
 		return rc;
 	/* the layer widths: the global model on the first utterance */
@@ -126,11 +181,21 @@ int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int 
 int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
 		       struct vpa_err *err)
 {
+	struct vpa_onnx_model *own = NULL; /* loaded for this call (MPI) */
+	const struct vpa_onnx_model *m = md->onnx;
+	if (!m && md->onnx_path) {
+		int rc = vpa_onnx_load(md->onnx_path, NULL, &own, err);
+		if (rc)
+			return rc;
+		m = own;
+	}
+	if (!m)
+		VPA_BUG("model '%s' has neither an ONNX model nor its path", md->id);
 	struct vpa_onnx_tensor *ys = xcalloc(t->n_layers ? t->n_layers : 1, sizeof(*ys));
 	int rc = 0;
 	for (size_t u = 0; u < t->n_utt && !rc; u++) {
 		size_t T = t->off[u + 1] - t->off[u];
-		if ((rc = run_utt(t, md->onnx, u, ys, err)))
+		if ((rc = run_utt(t, m, u, ys, err)))
 			break;
 		for (size_t h = 0; h < t->n_layers && !rc; h++) {
 			size_t dim;
@@ -156,32 +221,46 @@ int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md
 			vpa_onnx_tensor_release(&ys[h]);
 	}
 	free(ys);
+	vpa_onnx_free(own);
 	return rc;
 }
 
 /* ---- the Indicator set as audio ----------------------------------------------- */
 
+/* Utterance i's features: a job of vpa_dist_jobs (under MPI the ranks share
+ * the utterances out and exchange the matrices: every model runs on all). */
 struct ind_job {
 	const struct vpa_datadir *d;
 	const struct vpa_feat *fe;
 	struct vpa_fmat *m;
-	struct vpa_err *err;
 };
 
-static int ind_job(void *arg, size_t i)
+static int ind_job(void *arg, size_t i, struct vpa_err *err)
 {
 	struct ind_job *j = arg;
 	struct vpa_wave w;
 	vpa_wave_init(&w);
-	vpa_err_init(&j->err[i]);
-	int rc = vpa_datadir_load(j->d, i, &w, NULL, &j->err[i]);
+	int rc = vpa_datadir_load(j->d, i, &w, NULL, err);
 	if (!rc)
-		rc = vpa_feat_apply(j->fe, &w, j->d->utt[i], &j->m[i], &j->err[i]);
+		rc = vpa_feat_apply(j->fe, &w, j->d->utt[i], &j->m[i], err);
 	if (!rc && j->m[i].rows == 0)
-		rc = vpa_fail(&j->err[i], VPA_EINPUT, NULL,
-			      "Indicator utterance '%s' gives no feature frame", j->d->utt[i]);
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "Indicator utterance '%s' gives no feature frame",
+			      j->d->utt[i]);
 	vpa_wave_release(&w);
 	return rc;
+}
+
+static void ind_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct ind_job *j = arg;
+	vpa_fmat_pack(b, &j->m[i]);
+}
+
+static int ind_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct ind_job *j = arg;
+	const unsigned char *end = p + len;
+	return vpa_fmat_unpack(&p, end, &j->m[i]) || p != end;
 }
 
 int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
@@ -194,17 +273,12 @@ int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, in
 	vpa_datadir_init(&d);
 	int rc = vpa_datadir_open(&d, dir, -1, err);
 	size_t n = rc ? 0 : d.n_utt;
-	struct ind_job j = {&d, fe, xcalloc(n ? n : 1, sizeof(struct vpa_fmat)),
-			    xcalloc(n ? n : 1, sizeof(struct vpa_err))};
+	struct ind_job j = {&d, fe, xcalloc(n ? n : 1, sizeof(struct vpa_fmat))};
 	for (size_t i = 0; i < n; i++)
 		vpa_fmat_init(&j.m[i]);
 	if (!rc)
-		vpa_par_jobs(n, threads > 0 ? threads : 1, ind_job, &j, NULL, NULL);
-	for (size_t i = 0; i < n && !rc; i++)
-		if (j.err[i].status) {
-			*err = j.err[i];
-			rc = err->status;
-		}
+		rc = vpa_dist_jobs(n, threads > 0 ? threads : 1, ind_job, ind_pack, ind_unpack, &j,
+				   NULL, NULL, err);
 	if (!rc) {
 		size_t D = vpa_feat_dim(fe), N = 0;
 		t->n_utt = n;
@@ -224,7 +298,6 @@ int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, in
 	for (size_t i = 0; i < n; i++)
 		vpa_fmat_release(&j.m[i]);
 	free(j.m);
-	free(j.err);
 	vpa_datadir_release(&d);
 	vpa_feat_free(fe);
 	return rc;

@@ -6,7 +6,10 @@
 # an FL training run's clients; sweep points with 2 ranks, inner loops with 3;
 # a swept target) gives the records and warnings of the one-process run;
 # a job that fails on rank 2 only gives one error line naming the rank and
-# the job, exit 1 on every rank and no output.  VPAUDIT_MPI is the MPI build:
+# the job, exit 1 on every rank and no output; the audio loops (a tiny
+# synthetic corpus) and ONNX acoustic models give the one-process results
+# too; an error outside any loop on rank 2 only (a fault injected at each
+# stage of `run`) ends every rank with one error line, no hang.  VPAUDIT_MPI is the MPI build:
 # `make test` builds it (make mpi) and sets it, and the test fails when the
 # binary is missing; without it (make asan, make valgrind: sanitizers do not
 # cover mpirun's ranks) the whole script is reported as skipped, not passed.
@@ -168,5 +171,96 @@ t_ok "truncated model, 3 ranks: one error line naming rank 2 and the model's job
 	test "$(grep -c '^vpaudit run: error: ' "$T/g3.err")" = 1 -a \
 	"$(grep '^vpaudit run: error: ' "$T/g3.err")" = "$(grep '^vpaudit run: error: ' "$T/g1.err") (rank 2, models job 5)"
 t_ok "truncated model, 3 ranks: no output (no report file)" test ! -e "$T/g3/results.json" -a ! -e "$T/g3/report.html" -a ! -e "$T/g3/report.pdf" -a ! -s "$T/g3.out"
+
+# audio (anonymised_speech, source: audio): a tiny synthetic corpus, McAdams,
+# extractors trained in C; features, embeddings, rho_F0 and the anonymisation
+# are shared out over the ranks (the anonymised samples travel, each rank
+# writes the whole directory into its own temporary folder)
+cat > "$T/w/audio.yaml" <<EOF2
+name: mpi-audio
+seed: 7
+report: [json]
+targets:
+  - id: audio
+    kind: anonymised_speech
+    source: audio
+    audio:
+      synthetic: {speakers: 8, utts: 3, brown: $top/data/brown}
+      anonymise: {method: mcadams, low: 0.5, high: 0.9}
+      level: anon_level_spk
+      extractor: {epochs: 2, hidden: 8, emb_dim: 4, chunk: 50, batch: 4}
+    backend: {lda_dim: 2, scoring: cosine}
+attacks:
+  - {id: link, kind: linkage, target: audio, attackers: [baseline, ignorant, lazy_informed, semi_informed]}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run audio.yaml -o "$T/au1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/au1.err")
+t_ok "audio, one process: results.json" test -s "$T/au1/results.json"
+strip "$T/au1/results.json" > "$T/a"
+for n in 2 3; do
+	(cd "$T/w" && mpi $n run audio.yaml -o "$T/au$n" --threads $((4 - n)) --quiet --no-plots > /dev/null 2> "$T/au$n.err")
+	t_ok "audio, $n ranks: exit 0" test $? = 0
+	strip "$T/au$n/results.json" > "$T/b"
+	t_ok "audio, $n ranks: the records of the one-process run (inputs included)" cmp -s "$T/a" "$T/b"
+	t_ok "audio, $n ranks: the warnings once" cmp -s "$T/au1.err" "$T/au$n.err"
+done
+t_ok "audio: the comparison saw the four attackers' records and rho_F0" \
+	test "$(grep -c '"sub": "\(baseline\|ignorant\|lazy_informed\|semi_informed\)"' "$T/a")" = 4 -a \
+	"$(grep -c '"rho_f0": [0-9.-]' "$T/a")" = 1
+t_ok "audio: no temporary folder is an input" bash -c "! grep -q vpaudit-audio- '$T/a'"
+
+# ONNX acoustic models (tests/golden/flam) with the Indicator set as audio:
+# the Indicator features are shared out; a personalised model is checked by
+# one rank and loaded only where an A1 job uses it (A1 only, so that rank 0
+# reads a third of the models: results.json's inputs are merged over ranks)
+G=$top/tests/golden/flam
+cp -r "$G" "$T/flam"
+L=$(paste -sd, "$G/layers.txt" | sed 's/,/, /g')
+cat > "$T/w/onnx.yaml" <<EOF2
+name: mpi-onnx
+seed: 7
+report: [json]
+targets:
+  - {id: fl, kind: fl_acoustic_models, source: import,
+     import: {models: $T/flam/models.txt, model_dir: $T/flam, onnx_layers: [$L],
+              indicator: $top/tests/golden/embed/data, feature_options: [--num-mel-bins=40]}}
+attacks:
+  - {id: a1, kind: a1_footprint, target: fl, models: all}
+EOF2
+# (wav.scp paths are relative to the current folder, Kaldi's convention)
+"$VPAUDIT" run "$T/w/onnx.yaml" -o "$T/o1" --threads 1 --quiet --no-plots > /dev/null 2>&1
+mpi 3 run "$T/w/onnx.yaml" -o "$T/o3" --threads 1 --quiet --no-plots > /dev/null 2>&1
+t_ok "ONNX models, 3 ranks: exit 0" test $? = 0
+strip "$T/o1/results.json" > "$T/a"; strip "$T/o3/results.json" > "$T/b"
+t_ok "ONNX models, 3 ranks: the records of the one-process run (inputs included)" cmp -s "$T/a" "$T/b"
+t_ok "ONNX models: the comparison saw A1 records and every model file among the inputs" \
+	test "$(grep -c '"attack": "a1"' "$T/a")" -ge 3 -a "$(grep -c '"path": ".*flam/.*\.onnx"' "$T/a")" = 25
+# an error outside any loop on rank 2 only (VPAUDIT_TEST_FAULT, core/dist.h),
+# in the ONNX scenario: the other ranks must not wait for it in their next
+# collective (the Indicator features, the models' check, A1, the agreement
+# before the report); a hang is cut by timeout (exit 124) and fails the test
+for st in scenario targets attacks report; do
+	rm -rf "$T/x3"
+	VPAUDIT_TEST_FAULT=2:$st timeout -k 5 120 mpirun --oversubscribe --allow-run-as-root -n 3 "$MPI" \
+		run "$T/w/onnx.yaml" -o "$T/x3" --threads 1 --quiet --no-plots > "$T/x3.out" 2> "$T/x3.err"
+	t_ok "fault on rank 2 at '$st': exit 1 (no hang)" test $? = 1
+	t_ok "fault on rank 2 at '$st': one error line from rank 0 naming rank 2" \
+		test "$(grep -c '^vpaudit run: error: ' "$T/x3.err")" = 1 -a \
+		"$(grep '^vpaudit run: error: ' "$T/x3.err")" = "vpaudit run: error: $st: fault injected (VPAUDIT_TEST_FAULT) (rank 2)"
+	t_ok "fault on rank 2 at '$st': no output" test ! -e "$T/x3/results.json" -a ! -s "$T/x3.out"
+done
+# the 6th personalised model truncated: only rank 2 reads it
+m=$(sed -n 7p "$T/flam/models.txt" | awk '{print $1}')
+head -c 100 "$G/$m.onnx" > "$T/flam/$m.onnx"
+"$VPAUDIT" run "$T/w/onnx.yaml" -o "$T/p1" --quiet > /dev/null 2> "$T/p1.err"
+t_ok "truncated ONNX model, one process: exit 1" test $? = 1
+mpi 3 run "$T/w/onnx.yaml" -o "$T/p3" --quiet > "$T/p3.out" 2> "$T/p3.err"
+t_ok "truncated ONNX model, 3 ranks: exit 1" test $? = 1
+t_ok "truncated ONNX model, 3 ranks: one error line naming rank 2 and the model's job" \
+	test "$(grep -c '^vpaudit run: error: ' "$T/p3.err")" = 1 -a \
+	"$(grep '^vpaudit run: error: ' "$T/p3.err")" = "$(grep '^vpaudit run: error: ' "$T/p1.err") (rank 2, models job 5)"
+
+(cd "$T/w" && VPAUDIT_TEST_FAULT=0:attacks "$VPAUDIT" run all.yaml --allow-writes-outside -o "$T/x1" --quiet --no-plots > /dev/null 2> "$T/x1.err")
+t_ok "the fault hook without MPI: exit 1, the line without a rank" test $? = 1 -a \
+	"$(grep '^vpaudit run: error: ' "$T/x1.err")" = "vpaudit run: error: attacks: fault injected (VPAUDIT_TEST_FAULT)"
 t_ok "validate needs no MPI (no mpirun, no MPI start)" bash -c "cd '$T/w' && OMPI_MCA_ess_singleton_isolated=0 '$MPI' validate acts.yaml"
 t_done

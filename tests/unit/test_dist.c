@@ -2,13 +2,16 @@
  * tests/unit/test_dist.c - core/dist.c in the MPI-free build (one rank): the
  * job loop runs every job once on its threads, reports the lowest failed
  * job's own error (no rank suffix with one rank) after every lower job ran,
- * gives each thread its own index; the packing helpers read back what they
- * wrote and refuse every truncation.  The N-rank paths are tested end to end
+ * gives each thread its own index; the packing helpers (a score set, a
+ * feature matrix) read back what they wrote and refuse every truncation; the
+ * agreement of one rank returns its own outcome; the test fault hook fires
+ * only for its rank and stage.  The N-rank paths are tested end to end
  * by tests/e2e/test_mpi.sh.
  */
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "audio/audio.h"
 #include "core/dist.h"
 #include "core/io.h"
 #include "harness.h"
@@ -186,6 +189,79 @@ static void test_pack_trials(void)
 	}
 }
 
+static void test_agree_one_rank(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_dist_agree(0, &err) == 0 && err.status == 0);
+	vpa_fail(&err, VPA_EINPUT, NULL, "bad thing");
+	CHECK(vpa_dist_agree(VPA_EINPUT, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "bad thing"); /* one rank: no "(rank R)" */
+	/* after a failure the next agreement still answers for itself */
+	vpa_err_init(&err);
+	CHECK(vpa_dist_agree(0, &err) == 0);
+}
+
+static void test_fault_hook(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	unsetenv("VPAUDIT_TEST_FAULT");
+	CHECK(vpa_dist_test_fault("targets", &err) == 0);
+	setenv("VPAUDIT_TEST_FAULT", "1:targets", 1); /* another rank */
+	CHECK(vpa_dist_test_fault("targets", &err) == 0);
+	setenv("VPAUDIT_TEST_FAULT", "0:attacks", 1); /* another stage */
+	CHECK(vpa_dist_test_fault("targets", &err) == 0);
+	setenv("VPAUDIT_TEST_FAULT", "0:target", 1); /* a prefix is not the stage */
+	CHECK(vpa_dist_test_fault("targets", &err) == 0);
+	setenv("VPAUDIT_TEST_FAULT", "x:targets", 1);
+	CHECK(vpa_dist_test_fault("targets", &err) == 0);
+	CHECK(err.status == 0);
+	setenv("VPAUDIT_TEST_FAULT", "0:targets", 1);
+	CHECK(vpa_dist_test_fault("targets", &err) == VPA_EIO);
+	CHECK_STR(err.msg, "targets: fault injected (VPAUDIT_TEST_FAULT)");
+	unsetenv("VPAUDIT_TEST_FAULT");
+}
+
+static void test_pack_fmat(void)
+{
+	struct vpa_fmat m, u;
+	vpa_fmat_init(&m);
+	m.rows = 3;
+	m.cols = 2;
+	m.x = malloc(6 * sizeof(float));
+	for (int i = 0; i < 6; i++)
+		m.x[i] = (float)i * 0.5f - 1;
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_fmat_pack(&b, &m);
+	CHECK(b.len == 16 + 6 * sizeof(float));
+	const unsigned char *p = (const unsigned char *)b.data, *end = p + b.len;
+	vpa_fmat_init(&u);
+	CHECK(vpa_fmat_unpack(&p, end, &u) == 0 && p == end);
+	CHECK(u.rows == 3 && u.cols == 2 && !memcmp(u.x, m.x, 6 * sizeof(float)));
+	for (size_t n = 0; n < b.len; n++) {
+		p = (const unsigned char *)b.data;
+		CHECK(vpa_fmat_unpack(&p, p + n, &u) == -1);
+	}
+	vpa_fmat_release(&u);
+	/* an empty matrix (no frame) travels as one */
+	vpa_fmat_release(&m);
+	m.cols = 40;
+	b.len = 0;
+	vpa_fmat_pack(&b, &m);
+	p = (const unsigned char *)b.data;
+	CHECK(vpa_fmat_unpack(&p, p + b.len, &u) == 0 && u.rows == 0 && u.cols == 40 && !u.x);
+	/* a row count the bytes cannot hold is refused before allocating */
+	b.len = 0;
+	vpa_pack_u64(&b, (uint64_t)1 << 60);
+	vpa_pack_u64(&b, 4);
+	p = (const unsigned char *)b.data;
+	CHECK(vpa_fmat_unpack(&p, p + b.len, &u) == -1);
+	vpa_fmat_release(&u);
+	vpa_buf_release(&b);
+}
+
 int main(void)
 {
 	RUN(test_one_rank);
@@ -193,5 +269,8 @@ int main(void)
 	RUN(test_jobs_lowest_error);
 	RUN(test_pack_scalars);
 	RUN(test_pack_trials);
+	RUN(test_agree_one_rank);
+	RUN(test_fault_hook);
+	RUN(test_pack_fmat);
 	return DONE();
 }
