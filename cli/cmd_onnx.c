@@ -64,7 +64,7 @@ static int onnx_info(const char *path)
 {
 	struct vpa_err err;
 	struct vpa_onnx_model *m;
-	struct vpa_onnx_load_opts opts = {1};
+	struct vpa_onnx_load_opts opts = {.lenient = 1};
 	vpa_err_init(&err);
 	if (vpa_onnx_load(path, &opts, &m, &err))
 		return cli_error(&err);

@@ -89,6 +89,11 @@ struct vpa_onnx_load_opts {
 	 * `vpaudit onnx info`.
 	 */
 	int lenient;
+	/* 1: no static memory plan (every run allocates dynamically, as the
+	 * plan's first pass does); for tests and comparisons. */
+	int no_plan;
+	/* 1: no load-time fusions (BatchNormalization folding, epilogues). */
+	int no_fuse;
 };
 
 /*
@@ -151,6 +156,25 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		 const struct vpa_onnx_tensor *inputs, size_t n_out,
 		 const char *const *out_names, struct vpa_onnx_tensor *outputs /* OUT */,
 		 struct vpa_err *err);
+
+/*
+ * The static memory plans of a model (diagnostics and tests): the number of
+ * plans cached, and for plan i (in cache order) its blocks, arena size, peak
+ * of simultaneously live bytes, the sum of all blocks and the number of
+ * pairs of blocks alive at the same time whose memory overlaps (0 for a
+ * valid plan); run counters since load.  Returns 1 when plan i exists.
+ */
+struct vpa_onnx_plan_stats {
+	size_t n_plans, n_blocks, arena_bytes, peak_bytes, sum_bytes, overlaps;
+	uint64_t planned_runs;  /* runs that replayed a plan */
+	uint64_t recorded_runs; /* first runs of a key (recorded, dynamic) */
+	uint64_t left_runs;     /* replays that left their plan (data-dependent shapes) */
+	uint64_t dynamic_runs;  /* runs without a key (planning off or unkeyable inputs) */
+};
+int vpa_onnx_plan_stats(const struct vpa_onnx_model *m, size_t i,
+			struct vpa_onnx_plan_stats *st /* OUT */);
+/* Nodes removed by load-time fusions (0 with no_fuse). */
+size_t vpa_onnx_n_fused(const struct vpa_onnx_model *m);
 
 /*
  * Per-operator timer (diagnostics for bench/, off by default): when the
