@@ -85,6 +85,9 @@ static int onnx_info(const char *path)
 		printf("  %s  %s  %s\n", vi->name, vpa_onnx_dtype_name(vi->dtype), buf);
 	}
 	printf("parameters: %llu\n", (unsigned long long)vpa_onnx_n_params(m));
+	printf("fused at load: %zu of %zu nodes (%zu BatchNormalization folded into Conv/Gemm, %zu "
+	       "bias or activation into Conv/Gemm/MatMul)\n", vpa_onnx_n_fused(m), vpa_onnx_n_nodes(m),
+	       vpa_onnx_n_bn_folded(m), vpa_onnx_n_fused(m) - vpa_onnx_n_bn_folded(m));
 	/* Operators in order of first use, with counts. */
 	size_t nn = vpa_onnx_n_nodes(m), nu = 0, n_bad = 0;
 	const char **ops = xcalloc(nn + 1, sizeof(char *));

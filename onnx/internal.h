@@ -52,6 +52,14 @@ struct ox_op {
 	int min_in, max_in, min_out, max_out;
 };
 
+/* A fused epilogue (fuse.c): bias along the last axis (MatMul) and an activation. */
+struct ox_epi {
+	int act;          /* fuse.c's ACT_* (0: none) */
+	float alpha;      /* LeakyRelu */
+	float lo, hi;     /* Clip bounds (+-inf when absent) */
+	int bias;         /* initializer value id of a MatMul bias row, -1: none */
+};
+
 struct ox_node {
 	char *name;              /* owned ("" when the graph gives none) */
 	char *op_type;           /* owned */
@@ -60,7 +68,8 @@ struct ox_node {
 	size_t n_in, n_out;
 	int *in, *out;           /* value ids (-1: absent optional), owned */
 	size_t n_attr;
-	struct ox_attr *attrs;   /* owned */
+	struct ox_attr *attrs;   /* owned (borrowed in the fused list) */
+	struct ox_epi *epi;      /* owned, fused list only: NULL or the epilogue */
 };
 
 enum ox_value_kind { OX_V_INPUT, OX_V_INIT, OX_V_NODE };
@@ -94,7 +103,24 @@ struct vpa_onnx_model {
 	struct ox_plan_cache *plans; /* owned: memory plans per input-shape key and their
 					arenas (mutable, own mutex); NULL: planning off */
 	size_t n_fused;             /* nodes folded or fused away at load time (fuse.c) */
+	size_t n_bn_folded;         /* of which BatchNormalization folded into Conv/Gemm */
+	size_t n_fnodes;
+	struct ox_node *fnodes;     /* owned: the fused node list (NULL: none); in/out/epi
+				       owned, names/attrs borrowed from nodes */
+	unsigned char *gone;        /* owned: values the fused list no longer computes */
+	int *f_last_use;            /* owned: each value's last reader in the fused list */
 };
+
+/* Load-time fusions (fuse.c): builds m->fnodes when anything fuses. */
+void ox_fuse(struct vpa_onnx_model *m);
+void ox_fuse_free(struct ox_node *f, size_t n);
+/* A Conv output block of `rows` channels x `cols` positions is final: add
+ * bias[r] (bias may be NULL) and apply n's fused activation (if any). */
+void ox_conv_finish(const struct ox_node *n, float *y, size_t rows, size_t cols,
+		    const float *bias);
+/* After a fused Gemm/MatMul ran: its bias row and activation (no-op otherwise). */
+void ox_epilogue(const struct vpa_onnx_model *m, const struct ox_node *n,
+		 struct vpa_onnx_tensor *out);
 
 /* One run: the values' current tensors and the error. */
 struct ox_ctx {

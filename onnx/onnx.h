@@ -175,6 +175,8 @@ int vpa_onnx_plan_stats(const struct vpa_onnx_model *m, size_t i,
 			struct vpa_onnx_plan_stats *st /* OUT */);
 /* Nodes removed by load-time fusions (0 with no_fuse). */
 size_t vpa_onnx_n_fused(const struct vpa_onnx_model *m);
+/* Of those, BatchNormalization nodes folded into a Conv or Gemm. */
+size_t vpa_onnx_n_bn_folded(const struct vpa_onnx_model *m);
 
 /*
  * Per-operator timer (diagnostics for bench/, off by default): when the

@@ -230,7 +230,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	const struct vpa_onnx_tensor **by_input = xcalloc(m->n_inputs + 1, sizeof(*by_input));
 	unsigned char *key = NULL;
 	size_t key_len = 0;
-	int rc = 0, pool_active = 0, plan_active = 0;
+	int rc = 0, pool_active = 0, plan_active = 0, use_fused = m->fnodes != NULL;
+	int *last_use = xmalloc((nv + 1) * sizeof(int));
 	struct ox_pool pool;
 	struct ox_plan_run plan;
 	for (size_t j = 0; j < n_out; j++)
@@ -253,10 +254,6 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			have[v] = 1;
 		}
 	}
-	for (size_t i = 0; i < m->n_nodes; i++)
-		for (size_t o = 0; o < m->nodes[i].n_out; o++)
-			if (m->nodes[i].out[o] >= 0)
-				producer[m->nodes[i].out[o]] = (int)i;
 	/* Inputs: each given once, each graph input given. */
 	for (size_t i = 0; i < n_in; i++) {
 		size_t k;
@@ -294,18 +291,30 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 		want[j] = (int)id;
 		keep[id] = 1;
-		if (producer[id] >= 0)
-			need[producer[id]] = 1;
+		/* A value the fusions removed is requested: the original graph. */
+		if (m->gone && m->gone[id])
+			use_fused = 0;
 	}
-	for (size_t i = m->n_nodes; i-- > 0;) {
+	const struct ox_node *nodes = use_fused ? m->fnodes : m->nodes;
+	size_t n_nodes = use_fused ? m->n_fnodes : m->n_nodes;
+	for (size_t i = 0; i < n_nodes; i++)
+		for (size_t o = 0; o < nodes[i].n_out; o++)
+			if (nodes[i].out[o] >= 0)
+				producer[nodes[i].out[o]] = (int)i;
+	for (size_t j = 0; j < n_out; j++)
+		if (producer[want[j]] >= 0)
+			need[producer[want[j]]] = 1;
+	for (size_t i = n_nodes; i-- > 0;) {
 		if (!need[i])
 			continue;
-		for (size_t j = 0; j < m->nodes[i].n_in; j++) {
-			int v = m->nodes[i].in[j];
+		for (size_t j = 0; j < nodes[i].n_in; j++) {
+			int v = nodes[i].in[j];
 			if (v >= 0 && producer[v] >= 0)
 				need[producer[v]] = 1;
 		}
 	}
+	for (size_t v = 0; v < nv; v++)
+		last_use[v] = use_fused ? m->f_last_use[v] : m->values[v].last_use;
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
 	if (m->plans) {
@@ -315,8 +324,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	}
 	ox_pool_begin_cached(m->cache, &pool);
 	pool_active = 1;
-	for (size_t i = 0; i < m->n_nodes; i++) {
-		const struct ox_node *n = &m->nodes[i];
+	for (size_t i = 0; i < n_nodes; i++) {
+		const struct ox_node *n = &nodes[i];
 		if (!need[i])
 			continue;
 		const struct vpa_onnx_tensor *in[64];
@@ -337,6 +346,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 				vpa_onnx_tensor_release(&out[o]);
 			goto out;
 		}
+		if (n->epi)
+			ox_epilogue(m, n, &out[0]);
 		if (prof_on)
 			prof_add(n, n->n_in > 1 ? in[1] : NULL, &out[0], vpa_now() - t0);
 		for (size_t o = 0; o < n->n_out; o++) {
@@ -351,14 +362,14 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		/* Free what this node read for the last time (and unread outputs). */
 		for (size_t j = 0; j < n->n_in; j++) {
 			int v = n->in[j];
-			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use <= (int)i) {
+			if (v >= 0 && owned[v] && !keep[v] && last_use[v] <= (int)i) {
 				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
 		}
 		for (size_t o = 0; o < n->n_out; o++) {
 			int v = n->out[o];
-			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use < 0) {
+			if (v >= 0 && owned[v] && !keep[v] && last_use[v] < 0) {
 				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
@@ -407,6 +418,7 @@ out:
 		ox_plan_run_end(&plan);
 	free(by_input);
 	free(key);
+	free(last_use);
 	free(vals);
 	free(owned);
 	free(have);

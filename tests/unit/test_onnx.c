@@ -597,6 +597,58 @@ static void test_plan_fuse(void)
 		check_plan(models[i]);
 }
 
+/*
+ * tests/golden/onnx/fuse.onnx (gen_fuse.py): Conv+BN+LeakyRelu, Gemm+BN+Sigmoid,
+ * MatMul+Add+Tanh, Gemm+BN+Clip. The fused model folds the three BNs and
+ * fuses five epilogues; its output equals the unfused model's within
+ * 1e-5 + 1e-4 |y|; values fused away (the Conv's, a Gemm's and the MatMul's
+ * outputs, a BN's) requested by name are computed (by the original graph) and
+ * equal the unfused model's bit for bit.
+ */
+static void test_fusions(void)
+{
+	struct vpa_onnx_model *mf = NULL, *mu = NULL;
+	struct vpa_onnx_load_opts nofuse = {.no_fuse = 1};
+	struct vpa_err err;
+	struct vpa_onnx_tensor x, yf, yu[5], yg[5];
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "fuse.onnx", NULL, &mf, &err) == 0);
+	CHECK(vpa_onnx_load(GOLD "fuse.onnx", &nofuse, &mu, &err) == 0);
+	CHECK(load_npy(GOLD "fuse.x.npy", &x) == 0);
+	if (!mf || !mu) {
+		vpa_onnx_free(mf);
+		vpa_onnx_free(mu);
+		return;
+	}
+	CHECK(vpa_onnx_n_fused(mf) == 8 && vpa_onnx_n_bn_folded(mf) == 3);
+	CHECK(vpa_onnx_n_fused(mu) == 0);
+	const char *in[1] = {"x"}, *out[5] = {"y", "c1", "g1", "m", "n2"};
+	CHECK(vpa_onnx_run(mf, 1, in, &x, 1, out, &yf, &err) == 0);
+	CHECK(vpa_onnx_run(mu, 1, in, &x, 5, out, yu, &err) == 0);
+	double worst = 0;
+	CHECK(yf.ndim == 2 && yf.dims[0] == 2 && yf.dims[1] == 5);
+	for (size_t i = 0; yf.data && i < 10; i++) {
+		double a = ((float *)yf.data)[i], b = ((float *)yu[0].data)[i];
+		double e = fabs(a - b) / (1e-5 + 1e-4 * fabs(b));
+		worst = e > worst || isnan(e) ? e : worst;
+	}
+	printf("#   fuse.onnx: %zu nodes fused (%zu BN folded): worst error %.3g of the tolerance\n",
+	       vpa_onnx_n_fused(mf), vpa_onnx_n_bn_folded(mf), worst);
+	CHECK(worst <= 1.0);
+	/* y moves: a fusion changed the arithmetic (else this test could not fail). */
+	CHECK(yf.data && memcmp(yf.data, yu[0].data, 10 * sizeof(float)));
+	CHECK(vpa_onnx_run(mf, 1, in, &x, 5, out, yg, &err) == 0);
+	for (int j = 0; j < 5; j++) {
+		CHECK(same_bytes(&yg[j], &yu[j]));
+		vpa_onnx_tensor_release(&yg[j]);
+		vpa_onnx_tensor_release(&yu[j]);
+	}
+	vpa_onnx_tensor_release(&yf);
+	vpa_onnx_tensor_release(&x);
+	vpa_onnx_free(mf);
+	vpa_onnx_free(mu);
+}
+
 /* Two threads share one model: each result equals the one-thread result bit for bit. */
 struct thr {
 	const struct vpa_onnx_model *m;
@@ -725,6 +777,7 @@ int main(void)
 	RUN(test_model_conformer_opset17);
 	RUN(test_model_lstm_gru);
 	RUN(test_plan_fuse);
+	RUN(test_fusions);
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_conformance);
