@@ -167,7 +167,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 struct vpa_onnx_plan_stats {
 	size_t n_plans, n_blocks, arena_bytes, peak_bytes, sum_bytes, overlaps;
 	uint64_t planned_runs;  /* runs that replayed a plan */
-	uint64_t recorded_runs; /* first runs of a key (recorded, dynamic) */
+	uint64_t first_runs;    /* first sightings of a key (dynamic, nothing recorded) */
+	uint64_t recorded_runs; /* second sightings of a key (dynamic, recorded: the plan) */
 	uint64_t left_runs;     /* replays that left their plan (data-dependent shapes) */
 	uint64_t dynamic_runs;  /* runs without a key (planning off or unkeyable inputs) */
 };

@@ -2,10 +2,11 @@
  * onnx/plan.c - the static memory plan: one arena per run, offsets computed
  * once per input-shape key.
  *
- * How a plan is made (a first pass, not a symbolic shape inference): the
- * first run of a key (the input dtypes and shapes, the data of non-float
- * inputs, the requested values) runs dynamically (the pools of tensor.c)
- * and records every allocation of a value or a scratch buffer and every
+ * How a plan is made (a first pass, not a symbolic shape inference): a plan
+ * pays only when a shape comes back, so the first run of a key (the input
+ * dtypes and shapes, the data of non-float inputs, the requested values) only
+ * notes the key (a 64-bit hash among the last 64 seen); the second runs
+ * dynamically (the pools of tensor.c) and records every allocation of a value or a scratch buffer and every
  * release as an event: block k is born at event t0 and dies at event t1
  * (values requested by the caller, and anything alive when the graph has
  * run, die at the end).  Shape operators on int64 are real, so this pass
@@ -40,6 +41,7 @@
 
 #define ALIGN 64
 #define OX_PLAN_MAX 16
+#define OX_SEEN 64
 
 struct ox_plan {
 	int refs;            /* under the cache mutex */
@@ -62,11 +64,22 @@ struct ox_plan_cache {
 		size_t bytes;
 	} arenas[OX_POOL_CACHE];
 	size_t n_arenas;
-	uint64_t planned, recorded, left, dynamic; /* run counters */
+	uint64_t seen[OX_SEEN];  /* hashes of keys run once, without a plan */
+	size_t n_seen, seen_next;
+	uint64_t planned, recorded, left, dynamic, first; /* run counters */
 };
 
 /* The current thread's run (NULL outside vpa_onnx_run or when planning is off). */
 static _Thread_local struct ox_plan_run *tl_run;
+
+/* FNV-1a, 64-bit: a key's fingerprint among the keys seen once. */
+static uint64_t key_hash(const unsigned char *k, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ k[i]) * 1099511628211ull;
+	return h;
+}
 
 static size_t round_up(size_t b)
 {
@@ -302,6 +315,19 @@ void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_
 			r->plan = p;
 		}
 	}
+	int record = 0;
+	if (!r->plan) {
+		uint64_t h = key_hash(key, key_len);
+		for (size_t i = 0; i < pc->n_seen && !record; i++)
+			record = pc->seen[i] == h;
+		if (!record) {
+			pc->seen[pc->seen_next] = h;
+			pc->seen_next = (pc->seen_next + 1) % OX_SEEN;
+			if (pc->n_seen < OX_SEEN)
+				pc->n_seen++;
+			pc->first++;
+		}
+	}
 	if (r->plan) {
 		/* The largest cached arena; grown below when too small. */
 		size_t best = (size_t)-1;
@@ -314,7 +340,7 @@ void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_
 			pc->arenas[best] = pc->arenas[--pc->n_arenas];
 		}
 		pc->planned++;
-	} else {
+	} else if (record) {
 		pc->recorded++;
 	}
 	pthread_mutex_unlock(&pc->lock);
@@ -325,6 +351,8 @@ void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_
 		if (!r->base)
 			VPA_BUG("out of memory (%zu bytes of arena)", r->arena_bytes);
 	}
+	if (!r->plan && !record)
+		return; /* first sighting: dynamic, nothing recorded */
 	if (!r->plan) {
 		r->recording = 1;
 		r->key = xmalloc(key_len + 1);
@@ -428,6 +456,7 @@ int vpa_onnx_plan_stats(const struct vpa_onnx_model *m, size_t i, struct vpa_onn
 	st->recorded_runs = pc->recorded;
 	st->left_runs = pc->left;
 	st->dynamic_runs = pc->dynamic;
+	st->first_runs = pc->first;
 	size_t k = 0, found = 0;
 	for (size_t s = 0; s < OX_PLAN_MAX; s++) {
 		if (!pc->plans[s])
