@@ -18,9 +18,12 @@
  *   ... y.data is (1, 192) float ...  vpa_onnx_tensor_release(&y);
  *   vpa_onnx_free(m);
  *
- * Threads: a loaded model is immutable; vpa_onnx_run may be called from any
- * number of threads at once on the same model (each call allocates its own
- * value buffers and scratch, freed before it returns).  SGEMM threading is
+ * Threads: a loaded model is immutable but for its caches (memory plans,
+ * arenas, pools; each behind a mutex); vpa_onnx_run may be called from any
+ * number of threads at once on the same model (each call has its own arena
+ * or pool of value buffers and scratch, left on the model for a later call).
+ * Memory: one static plan per input shape (onnx/plan.c); load-time fusions
+ * (onnx/fuse.c) unless no_fuse.  SGEMM threading is
  * OpenBLAS's (vpa_la_run_workers makes it single-threaded inside workers).
  */
 #ifndef VPA_ONNX_H
