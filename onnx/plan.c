@@ -344,9 +344,9 @@ void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_
 		pc->recorded++;
 	}
 	pthread_mutex_unlock(&pc->lock);
-	if (r->plan && r->arena_bytes < r->plan->arena) {
+	if (r->plan && (!r->base || r->arena_bytes < r->plan->arena)) {
 		free(r->base);
-		r->arena_bytes = r->plan->arena;
+		r->arena_bytes = r->plan->arena ? r->plan->arena : ALIGN; /* never 0 */
 		r->base = aligned_alloc(ALIGN, r->arena_bytes);
 		if (!r->base)
 			VPA_BUG("out of memory (%zu bytes of arena)", r->arena_bytes);

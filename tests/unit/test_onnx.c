@@ -649,6 +649,38 @@ static void test_fusions(void)
 	vpa_onnx_free(mu);
 }
 
+/*
+ * tests/golden/onnx/dyn.onnx: y = (0, 1, ..., x-1)^2 for a float scalar x, so
+ * the shapes depend on x's value, not its shape (the plan key): runs with
+ * x = 30 note, record and replay a plan; x = 50 (same key) leaves the plan at
+ * Range's output (400 bytes where the plan has 256) and finishes dynamically,
+ * with the right values; x = 30 again replays it.
+ */
+static void test_plan_leave(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "dyn.onnx", NULL, &m, &err) == 0);
+	if (!m)
+		return;
+	const float xs[5] = {30, 30, 30, 50, 30};
+	const char *in[1] = {"x"}, *out[1] = {"y"};
+	for (int k = 0; k < 5; k++) {
+		struct vpa_onnx_tensor x = vpa_onnx_tensor_f32(0, NULL, &xs[k]), y;
+		CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &y, &err) == 0);
+		CHECK(y.ndim == 1 && y.dims[0] == (int64_t)xs[k]);
+		for (int64_t i = 0; y.data && i < y.dims[0]; i++)
+			CHECK(((float *)y.data)[i] == (float)(i * i));
+		vpa_onnx_tensor_release(&y);
+	}
+	struct vpa_onnx_plan_stats st;
+	CHECK(vpa_onnx_plan_stats(m, 0, &st) == 1);
+	CHECK(st.first_runs == 1 && st.recorded_runs == 1 && st.planned_runs == 3 &&
+	      st.left_runs == 1 && st.overlaps == 0);
+	vpa_onnx_free(m);
+}
+
 /* Two threads share one model: each result equals the one-thread result bit for bit. */
 struct thr {
 	const struct vpa_onnx_model *m;
@@ -782,6 +814,7 @@ int main(void)
 	RUN(test_model_lstm_gru);
 	RUN(test_plan_fuse);
 	RUN(test_fusions);
+	RUN(test_plan_leave);
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_conformance);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""A small graph with every load-time fusion of onnx/fuse.c (no golden values:
-tests/unit/test_onnx.c compares the fused model with the same model loaded
+"""A small graph with every load-time fusion of onnx/fuse.c (fuse.onnx), and
+dyn.onnx, whose shapes depend on float data (the memory plan's fall-back).
+No golden values: tests/unit/test_onnx.c compares the fused model with the same model loaded
 with fusions off, whose operators the conformance tests check).
 
 Regenerate (repository root, Debian 12 python3-onnx 1.12.0, python3-numpy
@@ -57,3 +58,17 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_n
 onnx.checker.check_model(m)
 onnx.save(m, os.path.join(HERE, "fuse.onnx"))
 np.save(os.path.join(HERE, "fuse.x.npy"), rng.standard_normal((2, 3, 10)).astype(np.float32))
+
+# dyn.onnx: a shape that depends on float data (the memory plan's fall-back):
+# x float scalar -> Cast int64 -> Range(0, x, 1) -> Cast float -> Mul by itself -> y (x values)
+zero = numpy_helper.from_array(np.array(0, np.int64), "zero")
+one = numpy_helper.from_array(np.array(1, np.int64), "one")
+nodes = [N("Cast", ["x"], ["n"], name="to_int", to=TensorProto.INT64),
+         N("Range", ["zero", "n", "one"], ["r"], name="range"),
+         N("Cast", ["r"], ["rf"], name="to_float", to=TensorProto.FLOAT),
+         N("Mul", ["rf", "rf"], ["y"], name="square")]
+g = helper.make_graph(nodes, "dyn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])], initializer=[zero, one])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="gen_fuse.py")
+onnx.checker.check_model(m)
+onnx.save(m, os.path.join(HERE, "dyn.onnx"))
