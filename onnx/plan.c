@@ -5,7 +5,7 @@
  * How a plan is made (a first pass, not a symbolic shape inference): a plan
  * pays only when a shape comes back, so the first run of a key (the input
  * dtypes and shapes, the data of non-float inputs, the requested values) only
- * notes the key (a 64-bit hash among the last 64 seen); the second runs
+ * notes the key (a copy, among the last 64 seen); the second runs
  * dynamically (the pools of tensor.c) and records every allocation of a value or a scratch buffer and every
  * release as an event: block k is born at event t0 and dies at event t1
  * (values requested by the caller, and anything alive when the graph has
@@ -64,22 +64,16 @@ struct ox_plan_cache {
 		size_t bytes;
 	} arenas[OX_POOL_CACHE];
 	size_t n_arenas;
-	uint64_t seen[OX_SEEN];  /* hashes of keys run once, without a plan */
+	struct {
+		unsigned char *key; /* owned copy of a key run once, without a plan */
+		size_t len;
+	} seen[OX_SEEN];
 	size_t n_seen, seen_next;
 	uint64_t planned, recorded, left, dynamic, first; /* run counters */
 };
 
 /* The current thread's run (NULL outside vpa_onnx_run or when planning is off). */
 static _Thread_local struct ox_plan_run *tl_run;
-
-/* FNV-1a, 64-bit: a key's fingerprint among the keys seen once. */
-static uint64_t key_hash(const unsigned char *k, size_t n)
-{
-	uint64_t h = 1469598103934665603ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ k[i]) * 1099511628211ull;
-	return h;
-}
 
 static size_t round_up(size_t b)
 {
@@ -115,6 +109,8 @@ void ox_plan_cache_free(struct ox_plan_cache *pc)
 		plan_free(pc->plans[i]);
 	for (size_t i = 0; i < pc->n_arenas; i++)
 		free(pc->arenas[i].ptr);
+	for (size_t i = 0; i < pc->n_seen; i++)
+		free(pc->seen[i].key);
 	pthread_mutex_destroy(&pc->lock);
 	free(pc);
 }
@@ -317,14 +313,18 @@ void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_
 	}
 	int record = 0;
 	if (!r->plan) {
-		uint64_t h = key_hash(key, key_len);
 		for (size_t i = 0; i < pc->n_seen && !record; i++)
-			record = pc->seen[i] == h;
+			record = pc->seen[i].len == key_len && !memcmp(pc->seen[i].key, key, key_len);
 		if (!record) {
-			pc->seen[pc->seen_next] = h;
-			pc->seen_next = (pc->seen_next + 1) % OX_SEEN;
-			if (pc->n_seen < OX_SEEN)
+			size_t s = pc->seen_next;
+			if (s < pc->n_seen)
+				free(pc->seen[s].key);
+			else
 				pc->n_seen++;
+			pc->seen[s].key = xmalloc(key_len + 1);
+			memcpy(pc->seen[s].key, key, key_len);
+			pc->seen[s].len = key_len;
+			pc->seen_next = (s + 1) % OX_SEEN;
 			pc->first++;
 		}
 	}
