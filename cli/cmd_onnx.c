@@ -24,8 +24,10 @@ static const char usage_text[] =
 	"initializers may be in external data files next to the model).\n"
 	"\n"
 	"  info   inputs and outputs with element types and shapes (symbolic dimensions by\n"
-	"         name, '?' when unknown), opset, producer, parameter count, and every\n"
-	"         operator used with its node count and whether vpaudit supports it\n"
+	"         name, '?' when unknown), opset, producer, parameter count, the nodes\n"
+	"         fused at load time (BatchNormalization folded into Conv/Gemm; a bias or\n"
+	"         activation into the Conv/Gemm/MatMul before it), and every operator used\n"
+	"         with its node count and whether vpaudit supports it\n"
 	"  run    runs the graph on the given inputs and writes each requested value as\n"
 	"         DIR/NAME.npy (characters other than A-Z a-z 0-9 . _ - in NAME become '_')\n"
 	"\n"
@@ -35,7 +37,8 @@ static const char usage_text[] =
 	"                             for float32 float64 int64 int32 bool uint8 int8\n"
 	"  -o, --outdir DIR           where the .npy files go (created if missing)\n"
 	"  --outputs A,B              values to write: graph outputs or any intermediate\n"
-	"                             value by its name (default: the graph outputs)\n"
+	"                             value by its name, fused away or not (default: the\n"
+	"                             graph outputs)\n"
 	"  -h, --help                 this text\n"
 	"\n"
 	"An unsupported operator, attribute or opset is reported at load time naming the\n"
@@ -64,7 +67,7 @@ static int onnx_info(const char *path)
 {
 	struct vpa_err err;
 	struct vpa_onnx_model *m;
-	struct vpa_onnx_load_opts opts = {1};
+	struct vpa_onnx_load_opts opts = {.lenient = 1};
 	vpa_err_init(&err);
 	if (vpa_onnx_load(path, &opts, &m, &err))
 		return cli_error(&err);
@@ -85,6 +88,9 @@ static int onnx_info(const char *path)
 		printf("  %s  %s  %s\n", vi->name, vpa_onnx_dtype_name(vi->dtype), buf);
 	}
 	printf("parameters: %llu\n", (unsigned long long)vpa_onnx_n_params(m));
+	printf("fused at load: %zu of %zu nodes (%zu BatchNormalization folded into Conv/Gemm, %zu "
+	       "bias or activation into Conv/Gemm/MatMul)\n", vpa_onnx_n_fused(m), vpa_onnx_n_nodes(m),
+	       vpa_onnx_n_bn_folded(m), vpa_onnx_n_fused(m) - vpa_onnx_n_bn_folded(m));
 	/* Operators in order of first use, with counts. */
 	size_t nn = vpa_onnx_n_nodes(m), nu = 0, n_bad = 0;
 	const char **ops = xcalloc(nn + 1, sizeof(char *));

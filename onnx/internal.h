@@ -52,6 +52,14 @@ struct ox_op {
 	int min_in, max_in, min_out, max_out;
 };
 
+/* A fused epilogue (fuse.c): bias along the last axis (MatMul) and an activation. */
+struct ox_epi {
+	int act;          /* fuse.c's ACT_* (0: none) */
+	float alpha;      /* LeakyRelu */
+	float lo, hi;     /* Clip bounds (+-inf when absent) */
+	int bias;         /* initializer value id of a MatMul bias row, -1: none */
+};
+
 struct ox_node {
 	char *name;              /* owned ("" when the graph gives none) */
 	char *op_type;           /* owned */
@@ -60,7 +68,8 @@ struct ox_node {
 	size_t n_in, n_out;
 	int *in, *out;           /* value ids (-1: absent optional), owned */
 	size_t n_attr;
-	struct ox_attr *attrs;   /* owned */
+	struct ox_attr *attrs;   /* owned (borrowed in the fused list) */
+	struct ox_epi *epi;      /* owned, fused list only: NULL or the epilogue */
 };
 
 enum ox_value_kind { OX_V_INPUT, OX_V_INIT, OX_V_NODE };
@@ -90,8 +99,28 @@ struct vpa_onnx_model {
 	int runnable;               /* 0 when a node is unsupported (lenient) */
 	char *unsupported;          /* owned model-level reason (opset) or NULL */
 	struct vpa_strmap names;    /* value name -> id (keys borrowed from values) */
-	struct ox_pool_cache *cache; /* owned: pools kept between runs (the only mutable part) */
+	struct ox_pool_cache *cache; /* owned: pools kept between runs (mutable, own mutex) */
+	struct ox_plan_cache *plans; /* owned: memory plans per input-shape key and their
+					arenas (mutable, own mutex); NULL: planning off */
+	size_t n_fused;             /* nodes folded or fused away at load time (fuse.c) */
+	size_t n_bn_folded;         /* of which BatchNormalization folded into Conv/Gemm */
+	size_t n_fnodes;
+	struct ox_node *fnodes;     /* owned: the fused node list (NULL: none); in/out/epi
+				       owned, names/attrs borrowed from nodes */
+	unsigned char *gone;        /* owned: values the fused list no longer computes */
+	int *f_last_use;            /* owned: each value's last reader in the fused list */
 };
+
+/* Load-time fusions (fuse.c): builds m->fnodes when anything fuses. */
+void ox_fuse(struct vpa_onnx_model *m);
+void ox_fuse_free(struct ox_node *f, size_t n);
+/* A Conv output block of `rows` channels x `cols` positions is final: add
+ * bias[r] (bias may be NULL) and apply n's fused activation (if any). */
+void ox_conv_finish(const struct ox_node *n, float *y, size_t rows, size_t cols,
+		    const float *bias);
+/* After a fused Gemm/MatMul ran: its bias row and activation (no-op otherwise). */
+void ox_epilogue(const struct vpa_onnx_model *m, const struct ox_node *n,
+		 struct vpa_onnx_tensor *out);
 
 /* One run: the values' current tensors and the error. */
 struct ox_ctx {
@@ -139,6 +168,49 @@ void ox_pool_begin_cached(struct ox_pool_cache *pc, struct ox_pool *p);
  * blocks an earlier run left that this run never took are freed, so what is
  * kept is bounded by what the last run allocated. */
 void ox_pool_end_cached(struct ox_pool_cache *pc, struct ox_pool *p);
+
+/*
+ * The static memory plan (plan.c): per input-shape key, offsets of every
+ * value and scratch buffer in one arena, computed from a recorded first run.
+ * A run: ox_plan_run_begin (key NULL: dynamic only), the graph, then
+ * ox_plan_run_finish (ok: publish a recorded plan; afterwards allocations
+ * are dynamic), copying requested values out of the arena, ox_plan_run_end
+ * (gives the arena back).  tensor.c calls the three hooks.
+ */
+struct ox_plan;
+struct ox_plan_cache;
+struct ox_plan_run {
+	struct ox_plan_cache *pc;
+	struct ox_plan *plan;    /* referenced: replaying it */
+	char *base;              /* owned arena (replay) */
+	size_t arena_bytes;
+	size_t clock;            /* events replayed */
+	int left;                /* an event differed: dynamic from then on */
+	int recording, stopped;
+	unsigned char *key;      /* owned (recording) */
+	size_t key_len;
+	size_t n_ev, cap_ev, n_blk, cap_blk;
+	int *ev;                 /* owned recorded events */
+	void **blk_ptr;          /* owned: live pointer of each recorded block (NULL: dead) */
+	size_t *blk_bytes;       /* owned */
+};
+struct ox_plan_cache *ox_plan_cache_new(void);
+void ox_plan_cache_free(struct ox_plan_cache *pc);
+void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_t key_len,
+		       struct ox_plan_run *r);
+void ox_plan_run_finish(struct ox_plan_run *r, int ok);
+void ox_plan_run_end(struct ox_plan_run *r);
+/* Memory for a block of `bytes` from the plan being replayed, or NULL (dynamic). */
+void *ox_plan_alloc(size_t bytes);
+/* A dynamic block was allocated (recorded when recording). */
+void ox_plan_note_alloc(void *ptr, size_t bytes);
+/* A block is released: 1 when it lies in the arena (the caller must not free it). */
+int ox_plan_note_free(void *ptr);
+/* 1 when ptr lies in the current thread's arena. */
+int ox_plan_in_arena(const void *ptr);
+/* Overlapping pairs of blocks alive at the same event (0 for a valid plan);
+ * the peak of live bytes, the sum of all blocks and the arena size. */
+size_t ox_plan_check(const struct ox_plan *p, size_t *peak, size_t *sum, size_t *arena);
 
 /* ---- helpers (tensor.c) */
 /* Allocate t's data for dtype and shape (zeroed). */

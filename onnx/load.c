@@ -439,6 +439,8 @@ int vpa_onnx_load_mem(const char *name, const void *buf, size_t len, const char 
 				"not a valid ONNX model (truncated or corrupt protobuf)");
 	struct vpa_onnx_model *m = xcalloc(1, sizeof(*m));
 	m->cache = ox_pool_cache_new();
+	if (!opts || !opts->no_plan)
+		m->plans = ox_plan_cache_new();
 	m->name = xstrdup(name);
 	vpa_strmap_init(&m->names);
 	int rc = build(m, mp, dir, opts ? opts->lenient : 0, err);
@@ -447,6 +449,8 @@ int vpa_onnx_load_mem(const char *name, const void *buf, size_t len, const char 
 		vpa_onnx_free(m);
 		return rc;
 	}
+	if (!opts || !opts->no_fuse)
+		ox_fuse(m);
 	*out = m;
 	return 0;
 }
@@ -517,6 +521,10 @@ void vpa_onnx_free(struct vpa_onnx_model *m)
 	free(m->name);
 	vpa_strmap_release(&m->names);
 	ox_pool_cache_free(m->cache);
+	ox_plan_cache_free(m->plans);
+	ox_fuse_free(m->fnodes, m->n_fnodes);
+	free(m->gone);
+	free(m->f_last_use);
 	free(m);
 }
 
@@ -548,6 +556,8 @@ const char *vpa_onnx_node_unsupported(const struct vpa_onnx_model *m, size_t i)
 	return m->nodes[i].unsupported ? m->nodes[i].unsupported : m->unsupported;
 }
 uint64_t vpa_onnx_n_params(const struct vpa_onnx_model *m) { return m->n_params; }
+size_t vpa_onnx_n_fused(const struct vpa_onnx_model *m) { return m->n_fused; }
+size_t vpa_onnx_n_bn_folded(const struct vpa_onnx_model *m) { return m->n_bn_folded; }
 int vpa_onnx_has_value(const struct vpa_onnx_model *m, const char *name)
 {
 	return find_value(m, name) >= 0;

@@ -18,9 +18,12 @@
  *   ... y.data is (1, 192) float ...  vpa_onnx_tensor_release(&y);
  *   vpa_onnx_free(m);
  *
- * Threads: a loaded model is immutable; vpa_onnx_run may be called from any
- * number of threads at once on the same model (each call allocates its own
- * value buffers and scratch, freed before it returns).  SGEMM threading is
+ * Threads: a loaded model is immutable but for its caches (memory plans,
+ * arenas, pools; each behind a mutex); vpa_onnx_run may be called from any
+ * number of threads at once on the same model (each call has its own arena
+ * or pool of value buffers and scratch, left on the model for a later call).
+ * Memory: one static plan per input shape (onnx/plan.c); load-time fusions
+ * (onnx/fuse.c) unless no_fuse.  SGEMM threading is
  * OpenBLAS's (vpa_la_run_workers makes it single-threaded inside workers).
  */
 #ifndef VPA_ONNX_H
@@ -89,6 +92,11 @@ struct vpa_onnx_load_opts {
 	 * `vpaudit onnx info`.
 	 */
 	int lenient;
+	/* 1: no static memory plan (every run allocates dynamically, as the
+	 * plan's first pass does); for tests and comparisons. */
+	int no_plan;
+	/* 1: no load-time fusions (BatchNormalization folding, epilogues). */
+	int no_fuse;
 };
 
 /*
@@ -151,6 +159,28 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		 const struct vpa_onnx_tensor *inputs, size_t n_out,
 		 const char *const *out_names, struct vpa_onnx_tensor *outputs /* OUT */,
 		 struct vpa_err *err);
+
+/*
+ * The static memory plans of a model (diagnostics and tests): the number of
+ * plans cached, and for plan i (in cache order) its blocks, arena size, peak
+ * of simultaneously live bytes, the sum of all blocks and the number of
+ * pairs of blocks alive at the same time whose memory overlaps (0 for a
+ * valid plan); run counters since load.  Returns 1 when plan i exists.
+ */
+struct vpa_onnx_plan_stats {
+	size_t n_plans, n_blocks, arena_bytes, peak_bytes, sum_bytes, overlaps;
+	uint64_t planned_runs;  /* runs that replayed a plan */
+	uint64_t first_runs;    /* first sightings of a key (dynamic, nothing recorded) */
+	uint64_t recorded_runs; /* second sightings of a key (dynamic, recorded: the plan) */
+	uint64_t left_runs;     /* replays that left their plan (data-dependent shapes) */
+	uint64_t dynamic_runs;  /* runs without a key (planning off or unkeyable inputs) */
+};
+int vpa_onnx_plan_stats(const struct vpa_onnx_model *m, size_t i,
+			struct vpa_onnx_plan_stats *st /* OUT */);
+/* Nodes removed by load-time fusions (0 with no_fuse). */
+size_t vpa_onnx_n_fused(const struct vpa_onnx_model *m);
+/* Of those, BatchNormalization nodes folded into a Conv or Gemm. */
+size_t vpa_onnx_n_bn_folded(const struct vpa_onnx_model *m);
 
 /*
  * Per-operator timer (diagnostics for bench/, off by default): when the

@@ -226,12 +226,8 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 						  yo + (size_t)(r0 * g.out[2]), osz);
 				}
 			}
-			if (b)
-				for (size_t m = 0; m < mg; m++) {
-					float bv = ((const float *)b->data)[(size_t)gi * mg + m];
-					for (size_t j = 0; j < osz; j++)
-						yo[m * osz + j] += bv;
-				}
+			/* bias and a fused epilogue (onnx/fuse.c) */
+			ox_conv_finish(n, yo, mg, osz, b ? (const float *)b->data + (size_t)gi * mg : NULL);
 		}
 	ox_scratch_put(col, col_bytes);
 	return 0;

@@ -141,6 +141,45 @@ int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const
 
 /* ------------------------------------------------------------ running */
 
+/*
+ * The plan key of a run: each graph input's dtype and shape (model order),
+ * the data of non-float inputs (they may be shapes; over 256 bytes: no key,
+ * the run is dynamic), and the requested values in order.  NULL: no plan.
+ */
+static unsigned char *plan_key(const struct vpa_onnx_model *m,
+			       const struct vpa_onnx_tensor *const *by_input, size_t n_out,
+			       const int *want, size_t *len)
+{
+	size_t cap = 64 + n_out * sizeof(int), off = 0;
+	for (size_t k = 0; k < m->n_inputs; k++) {
+		const struct vpa_onnx_tensor *t = by_input[k];
+		cap += 16 + t->ndim * sizeof(int64_t);
+		if (t->dtype != VPA_ONNX_FLOAT && t->dtype != VPA_ONNX_DOUBLE) {
+			size_t b = vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype);
+			if (b > 256)
+				return NULL;
+			cap += b;
+		}
+	}
+	unsigned char *key = xmalloc(cap);
+#define PUT(p, n) (memcpy(key + off, (p), (n)), off += (n))
+	for (size_t k = 0; k < m->n_inputs; k++) {
+		const struct vpa_onnx_tensor *t = by_input[k];
+		int32_t dt = t->dtype, nd = (int32_t)t->ndim;
+		PUT(&dt, sizeof(dt));
+		PUT(&nd, sizeof(nd));
+		PUT(t->dims, t->ndim * sizeof(int64_t));
+		if (t->dtype != VPA_ONNX_FLOAT && t->dtype != VPA_ONNX_DOUBLE)
+			PUT(t->data, vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype));
+	}
+	uint64_t no = n_out;
+	PUT(&no, sizeof(no));
+	PUT(want, n_out * sizeof(int));
+#undef PUT
+	*len = off;
+	return key;
+}
+
 static int check_input(const struct vpa_onnx_model *m, size_t k,
 		       const struct vpa_onnx_tensor *t, struct vpa_err *err)
 {
@@ -188,8 +227,13 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	unsigned char *keep = xcalloc(nv + 1, 1), *need = xcalloc(m->n_nodes + 1, 1);
 	int *want = xcalloc(n_out + 1, sizeof(int));
 	int *producer = xmalloc((nv + 1) * sizeof(int));
-	int rc = 0, pool_active = 0;
+	const struct vpa_onnx_tensor **by_input = xcalloc(m->n_inputs + 1, sizeof(*by_input));
+	unsigned char *key = NULL;
+	size_t key_len = 0;
+	int rc = 0, pool_active = 0, plan_active = 0, use_fused = m->fnodes != NULL;
+	int *last_use = xmalloc((nv + 1) * sizeof(int));
 	struct ox_pool pool;
+	struct ox_plan_run plan;
 	for (size_t j = 0; j < n_out; j++)
 		memset(&outputs[j], 0, sizeof(outputs[j]));
 	if (!m->runnable) {
@@ -210,10 +254,6 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			have[v] = 1;
 		}
 	}
-	for (size_t i = 0; i < m->n_nodes; i++)
-		for (size_t o = 0; o < m->nodes[i].n_out; o++)
-			if (m->nodes[i].out[o] >= 0)
-				producer[m->nodes[i].out[o]] = (int)i;
 	/* Inputs: each given once, each graph input given. */
 	for (size_t i = 0; i < n_in; i++) {
 		size_t k;
@@ -233,6 +273,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			goto out;
 		vals[id] = inputs[i]; /* borrowed */
 		have[id] = 1;
+		by_input[k] = &inputs[i];
 	}
 	for (size_t k = 0; k < m->n_inputs; k++)
 		if (!have[m->input_ids[k]]) {
@@ -250,24 +291,41 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 		want[j] = (int)id;
 		keep[id] = 1;
-		if (producer[id] >= 0)
-			need[producer[id]] = 1;
+		/* A value the fusions removed is requested: the original graph. */
+		if (m->gone && m->gone[id])
+			use_fused = 0;
 	}
-	for (size_t i = m->n_nodes; i-- > 0;) {
+	const struct ox_node *nodes = use_fused ? m->fnodes : m->nodes;
+	size_t n_nodes = use_fused ? m->n_fnodes : m->n_nodes;
+	for (size_t i = 0; i < n_nodes; i++)
+		for (size_t o = 0; o < nodes[i].n_out; o++)
+			if (nodes[i].out[o] >= 0)
+				producer[nodes[i].out[o]] = (int)i;
+	for (size_t j = 0; j < n_out; j++)
+		if (producer[want[j]] >= 0)
+			need[producer[want[j]]] = 1;
+	for (size_t i = n_nodes; i-- > 0;) {
 		if (!need[i])
 			continue;
-		for (size_t j = 0; j < m->nodes[i].n_in; j++) {
-			int v = m->nodes[i].in[j];
+		for (size_t j = 0; j < nodes[i].n_in; j++) {
+			int v = nodes[i].in[j];
 			if (v >= 0 && producer[v] >= 0)
 				need[producer[v]] = 1;
 		}
 	}
+	for (size_t v = 0; v < nv; v++)
+		last_use[v] = use_fused ? m->f_last_use[v] : m->values[v].last_use;
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
+	if (m->plans) {
+		key = plan_key(m, by_input, n_out, want, &key_len);
+		ox_plan_run_begin(m->plans, key, key_len, &plan);
+		plan_active = 1;
+	}
 	ox_pool_begin_cached(m->cache, &pool);
 	pool_active = 1;
-	for (size_t i = 0; i < m->n_nodes; i++) {
-		const struct ox_node *n = &m->nodes[i];
+	for (size_t i = 0; i < n_nodes; i++) {
+		const struct ox_node *n = &nodes[i];
 		if (!need[i])
 			continue;
 		const struct vpa_onnx_tensor *in[64];
@@ -288,6 +346,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 				vpa_onnx_tensor_release(&out[o]);
 			goto out;
 		}
+		if (n->epi)
+			ox_epilogue(m, n, &out[0]);
 		if (prof_on)
 			prof_add(n, n->n_in > 1 ? in[1] : NULL, &out[0], vpa_now() - t0);
 		for (size_t o = 0; o < n->n_out; o++) {
@@ -302,19 +362,21 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		/* Free what this node read for the last time (and unread outputs). */
 		for (size_t j = 0; j < n->n_in; j++) {
 			int v = n->in[j];
-			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use <= (int)i) {
+			if (v >= 0 && owned[v] && !keep[v] && last_use[v] <= (int)i) {
 				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
 		}
 		for (size_t o = 0; o < n->n_out; o++) {
 			int v = n->out[o];
-			if (v >= 0 && owned[v] && !keep[v] && m->values[v].last_use < 0) {
+			if (v >= 0 && owned[v] && !keep[v] && last_use[v] < 0) {
 				ox_pool_put(&vals[v]);
 				owned[v] = have[v] = 0;
 			}
 		}
 	}
+	if (plan_active)
+		ox_plan_run_finish(&plan, 1);
 	ox_pool_end_cached(m->cache, &pool);
 	pool_active = 0;
 	for (size_t j = 0; j < n_out; j++) {
@@ -328,7 +390,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		int dup = 0;
 		for (size_t k = 0; k < j; k++)
 			dup |= want[k] == v;
-		if (owned[v] && !dup) {
+		if (owned[v] && !dup && !ox_plan_in_arena(vals[v].data)) {
 			outputs[j] = vals[v];
 			owned[v] = 0;
 		} else if (dup) {
@@ -342,6 +404,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 	}
 out:
+	if (plan_active)
+		ox_plan_run_finish(&plan, 0); /* no-op after the successful finish */
 	if (pool_active)
 		ox_pool_end(&pool);
 	if (rc)
@@ -350,6 +414,11 @@ out:
 	for (size_t v = 0; v < nv; v++)
 		if (owned[v])
 			vpa_onnx_tensor_release(&vals[v]);
+	if (plan_active)
+		ox_plan_run_end(&plan);
+	free(by_input);
+	free(key);
+	free(last_use);
 	free(vals);
 	free(owned);
 	free(have);

@@ -59,7 +59,8 @@ void vpa_onnx_tensor_release(struct vpa_onnx_tensor *t)
 {
 	if (!t)
 		return;
-	free(t->data);
+	if (!ox_plan_note_free(t->data))
+		free(t->data);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -114,6 +115,10 @@ void ox_pool_put(struct vpa_onnx_tensor *t)
 	struct ox_pool *p = tl_pool;
 	if (!p || !t->data) {
 		vpa_onnx_tensor_release(t);
+		return;
+	}
+	if (ox_plan_note_free(t->data)) {
+		memset(t, 0, sizeof(*t));
 		return;
 	}
 	pool_add(p, t->data, vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype));
@@ -220,11 +225,18 @@ static void alloc_tensor(struct vpa_onnx_tensor *t, int dtype, size_t ndim,
 		t->dims[i] = dims[i];
 	}
 	size_t n = vpa_onnx_numel(t), bytes = xmul(n ? n : 1, es);
+	t->data = ox_plan_alloc(bytes);
+	if (t->data) {
+		if (zero)
+			memset(t->data, 0, bytes);
+		return;
+	}
 	t->data = pool_take(bytes);
 	if (t->data && zero)
 		memset(t->data, 0, bytes);
 	else if (!t->data)
 		t->data = zero ? xcalloc(n ? n : 1, es) : xmalloc(bytes);
+	ox_plan_note_alloc(t->data, bytes);
 }
 
 void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims)
@@ -239,13 +251,19 @@ void ox_alloc_raw(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64
 
 void *ox_scratch(size_t bytes)
 {
-	void *d = pool_take(bytes ? bytes : 1);
-	return d ? d : xmalloc(bytes ? bytes : 1);
+	void *d = ox_plan_alloc(bytes ? bytes : 1);
+	if (d)
+		return d;
+	d = pool_take(bytes ? bytes : 1);
+	if (!d)
+		d = xmalloc(bytes ? bytes : 1);
+	ox_plan_note_alloc(d, bytes ? bytes : 1);
+	return d;
 }
 
 void ox_scratch_put(void *ptr, size_t bytes)
 {
-	if (!ptr)
+	if (!ptr || ox_plan_note_free(ptr))
 		return;
 	if (tl_pool)
 		pool_add(tl_pool, ptr, bytes);

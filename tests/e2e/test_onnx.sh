@@ -26,6 +26,7 @@ inputs:
 outputs:
   y  float32  (batch, 4)
 parameters: 16
+fused at load: 1 of 2 nodes (0 BatchNormalization folded into Conv/Gemm, 1 bias or activation into Conv/Gemm/MatMul)
 operators: 2 in 2 nodes
   MatMul                     1  supported
   Relu                       1  supported
@@ -37,6 +38,11 @@ t_ok "info says it cannot run" grep -qx "vpaudit cannot run this model (1 operat
 t_run "info symbolic time axis" 0 -- onnx info $G/tdnn_am.onnx
 t_ok "input with named time axis" grep -qx "  feats  float32  (1, time, 20)" "$OUT"
 
+t_run "info of the fusion model" 0 -- onnx info $G/fuse.onnx
+t_ok "fusions counted" grep -qx "fused at load: 8 of 13 nodes (3 BatchNormalization folded into Conv/Gemm, 5 bias or activation into Conv/Gemm/MatMul)" "$OUT"
+t_run "a value fused away, requested by name" 0 -- onnx run $G/fuse.onnx -i x=$G/fuse.x.npy -o "$T/of" --outputs c1,y
+t_ok "c1 (Conv before its BatchNormalization) written" grep -qa "'shape': (2, 4, 8)" "$T/of/c1.npy"
+t_ok "y written" grep -qa "'shape': (2, 5)" "$T/of/y.npy"
 t_run "run" 0 -- onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/o1"
 t_ok "y = relu(2 x)" [ "$(vals "$T/o1/y.npy" 32)" = "2 0 6 0 1 0.5 0 4" ]
 t_ok "only the graph output" [ "$(ls "$T/o1")" = "y.npy" ]

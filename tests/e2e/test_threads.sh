@@ -33,4 +33,12 @@ for t in 1 2; do
 done
 t_ok "features: archives written for 1 and 2 threads" test -s "$T/f1.ark" -a -s "$T/f2.ark"
 t_ok "features: identical archives with 1 and 2 threads" cmp -s "$T/f1.ark" "$T/f2.ark"
+# vpaudit embed: one ONNX model shared by the threads; equal chunks have one
+# shape, so the parallel runs replay one static memory plan (onnx/plan.c)
+e=$top/tests/golden/embed
+for t in 1 2; do
+	"$VPAUDIT" embed $e/ecapa.onnx $e/data -o "$T/emb$t.ark" --num-mel-bins=20 --chunk=30 --threads=$t > /dev/null 2>&1
+done
+t_ok "embed: archives written for 1 and 2 threads" test -s "$T/emb1.ark" -a -s "$T/emb2.ark"
+t_ok "embed: identical archives with 1 and 2 threads" cmp -s "$T/emb1.ark" "$T/emb2.ark"
 t_done

@@ -22,7 +22,7 @@ static void check_err(const struct vpa_err *err)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	for (int lenient = 0; lenient < 2; lenient++) {
-		struct vpa_onnx_load_opts opts = {lenient};
+		struct vpa_onnx_load_opts opts = {.lenient = lenient};
 		struct vpa_onnx_model *m = NULL;
 		struct vpa_err err;
 		vpa_err_init(&err);

@@ -184,7 +184,7 @@ static void run_case(const char *dir)
 	char path[1400], why[512];
 	struct vpa_err err;
 	struct vpa_onnx_model *m = NULL;
-	struct vpa_onnx_load_opts lenient = {1};
+	struct vpa_onnx_load_opts lenient = {.lenient = 1};
 	snprintf(path, sizeof(path), "%.1000s/model.onnx", dir);
 	struct stat st;
 	if (stat(path, &st))
@@ -490,6 +490,197 @@ static void test_model_conformer_opset13(void) { check_model("conformer13"); }
 static void test_model_conformer_opset17(void) { check_model("conformer17"); }
 static void test_model_lstm_gru(void) { check_model("rnn"); }
 
+/*
+ * The static memory plan and the load-time fusions on each model of gen.py:
+ * - planned runs (the first, the recording second run and two replays of its plan) give
+ *   outputs byte-identical to a model loaded without plans (fusions off in
+ *   both, so the arithmetic is the same);
+ * - the plan: no two blocks alive at the same event overlap (checked over all
+ *   pairs), the arena is at most the sum of the blocks and at least the peak
+ *   of live bytes; the peak, arena and sum are printed;
+ * - the fused model's outputs (the manifest's values, hidden layers requested
+ *   by name included) equal the unfused ones within 1e-5 + 1e-4 |y|.
+ */
+static int run_model(const struct vpa_onnx_model *m, const struct manifest *mf,
+		     const struct vpa_onnx_tensor *x, struct vpa_onnx_tensor *got)
+{
+	const char *names[8], *in_names[1] = {mf->in_name};
+	struct vpa_err err;
+	vpa_err_init(&err);
+	for (size_t j = 0; j < mf->n_out; j++)
+		names[j] = mf->out_name[j];
+	int rc = vpa_onnx_run(m, 1, in_names, x, mf->n_out, names, got, &err);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	return rc;
+}
+
+static int same_bytes(const struct vpa_onnx_tensor *a, const struct vpa_onnx_tensor *b)
+{
+	return a->dtype == b->dtype && a->ndim == b->ndim &&
+	       !memcmp(a->dims, b->dims, a->ndim * sizeof(int64_t)) &&
+	       !memcmp(a->data, b->data, vpa_onnx_numel(a) * vpa_onnx_dtype_size(a->dtype));
+}
+
+static void check_plan(const char *model)
+{
+	struct manifest mf;
+	char path[512];
+	struct vpa_err err;
+	struct vpa_onnx_model *m0 = NULL, *mp = NULL, *mfu = NULL;
+	struct vpa_onnx_tensor x, ref[8], got[8];
+	struct vpa_onnx_load_opts plain = {.no_plan = 1, .no_fuse = 1}, planned = {.no_fuse = 1};
+	CHECK(read_manifest(model, &mf) == 0);
+	snprintf(path, sizeof(path), GOLD "%s.onnx", model);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(path, &plain, &m0, &err) == 0);
+	CHECK(vpa_onnx_load(path, &planned, &mp, &err) == 0);
+	CHECK(vpa_onnx_load(path, NULL, &mfu, &err) == 0);
+	CHECK(load_npy(mf.in_file, &x) == 0);
+	if (!m0 || !mp || !mfu) {
+		vpa_onnx_free(m0);
+		vpa_onnx_free(mp);
+		vpa_onnx_free(mfu);
+		return;
+	}
+	CHECK(run_model(m0, &mf, &x, ref) == 0);
+	CHECK(vpa_onnx_n_fused(m0) == 0 && vpa_onnx_n_fused(mp) == 0);
+	for (int r = 0; r < 4; r++) {
+		CHECK(run_model(mp, &mf, &x, got) == 0);
+		for (size_t j = 0; j < mf.n_out; j++) {
+			CHECK(same_bytes(&got[j], &ref[j]));
+			vpa_onnx_tensor_release(&got[j]);
+		}
+	}
+	struct vpa_onnx_plan_stats st;
+	CHECK(vpa_onnx_plan_stats(mp, 0, &st) == 1);
+	CHECK(st.n_plans == 1 && st.first_runs == 1 && st.recorded_runs == 1 &&
+	      st.planned_runs == 2 && st.left_runs == 0 && st.dynamic_runs == 0);
+	CHECK(st.n_blocks > 0 && st.overlaps == 0);
+	CHECK(st.arena_bytes <= st.sum_bytes && st.arena_bytes >= st.peak_bytes);
+	printf("#   %-12s plan: %zu blocks, arena %.1f KiB, peak live %.1f KiB, sum %.1f KiB "
+	       "(arena/sum %.2f)\n", model, st.n_blocks, st.arena_bytes / 1024.0,
+	       st.peak_bytes / 1024.0, st.sum_bytes / 1024.0,
+	       (double)st.arena_bytes / (double)st.sum_bytes);
+	CHECK(vpa_onnx_plan_stats(m0, 0, &st) == 0);
+	/* Fused against unfused. */
+	double worst = 0;
+	for (int r = 0; r < 2; r++) {
+		CHECK(run_model(mfu, &mf, &x, got) == 0);
+		for (size_t j = 0; j < mf.n_out; j++) {
+			CHECK(got[j].ndim == ref[j].ndim &&
+			      !memcmp(got[j].dims, ref[j].dims, ref[j].ndim * sizeof(int64_t)));
+			for (size_t i = 0, n = vpa_onnx_numel(&ref[j]); got[j].data && i < n; i++) {
+				double a = ((float *)got[j].data)[i], b = ((float *)ref[j].data)[i];
+				double e = fabs(a - b) / (1e-5 + 1e-4 * fabs(b));
+				worst = e > worst || isnan(e) ? e : worst;
+			}
+			vpa_onnx_tensor_release(&got[j]);
+		}
+	}
+	printf("#   %-12s %zu nodes fused: worst fused-unfused error %.3g of the tolerance\n", model,
+	       vpa_onnx_n_fused(mfu), worst);
+	CHECK(worst <= 1.0);
+	for (size_t j = 0; j < mf.n_out; j++)
+		vpa_onnx_tensor_release(&ref[j]);
+	vpa_onnx_tensor_release(&x);
+	vpa_onnx_free(m0);
+	vpa_onnx_free(mp);
+	vpa_onnx_free(mfu);
+}
+
+static void test_plan_fuse(void)
+{
+	static const char *models[] = {"tdnn", "ecapa", "resnet", "tdnn_am", "conformer13",
+				       "conformer17", "rnn"};
+	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
+		check_plan(models[i]);
+}
+
+/*
+ * tests/golden/onnx/fuse.onnx (gen_fuse.py): Conv+BN+LeakyRelu, Gemm+BN+Sigmoid,
+ * MatMul+Add+Tanh, Gemm+BN+Clip. The fused model folds the three BNs and
+ * fuses five epilogues; its output equals the unfused model's within
+ * 1e-5 + 1e-4 |y|; values fused away (the Conv's, a Gemm's and the MatMul's
+ * outputs, a BN's) requested by name are computed (by the original graph) and
+ * equal the unfused model's bit for bit.
+ */
+static void test_fusions(void)
+{
+	struct vpa_onnx_model *mf = NULL, *mu = NULL;
+	struct vpa_onnx_load_opts nofuse = {.no_fuse = 1};
+	struct vpa_err err;
+	struct vpa_onnx_tensor x, yf, yu[5], yg[5];
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "fuse.onnx", NULL, &mf, &err) == 0);
+	CHECK(vpa_onnx_load(GOLD "fuse.onnx", &nofuse, &mu, &err) == 0);
+	CHECK(load_npy(GOLD "fuse.x.npy", &x) == 0);
+	if (!mf || !mu) {
+		vpa_onnx_free(mf);
+		vpa_onnx_free(mu);
+		return;
+	}
+	CHECK(vpa_onnx_n_fused(mf) == 8 && vpa_onnx_n_bn_folded(mf) == 3);
+	CHECK(vpa_onnx_n_fused(mu) == 0);
+	const char *in[1] = {"x"}, *out[5] = {"y", "c1", "g1", "m", "n2"};
+	CHECK(vpa_onnx_run(mf, 1, in, &x, 1, out, &yf, &err) == 0);
+	CHECK(vpa_onnx_run(mu, 1, in, &x, 5, out, yu, &err) == 0);
+	double worst = 0;
+	CHECK(yf.ndim == 2 && yf.dims[0] == 2 && yf.dims[1] == 5);
+	for (size_t i = 0; yf.data && i < 10; i++) {
+		double a = ((float *)yf.data)[i], b = ((float *)yu[0].data)[i];
+		double e = fabs(a - b) / (1e-5 + 1e-4 * fabs(b));
+		worst = e > worst || isnan(e) ? e : worst;
+	}
+	printf("#   fuse.onnx: %zu nodes fused (%zu BN folded): worst error %.3g of the tolerance\n",
+	       vpa_onnx_n_fused(mf), vpa_onnx_n_bn_folded(mf), worst);
+	CHECK(worst <= 1.0);
+	/* y moves: a fusion changed the arithmetic (else this test could not fail). */
+	CHECK(yf.data && memcmp(yf.data, yu[0].data, 10 * sizeof(float)));
+	CHECK(vpa_onnx_run(mf, 1, in, &x, 5, out, yg, &err) == 0);
+	for (int j = 0; j < 5; j++) {
+		CHECK(same_bytes(&yg[j], &yu[j]));
+		vpa_onnx_tensor_release(&yg[j]);
+		vpa_onnx_tensor_release(&yu[j]);
+	}
+	vpa_onnx_tensor_release(&yf);
+	vpa_onnx_tensor_release(&x);
+	vpa_onnx_free(mf);
+	vpa_onnx_free(mu);
+}
+
+/*
+ * tests/golden/onnx/dyn.onnx: y = (0, 1, ..., x-1)^2 for a float scalar x, so
+ * the shapes depend on x's value, not its shape (the plan key): runs with
+ * x = 30 note, record and replay a plan; x = 50 (same key) leaves the plan at
+ * Range's output (400 bytes where the plan has 256) and finishes dynamically,
+ * with the right values; x = 30 again replays it.
+ */
+static void test_plan_leave(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(GOLD "dyn.onnx", NULL, &m, &err) == 0);
+	if (!m)
+		return;
+	const float xs[5] = {30, 30, 30, 50, 30};
+	const char *in[1] = {"x"}, *out[1] = {"y"};
+	for (int k = 0; k < 5; k++) {
+		struct vpa_onnx_tensor x = vpa_onnx_tensor_f32(0, NULL, &xs[k]), y;
+		CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &y, &err) == 0);
+		CHECK(y.ndim == 1 && y.dims[0] == (int64_t)xs[k]);
+		for (int64_t i = 0; y.data && i < y.dims[0]; i++)
+			CHECK(((float *)y.data)[i] == (float)(i * i));
+		vpa_onnx_tensor_release(&y);
+	}
+	struct vpa_onnx_plan_stats st;
+	CHECK(vpa_onnx_plan_stats(m, 0, &st) == 1);
+	CHECK(st.first_runs == 1 && st.recorded_runs == 1 && st.planned_runs == 3 &&
+	      st.left_runs == 1 && st.overlaps == 0);
+	vpa_onnx_free(m);
+}
+
 /* Two threads share one model: each result equals the one-thread result bit for bit. */
 struct thr {
 	const struct vpa_onnx_model *m;
@@ -521,11 +712,19 @@ static void test_threads(void)
 	CHECK(load_npy(GOLD "ecapa.x.npy", &x) == 0);
 	const char *in[1] = {"feats"}, *out[1] = {"out"};
 	CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &ref, &err) == 0);
+	struct vpa_onnx_tensor y2;
+	CHECK(vpa_onnx_run(m, 1, in, &x, 1, out, &y2, &err) == 0); /* records the plan */
+	CHECK(y2.data && !memcmp(y2.data, ref.data, vpa_onnx_numel(&ref) * 4));
+	vpa_onnx_tensor_release(&y2);
 	struct thr t[2] = {{m, &x, {{0}}, 0}, {m, &x, {{0}}, 0}};
 	pthread_t th;
 	pthread_create(&th, NULL, thr_run, &t[1]);
 	thr_run(&t[0]);
 	pthread_join(th, NULL);
+	/* The second run recorded the plan; the 40 parallel runs replayed it. */
+	struct vpa_onnx_plan_stats st;
+	CHECK(vpa_onnx_plan_stats(m, 0, &st) == 1);
+	CHECK(st.recorded_runs == 1 && st.planned_runs == 40 && st.left_runs == 0);
 	for (int i = 0; i < 2; i++) {
 		CHECK(t[i].rc == 0);
 		for (int k = 0; k < 20; k++) {
@@ -613,6 +812,9 @@ int main(void)
 	RUN(test_model_conformer_opset13);
 	RUN(test_model_conformer_opset17);
 	RUN(test_model_lstm_gru);
+	RUN(test_plan_fuse);
+	RUN(test_fusions);
+	RUN(test_plan_leave);
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_conformance);
