@@ -221,6 +221,7 @@ struct vpa_anon_target {
 	/* import with `extractor:` (else NULL): the ONNX extractor, for sets given as audio */
 	struct vpa_embedder *extractor;
 	struct vpa_embed_opts extractor_opts;    /* its options (strings borrowed from the scenario) */
+	char *trials_name;                       /* vpa_anon_trials_name of the target, owned */
 };
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech;
@@ -230,6 +231,14 @@ extern const struct vpa_schema vpa_anon_audio_schema;
 extern const struct vpa_schema vpa_anon_extractor_schema;
 int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err);
+
+/*
+ * The name of the target's trials list in per-gender record names
+ * (targets/anon_gender.c): the file name of `import.trials` / `audio.trials`
+ * without a trailing _f or _m (VoicePrivacy trials_f), else "trials".
+ * Caller frees.
+ */
+char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg);
 
 /* Same-gender trials of every enrolment speaker against every test row. */
 void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,

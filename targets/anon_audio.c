@@ -21,6 +21,7 @@
  */
 #include "audio/xvector.h"
 #include "targets/anon.h"
+#include "targets/anon_informed.h"
 
 #include <errno.h>
 #include <math.h>
@@ -97,6 +98,10 @@ static const struct vpa_key audio_keys[] = {
 	 "original trial audio (spk2gender)"},
 	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
 	 "trial audio anonymised (every attacker but the baseline)"},
+	{"enroll_informed", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "data/enroll_informed",
+	 "enrolment anonymised with the trial speakers' own pseudo-speakers or coefficients "
+	 "(informed attacker; made by `anonymise` when built in)"},
 	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll/enrolls",
 	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
 	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
@@ -166,10 +171,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	const struct vpa_ynode *an = vpa_ymap_get(au, "anonymise");
 	int utt_level = !strcmp(vpa_cfg_str(au, &vpa_anon_audio_schema, "level"), "anon_level_utt");
 	char *tmp = NULL;
-	char *paths[6] = {NULL};
-	enum { TR, TRA, EN, ENA, TI, TIA, NR };
-	struct role R[NR] = {{"train", {0}}, {"train_anon", {0}}, {"enroll", {0}},
-			     {"enroll_anon", {0}}, {"trial", {0}}, {"trial_anon", {0}}};
+	char *paths[7] = {NULL};
+	enum { TR, TRA, EN, ENA, TI, TIA, ENI, NR };
+	struct role R[NR] = {{"train", {0}},	  {"train_anon", {0}}, {"enroll", {0}},
+			     {"enroll_anon", {0}}, {"trial", {0}},	    {"trial_anon", {0}},
+			     {"enroll_informed", {0}}};
 	struct vpa_xvec asv, asv_anon;
 	vpa_xvec_init(&asv);
 	vpa_xvec_init(&asv_anon);
@@ -216,7 +222,17 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
 		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
 		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
-		for (int i = 0; i < NR && rc == 0; i += 2) {
+		/* the user's anonymiser draws from xo.seed (trials); the attacker
+		 * anonymises its training data and the enrolment with its own draws
+		 * (lazy- and semi-informed); the informed attacker's enrolment gets
+		 * the trial speakers' own draws */
+		uint64_t aseed;
+		{
+			struct vpa_rng r;
+			vpa_rng_split(&r, xo.seed, "attacker");
+			aseed = vpa_rng_u64(&r);
+		}
+		for (int i = 0; i < TI + 2 && rc == 0; i += 2) {
 			if (!paths[i])
 				continue;
 			free(paths[i + 1]);
@@ -224,7 +240,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			if (!vpa_quiet)
 				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
 			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp, utt_level, lo, hi,
-						xo.seed, ctx->threads, err);
+						i == TI ? xo.seed : aseed, ctx->threads, err);
+		}
+		if (!rc && paths[EN] && paths[TI]) {
+			free(paths[ENI]);
+			paths[ENI] = vpa_xvec_join(tmp, R[ENI].key);
+			if (!vpa_quiet)
+				fprintf(stderr, "vpaudit: %s: anonymising enroll as the trials "
+						"(informed attacker)\n", t->id);
+			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], warp, utt_level,
+						     lo, hi, xo.seed, ctx->threads, err);
 		}
 		if (rc)
 			goto out;
@@ -233,9 +258,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (paths[i])
 			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
 	/* every anonymised set holds exactly its original's utterances */
-	for (int i = 0; i < NR && rc == 0; i += 2)
+	for (int i = 0; i < TI + 2 && rc == 0; i += 2)
 		if (R[i + 1].set.dir)
 			rc = vpa_xvec_set_match(&R[i].set, &R[i + 1].set, err);
+	if (rc == 0 && R[ENI].set.dir)
+		rc = vpa_xvec_set_match(&R[EN].set, &R[ENI].set, err);
 	if (rc)
 		goto out;
 	/* utility: WER of the user's ASR hypotheses, rho_F0 */
@@ -302,6 +329,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (R[TIA].set.dir &&
 		    (rc = vpa_xvec_set_embed(&asv_anon, &R[TIA].set, ctx->threads, &a->trial_semi,
 					     err)))
+			goto out;
+		/* the informed attacker works in ASV_eval^anon's space, as its back-end */
+		if (R[ENI].set.dir &&
+		    (rc = vpa_xvec_set_embed(&asv_anon, &R[ENI].set, ctx->threads,
+					     &a->enroll_informed, err)))
 			goto out;
 	}
 	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));

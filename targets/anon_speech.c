@@ -390,6 +390,16 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 						dirs[i]);
 			}
 		}
+		const struct vpa_ynode *eik = vpa_ymap_key(au, "enroll_informed");
+		if (eik) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, eik);
+			if (builtin)
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"`enroll_informed` cannot be given with `anonymise`");
+			if (vpa_check_path(ctx, vpa_ymap_get(au, "enroll_informed"), VPA_PATH_DIR,
+					   err))
+				return err->status;
+		}
 		static const char *const files[] = {"trials", "enrolls"};
 		for (size_t i = 0; i < 2; i++) {
 			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
@@ -486,6 +496,7 @@ static void anon_free(struct vpa_target *t)
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_release(sets[i]);
 	vpa_anon_trials_release(&a->trials);
+	free(a->trials_name);
 	vpa_sim_free(a->sim);
 	vpa_anon_result_release(&a->trial_pseudo);
 	vpa_embedder_free(a->extractor);
@@ -1025,6 +1036,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
 	out->simulated = a->simulated = sim;
 	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
+	a->trials_name = vpa_anon_trials_name(cfg);
 	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
 	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
 		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
