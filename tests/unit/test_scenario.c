@@ -268,13 +268,15 @@ static void test_valid(void)
 	CHECK(s != NULL);
 	if (s) {
 		CHECK(s->seed == 1);
-		CHECK(s->formats == (VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT));
+		CHECK(s->formats ==
+		      (VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT | VPA_SCN_VPC));
 		CHECK(isnan(s->tolerance));
 		CHECK(!s->has_sweep && s->gates == NULL);
 		vpa_scenario_free(s);
 	}
 	CHECK((int)VPA_SCN_JSON == (int)VPA_REPORT_JSON && (int)VPA_SCN_HTML == (int)VPA_REPORT_HTML &&
-	      (int)VPA_SCN_PDF == (int)VPA_REPORT_PDF && (int)VPA_SCN_JUNIT == (int)VPA_REPORT_JUNIT);
+	      (int)VPA_SCN_PDF == (int)VPA_REPORT_PDF && (int)VPA_SCN_JUNIT == (int)VPA_REPORT_JUNIT &&
+	      (int)VPA_SCN_VPC == (int)VPA_REPORT_VPC);
 }
 
 static void test_scenario_errors(void)
