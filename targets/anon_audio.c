@@ -121,9 +121,58 @@ static const struct vpa_key audio_keys[] = {
 	 "recorded in the report"},
 	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_extractor_schema,
 	 "{loss: aam, epochs: 20}", "the x-vector extractor trained in C (audio/xvector.h)"},
+	{"onnx", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
+	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
+	 "ASV_eval: your ONNX speaker extractor and its front-end (the keys of "
+	 "`import.extractor`, as `vpaudit embed`) instead of the one trained in C; "
+	 "ASV_eval^anon is then trained in C from scratch on train_anon (`extractor:`), "
+	 "unless `onnx_anon` gives it"},
+	{"onnx_anon", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
+	 "{model: ecapa_anon.onnx, options: [--num-mel-bins=80]}",
+	 "ASV_eval^anon: your ONNX extractor trained on anonymised speech instead of the one "
+	 "vpaudit trains in C on train_anon (semi-informed and informed attackers)"},
 	{NULL},
 };
 const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys};
+
+int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+			    struct vpa_err *err)
+{
+	static const char *const ok[2] = {"onnx", "onnx_anon"};
+	for (int k = 0; k < 2; k++) {
+		const struct vpa_ynode *m = vpa_ymap_get(au, ok[k]);
+		if (!m)
+			continue;
+		struct vpa_embed_opts o;
+		struct vpa_embedder *e;
+		if (vpa_anon_onnx_new(ctx->file, ctx->dir, m, 1, &o, &e, err))
+			return err->status;
+		vpa_embedder_free(e);
+	}
+	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
+	if (vpa_ymap_get(au, "onnx") && !vpa_ymap_get(au, "onnx_anon") &&
+	    !strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "semi_informed"), "finetune")) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, vpa_ymap_get(ex, "semi_informed"));
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`semi_informed: finetune` fine-tunes the ASV_eval vpaudit trains in C, "
+				"and `onnx` replaces it: use `retrain` (ASV_eval^anon trained in C from "
+				"scratch) or give ASV_eval^anon as `onnx_anon`");
+	}
+	return 0;
+}
+
+/* Every set of the roles in order embedded by an ONNX extractor (dirs[i] NULL: skipped). */
+static int onnx_sets(const struct vpa_embedder *e, const struct vpa_embed_opts *o,
+		     char *const *dirs, struct vpa_embset *const *out, size_t n, struct vpa_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (dirs[i]) {
+			int rc = vpa_embset_from_audio_with(dirs[i], e, o, out[i], err);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
 
 struct role {
 	const char *key;
@@ -179,6 +228,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	struct vpa_xvec asv, asv_anon;
 	vpa_xvec_init(&asv);
 	vpa_xvec_init(&asv_anon);
+	struct vpa_embedder *onnx = NULL, *onnx_anon = NULL;
+	struct vpa_embed_opts oo, ooa;
 	uint32_t *lab = NULL;
 	int rc = 0;
 	struct vpa_json *o = vpa_json_obj();
@@ -254,6 +305,14 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (rc)
 			goto out;
 	}
+	if (vpa_ymap_get(au, "onnx") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx"), ctx->threads,
+				    &oo, &onnx, err)))
+		goto out;
+	if (vpa_ymap_get(au, "onnx_anon") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
+				    ctx->threads, &ooa, &onnx_anon, err)))
+		goto out;
 	for (int i = 0; i < NR && rc == 0; i++)
 		if (paths[i])
 			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
@@ -297,9 +356,18 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
 		}
 	}
-	/* ASV_eval on the original training audio */
+	/* ASV_eval: the user's ONNX extractor, or trained in C on the original training audio */
 	size_t K;
 	lab = xmalloc(xmul(R[TR].set.n ? R[TR].set.n : 1, sizeof(uint32_t)));
+	if (onnx) {
+		char *const d[5] = {paths[TR], paths[EN], paths[TI], R[ENA].set.dir ? paths[ENA] : NULL,
+				    R[TIA].set.dir ? paths[TIA] : NULL};
+		struct vpa_embset *const s[5] = {&a->train, &a->enroll, &a->trial, &a->enroll_anon,
+						 &a->trial_anon};
+		if ((rc = onnx_sets(onnx, &oo, d, s, 5, err)))
+			goto out;
+		goto asv_anon_step;
+	}
 	vpa_xvec_set_labels(&R[TR].set, lab, &K);
 	if ((rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err)))
 		goto out;
@@ -313,8 +381,18 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (R[TIA].set.dir &&
 	    (rc = vpa_xvec_set_embed(&asv, &R[TIA].set, ctx->threads, &a->trial_anon, err)))
 		goto out;
-	/* ASV_eval^anon on the anonymised training audio */
-	if (R[TRA].set.dir) {
+asv_anon_step:
+	/* ASV_eval^anon: the user's ONNX extractor, or trained in C on the anonymised
+	 * training audio */
+	if (R[TRA].set.dir && onnx_anon) {
+		char *const d[4] = {paths[TRA], R[ENA].set.dir ? paths[ENA] : NULL,
+				    R[TIA].set.dir ? paths[TIA] : NULL,
+				    R[ENI].set.dir ? paths[ENI] : NULL};
+		struct vpa_embset *const s[4] = {&a->train_anon, &a->enroll_semi, &a->trial_semi,
+						 &a->enroll_informed};
+		if ((rc = onnx_sets(onnx_anon, &ooa, d, s, 4, err)))
+			goto out;
+	} else if (R[TRA].set.dir) {
 		vpa_xvec_set_labels(&R[TRA].set, lab, &K);
 		if ((rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
 					 finetune ? &asv : NULL, &asv_anon, err)))
@@ -337,11 +415,22 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			goto out;
 	}
 	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
-	vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
-	vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
-	vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
-	vpa_json_set_num(o, "epochs", (double)xo.epochs);
-	vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
+	vpa_json_set_str(o, "asv_eval", onnx ? vpa_cfg_str(vpa_ymap_get(au, "onnx"),
+							   &vpa_anon_onnx_schema, "model")
+					     : "x-vector trained in C");
+	if (R[TRA].set.dir)
+		vpa_json_set_str(o, "asv_eval_anon",
+				 onnx_anon ? vpa_cfg_str(vpa_ymap_get(au, "onnx_anon"),
+							 &vpa_anon_onnx_schema, "model")
+					   : "x-vector trained in C");
+	if (asv.net || asv_anon.net) { /* the C-trained extractor's settings */
+		vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
+		vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
+		vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
+		vpa_json_set_num(o, "epochs", (double)xo.epochs);
+	}
+	if (asv.net)
+		vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
 	if (asv_anon.net) {
 		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
 		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
@@ -360,6 +449,8 @@ out:
 	free(lab);
 	vpa_xvec_release(&asv);
 	vpa_xvec_release(&asv_anon);
+	vpa_embedder_free(onnx);
+	vpa_embedder_free(onnx_anon);
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_release(&R[i].set);
 	vpa_feat_free(feat);
