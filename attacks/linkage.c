@@ -7,8 +7,7 @@
  * records by vpa_record_from_scores, plus the voice-distinctiveness gain
  * G_VD of the VoicePrivacy evaluation.
  */
-#include "attacks/attacks.h"
-#include "targets/anon.h"
+#include "attacks/linkage_int.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,6 +32,11 @@ static const struct vpa_key keys[] = {
 	 "with the trial speakers' own pseudo-speakers (upper bound)"},
 	{"gvd", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "compute the voice-distinctiveness gain G_VD (dB) of each attacker"},
+	{"per_gender", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
+	 "also one record per gender of each attacker, ATTACKER/LIST_f and ATTACKER/LIST_m "
+	 "(the trials of female / male enrolment speakers, as the VoicePrivacy trials_f / "
+	 "trials_m; LIST: the trials file's name without _f/_m, else `trials`), beside the "
+	 "pooled ATTACKER; needs the speakers' genders"},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
 	 "linkability prior ratio of mated to non-mated pairs"},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
@@ -72,13 +76,32 @@ unsigned vpa_linkage_attackers(const struct vpa_ynode *cfg)
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
 		   const char ***names)
 {
-	(void)target_cfg;
 	unsigned m = vpa_linkage_attackers(cfg);
 	size_t n = 0;
-	*names = xcalloc(A_N, sizeof(**names));
+	if (!vpa_cfg_bool(cfg, &schema, "per_gender")) {
+		*names = xcalloc(A_N, sizeof(**names));
+		for (int k = 0; k < A_N; k++)
+			if (m & (1u << k))
+				(*names)[n++] = attacker_names[k];
+		return n;
+	}
+	/* one block (the caller frees the array): pointers, then the per-gender names */
+	char *list = vpa_anon_trials_name(target_cfg);
+	size_t each = strlen("semi_informed/") + strlen(list) + 3;
+	char *blk = xcalloc(1, 3 * A_N * sizeof(char *) + 2 * A_N * each);
+	const char **p = (const char **)(void *)blk;
+	char *str = blk + 3 * A_N * sizeof(char *);
 	for (int k = 0; k < A_N; k++)
 		if (m & (1u << k))
-			(*names)[n++] = attacker_names[k];
+			p[n++] = attacker_names[k];
+	for (int k = 0; k < A_N; k++)
+		for (int g = 0; g < 2 && (m & (1u << k)); g++) {
+			snprintf(str, each, "%s/%s_%c", attacker_names[k], list, "fm"[g]);
+			p[n++] = str;
+			str += each;
+		}
+	free(list);
+	*names = p;
 	return n;
 }
 
@@ -91,11 +114,44 @@ static const char *const needs[A_N][3] = {
 	{"trial_anon", "enroll_informed", "train_anon"},
 };
 
+/* source audio: the anonymised directories each attacker needs, given or
+ * made by the built-in `anonymise` (which makes them all). */
+static int audio_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
+			    const struct vpa_ynode *target_cfg, unsigned attackers,
+			    struct vpa_err *err)
+{
+	const struct vpa_ynode *au = vpa_ymap_get(target_cfg, "audio");
+	if (!au || vpa_ymap_get(au, "anonymise"))
+		return 0;
+	for (int k = 0; k < A_N; k++) {
+		if (!(attackers & (1u << k)))
+			continue;
+		for (int j = 0; j < 3 && needs[k][j]; j++)
+			if (!vpa_ymap_get(au, needs[k][j])) {
+				const struct vpa_ynode *at = vpa_ymap_get(cfg, "attackers");
+				struct vpa_loc loc = vpa_node_loc(ctx->file, at ? at : cfg);
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"attacker '%s' needs the target's audio.%s (a data directory%s), "
+						"or a built-in `anonymise:`%s",
+						attacker_names[k], needs[k][j],
+						k == A_INFORMED ? ": the enrolment anonymised with the trial "
+								  "speakers' own pseudo-speakers, which vpaudit "
+								  "cannot make with your anonymiser"
+								: "",
+						at ? "; or leave it out of `attackers`"
+						   : "; or list the attackers to run in `attackers:`");
+			}
+	}
+	return 0;
+}
+
 int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			   const struct vpa_ynode *target_cfg, unsigned attackers,
 			   struct vpa_err *err)
 {
 	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
+	if (src && !strcmp(src->str, "audio"))
+		return audio_check_sets(ctx, cfg, target_cfg, attackers, err);
 	if (!src || strcmp(src->str, "import"))
 		return 0;
 	const struct vpa_ynode *imp = vpa_ymap_get(target_cfg, "import");
@@ -220,11 +276,12 @@ void vpa_linkage_attacker_sets(const struct vpa_anon_target *a, int k,
 	out->pop_name = pn[k];
 	out->test_name = k == A_BASELINE ? "trial" : "trial_anon";
 	out->anon_backend = k == A_SEMI || k == A_INFORMED;
-	/* source audio: the semi-informed attacker's own extractor (ASV_eval^anon) */
-	if (k == A_SEMI && a->trial_semi.n) {
+	/* source audio: the semi-informed and informed attackers' own extractor
+	 * (ASV_eval^anon; enroll_informed is embedded by it too) */
+	if (k == A_SEMI && a->trial_semi.n)
 		out->enroll = &a->enroll_semi;
+	if ((k == A_SEMI || k == A_INFORMED) && a->trial_semi.n)
 		out->test = &a->trial_semi;
-	}
 }
 
 /* Train a back-end, naming the set in errors. */
@@ -251,6 +308,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
 	struct vpa_eval_opts o;
 	int rc = 0, do_gvd = vpa_cfg_bool(cfg, &schema, "gvd");
+	int per_gender = vpa_cfg_bool(cfg, &schema, "per_gender");
 	double dd_oo = NAN;
 	vpa_eval_opts_init(&o);
 	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
@@ -311,11 +369,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		}
 		struct vpa_trials tr;
 		vpa_linkage_make_trials(&a->trials, S, te->n, e, te, &tr);
-		free(S);
 		if (!tr.n_tar || !tr.n_non) {
 			rc = vpa_fail(err, VPA_EINPUT, NULL, "the trials have no %s trial",
 				      tr.n_tar ? "non-target" : "target");
 			vpa_trials_release(&tr);
+			free(S);
 			break;
 		}
 		size_t before = out->records->n;
@@ -323,8 +381,10 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		rc = vpa_record_from_scores(ctx, id, attacker_names[k], -1, &tr, &o, out,
 					    vpa_json_get(det, "series"), err);
 		vpa_trials_release(&tr);
-		if (rc)
+		if (rc) {
+			free(S);
 			break;
+		}
 		struct vpa_json *rec = out->records->items[before];
 		struct vpa_json *mj = vpa_json_get(rec, "metrics");
 		double gvd = NAN;
@@ -338,6 +398,15 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		}
 		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
 		vpa_record_mark_undefined(rec);
+		if (per_gender) {
+			struct vpa_linkage_gvd gv = {B, b_orig, &a->trial, k == A_BASELINE};
+			rc = vpa_linkage_gender_records(ctx, id, attacker_names[k], a->trials_name,
+							&a->trials, S, e, te, do_gvd ? &gv : NULL, &o,
+							out, err);
+		}
+		free(S);
+		if (rc)
+			break;
 		double link = vpa_json_get_num(mj, "linkability", NAN);
 		vpa_json_push(cats, vpa_json_str(attacker_names[k]));
 		vpa_json_push(ys, vpa_json_num(link));

@@ -106,6 +106,12 @@ struct vpa_anon_opts {
 	int level;                       /* enum vpa_anon_level */
 	double lo, hi;                   /* the coefficient range for SPEAKER/UTTERANCE */
 	uint64_t seed;                   /* the draw: vpa_rng_split(seed, speaker or utterance id) */
+	/* optional: the stream name of an utterance's draw instead of its speaker or
+	 * utterance id (the informed attacker of targets/anon_audio.c draws an
+	 * enrolment utterance's coefficient from a trial utterance's stream); NULL
+	 * = the id.  Must be safe to call from several threads. */
+	const char *(*stream)(void *ctx, const char *utt, const char *spk);
+	void *stream_ctx;
 };
 void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind);
 

@@ -164,7 +164,10 @@ double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char
 	if (o->level == VPA_ANON_FIXED)
 		return o->kind == VPA_ANON_MCADAMS ? o->mcadams.alpha : o->warp.alpha;
 	struct vpa_rng r;
-	vpa_rng_split(&r, o->seed, o->level == VPA_SIGANON_SPEAKER ? spk : utt);
+	const char *name = o->level == VPA_SIGANON_SPEAKER ? spk : utt;
+	if (o->stream)
+		name = o->stream(o->stream_ctx, utt, spk);
+	vpa_rng_split(&r, o->seed, name);
 	return o->lo + (o->hi - o->lo) * vpa_rng_uniform(&r);
 }
 

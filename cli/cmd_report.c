@@ -1,6 +1,7 @@
 /*
  * cli/cmd_report.c - `vpaudit report RESULTS.json [-o DIR] [--no-plots]`:
- * re-render report.html, report.pdf and junit.xml from a results file
+ * re-render report.html, report.pdf, junit.xml and the VoicePrivacy text
+ * files (result_for_rank.txt, vpc2022_results.txt) from a results file
  * without re-running anything.
  */
 #include <getopt.h>
@@ -16,7 +17,9 @@ static const char usage_text[] =
 	"usage: vpaudit report RESULTS.json [-o DIR] [--no-plots]\n"
 	"\n"
 	"Re-renders report.html, report.pdf and junit.xml from a results file written by\n"
-	"'vpaudit run' (schema vpaudit.results/1), without re-running anything.\n"
+	"'vpaudit run' (schema vpaudit.results/1), without re-running anything; with\n"
+	"linkage records of anonymised speech also result_for_rank.txt and\n"
+	"vpc2022_results.txt (the VoicePrivacy text formats).\n"
 	"\n"
 	"options:\n"
 	"  -o, --output DIR   write the files into DIR (created if missing; default: the\n"
@@ -101,7 +104,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!rc)
 		rc = vpa_report_check(results, path, &err);
-	unsigned formats = VPA_REPORT_HTML | VPA_REPORT_PDF | VPA_REPORT_JUNIT;
+	unsigned formats = VPA_REPORT_HTML | VPA_REPORT_PDF | VPA_REPORT_JUNIT | VPA_REPORT_VPC;
 	if (!outdir)
 		outdir = src_dir;
 	else if (!same_dir(outdir, src_dir))

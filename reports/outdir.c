@@ -16,8 +16,15 @@
 
 #include "reports/report.h"
 
-static const char *const report_names[4] = {"results.json", "report.html", "report.pdf",
-					    "junit.xml"};
+#define N_REPORT 6
+static const char *const report_names[N_REPORT] = {"results.json", "report.html", "report.pdf",
+						   "junit.xml", "result_for_rank.txt",
+						   "vpc2022_results.txt"};
+/* the VPA_REPORT_* bit of report_names[k] */
+static unsigned report_bit(int k)
+{
+	return k < 4 ? 1u << k : (unsigned)VPA_REPORT_VPC;
+}
 
 /*
  * PID of a temporary of vpaudit's own naming, "REPORT.tmp.PID" with REPORT
@@ -25,7 +32,7 @@ static const char *const report_names[4] = {"results.json", "report.html", "repo
  */
 static long own_tmp_pid(const char *name)
 {
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < N_REPORT; k++) {
 		size_t n = strlen(report_names[k]);
 		if (strncmp(name, report_names[k], n) || strncmp(name + n, ".tmp.", 5))
 			continue;
@@ -101,8 +108,8 @@ void vpa_outdir_remove_reports(const char *outdir, unsigned keep)
 {
 	struct vpa_buf path;
 	vpa_buf_init(&path);
-	for (int k = 0; k < 4; k++) {
-		if (keep & (1u << k))
+	for (int k = 0; k < N_REPORT; k++) {
+		if (keep & report_bit(k))
 			continue;
 		path.len = 0;
 		vpa_buf_printf(&path, "%s/%s", outdir, report_names[k]);

@@ -26,8 +26,18 @@ enum {
 	VPA_REPORT_HTML = 2,
 	VPA_REPORT_PDF = 4,
 	VPA_REPORT_JUNIT = 8,
-	VPA_REPORT_ALL = 15,
+	VPA_REPORT_VPC = 16, /* result_for_rank.txt and vpc2022_results.txt */
+	VPA_REPORT_ALL = 31,
 };
+
+/*
+ * The VoicePrivacy text formats of the linkage records of anonymised speech
+ * (reports/vpc_format.c, reports/README.md "VoicePrivacy formats"): the VPC
+ * 2024 result_for_rank summary appended to rank, the VPC 2022 results.txt
+ * blocks appended to vpc2022.  Returns 1 when the results have such records,
+ * 0 (nothing appended) when not.
+ */
+int vpa_report_vpc(const struct vpa_json *results, struct vpa_buf *rank, struct vpa_buf *vpc2022);
 
 /*
  * Write the chosen report files into outdir (created if missing), each to a
@@ -42,6 +52,10 @@ enum {
  * OUTDIR/NAME.tmp.PID, and renamed into place after all temporaries were
  * written.  On error the temporaries are removed and nothing is renamed.
  * The results are checked first with vpa_report_check(results, "results", ...).
+ * VPA_REPORT_VPC writes result_for_rank.txt and vpc2022_results.txt when the
+ * results have linkage records of anonymised speech (vpa_report_vpc), and
+ * otherwise removes those two files of an earlier run (after the others are
+ * in place), so the folder never mixes runs.
  */
 int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,
 		     int no_plots, struct vpa_err *err);
@@ -62,7 +76,8 @@ int vpa_outdir_prepare(const char *outdir, unsigned formats, int no_plots, struc
  * temporaries of a killed run.  Returns how many were removed.
  */
 size_t vpa_outdir_remove_stale(const char *outdir);
-/* Remove the report files whose VPA_REPORT_* bit is not in keep (warns when one cannot be). */
+/* Remove the report files whose VPA_REPORT_* bit is not in keep (warns when one cannot be);
+ * VPA_REPORT_VPC covers result_for_rank.txt and vpc2022_results.txt. */
 void vpa_outdir_remove_reports(const char *outdir, unsigned keep);
 /*
  * After a failed run: remove every report file, and, when formats asks for

@@ -313,14 +313,19 @@ static int render_html_pdf(const struct vpa_json *r, struct vpa_buf *html, struc
 int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigned formats,
 		     int no_plots, struct vpa_err *err)
 {
-	static const char *const names[4] = {"results.json", "report.html", "report.pdf", "junit.xml"};
-	struct vpa_buf data[4], path;
-	struct vpa_atomic a[4];
-	int want_f[4] = {!!(formats & VPA_REPORT_JSON), !!(formats & VPA_REPORT_HTML),
-			 !!(formats & VPA_REPORT_PDF), !!(formats & VPA_REPORT_JUNIT)};
+	enum { NF = 6 };
+	static const char *const names[NF] = {"results.json",	     "report.html",
+					      "report.pdf",	     "junit.xml",
+					      "result_for_rank.txt", "vpc2022_results.txt"};
+	struct vpa_buf data[NF], path;
+	struct vpa_atomic a[NF];
+	int want_f[NF] = {!!(formats & VPA_REPORT_JSON), !!(formats & VPA_REPORT_HTML),
+			  !!(formats & VPA_REPORT_PDF),	 !!(formats & VPA_REPORT_JUNIT),
+			  !!(formats & VPA_REPORT_VPC),	 !!(formats & VPA_REPORT_VPC)};
+	int vpc_stale = 0; /* VPC asked for, nothing to write: remove an earlier run's */
 	memset(a, 0, sizeof(a));
 	vpa_buf_init(&path);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NF; k++)
 		vpa_buf_init(&data[k]);
 
 	int rc = vpa_report_check(results, "results", err);
@@ -347,11 +352,15 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 	}
 	if (want_f[3])
 		vpa_report_junit(results, &data[3]);
+	if (want_f[4] && !vpa_report_vpc(results, &data[4], &data[5])) {
+		want_f[4] = want_f[5] = 0;
+		vpc_stale = 1;
+	}
 
 	/* 2. Write every temporary; 3. rename them all. */
 	if ((rc = vpa_mkdirs(outdir, err)))
 		goto out;
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < NF; k++) {
 		if (!want_f[k])
 			continue;
 		path.len = 0;
@@ -368,11 +377,13 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 			goto out;
 		}
 	}
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < NF; k++)
 		if (want_f[k] && !rc)
 			rc = vpa_atomic_commit(&a[k], err);
+	if (!rc && vpc_stale)
+		vpa_outdir_remove_reports(outdir, ~(unsigned)VPA_REPORT_VPC);
 out:
-	for (int k = 0; k < 4; k++) {
+	for (int k = 0; k < NF; k++) {
 		if (a[k].path)
 			vpa_atomic_abort(&a[k]);
 		vpa_buf_release(&data[k]);

@@ -94,8 +94,10 @@ static const struct vpa_key top_keys[] = {
 	 "the output folder, relative to the CURRENT directory like `-o` (which overrides "
 	 "it); default `out/NAME`; must be a folder below the current directory unless the run "
 	 "has `--allow-writes-outside`"},
-	{"report", VPA_K_ENUMLIST, 0, "[html, pdf, json, junit]", -INFINITY, INFINITY,
-	 VPA_KF_NONEMPTY, "html|pdf|json|junit", NULL, "[html, json]", "the report files to write"},
+	{"report", VPA_K_ENUMLIST, 0, "[html, pdf, json, junit, vpc]", -INFINITY, INFINITY,
+	 VPA_KF_NONEMPTY, "html|pdf|json|junit|vpc", NULL, "[html, json]",
+	 "the report files to write; `vpc`: result_for_rank.txt and vpc2022_results.txt, the "
+	 "VoicePrivacy text formats, when the run has a linkage attack on anonymised speech"},
 	{"targets", VPA_K_KINDLIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[{id: vpc, kind: scores, sets: [...]}]", "the target systems (see Target kinds)"},
 	{"attacks", VPA_K_KINDLIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
@@ -700,6 +702,8 @@ static unsigned format_bit(const char *s)
 		return VPA_SCN_HTML;
 	if (!strcmp(s, "pdf"))
 		return VPA_SCN_PDF;
+	if (!strcmp(s, "vpc"))
+		return VPA_SCN_VPC;
 	return VPA_SCN_JUNIT;
 }
 
@@ -882,7 +886,7 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 		for (size_t i = 0; i < rep->n; i++)
 			s->formats |= format_bit(rep->items[i]->str);
 	} else {
-		s->formats = VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT;
+		s->formats = VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT | VPA_SCN_VPC;
 	}
 	s->gates = vpa_ymap_get(s->root, "gates");
 	if ((rc = check_targets(s, &ctx, err)) || (rc = check_attacks(s, &ctx, err)) ||

@@ -236,6 +236,7 @@ enum {
 	VPA_SCN_HTML = 2,
 	VPA_SCN_PDF = 4,
 	VPA_SCN_JUNIT = 8,
+	VPA_SCN_VPC = 16,
 };
 
 /*

@@ -221,6 +221,7 @@ struct vpa_anon_target {
 	/* import with `extractor:` (else NULL): the ONNX extractor, for sets given as audio */
 	struct vpa_embedder *extractor;
 	struct vpa_embed_opts extractor_opts;    /* its options (strings borrowed from the scenario) */
+	char *trials_name;                       /* vpa_anon_trials_name of the target, owned */
 };
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech;
@@ -230,6 +231,26 @@ extern const struct vpa_schema vpa_anon_audio_schema;
 extern const struct vpa_schema vpa_anon_extractor_schema;
 int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err);
+/* The cross-key checks of `audio:` (its ONNX extractors loaded, `semi_informed:
+ * finetune` without a C-trained ASV_eval refused). */
+int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+			    struct vpa_err *err);
+
+/* The ONNX extractor mapping (`import.extractor`, `audio.onnx`, `audio.onnx_anon`)
+ * and its loading: model checks, operators, the input against the front-end;
+ * errors located at the mapping's nodes (targets/anon_speech.c). */
+extern const struct vpa_schema vpa_anon_onnx_schema;
+int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode *ex,
+		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
+		      struct vpa_err *err);
+
+/*
+ * The name of the target's trials list in per-gender record names
+ * (targets/anon_gender.c): the file name of `import.trials` / `audio.trials`
+ * without a trailing _f or _m (VoicePrivacy trials_f), else "trials".
+ * Caller frees.
+ */
+char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg);
 
 /* Same-gender trials of every enrolment speaker against every test row. */
 void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,

@@ -22,6 +22,7 @@
 #include "audio/xvector.h"
 #include "core/inputs.h"
 #include "targets/anon.h"
+#include "targets/anon_informed.h"
 
 #include <errno.h>
 #include <math.h>
@@ -98,6 +99,10 @@ static const struct vpa_key audio_keys[] = {
 	 "original trial audio (spk2gender)"},
 	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
 	 "trial audio anonymised (every attacker but the baseline)"},
+	{"enroll_informed", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "data/enroll_informed",
+	 "enrolment anonymised with the trial speakers' own pseudo-speakers or coefficients "
+	 "(informed attacker; made by `anonymise` when built in)"},
 	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll/enrolls",
 	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
 	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
@@ -117,9 +122,58 @@ static const struct vpa_key audio_keys[] = {
 	 "recorded in the report"},
 	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_extractor_schema,
 	 "{loss: aam, epochs: 20}", "the x-vector extractor trained in C (audio/xvector.h)"},
+	{"onnx", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
+	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
+	 "ASV_eval: your ONNX speaker extractor and its front-end (the keys of "
+	 "`import.extractor`, as `vpaudit embed`) instead of the one trained in C; "
+	 "ASV_eval^anon is then trained in C from scratch on train_anon (`extractor:`), "
+	 "unless `onnx_anon` gives it"},
+	{"onnx_anon", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
+	 "{model: ecapa_anon.onnx, options: [--num-mel-bins=80]}",
+	 "ASV_eval^anon: your ONNX extractor trained on anonymised speech instead of the one "
+	 "vpaudit trains in C on train_anon (semi-informed and informed attackers)"},
 	{NULL},
 };
 const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys};
+
+int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+			    struct vpa_err *err)
+{
+	static const char *const ok[2] = {"onnx", "onnx_anon"};
+	for (int k = 0; k < 2; k++) {
+		const struct vpa_ynode *m = vpa_ymap_get(au, ok[k]);
+		if (!m)
+			continue;
+		struct vpa_embed_opts o;
+		struct vpa_embedder *e;
+		if (vpa_anon_onnx_new(ctx->file, ctx->dir, m, 1, &o, &e, err))
+			return err->status;
+		vpa_embedder_free(e);
+	}
+	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
+	if (vpa_ymap_get(au, "onnx") && !vpa_ymap_get(au, "onnx_anon") &&
+	    !strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "semi_informed"), "finetune")) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, vpa_ymap_get(ex, "semi_informed"));
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`semi_informed: finetune` fine-tunes the ASV_eval vpaudit trains in C, "
+				"and `onnx` replaces it: use `retrain` (ASV_eval^anon trained in C from "
+				"scratch) or give ASV_eval^anon as `onnx_anon`");
+	}
+	return 0;
+}
+
+/* Every set of the roles in order embedded by an ONNX extractor (dirs[i] NULL: skipped). */
+static int onnx_sets(const struct vpa_embedder *e, const struct vpa_embed_opts *o,
+		     char *const *dirs, struct vpa_embset *const *out, size_t n, struct vpa_err *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (dirs[i]) {
+			int rc = vpa_embset_from_audio_with(dirs[i], e, o, out[i], err);
+			if (rc)
+				return rc;
+		}
+	return 0;
+}
 
 struct role {
 	const char *key;
@@ -167,13 +221,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	const struct vpa_ynode *an = vpa_ymap_get(au, "anonymise");
 	int utt_level = !strcmp(vpa_cfg_str(au, &vpa_anon_audio_schema, "level"), "anon_level_utt");
 	char *tmp = NULL;
-	char *paths[6] = {NULL};
-	enum { TR, TRA, EN, ENA, TI, TIA, NR };
-	struct role R[NR] = {{"train", {0}}, {"train_anon", {0}}, {"enroll", {0}},
-			     {"enroll_anon", {0}}, {"trial", {0}}, {"trial_anon", {0}}};
+	char *paths[7] = {NULL};
+	enum { TR, TRA, EN, ENA, TI, TIA, ENI, NR };
+	struct role R[NR] = {{"train", {0}},	  {"train_anon", {0}}, {"enroll", {0}},
+			     {"enroll_anon", {0}}, {"trial", {0}},	    {"trial_anon", {0}},
+			     {"enroll_informed", {0}}};
 	struct vpa_xvec asv, asv_anon;
 	vpa_xvec_init(&asv);
 	vpa_xvec_init(&asv_anon);
+	struct vpa_embedder *onnx = NULL, *onnx_anon = NULL;
+	struct vpa_embed_opts oo, ooa;
 	uint32_t *lab = NULL;
 	int rc = 0;
 	struct vpa_json *o = vpa_json_obj();
@@ -184,13 +241,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
 	}
 	if (sy || an) {
-		char tpl[] = "/tmp/vpaudit-audio-XXXXXX";
+		/* under $TMPDIR (POSIX), else /tmp */
+		const char *td = getenv("TMPDIR");
+		char *tpl = vpa_xvec_join(td && *td ? td : "/tmp", "vpaudit-audio-XXXXXX");
 		if (!mkdtemp(tpl)) {
-			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder: %s",
-				      strerror(errno));
+			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder in %s: %s",
+				      td && *td ? td : "/tmp", strerror(errno));
+			free(tpl);
 			goto out;
 		}
-		tmp = xstrdup(tpl);
+		tmp = tpl;
 		vpa_inputs_ignore(tmp); /* made here: not an input (its name is random) */
 	}
 	if (sy) {
@@ -218,7 +278,17 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
 		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
 		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
-		for (int i = 0; i < NR && rc == 0; i += 2) {
+		/* the user's anonymiser draws from xo.seed (trials); the attacker
+		 * anonymises its training data and the enrolment with its own draws
+		 * (lazy- and semi-informed); the informed attacker's enrolment gets
+		 * the trial speakers' own draws */
+		uint64_t aseed;
+		{
+			struct vpa_rng r;
+			vpa_rng_split(&r, xo.seed, "attacker");
+			aseed = vpa_rng_u64(&r);
+		}
+		for (int i = 0; i < TI + 2 && rc == 0; i += 2) {
 			if (!paths[i])
 				continue;
 			free(paths[i + 1]);
@@ -226,18 +296,37 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			if (!vpa_quiet)
 				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
 			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp, utt_level, lo, hi,
-						xo.seed, ctx->threads, err);
+						i == TI ? xo.seed : aseed, ctx->threads, err);
+		}
+		if (!rc && paths[EN] && paths[TI]) {
+			free(paths[ENI]);
+			paths[ENI] = vpa_xvec_join(tmp, R[ENI].key);
+			if (!vpa_quiet)
+				fprintf(stderr, "vpaudit: %s: anonymising enroll as the trials "
+						"(informed attacker)\n", t->id);
+			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], warp, utt_level,
+						     lo, hi, xo.seed, ctx->threads, err);
 		}
 		if (rc)
 			goto out;
 	}
+	if (vpa_ymap_get(au, "onnx") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx"), ctx->threads,
+				    &oo, &onnx, err)))
+		goto out;
+	if (vpa_ymap_get(au, "onnx_anon") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
+				    ctx->threads, &ooa, &onnx_anon, err)))
+		goto out;
 	for (int i = 0; i < NR && rc == 0; i++)
 		if (paths[i])
 			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
 	/* every anonymised set holds exactly its original's utterances */
-	for (int i = 0; i < NR && rc == 0; i += 2)
+	for (int i = 0; i < TI + 2 && rc == 0; i += 2)
 		if (R[i + 1].set.dir)
 			rc = vpa_xvec_set_match(&R[i].set, &R[i + 1].set, err);
+	if (rc == 0 && R[ENI].set.dir)
+		rc = vpa_xvec_set_match(&R[EN].set, &R[ENI].set, err);
 	if (rc)
 		goto out;
 	/* utility: WER of the user's ASR hypotheses, rho_F0 */
@@ -272,9 +361,18 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
 		}
 	}
-	/* ASV_eval on the original training audio */
+	/* ASV_eval: the user's ONNX extractor, or trained in C on the original training audio */
 	size_t K;
 	lab = xmalloc(xmul(R[TR].set.n ? R[TR].set.n : 1, sizeof(uint32_t)));
+	if (onnx) {
+		char *const d[5] = {paths[TR], paths[EN], paths[TI], R[ENA].set.dir ? paths[ENA] : NULL,
+				    R[TIA].set.dir ? paths[TIA] : NULL};
+		struct vpa_embset *const s[5] = {&a->train, &a->enroll, &a->trial, &a->enroll_anon,
+						 &a->trial_anon};
+		if ((rc = onnx_sets(onnx, &oo, d, s, 5, err)))
+			goto out;
+		goto asv_anon_step;
+	}
 	vpa_xvec_set_labels(&R[TR].set, lab, &K);
 	if ((rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err)))
 		goto out;
@@ -288,8 +386,18 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (R[TIA].set.dir &&
 	    (rc = vpa_xvec_set_embed(&asv, &R[TIA].set, ctx->threads, &a->trial_anon, err)))
 		goto out;
-	/* ASV_eval^anon on the anonymised training audio */
-	if (R[TRA].set.dir) {
+asv_anon_step:
+	/* ASV_eval^anon: the user's ONNX extractor, or trained in C on the anonymised
+	 * training audio */
+	if (R[TRA].set.dir && onnx_anon) {
+		char *const d[4] = {paths[TRA], R[ENA].set.dir ? paths[ENA] : NULL,
+				    R[TIA].set.dir ? paths[TIA] : NULL,
+				    R[ENI].set.dir ? paths[ENI] : NULL};
+		struct vpa_embset *const s[4] = {&a->train_anon, &a->enroll_semi, &a->trial_semi,
+						 &a->enroll_informed};
+		if ((rc = onnx_sets(onnx_anon, &ooa, d, s, 4, err)))
+			goto out;
+	} else if (R[TRA].set.dir) {
 		vpa_xvec_set_labels(&R[TRA].set, lab, &K);
 		if ((rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
 					 finetune ? &asv : NULL, &asv_anon, err)))
@@ -305,13 +413,29 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		    (rc = vpa_xvec_set_embed(&asv_anon, &R[TIA].set, ctx->threads, &a->trial_semi,
 					     err)))
 			goto out;
+		/* the informed attacker works in ASV_eval^anon's space, as its back-end */
+		if (R[ENI].set.dir &&
+		    (rc = vpa_xvec_set_embed(&asv_anon, &R[ENI].set, ctx->threads,
+					     &a->enroll_informed, err)))
+			goto out;
 	}
 	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
-	vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
-	vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
-	vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
-	vpa_json_set_num(o, "epochs", (double)xo.epochs);
-	vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
+	vpa_json_set_str(o, "asv_eval", onnx ? vpa_cfg_str(vpa_ymap_get(au, "onnx"),
+							   &vpa_anon_onnx_schema, "model")
+					     : "x-vector trained in C");
+	if (R[TRA].set.dir)
+		vpa_json_set_str(o, "asv_eval_anon",
+				 onnx_anon ? vpa_cfg_str(vpa_ymap_get(au, "onnx_anon"),
+							 &vpa_anon_onnx_schema, "model")
+					   : "x-vector trained in C");
+	if (asv.net || asv_anon.net) { /* the C-trained extractor's settings */
+		vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
+		vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
+		vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
+		vpa_json_set_num(o, "epochs", (double)xo.epochs);
+	}
+	if (asv.net)
+		vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
 	if (asv_anon.net) {
 		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
 		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
@@ -330,6 +454,8 @@ out:
 	free(lab);
 	vpa_xvec_release(&asv);
 	vpa_xvec_release(&asv_anon);
+	vpa_embedder_free(onnx);
+	vpa_embedder_free(onnx_anon);
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_release(&R[i].set);
 	vpa_feat_free(feat);

@@ -141,7 +141,7 @@ static const struct vpa_key extractor_keys[] = {
 	 "(default: the first graph output)"},
 	{NULL},
 };
-static const struct vpa_schema extractor_schema = {"extractor", extractor_keys};
+const struct vpa_schema vpa_anon_onnx_schema = {"extractor", extractor_keys};
 
 static const struct vpa_key set_keys[] = {
 	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
@@ -182,7 +182,7 @@ static const struct vpa_key import_keys[] = {
 	SETKEY("population", 0, "extra original enrolment speakers for identification"),
 	SETKEY("population_anon", 0, "the same anonymised by the attacker"),
 	SETKEY("population_informed", 0, "the same anonymised with their own pseudo-speakers"),
-	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &extractor_schema,
+	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
 	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
 	 "the ONNX speaker extractor and front-end that embed the sets given as `audio` "
 	 "(as `vpaudit embed`)"},
@@ -200,7 +200,7 @@ static const struct vpa_key keys[] = {
 	 "simulate",
 	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings; "
 	 "`audio`: Kaldi data directories of original and anonymised audio, embedded by "
-	 "extractors trained in C (targets/anon_audio.c)"},
+	 "extractors trained in C or your ONNX extractor (targets/anon_audio.c)"},
 	{"anonymiser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &anon_schema,
 	 "{distance: plda, proximity: far, gender: same, assignment: speaker}",
 	 "the x-vector anonymiser's design choices (simulate; import with a pool)"},
@@ -227,14 +227,14 @@ static const struct vpa_schema schema = {"target anonymised_speech", keys};
 static int extractor_opts(const char *file, const struct vpa_ynode *ex, int threads,
 			  struct vpa_embed_opts *o, struct vpa_err *err)
 {
-	const char *kind = vpa_cfg_str(ex, &extractor_schema, "features");
+	const char *kind = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "features");
 	vpa_embed_opts_init(o, !strcmp(kind, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
-	o->cmn = vpa_cfg_bool(ex, &extractor_schema, "cmn");
-	o->chunk = (size_t)vpa_cfg_int(ex, &extractor_schema, "chunk");
-	o->layout = !strcmp(vpa_cfg_str(ex, &extractor_schema, "layout"), "bft") ? VPA_EMBED_BFT
+	o->cmn = vpa_cfg_bool(ex, &vpa_anon_onnx_schema, "cmn");
+	o->chunk = (size_t)vpa_cfg_int(ex, &vpa_anon_onnx_schema, "chunk");
+	o->layout = !strcmp(vpa_cfg_str(ex, &vpa_anon_onnx_schema, "layout"), "bft") ? VPA_EMBED_BFT
 										  : VPA_EMBED_BTF;
-	o->input = vpa_cfg_str(ex, &extractor_schema, "input");
-	o->output = vpa_cfg_str(ex, &extractor_schema, "output");
+	o->input = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "input");
+	o->output = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "output");
 	o->threads = threads > 0 ? threads : 1;
 	const struct vpa_ynode *l = vpa_ymap_get(ex, "options");
 	for (size_t i = 0; l && i < l->n; i++) {
@@ -266,15 +266,15 @@ static int extractor_opts(const char *file, const struct vpa_ynode *ex, int thre
 }
 
 /* Load the extractor (model checks, operators, input shape against the front-end). */
-static int extractor_new(const char *file, const char *dir, const struct vpa_ynode *ex,
-			 int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
-			 struct vpa_err *err)
+int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode *ex,
+		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
+		      struct vpa_err *err)
 {
 	*out = NULL;
 	int rc = extractor_opts(file, ex, threads, o, err);
 	if (rc)
 		return rc;
-	char *p = vpa_path_join(dir, vpa_cfg_str(ex, &extractor_schema, "model"));
+	char *p = vpa_path_join(dir, vpa_cfg_str(ex, &vpa_anon_onnx_schema, "model"));
 	struct vpa_err e2;
 	vpa_err_init(&e2);
 	rc = vpa_embedder_new(p, o, out, &e2);
@@ -292,6 +292,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    struct vpa_err *err)
 {
 	const char *source = vpa_cfg_str(cfg, &schema, "source");
+	int rc;
 	const struct vpa_ynode *imp = vpa_ymap_get(cfg, "import");
 	const struct vpa_ynode *sim = vpa_ymap_get(cfg, "simulate");
 	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
@@ -344,7 +345,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			/* load it: unsupported operators, the input against the front-end, ... */
 			struct vpa_embed_opts o;
 			struct vpa_embedder *e;
-			if (extractor_new(ctx->file, ctx->dir, ex, 1, &o, &e, err))
+			if (vpa_anon_onnx_new(ctx->file, ctx->dir, ex, 1, &o, &e, err))
 				return err->status;
 			vpa_embedder_free(e);
 			if (!any_audio) {
@@ -390,6 +391,18 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 						dirs[i]);
 			}
 		}
+		const struct vpa_ynode *eik = vpa_ymap_key(au, "enroll_informed");
+		if (eik) {
+			struct vpa_loc l2 = vpa_node_loc(ctx->file, eik);
+			if (builtin)
+				return vpa_fail(err, VPA_EINPUT, &l2,
+						"`enroll_informed` cannot be given with `anonymise`");
+			if (vpa_check_path(ctx, vpa_ymap_get(au, "enroll_informed"), VPA_PATH_DIR,
+					   err))
+				return err->status;
+		}
+		if ((rc = vpa_anon_audio_validate(ctx, au, err)))
+			return rc;
 		static const char *const files[] = {"trials", "enrolls"};
 		for (size_t i = 0; i < 2; i++) {
 			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
@@ -486,6 +499,7 @@ static void anon_free(struct vpa_target *t)
 	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
 		vpa_embset_release(sets[i]);
 	vpa_anon_trials_release(&a->trials);
+	free(a->trials_name);
 	vpa_sim_free(a->sim);
 	vpa_anon_result_release(&a->trial_pseudo);
 	vpa_embedder_free(a->extractor);
@@ -900,12 +914,15 @@ static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			rc = select_enrolls(p, &a->enroll_anon, err);
 		if (!rc)
 			rc = select_enrolls(p, &a->enroll_semi, err);
+		if (!rc)
+			rc = select_enrolls(p, &a->enroll_informed, err);
 		free(p);
 		if (rc)
 			return rc;
 	}
 	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
-	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)))
+	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)) ||
+	    (rc = align_spk(&a->enroll, &a->enroll_informed, "enroll_informed", err)))
 		return rc;
 	if (a->trial_anon.n &&
 	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
@@ -947,7 +964,7 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	};
 	size_t nr = sizeof(roles) / sizeof(roles[0]);
 	const struct vpa_ynode *ex = vpa_ymap_get(imp, "extractor");
-	if (ex && (rc = extractor_new(ctx->file, ctx->dir, ex, ctx->threads, &eo, &emb, err)))
+	if (ex && (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, ex, ctx->threads, &eo, &emb, err)))
 		goto out;
 	for (size_t i = 0; i < nr; i++)
 		if ((rc = import_set(ctx, imp, roles[i].role, roles[i].need_gender, emb, &eo,
@@ -1025,6 +1042,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
 	out->simulated = a->simulated = sim;
 	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
+	a->trials_name = vpa_anon_trials_name(cfg);
 	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
 	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
 		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)

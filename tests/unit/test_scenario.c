@@ -268,13 +268,15 @@ static void test_valid(void)
 	CHECK(s != NULL);
 	if (s) {
 		CHECK(s->seed == 1);
-		CHECK(s->formats == (VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT));
+		CHECK(s->formats ==
+		      (VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT | VPA_SCN_VPC));
 		CHECK(isnan(s->tolerance));
 		CHECK(!s->has_sweep && s->gates == NULL);
 		vpa_scenario_free(s);
 	}
 	CHECK((int)VPA_SCN_JSON == (int)VPA_REPORT_JSON && (int)VPA_SCN_HTML == (int)VPA_REPORT_HTML &&
-	      (int)VPA_SCN_PDF == (int)VPA_REPORT_PDF && (int)VPA_SCN_JUNIT == (int)VPA_REPORT_JUNIT);
+	      (int)VPA_SCN_PDF == (int)VPA_REPORT_PDF && (int)VPA_SCN_JUNIT == (int)VPA_REPORT_JUNIT &&
+	      (int)VPA_SCN_VPC == (int)VPA_REPORT_VPC);
 }
 
 static void test_scenario_errors(void)
@@ -291,11 +293,12 @@ static void test_scenario_errors(void)
 	CHECK(with_base("tolerance: -0.1\n", "t.yaml:10:12: 'tolerance' must be a number >= 0, got '-0.1'"));
 	CHECK(with_base("tolerance: nan\n", "t.yaml:10:12: 'tolerance' must be a number >= 0, got 'nan'"));
 	CHECK(with_base("report: [html, docx]\n",
-			"t.yaml:10:16: 'report' must be 'html', 'pdf', 'json' or 'junit', got 'docx'"));
-	CHECK(with_base("report: [htm]\n", "t.yaml:10:10: 'report' must be 'html', 'pdf', 'json' "
-					   "or 'junit', got 'htm' (did you mean 'html'?)"));
+			"t.yaml:10:16: 'report' must be 'html', 'pdf', 'json', 'junit' or 'vpc', got "
+			"'docx'"));
+	CHECK(with_base("report: [htm]\n", "t.yaml:10:10: 'report' must be 'html', 'pdf', 'json', "
+					   "'junit' or 'vpc', got 'htm' (did you mean 'html'?)"));
 	CHECK(with_base("report: html\n", "t.yaml:10:9: 'report' must be a list of 'html', 'pdf', "
-					  "'json' or 'junit', got 'html'"));
+					  "'json', 'junit' or 'vpc', got 'html'"));
 	CHECK(with_base("report: []\n", "t.yaml:10:9: 'report' must not be empty"));
 	CHECK(with_base("description:\n", "t.yaml:10:13: 'description' must be a string, got an empty value"));
 	CHECK(scn_err("name: a b\ntargets: []\nattacks: []\n",

@@ -1,0 +1,35 @@
+/*
+ * attacks/linkage_int.h - shared between attacks/linkage.c and
+ * attacks/linkage_gender.c (the per-gender records).
+ */
+#ifndef VPA_LINKAGE_INT_H
+#define VPA_LINKAGE_INT_H
+
+#include "attacks/attacks.h"
+#include "targets/anon.h"
+
+/* What G_VD per gender needs: the attacker's back-end, ASV_eval's back-end
+ * and the original trials (for D_diag(M_oo)); baseline: G_VD = 0 by definition. */
+struct vpa_linkage_gvd {
+	const struct vpa_backend *b, *b_orig;
+	const struct vpa_embset *trial;
+	int baseline;
+};
+
+/*
+ * The records ATTACKER/LIST_f and ATTACKER/LIST_m of one attacker: the trials
+ * tr whose enrolment speaker (in e) is female / male, scored from S
+ * (e->n_spk, te->n) against test set te, through vpa_record_from_scores
+ * (no figures; the pooled record has them), with "trials": "LIST_f" and
+ * "gender": "f" beside "metrics", and metrics.gvd when gv is not NULL.  A
+ * gender without trials gives no record; one with no target or no
+ * non-target trial gives a warning and no record.  No gender in e: a
+ * warning, no record.
+ */
+int vpa_linkage_gender_records(struct vpa_run_ctx *ctx, const char *id, const char *attacker,
+			       const char *list, const struct vpa_anon_trials *tr, const double *S,
+			       const struct vpa_embset *e, const struct vpa_embset *te,
+			       const struct vpa_linkage_gvd *gv, const struct vpa_eval_opts *o,
+			       struct vpa_attack_out *out, struct vpa_err *err);
+
+#endif
