@@ -413,6 +413,17 @@ static int run_gemm(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 
 /* ------------------------------------------------------------ normalisation */
 
+/* y = x sc + sh, restrict and blocks of 8 so that gcc -O2 vectorises it. */
+static void scale_shift(const float *restrict x, float *restrict y, size_t n, float sc, float sh)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (size_t k = 0; k < 8; k++)
+			y[i + k] = x[i + k] * sc + sh;
+	for (; i < n; i++)
+		y[i] = x[i] * sc + sh;
+}
+
 static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 			 const struct vpa_onnx_tensor **in, struct vpa_onnx_tensor *out)
 {
@@ -427,7 +438,7 @@ static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 		if (in[i]->ndim != 1 || in[i]->dims[0] != C)
 			return ox_fail(c, "scale, B, mean and var must have %lld values", (long long)C);
 	float eps = ox_attr_f(n, "epsilon", 1e-5f);
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	size_t inner = 1;
 	for (size_t i = 2; i < x->ndim; i++)
 		inner *= (size_t)x->dims[i];
@@ -438,8 +449,7 @@ static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 		for (int64_t ch = 0; ch < C; ch++) {
 			float sc = s[ch] / sqrtf(var[ch] + eps), sh = bb[ch] - mu[ch] * sc;
 			size_t base = ((size_t)nb * (size_t)C + (size_t)ch) * inner;
-			for (size_t j = 0; j < inner; j++)
-				Y[base + j] = X[base + j] * sc + sh;
+			scale_shift(X + base, Y + base, inner, sc, sh);
 		}
 	return 0;
 }
