@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "onnx/internal.h"
+#include "onnx/vmath.h"
 
 static int is_float(int dt) { return dt == VPA_ONNX_FLOAT || dt == VPA_ONNX_DOUBLE; }
 static int is_int(int dt)
@@ -682,7 +683,8 @@ static int run_cast(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 
 /*
  * One row of Softmax / LogSoftmax: the maximum, each exp once in float
- * (glibc's expf, < 1 ulp, as PyTorch computes it in float) kept in e[], their
+ * (ox_exp_shift_f32: vectorised, <= 2 ulp; PyTorch too computes it in float,
+ * with a vectorised exp of 1 ulp) kept in e[], their
  * sum in double, then e / sum as a product with 1 / sum in double (at most
  * one double ulp from the quotient, the same float almost always).  The
  * maximum, the sum and the scaling run in blocks of 8 with independent
@@ -704,8 +706,7 @@ static void softmax_row(const float *restrict xr, float *restrict yr, float *res
 		mx = xr[i] > mx ? xr[i] : mx;
 	for (int k = 0; k < 8; k++)
 		mx = m8[k] > mx ? m8[k] : mx;
-	for (size_t k = 0; k < len; k++)
-		e[k] = expf(xr[k] - mx);
+	ox_exp_shift_f32(xr, mx, e, len);
 	double s8[8] = {0};
 	for (i = 0; i + 8 <= len; i += 8)
 		for (size_t k = 0; k < 8; k++)
