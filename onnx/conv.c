@@ -93,7 +93,8 @@ void ox_conv_im2col(const struct ox_conv *cv, const float *X, const float *W,
 int ox_conv_wino_ok(const struct ox_conv *cv)
 {
 	const struct ox_geom *g = &cv->g;
-	return g->ns >= 2 && g->in[0] == 1 && g->k[0] == 1 && g->k[1] == 3 && g->k[2] == 3 &&
+	return g->ns >= 2 && g->in[0] == 1 && g->k[0] == 1 && g->out[0] == 1 && g->pb[0] == 0 &&
+	       g->k[1] == 3 && g->k[2] == 3 &&
 	       g->st[1] == 1 && g->st[2] == 1 && g->dil[1] == 1 && g->dil[2] == 1 &&
 	       g->out[1] > 0 && g->out[2] > 0;
 }

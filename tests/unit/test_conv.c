@@ -212,9 +212,15 @@ static void test_method_choice(void)
 	r.dw = 1, r.kh = 1;
 	cv = make(&r);
 	CHECK(!ox_conv_wino_ok(&cv));
+	/* 3-D with a depth of 1 is 2-D, unless padded in depth (2 or more outputs) */
+	r.kh = 3;
+	cv = make(&r);
+	cv.g.ns = 3;
+	CHECK(ox_conv_wino_ok(&cv));
+	cv.g.pb[0] = cv.g.pe[0] = 1, cv.g.out[0] = 3;
+	CHECK(!ox_conv_wino_ok(&cv));
 	/* forcing (VPA_ONNX_CONV's mechanism) applies only where Winograd does */
 	ox_conv_force(OX_CONV_IM2COL);
-	r.kh = 3;
 	cv = make(&r);
 	CHECK(ox_conv_method(&cv) == OX_CONV_IM2COL);
 	ox_conv_force(OX_CONV_WINO2);
