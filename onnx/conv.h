@@ -62,7 +62,12 @@ int ox_conv_method(const struct ox_conv *cv);
  * shape).  Not thread-safe: call it before runs start. */
 void ox_conv_force(int method);
 
-/* Y (N, M, out...) = conv(X, W) with the epilogue, by each method. */
+/*
+ * Y (N, M, out...) = conv(X, W) with the epilogue, by each method.  X, W, Y
+ * borrowed; Y fully written.  Threads: any number may run these at once
+ * (scratch comes from the calling thread's buffer pool, ox_scratch; the
+ * method override and the AVX2 choice are set up once under pthread_once).
+ */
 void ox_conv_im2col(const struct ox_conv *cv, const float *x, const float *w,
 		    const struct ox_conv_epi *e, float *y);
 /* m = 2 or 4; cv must pass ox_conv_wino_ok. */
