@@ -1,15 +1,17 @@
 #!/usr/bin/python3
 """bench/onnx_torch.py - the PyTorch side of `make bench`'s ONNX benchmark.
 
-    /usr/bin/python3 bench/onnx_torch.py DIR N SECONDS THREADS
+    /usr/bin/python3 bench/onnx_torch.py DIR N SECONDS THREADS[,THREADS...] [--no-export]
 
 Builds ECAPA-TDNN (C = 512, 192-d embeddings, 80 fbank) and a ResNet34
 (WeSpeaker layout: basic blocks [3, 4, 6, 3], 32 base channels, 80 fbank),
 random weights (seed 0), exports both to DIR/{ecapa512,resnet34}.onnx (opset 14,
-dynamic time axis) with one (1, SECONDS*100, 80) input DIR/x.npy, then times N
-forward passes of each under torch.inference_mode() with THREADS threads and
-prints "NAME UTT_PER_S" lines.  vpaudit's engine is timed on the same files by
-build/bench/bench_onnx (bench/run.sh prints the ratio).
+dynamic time axis) with one (1, SECONDS*100, 80) input DIR/x.npy (--no-export:
+reuse them), then times N forward passes of each under torch.inference_mode()
+with each thread count (torch.set_num_threads: PyTorch's intra-op threads) and
+prints "NAME THREADS UTT_PER_S CPU_S_PER_UTT" lines (CPU: the process's CPU
+time, all threads).  vpaudit's engine is timed on the same files by
+build/bench/bench_onnx (bench/run.sh prints the ratios).
 """
 import os
 import sys
@@ -45,24 +47,31 @@ class ResNet34(nn.Module):
 
 
 def main():
-    out, n, secs, threads = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+    out, n, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+    threads = [int(t) for t in sys.argv[4].split(",")]
+    export = "--no-export" not in sys.argv[5:]
     torch.manual_seed(0)
-    torch.set_num_threads(threads)
     os.makedirs(out, exist_ok=True)
     x = torch.randn(1, int(secs * 100), 80)
-    np.save(os.path.join(out, "x.npy"), x.numpy().astype("<f4"))
+    if export:
+        np.save(os.path.join(out, "x.npy"), x.numpy().astype("<f4"))
+    else:
+        x = torch.from_numpy(np.load(os.path.join(out, "x.npy")))
     for name, model in (("ecapa512", ECAPA(feat=80, c=512, emb=192, att=128)), ("resnet34", ResNet34())):
         model.eval()
         path = os.path.join(out, name + ".onnx")
-        torch.onnx.export(model, x, path, opset_version=14, input_names=["feats"], output_names=["out"],
-                          dynamic_axes={"feats": {1: "time"}})
-        with torch.inference_mode():
-            model(x)  # warm-up
-            t0 = time.perf_counter()
-            for _ in range(n):
-                model(x)
-            dt = time.perf_counter() - t0
-        print("%s %.4f" % (name, n / dt))
+        if export:
+            torch.onnx.export(model, x, path, opset_version=14, input_names=["feats"], output_names=["out"],
+                              dynamic_axes={"feats": {1: "time"}})
+        for t in threads:
+            torch.set_num_threads(t)
+            with torch.inference_mode():
+                model(x)  # warm-up
+                t0, c0 = time.perf_counter(), time.process_time()
+                for _ in range(n):
+                    model(x)
+                dt, dc = time.perf_counter() - t0, time.process_time() - c0
+            print("%s %d %.4f %.4f" % (name, t, n / dt, dc / n), flush=True)
 
 
 if __name__ == "__main__":

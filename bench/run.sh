@@ -92,18 +92,45 @@ for b in "$BUILD"/bench/bench_*; do
 done
 
 # ONNX engine vs PyTorch CPU (issue 16): ECAPA-TDNN C=512 and ResNet34 on 8 s
-# utterances, same thread count, PyTorch under inference_mode; N utterances
-# (BENCH_ONNX_N, default 200).  Needs python3-torch (the baseline).
+# utterances, 1 and 2 threads, PyTorch under inference_mode with
+# torch.set_num_threads(T) (its intra-op threads), vpaudit sharing the
+# utterances over T threads as `vpaudit embed --threads T` does.  N utterances
+# (BENCH_ONNX_N, default 200) per measurement, ROUNDS alternating rounds
+# (BENCH_ONNX_ROUNDS, default 3), medians printed with the load average.
+# Needs python3-torch (the baseline).
 if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
-	n=${BENCH_ONNX_N:-200}; mkdir -p "$DATA/onnx" # torch.txt is written there before the script runs
-	echo "== onnx: ECAPA-TDNN (C=512) and ResNet34, $n utterances of 8 s, $OPENBLAS_NUM_THREADS threads"
-	/usr/bin/python3 bench/onnx_torch.py "$DATA/onnx" "$n" 8 "$OPENBLAS_NUM_THREADS" 2> /dev/null > "$DATA/onnx/torch.txt" ||
-		{ echo "onnx: the PyTorch baseline failed"; exit 1; }
-	for mdl in ecapa512 resnet34; do
-		t=$(awk -v m=$mdl '$1 == m { print $2 }' "$DATA/onnx/torch.txt")
-		read -r v g cg cs < <("$BUILD/bench/bench_onnx" "$DATA/onnx/$mdl.onnx" "$DATA/onnx/x.npy" "$n")
-		awk -v m=$mdl -v v="$v" -v t="$t" -v g="$g" -v cg="$cg" -v cs="$cs" 'BEGIN { printf "%-10s vpaudit %.3f utt/s  PyTorch %.3f utt/s  ratio %.2fx (goal >= 1); Conv %.1f GFLOP/s = %.0f%% of the SGEMM peak here (%.1f GFLOP/s; goal >= 50%%), %.0f%% of the time\n", m, v, t, v / t, cg, 100 * cg / g, g, 100 * cs }'
+	n=${BENCH_ONNX_N:-200}; rounds=${BENCH_ONNX_ROUNDS:-3}; O="$DATA/onnx"; mkdir -p "$O"
+	echo "== onnx: ECAPA-TDNN (C=512) and ResNet34, $n utterances of 8 s, 1 and 2 threads, $rounds rounds (medians); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	/usr/bin/python3 bench/onnx_torch.py "$O" 1 8 1 > /dev/null 2> "$O/torch.err" ||
+		{ cat "$O/torch.err"; echo "onnx: the PyTorch export failed"; exit 1; }
+	: > "$O/rounds.txt"
+	for r in $(seq "$rounds"); do
+		/usr/bin/python3 bench/onnx_torch.py "$O" "$n" 8 1,2 --no-export 2> "$O/torch.err" > "$O/torch.txt" ||
+			{ cat "$O/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
+		sed 's/^/torch /' "$O/torch.txt" >> "$O/rounds.txt"
+		for mdl in ecapa512 resnet34; do
+			for t in 1 2; do
+				v=$("$BUILD/bench/bench_onnx" "$O/$mdl.onnx" "$O/x.npy" "$n" "$t" 2> "$O/bench.err") ||
+					{ cat "$O/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
+				echo "vpaudit $mdl $t $v" >> "$O/rounds.txt"
+			done
+		done
 	done
+	awk -v load="$(cut -d' ' -f1-3 /proc/loadavg)" '
+	function med(k,   n, i, j, v, a) { n = split(vals[k], a, " "); for (i = 2; i <= n; i++) { v = a[i]; for (j = i - 1; j >= 1 && a[j] + 0 > v + 0; j--) a[j + 1] = a[j]; a[j + 1] = v }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	function add(k, v) { vals[k] = (k in vals) ? vals[k] " " v : v }
+	$1 == "torch" { add("tu " $2 " " $3, $4); add("tc " $2 " " $3, $5) }
+	$1 == "vpaudit" { add("vu " $2 " " $3, $4); add("vc " $2 " " $3, $5); add("pk " $2 " " $3, $6); add("cg " $2 " " $3, $7); add("cs " $2 " " $3, $8) }
+	END {
+		split("ecapa512 resnet34", ms, " ")
+		for (i = 1; i <= 2; i++) for (t = 1; t <= 2; t++) {
+			k = ms[i] " " t; vu = med("vu " k); tu = med("tu " k); pk = med("pk " k); cg = med("cg " k)
+			printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1); CPU s/utt %.4f vs %.4f (%.2fx); Conv %.1f GFLOP/s (flops of the direct convolution) = %.0f%% of the SGEMM peak (%.1f; goal >= 50%%), %.0f%% of the time\n",
+				ms[i], t, (t > 1 ? "s" : " "), vu, tu, vu / tu, med("vc " k), med("tc " k), med("tc " k) / med("vc " k), cg, 100 * cg / pk, pk, 100 * med("cs " k)
+		}
+		printf "(medians of %d rounds; load average at the end %s; every round in rounds.txt)\n", split(vals["vu ecapa512 1"], x, " "), load
+	}' "$O/rounds.txt"
 else
 	echo "== onnx: skipped (python3-torch not installed: no PyTorch baseline)"
 fi

@@ -12,7 +12,7 @@
  *    of B's column count, B an initializer) and one activation after Conv,
  *    Gemm or MatMul (Relu, LeakyRelu, Sigmoid, Tanh, Clip with constant
  *    bounds) become the producer's epilogue: Conv applies it where it
- *    finalises each output block (ox_conv_finish, called from ops_nn.c), Gemm
+ *    finalises each output run (ox_conv_finish in onnx/conv.h, through ox_epi_act), Gemm
  *    and MatMul right after their SGEMM (ox_epilogue, from run.c), in one pass
  *    with the same float formulas as the standalone operators (so only the BN
  *    folding changes the arithmetic).
@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx/conv.h"
 #include "onnx/internal.h"
 
 enum { ACT_NONE, ACT_RELU, ACT_LEAKY, ACT_SIGMOID, ACT_TANH, ACT_CLIP };
@@ -299,19 +300,9 @@ static void act_f32(const struct ox_epi *e, float *y, size_t n)
 	}
 }
 
-void ox_conv_finish(const struct ox_node *n, float *y, size_t rows, size_t cols,
-		    const float *bias)
+void ox_epi_act(const struct ox_epi *e, float *y, size_t n)
 {
-	for (size_t r = 0; r < rows; r++) {
-		float *yr = y + r * cols;
-		if (bias) {
-			float bv = bias[r];
-			for (size_t j = 0; j < cols; j++)
-				yr[j] += bv;
-		}
-		if (n->epi)
-			act_f32(n->epi, yr, cols);
-	}
+	act_f32(e, y, n);
 }
 
 void ox_epilogue(const struct vpa_onnx_model *m, const struct ox_node *n,

@@ -114,10 +114,6 @@ struct vpa_onnx_model {
 /* Load-time fusions (fuse.c): builds m->fnodes when anything fuses. */
 void ox_fuse(struct vpa_onnx_model *m);
 void ox_fuse_free(struct ox_node *f, size_t n);
-/* A Conv output block of `rows` channels x `cols` positions is final: add
- * bias[r] (bias may be NULL) and apply n's fused activation (if any). */
-void ox_conv_finish(const struct ox_node *n, float *y, size_t rows, size_t cols,
-		    const float *bias);
 /* After a fused Gemm/MatMul ran: its bias row and activation (no-op otherwise). */
 void ox_epilogue(const struct vpa_onnx_model *m, const struct ox_node *n,
 		 struct vpa_onnx_tensor *out);

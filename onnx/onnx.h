@@ -183,12 +183,15 @@ size_t vpa_onnx_n_fused(const struct vpa_onnx_model *m);
 size_t vpa_onnx_n_bn_folded(const struct vpa_onnx_model *m);
 
 /*
- * Per-operator timer (diagnostics for bench/, off by default): when the
- * environment has VPA_ONNX_PROFILE=1 at the process's first run, every node's
+ * Per-operator timer (diagnostics, off by default): when the environment has
+ * VPA_ONNX_PROFILE=1 (or =quiet) at the process's first run, every node's
  * wall time is added to its operator type's total (process-wide, under a
  * mutex), and a Conv's multiply-adds x 2 to its flops (2 x output elements x
  * input channels per group x kernel size). vpa_onnx_profile gives the totals
  * of op_type (0 and 0 when unseen or off); returns 1 when profiling is on.
+ * With VPA_ONNX_PROFILE=1 a table (operator, calls, seconds, share of the
+ * timed total, Conv GFLOP/s) is printed to stderr when the process exits;
+ * =quiet collects without printing.
  */
 int vpa_onnx_profile(const char *op_type, double *seconds, double *flops);
 

@@ -1,6 +1,7 @@
 /*
- * onnx/ops_nn.c - Conv and ConvTranspose (1-D, 2-D, 3-D; im2col / col2im
- * and SGEMM per group), MatMul and Gemm (SGEMM), BatchNormalization,
+ * onnx/ops_nn.c - Conv (checks and geometry; the kernels are in onnx/conv.c
+ * and onnx/conv_wino.c) and ConvTranspose (1-D, 2-D, 3-D; col2im and SGEMM
+ * per group), MatMul and Gemm (SGEMM), BatchNormalization,
  * InstanceNormalization, LayerNormalization, MaxPool, AveragePool,
  * GlobalAveragePool, GlobalMaxPool.  float32 only.
  *
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "core/la.h"
+#include "onnx/conv.h"
 #include "onnx/internal.h"
 
 static int need_f32(struct ox_ctx *c, const struct vpa_onnx_tensor *t, const char *what)
@@ -23,12 +25,6 @@ static int need_f32(struct ox_ctx *c, const struct vpa_onnx_tensor *t, const cha
 }
 
 /* ------------------------------------------------------------ geometry */
-
-struct geom {
-	size_t ns;                    /* spatial axes of the model (1..3) */
-	int64_t in[3], k[3], out[3];  /* as 3-D: leading axes 1 */
-	int64_t st[3], dil[3], pb[3], pe[3];
-};
 
 static int check_auto_pad(const char *file, const struct ox_node *n, int64_t opset,
 			  struct vpa_err *err)
@@ -56,7 +52,7 @@ static int check_auto_pad(const char *file, const struct ox_node *n, int64_t ops
  * kernel's spatial sizes; ceil: ceil_mode of pooling.
  */
 static int geometry(struct ox_ctx *c, const struct ox_node *n, const struct vpa_onnx_tensor *x,
-		    const int64_t *kernel, int ceil, struct geom *g)
+		    const int64_t *kernel, int ceil, struct ox_geom *g)
 {
 	if (x->ndim < 3 || x->ndim > 5)
 		return ox_fail(c, "input must have 1 to 3 spatial axes (rank 3 to 5), not rank %zu",
@@ -146,7 +142,7 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	const int64_t *ks = ox_attr_ints(n, "kernel_shape", &nk);
 	if (ks && (nk != x->ndim - 2 || memcmp(ks, w->dims + 2, nk * sizeof(int64_t))))
 		return ox_fail(c, "'kernel_shape' does not match W");
-	struct geom g;
+	struct ox_geom g;
 	if (geometry(c, n, x, w->dims + 2, 0, &g))
 		return VPA_EINPUT;
 	if (b && (b->ndim != 1 || b->dims[0] != M))
@@ -154,82 +150,10 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	int64_t od[VPA_ONNX_MAX_DIMS] = {N, M};
 	for (size_t i = 0; i < g.ns; i++)
 		od[2 + i] = g.out[3 - g.ns + i];
-	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, od); /* every element is written below */
-	size_t cg = (size_t)(C / grp), mg = (size_t)(M / grp);
-	size_t kk = (size_t)(g.k[0] * g.k[1] * g.k[2]);
-	size_t osz = (size_t)(g.out[0] * g.out[1] * g.out[2]);
-	size_t isz = (size_t)(g.in[0] * g.in[1] * g.in[2]);
-	int direct = kk == 1 && g.st[0] == 1 && g.st[1] == 1 && g.st[2] == 1 && !g.pb[0] &&
-		     !g.pb[1] && !g.pb[2] && !g.pe[0] && !g.pe[1] && !g.pe[2];
-	int64_t o2n = g.out[2] > 0 ? g.out[2] : 1;
-	size_t blk = (size_t)(o2n * (4096 / o2n > 1 ? 4096 / o2n : 1));
-	if (blk > osz)
-		blk = osz; /* a block never has more columns than the output */
-	size_t col_bytes = xmul(xmul(cg, kk), blk ? blk : 1) * sizeof(float);
-	float *col = direct ? NULL : ox_scratch(col_bytes);
-	const float *X = x->data, *W = w->data;
-	float *Y = out[0].data;
-	for (int64_t nb = 0; nb < N; nb++)
-		for (int64_t gi = 0; gi < grp; gi++) {
-			const float *xin = X + ((size_t)nb * (size_t)C + (size_t)gi * cg) * isz;
-			float *yo = Y + ((size_t)nb * (size_t)M + (size_t)gi * mg) * osz;
-			const float *wg = W + (size_t)gi * mg * cg * kk;
-			if (direct) {
-				vpa_sgemm(0, 0, mg, osz, cg * kk, 1.0f, wg, cg * kk, xin, osz, 0.0f, yo, osz);
-			} else {
-				/* im2col in blocks of whole output rows (about 4096 columns, so
-				 * the block stays in cache), one SGEMM per block. */
-				int64_t rows = g.out[0] * g.out[1];
-				int64_t step = 4096 / (g.out[2] > 0 ? g.out[2] : 1);
-				step = step < 1 ? 1 : step;
-				for (int64_t r0 = 0; r0 < rows; r0 += step) {
-					int64_t r1 = r0 + step < rows ? r0 + step : rows;
-					size_t ncol = (size_t)((r1 - r0) * g.out[2]);
-					float *p = col;
-					for (size_t ci = 0; ci < cg; ci++)
-						for (int64_t a = 0; a < g.k[0]; a++)
-							for (int64_t bb = 0; bb < g.k[1]; bb++)
-								for (int64_t cc = 0; cc < g.k[2]; cc++) {
-									const float *xc = xin + ci * isz;
-									/* output columns whose input column is inside: [lo, hi) */
-									int64_t off2 = cc * g.dil[2] - g.pb[2];
-									int64_t lo = off2 >= 0 ? 0 : (-off2 + g.st[2] - 1) / g.st[2];
-									int64_t hi = g.in[2] - off2 <= 0 ? 0
-										     : (g.in[2] - off2 + g.st[2] - 1) / g.st[2];
-									hi = hi > g.out[2] ? g.out[2] : hi;
-									lo = lo > hi ? hi : lo;
-									for (int64_t r = r0; r < r1; r++, p += g.out[2]) {
-										int64_t o0 = r / g.out[1], o1 = r % g.out[1];
-										int64_t i0 = o0 * g.st[0] - g.pb[0] + a * g.dil[0];
-										{
-											int64_t i1 = o1 * g.st[1] - g.pb[1] + bb * g.dil[1];
-											if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
-												memset(p, 0, (size_t)g.out[2] * sizeof(float));
-												continue;
-											}
-											const float *row = xc + (i0 * g.in[1] + i1) * g.in[2];
-											if (lo > 0)
-												memset(p, 0, (size_t)lo * sizeof(float));
-											if (g.st[2] == 1) {
-												if (hi > lo)
-													memcpy(p + lo, row + lo + off2, (size_t)(hi - lo) * sizeof(float));
-											} else {
-												for (int64_t o2 = lo; o2 < hi; o2++)
-													p[o2] = row[o2 * g.st[2] + off2];
-											}
-											if (hi < g.out[2])
-												memset(p + hi, 0, (size_t)(g.out[2] - hi) * sizeof(float));
-										}
-									}
-								}
-					vpa_sgemm(0, 0, mg, ncol, cg * kk, 1.0f, wg, cg * kk, col, ncol, 0.0f,
-						  yo + (size_t)(r0 * g.out[2]), osz);
-				}
-			}
-			/* bias and a fused epilogue (onnx/fuse.c) */
-			ox_conv_finish(n, yo, mg, osz, b ? (const float *)b->data + (size_t)gi * mg : NULL);
-		}
-	ox_scratch_put(col, col_bytes);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, od); /* every element is written */
+	struct ox_conv cv = {(size_t)N, (size_t)C, (size_t)M, (size_t)grp, g};
+	struct ox_conv_epi e = {b ? b->data : NULL, n->epi}; /* bias and a fused activation (onnx/fuse.c) */
+	ox_conv_run(&cv, x->data, w->data, &e, out[0].data);
 	return 0;
 }
 
@@ -489,6 +413,17 @@ static int run_gemm(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 
 /* ------------------------------------------------------------ normalisation */
 
+/* y = x sc + sh, restrict and blocks of 8 so that gcc -O2 vectorises it. */
+static void scale_shift(const float *restrict x, float *restrict y, size_t n, float sc, float sh)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (size_t k = 0; k < 8; k++)
+			y[i + k] = x[i + k] * sc + sh;
+	for (; i < n; i++)
+		y[i] = x[i] * sc + sh;
+}
+
 static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 			 const struct vpa_onnx_tensor **in, struct vpa_onnx_tensor *out)
 {
@@ -503,7 +438,7 @@ static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 		if (in[i]->ndim != 1 || in[i]->dims[0] != C)
 			return ox_fail(c, "scale, B, mean and var must have %lld values", (long long)C);
 	float eps = ox_attr_f(n, "epsilon", 1e-5f);
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	size_t inner = 1;
 	for (size_t i = 2; i < x->ndim; i++)
 		inner *= (size_t)x->dims[i];
@@ -514,8 +449,7 @@ static int run_batchnorm(struct ox_ctx *c, const struct ox_node *n,
 		for (int64_t ch = 0; ch < C; ch++) {
 			float sc = s[ch] / sqrtf(var[ch] + eps), sh = bb[ch] - mu[ch] * sc;
 			size_t base = ((size_t)nb * (size_t)C + (size_t)ch) * inner;
-			for (size_t j = 0; j < inner; j++)
-				Y[base + j] = X[base + j] * sc + sh;
+			scale_shift(X + base, Y + base, inner, sc, sh);
 		}
 	return 0;
 }
@@ -644,7 +578,7 @@ static int run_pool(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	const int64_t *ks = ox_attr_ints(n, "kernel_shape", &nk);
 	if (!ks || nk + 2 != x->ndim)
 		return ox_fail(c, "'kernel_shape' must have one value per spatial axis");
-	struct geom g;
+	struct ox_geom g;
 	if (geometry(c, n, x, ks, ox_attr_i(n, "ceil_mode", 0) != 0, &g))
 		return VPA_EINPUT;
 	int incl = ox_attr_i(n, "count_include_pad", 0) != 0;

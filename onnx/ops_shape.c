@@ -414,7 +414,7 @@ static int run_concat(struct ox_ctx *c, const struct ox_node *n,
 				return ox_fail(c, "input %zu differs in dimension %zu", i, k);
 		d[ax] += x->dims[ax];
 	}
-	ox_alloc(&out[0], x0->dtype, x0->ndim, d);
+	ox_alloc_raw(&out[0], x0->dtype, x0->ndim, d); /* every element is copied below */
 	size_t es = vpa_onnx_dtype_size(x0->dtype), outer = 1, inner = es;
 	for (int k = 0; k < ax; k++)
 		outer *= (size_t)d[k];
@@ -567,7 +567,7 @@ static int run_slice(struct ox_ctx *c, const struct ox_node *n, const struct vpa
 		if (d[i] > 0)
 			base += cs[i] * s0[i];
 	}
-	ox_alloc(&out[0], x->dtype, x->ndim, d);
+	ox_alloc_raw(&out[0], x->dtype, x->ndim, d); /* strided_copy writes every element */
 	strided_copy(out[0].data, x->data, vpa_onnx_dtype_size(x->dtype), x->ndim, d, os, base);
 	return 0;
 }

@@ -4,6 +4,7 @@
  * last reader (liveness from load time), attribute accessors and the shared
  * shape helpers of the operators.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,12 +21,47 @@ static size_t prof_n;
 static struct {
 	const char *op; /* the operator table's name (static) */
 	double sec, flops;
+	unsigned long calls;
 } prof[PROF_MAX];
+
+static int prof_cmp(const void *a, const void *b)
+{
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	return prof[i].sec < prof[j].sec ? 1 : prof[i].sec > prof[j].sec ? -1 : 0;
+}
+
+/* VPA_ONNX_PROFILE=1: the table printed to stderr when the process exits. */
+static void prof_print(void)
+{
+	size_t idx[PROF_MAX];
+	double tot = 0;
+	pthread_mutex_lock(&prof_lock);
+	for (size_t i = 0; i < prof_n; i++) {
+		idx[i] = i;
+		tot += prof[i].sec;
+	}
+	qsort(idx, prof_n, sizeof(idx[0]), prof_cmp);
+	fprintf(stderr, "vpa_onnx profile (VPA_ONNX_PROFILE=1): wall time per operator type, "
+		"all runs and threads\n%-24s %10s %11s %6s %9s\n", "operator", "calls",
+		"seconds", "share", "GFLOP/s");
+	for (size_t k = 0; k < prof_n; k++) {
+		size_t i = idx[k];
+		fprintf(stderr, "%-24s %10lu %11.4f %5.1f%%", prof[i].op, prof[i].calls, prof[i].sec,
+			tot > 0 ? 100 * prof[i].sec / tot : 0.0);
+		if (prof[i].flops > 0 && prof[i].sec > 0)
+			fprintf(stderr, " %9.1f", prof[i].flops / prof[i].sec / 1e9);
+		fputc('\n', stderr);
+	}
+	fprintf(stderr, "%-24s %10s %11.4f\n", "total", "", tot);
+	pthread_mutex_unlock(&prof_lock);
+}
 
 static void prof_init(void)
 {
 	const char *e = getenv("VPA_ONNX_PROFILE");
-	prof_on = e && !strcmp(e, "1");
+	prof_on = e && (!strcmp(e, "1") || !strcmp(e, "quiet"));
+	if (prof_on && !strcmp(e, "1"))
+		atexit(prof_print);
 }
 
 static void prof_add(const struct ox_node *n, const struct vpa_onnx_tensor *w, const struct vpa_onnx_tensor *out, double sec)
@@ -43,6 +79,7 @@ static void prof_add(const struct ox_node *n, const struct vpa_onnx_tensor *w, c
 	if (i < prof_n) {
 		prof[i].sec += sec;
 		prof[i].flops += flops;
+		prof[i].calls++;
 	}
 	pthread_mutex_unlock(&prof_lock);
 }

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "core/io.h"
+#include "onnx/conv.h"
 #include "onnx/onnx.h"
 #include "tests/unit/harness.h"
 
@@ -366,6 +367,41 @@ static void test_conformance(void)
 	CHECK(failed == 0);
 }
 
+/* The Conv node tests again with every 3x3 stride-1 convolution by Winograd
+ * F(4x4,3x3), then F(2x2,3x3) (run after test_conformance: its counts). */
+static void test_conformance_conv_winograd(void)
+{
+	static const char *suites[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+	const char *root = getenv("VPA_ONNX_TESTDATA") ? getenv("VPA_ONNX_TESTDATA") : ONNX_TESTDATA;
+	static const int methods[] = {OX_CONV_WINO4, OX_CONV_WINO2};
+	for (int k = 0; k < 2; k++) {
+		int t0 = total, f0 = failed;
+		ox_conv_force(methods[k]);
+		for (size_t s = 0; s < 4; s++) {
+			char dir[512];
+			snprintf(dir, sizeof(dir), "%s/%s", root, suites[s]);
+			DIR *d = opendir(dir);
+			if (!d)
+				continue;
+			struct dirent *e;
+			while ((e = readdir(d)))
+				if (e->d_name[0] != '.' && strcasestr(e->d_name, "conv") &&
+				    !strcasestr(e->d_name, "transpose")) {
+					char sub[1024];
+					snprintf(sub, sizeof(sub), "%.500s/%.500s", dir, e->d_name);
+					run_case(sub);
+				}
+			closedir(d);
+		}
+		ox_conv_force(0);
+		printf("#   Conv node tests with %s: %d run, %d failed\n",
+		       methods[k] == OX_CONV_WINO4 ? "F(4x4,3x3)" : "F(2x2,3x3)", total - t0,
+		       failed - f0);
+		CHECK(total - t0 >= 20);
+		CHECK(failed == f0);
+	}
+}
+
 /* ------------------------------------------------------------ PyTorch models */
 
 #define GOLD "tests/golden/onnx/"
@@ -681,6 +717,17 @@ static void test_plan_leave(void)
 	vpa_onnx_free(m);
 }
 
+/* The ResNet's 3x3 convolutions (8-32 channels: im2col by default) by
+ * Winograd F(2x2,3x3) and F(4x4,3x3), against PyTorch's outputs. */
+static void test_model_resnet_winograd(void)
+{
+	ox_conv_force(OX_CONV_WINO2);
+	check_model("resnet");
+	ox_conv_force(OX_CONV_WINO4);
+	check_model("resnet");
+	ox_conv_force(0);
+}
+
 /* Two threads share one model: each result equals the one-thread result bit for bit. */
 struct thr {
 	const struct vpa_onnx_model *m;
@@ -818,5 +865,7 @@ int main(void)
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_conformance);
+	RUN(test_model_resnet_winograd);
+	RUN(test_conformance_conv_winograd);
 	return DONE();
 }
