@@ -240,13 +240,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
 	}
 	if (sy || an) {
-		char tpl[] = "/tmp/vpaudit-audio-XXXXXX";
+		/* in $TMPDIR when set (tests/e2e/test_anon_audio.sh checks its own is emptied) */
+		const char *td = getenv("TMPDIR");
+		char *tpl = vpa_xvec_join(td && *td ? td : "/tmp", "vpaudit-audio-XXXXXX");
 		if (!mkdtemp(tpl)) {
-			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder: %s",
+			rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder %s: %s", tpl,
 				      strerror(errno));
+			free(tpl);
 			goto out;
 		}
-		tmp = xstrdup(tpl);
+		tmp = tpl;
 	}
 	if (sy) {
 		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");

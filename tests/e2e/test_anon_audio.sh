@@ -114,10 +114,13 @@ gates:
   - {attack: link-spk.lazy_informed, metric: eer, min: 0.1, allow_unreliable: true}
   - {attack: link-spk.ignorant, metric: eer, min: 0.25, allow_unreliable: true}
 YAML
+mkdir -p "$T/tmpdir"
+export TMPDIR=$T/tmpdir # the run's temporary corpus goes here (not /tmp, shared with other runs)
 t_run "McAdams speaker level on the synthetic corpus, gates" 0 -- run "$T/m.yaml" -o "$T/mo" --quiet
+unset TMPDIR
 t_ok "low baseline, semi-informed beats lazy-informed (all gates pass)" test "$(grep -c '"pass": true' "$T/mo/results.json")" = 4
 t_ok "per-stage times recorded" grep -q '"train_asv_eval_anon": {' "$T/mo/results.json"
 t_ok "labelled synthetic (simulated) in results" grep -q '"simulated": true' "$T/mo/results.json"
 t_ok "the synthetic note in the target's info" grep -q '"synthetic": "SYNTHETIC speech' "$T/mo/results.json"
-t_ok "the temporary corpus is removed" test -z "$(find /tmp -maxdepth 1 -name 'vpaudit-audio-*' -newer "$T/m.yaml" 2>/dev/null)"
+t_ok "the temporary corpus is removed" test -z "$(ls -A "$T/tmpdir")"
 t_done
