@@ -16,6 +16,17 @@
  * recorded-donor voices of both genders; when the bases run out they repeat
  * with other pitch/rate draws.
  *
+ * Vocal-tract scale.  The timbre of an espeak-ng voice is its variant (the
+ * accent changes pronunciation, not the formants), so a corpus of 60 has
+ * about six speakers per variant; with pitch alone to tell them apart, pairs
+ * of the same variant and close pitch were nearly the same voice (most false
+ * alarms of the unprotected baseline, issue 17).  The k-th speaker of a
+ * timbre (variant, or flite voice) therefore gets the k-th scale of a fixed
+ * list (1.03, 0.91, 1.15, 0.97, 0.85, 1.09, ...: 6% apart for the first six):
+ * the synthesiser's output is read as if recorded at its rate x scale before
+ * resampling, which multiplies every frequency (formants and F0) by the scale
+ * and durations by its inverse, as a shorter or longer vocal tract would.
+ *
  * Sentences.  Brown corpus sentences of 5..16 words that are all alphabetic
  * (apostrophes and hyphens allowed inside), lower-cased; the transcript is
  * the words joined by spaces.  Each utterance gets its own sentence, dealt
@@ -107,6 +118,7 @@ struct speaker {
 	char voice[48];       /* espeak "en-us+f3", flite "slt" */
 	int pitch, speed;     /* espeak -p, -s */
 	double f0, stretch;   /* flite int_f0_target_mean, duration_stretch */
+	double scale;         /* vocal-tract scale: every frequency times this */
 	char desc[800];      /* room for any %g the compiler can imagine (-Wformat-truncation) */
 };
 
@@ -135,6 +147,14 @@ static void make_speakers(struct speaker *S, int n, uint64_t seed)
 	vpa_rng_split(&r, seed, "synth-voices");
 	shuffle(of + 1, nf - 1, &r);
 	shuffle(om + 3, nm - 3, &r);
+	/*
+	 * The k-th speaker of a timbre (espeak variant or flite voice) gets the
+	 * k-th vocal-tract scale: 6% apart for the first six, then in between.
+	 */
+	static const double scales[] = {1.03, 0.91, 1.15, 0.97, 0.85, 1.09, 1.00,
+					0.88, 1.12, 0.94, 1.06, 0.82, 1.18};
+	enum { N_SCALES = sizeof scales / sizeof scales[0] };
+	int uses[4 + 5 + 7] = {0}; /* per timbre: flite slt rms awb kal16, f1..f5, m1..m7 */
 	int kf = 0, km = 0;
 	for (int i = 0; i < n; i++) {
 		struct speaker *s = &S[i];
@@ -146,25 +166,31 @@ static void make_speakers(struct speaker *S, int n, uint64_t seed)
 		struct vpa_rng q;
 		vpa_rng_split(&q, seed, name);
 		size_t b;
+		int timbre;
 		if (s->gender == 'f') {
 			b = of[(size_t)kf++ % nf];
 			if (b < 1) {
 				s->flite = 1;
 				snprintf(s->voice, sizeof s->voice, "%s", ff[b]);
+				timbre = 0;
 			} else {
 				b -= 1;
 				snprintf(s->voice, sizeof s->voice, "%s+%s", accents[b / 5], fvar[b % 5]);
+				timbre = 4 + (int)(b % 5);
 			}
 		} else {
 			b = om[(size_t)km++ % nm];
 			if (b < 3) {
 				s->flite = 1;
 				snprintf(s->voice, sizeof s->voice, "%s", fm[b]);
+				timbre = 1 + (int)b;
 			} else {
 				b -= 3;
 				snprintf(s->voice, sizeof s->voice, "%s+%s", accents[b / 7], mvar[b % 7]);
+				timbre = 9 + (int)(b % 7);
 			}
 		}
+		s->scale = scales[uses[timbre]++ % N_SCALES];
 		s->pitch = 20 + (int)vpa_rng_below(&q, 61);
 		s->speed = 140 + (int)vpa_rng_below(&q, 51);
 		double base = s->gender == 'f' ? 180 : 105;
@@ -172,10 +198,11 @@ static void make_speakers(struct speaker *S, int n, uint64_t seed)
 		s->stretch = 0.9 + 0.25 * vpa_rng_uniform(&q);
 		if (s->flite)
 			snprintf(s->desc, sizeof s->desc, "flite -voice %s --setf int_f0_target_mean=%.1f "
-				 "--setf duration_stretch=%.3f", s->voice, s->f0, s->stretch);
+				 "--setf duration_stretch=%.3f, scale %.2f", s->voice, s->f0, s->stretch,
+				 s->scale);
 		else
-			snprintf(s->desc, sizeof s->desc, "espeak-ng -v %s -p %d -s %d", s->voice, s->pitch,
-				 s->speed);
+			snprintf(s->desc, sizeof s->desc, "espeak-ng -v %s -p %d -s %d, scale %.2f", s->voice,
+				 s->pitch, s->speed, s->scale);
 	}
 	free(of);
 	free(om);
@@ -278,8 +305,10 @@ static int synth_one(void *arg, size_t k, struct vpa_err *err)
 	if (!rc) {
 		float *y = w.x;
 		size_t n = w.n;
-		if (w.rate != c->o->rate)
-			y = vpa_resample(w.x, w.n, w.rate, c->o->rate, &n);
+		/* read as if recorded at rate x scale: frequencies x scale, durations / scale */
+		double rin = w.rate * s->scale;
+		if (rin != c->o->rate)
+			y = vpa_resample(w.x, w.n, rin, c->o->rate, &n);
 		u->n = n;
 		c->pcm[i] = vpa_pcm16(y, n);
 		if (y != w.x)
@@ -326,7 +355,8 @@ static const char note[] =
 	"\n"
 	"This corpus was made by `vpaudit synth-corpus` from Debian's speech synthesisers\n"
 	"(espeak-ng: accents x voice variants with drawn pitch and rate; flite: its voices\n"
-	"slt, rms, awb, kal16 with drawn F0 and duration stretch) reading Brown corpus\n"
+	"slt, rms, awb, kal16 with drawn F0 and duration stretch; every frequency scaled\n"
+	"per speaker as a vocal tract length would) reading Brown corpus\n"
 	"sentences.  Its \"speakers\" are synthesiser settings: results on it show that a\n"
 	"pipeline runs and how attackers compare on synthetic voices, not how they fare on\n"
 	"human speech.  speakers.txt gives each speaker's exact synthesiser command.\n"

@@ -39,6 +39,7 @@ awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / 
 
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
+bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
 
 echo "== MPI: strong scaling of the A1 footprint loop (bench_mpi_a1, vpaudit-mpi's loop)"
 # 1 rank x 1 thread (baseline), 2 ranks x 1 thread, 1 rank x 2 threads; each

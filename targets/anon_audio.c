@@ -28,14 +28,18 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define INF INFINITY
 static const struct vpa_key ext_keys[] = {
 	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
-	 "front-end: Kaldi fbank or MFCC (audio/README.md), with per-utterance mean "
-	 "normalisation and energy VAD"},
+	 "front-end: Kaldi fbank or MFCC (audio/README.md), then `cmvn` and energy VAD"},
 	{"num_mel_bins", VPA_K_INT, 0, "30", 3, 1024, 0, NULL, NULL, "40", "mel bands"},
+	{"cmvn", VPA_K_ENUM, 0, "utt", -INF, INF, 0, "utt|none", NULL, "none",
+	 "per-utterance mean normalisation of the features (removes a channel; on synthetic "
+	 "speech without channel it also removes the long-term spectrum that tells voices "
+	 "apart: scenarios/vpc-audio.yaml uses none)"},
 	{"vad", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "keep only the frames Kaldi's energy VAD marks voiced"},
 	{"hidden", VPA_K_INT, 0, "128", 4, 4096, 0, NULL, NULL, "256", "TDNN width H"},
@@ -73,6 +77,11 @@ static const struct vpa_key anonymise_keys[] = {
 	{"low", VPA_K_NUM, 0, "0.5", -1, 2, 0, NULL, NULL, "0.5",
 	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`)"},
 	{"high", VPA_K_NUM, 0, "0.9", -1, 2, 0, NULL, NULL, "0.9", "upper end of that range"},
+	{"train_level", VPA_K_ENUM, 0, "anon_level_utt", -INF, INF, 0,
+	 "anon_level_utt|anon_level_spk", NULL, "anon_level_spk",
+	 "how the attacker anonymises its training audio (train_anon) for ASV_eval^anon: per "
+	 "utterance whatever `level` is, as the VoicePrivacy 2022 evaluation does "
+	 "(`train_anon_level=utt`: every training speaker heard with many coefficients)"},
 	{NULL},
 };
 const struct vpa_schema vpa_anon_anonymise_schema = {"anonymise", anonymise_keys};
@@ -180,6 +189,57 @@ struct role {
 	struct vpa_xvec_set set;
 };
 
+/*
+ * Per-stage time (bench/vpc_audio.sh reads it): info.audio.timing.NAME =
+ * {wall_secs, cpu_secs} (timing fields: reports/README.md), cpu_secs the
+ * process's CPU time (all threads), added up when a stage runs more than once.
+ */
+struct stage_clock {
+	double wall, cpu;
+};
+static double cpu_now(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return 0;
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void stage_start(struct stage_clock *c)
+{
+	c->wall = vpa_now();
+	c->cpu = cpu_now();
+}
+static void stage_stop(struct vpa_json *stages, const char *name, const struct stage_clock *c)
+{
+	double w = vpa_now() - c->wall, u = cpu_now() - c->cpu;
+	struct vpa_json *o = vpa_json_get(stages, name);
+	if (o) {
+		w += vpa_json_get_num(o, "wall_secs", 0);
+		u += vpa_json_get_num(o, "cpu_secs", 0);
+	}
+	o = vpa_json_obj();
+	vpa_json_set_num(o, "wall_secs", w);
+	vpa_json_set_num(o, "cpu_secs", u);
+	vpa_json_set(stages, name, o);
+}
+
+/* The seconds of audio in DIR/utt2dur (0 when there is none). */
+static double utt2dur_seconds(const char *dir)
+{
+	char *p = vpa_xvec_join(dir, "utt2dur");
+	FILE *f = fopen(p, "r");
+	free(p);
+	double sum = 0, d;
+	char id[512];
+	if (!f)
+		return 0;
+	while (fscanf(f, "%511s %lf", id, &d) == 2)
+		if (isfinite(d) && d > 0)
+			sum += d;
+	fclose(f);
+	return sum;
+}
+
 int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
 {
@@ -192,7 +252,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	fo.num_mel_bins = (int)vpa_cfg_int(ex, xs, "num_mel_bins");
 	if (mfcc)
 		fo.num_ceps = fo.num_mel_bins < 30 ? fo.num_mel_bins : 30;
-	fo.cmvn = VPA_CMVN_UTT;
+	fo.cmvn = !strcmp(vpa_cfg_str(ex, xs, "cmvn"), "none") ? VPA_CMVN_NONE : VPA_CMVN_UTT;
 	fo.vad = vpa_cfg_bool(ex, xs, "vad");
 	struct vpa_feat *feat = vpa_feat_new(&fo, err);
 	if (!feat)
@@ -234,6 +294,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	uint32_t *lab = NULL;
 	int rc = 0;
 	struct vpa_json *o = vpa_json_obj();
+	struct vpa_json *stages = vpa_json_obj();
+	struct stage_clock clk;
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_init(&R[i].set);
 	for (int i = 0; i < NR; i++) {
@@ -259,9 +321,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (!vpa_quiet)
 			fprintf(stderr, "vpaudit: %s: synthesising a corpus of %d speakers\n", t->id,
 				nspk);
+		stage_start(&clk);
 		rc = vpa_xvec_synth(nspk, (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "utts"),
 				    vpa_cfg_str(sy, &vpa_anon_synth_schema, "brown"), xo.seed, cdir,
 				    ctx->threads, err);
+		stage_stop(stages, "synthesis", &clk);
 		static const char *const sub[] = {"train", "enrol", "trials"};
 		for (int i = 0; i < 3 && rc == 0; i++) {
 			free(paths[2 * i]);
@@ -278,6 +342,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
 		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
 		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
+		int train_utt = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"),
+					"anon_level_utt");
 		/* the user's anonymiser draws from xo.seed (trials); the attacker
 		 * anonymises its training data and the enrolment with its own draws
 		 * (lazy- and semi-informed); the informed attacker's enrolment gets
@@ -295,8 +361,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			paths[i + 1] = vpa_xvec_join(tmp, R[i + 1].key);
 			if (!vpa_quiet)
 				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
-			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp, utt_level, lo, hi,
+			stage_start(&clk);
+			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp,
+						i == TR ? train_utt : utt_level, lo, hi,
 						i == TI ? xo.seed : aseed, ctx->threads, err);
+			stage_stop(stages, "anonymisation", &clk);
 		}
 		if (!rc && paths[EN] && paths[TI]) {
 			free(paths[ENI]);
@@ -304,8 +373,10 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			if (!vpa_quiet)
 				fprintf(stderr, "vpaudit: %s: anonymising enroll as the trials "
 						"(informed attacker)\n", t->id);
+			stage_start(&clk);
 			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], warp, utt_level,
 						     lo, hi, xo.seed, ctx->threads, err);
+			stage_stop(stages, "anonymisation", &clk);
 		}
 		if (rc)
 			goto out;
@@ -318,9 +389,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
 				    ctx->threads, &ooa, &onnx_anon, err)))
 		goto out;
+	stage_start(&clk);
 	for (int i = 0; i < NR && rc == 0; i++)
 		if (paths[i])
 			rc = vpa_xvec_set_load(paths[i], feat, ctx->threads, &R[i].set, err);
+	stage_stop(stages, "features", &clk);
 	/* every anonymised set holds exactly its original's utterances */
 	for (int i = 0; i < TI + 2 && rc == 0; i += 2)
 		if (R[i + 1].set.dir)
@@ -354,8 +427,10 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (vpa_cfg_bool(au, &vpa_anon_audio_schema, "rho_f0") && paths[TIA]) {
 		double rho;
 		size_t nu;
+		stage_start(&clk);
 		if ((rc = vpa_xvec_rho_f0(paths[TI], paths[TIA], ctx->threads, &rho, &nu, err)))
 			goto out;
+		stage_stop(stages, "rho_f0", &clk);
 		if (nu) {
 			vpa_json_set_num(o, "rho_f0", rho);
 			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
@@ -374,8 +449,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		goto asv_anon_step;
 	}
 	vpa_xvec_set_labels(&R[TR].set, lab, &K);
+	stage_start(&clk);
 	if ((rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err)))
 		goto out;
+	stage_stop(stages, "train_asv_eval", &clk);
+	stage_start(&clk);
 	if ((rc = vpa_xvec_set_embed(&asv, &R[TR].set, ctx->threads, &a->train, err)) ||
 	    (rc = vpa_xvec_set_embed(&asv, &R[EN].set, ctx->threads, &a->enroll, err)) ||
 	    (rc = vpa_xvec_set_embed(&asv, &R[TI].set, ctx->threads, &a->trial, err)))
@@ -386,6 +464,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (R[TIA].set.dir &&
 	    (rc = vpa_xvec_set_embed(&asv, &R[TIA].set, ctx->threads, &a->trial_anon, err)))
 		goto out;
+	stage_stop(stages, "embed_asv_eval", &clk);
 asv_anon_step:
 	/* ASV_eval^anon: the user's ONNX extractor, or trained in C on the anonymised
 	 * training audio */
@@ -399,9 +478,12 @@ asv_anon_step:
 			goto out;
 	} else if (R[TRA].set.dir) {
 		vpa_xvec_set_labels(&R[TRA].set, lab, &K);
+		stage_start(&clk);
 		if ((rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
 					 finetune ? &asv : NULL, &asv_anon, err)))
 			goto out;
+		stage_stop(stages, "train_asv_eval_anon", &clk);
+		stage_start(&clk);
 		if ((rc = vpa_xvec_set_embed(&asv_anon, &R[TRA].set, ctx->threads, &a->train_anon,
 					     err)))
 			goto out;
@@ -418,8 +500,36 @@ asv_anon_step:
 		    (rc = vpa_xvec_set_embed(&asv_anon, &R[ENI].set, ctx->threads,
 					     &a->enroll_informed, err)))
 			goto out;
+		stage_stop(stages, "embed_asv_eval_anon", &clk);
+	}
+	/* the sizes the stages scale with (bench/vpc_audio.sh extrapolates by them) */
+	{
+		struct vpa_json *sz = vpa_json_obj();
+		for (int i = 0; i < NR; i++) {
+			if (!R[i].set.dir)
+				continue;
+			size_t fr = 0, ch = 0;
+			for (size_t u = 0; u < R[i].set.n; u++) {
+				size_t r = R[i].set.feats[u].rows;
+				fr += r;
+				ch += r < xo.chunk ? r : xo.chunk;
+			}
+			struct vpa_json *so = vpa_json_obj();
+			vpa_json_set_num(so, "utterances", (double)R[i].set.n);
+			vpa_json_set_num(so, "frames", (double)fr);
+			if (i == TR || i == TRA) /* the frames one training epoch draws */
+				vpa_json_set_num(so, "chunk_frames", (double)ch);
+			double sec = utt2dur_seconds(paths[i]);
+			if (sec > 0)
+				vpa_json_set_num(so, "audio_seconds", sec);
+			vpa_json_set(sz, R[i].key, so);
+		}
+		vpa_json_set(o, "sizes", sz);
 	}
 	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
+	if (an && R[TRA].set.dir)
+		vpa_json_set_str(o, "train_anon_level",
+				 vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"));
 	vpa_json_set_str(o, "asv_eval", onnx ? vpa_cfg_str(vpa_ymap_get(au, "onnx"),
 							   &vpa_anon_onnx_schema, "model")
 					     : "x-vector trained in C");
@@ -440,11 +550,15 @@ asv_anon_step:
 		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
 		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
 	}
+	vpa_json_set(o, "timing", stages); /* a timing field (reports/README.md) */
+	stages = NULL;
 	vpa_json_set(t->info, "audio", o);
 	o = NULL;
 out:
 	if (o)
 		vpa_json_free(o);
+	if (stages)
+		vpa_json_free(stages);
 	for (int i = 0; i < NR; i++)
 		free(paths[i]);
 	if (tmp) {

@@ -37,9 +37,9 @@ mkset() { # set first_spk n_spk first_utt n_utt
 		while [ $u -lt $(($4 + $5)) ]; do
 			utt="$spk-u$u"
 			espeak-ng -v "en+$v" -p $p -s $r -w "$d/wav/$utt.22k.wav" "$(sent $((u % 8)))"
-			sox "$d/wav/$utt.22k.wav" -r 16000 -b 16 "$d/wav/$utt.wav"
+			sox -R "$d/wav/$utt.22k.wav" -r 16000 -b 16 "$d/wav/$utt.wav"
 			rm "$d/wav/$utt.22k.wav"
-			sox "$d/wav/$utt.wav" "$a/wav/$utt.wav" pitch "-$shift_c"
+			sox -R "$d/wav/$utt.wav" "$a/wav/$utt.wav" pitch "-$shift_c"
 			echo "$utt $d/wav/$utt.wav" >> "$d/wav.scp"
 			echo "$utt $a/wav/$utt.wav" >> "$a/wav.scp"
 			echo "$utt $spk" >> "$d/utt2spk"
