@@ -78,6 +78,11 @@ int main(int argc, char **argv)
 		dims[i] = (int64_t)a.shape[i];
 	struct vpa_onnx_tensor x = vpa_onnx_tensor_f32(a.ndim, dims, a.data);
 	struct job j = {m, &x, {vpa_onnx_input(m, 0)->name}, {vpa_onnx_output(m, 0)->name}, 0};
+	/* one single-threaded BLAS per worker, also with one worker (vpa_par_jobs
+	 * leaves OpenBLAS's own threads on when it runs a single worker: THREADS=1
+	 * would then use every core) */
+	int blas0 = vpa_la_get_threads();
+	vpa_la_set_threads(1);
 	/* warm-up: one run per thread (each leaves its buffer pool on the model) */
 	vpa_par_jobs((size_t)threads, threads, run_one, &j, NULL, vpa_la_run_workers);
 	if (j.failed)
@@ -87,6 +92,7 @@ int main(int argc, char **argv)
 	double t0 = vpa_now(), c0 = cpu_now();
 	vpa_par_jobs((size_t)n, threads, run_one, &j, NULL, vpa_la_run_workers);
 	double dt = vpa_now() - t0, dc = cpu_now() - c0, cs, cf;
+	vpa_la_set_threads(blas0);
 	if (j.failed)
 		return 1;
 	vpa_onnx_profile("Conv", &cs, &cf);

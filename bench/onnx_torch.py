@@ -8,7 +8,10 @@ Builds ECAPA-TDNN (C = 512, 192-d embeddings, 80 fbank) and a ResNet34
 random weights (seed 0), exports both to DIR/{ecapa512,resnet34}.onnx (opset 14,
 dynamic time axis) with one (1, SECONDS*100, 80) input DIR/x.npy (--no-export:
 reuse them), then times N forward passes of each under torch.inference_mode()
-with each thread count (torch.set_num_threads: PyTorch's intra-op threads) and
+with each thread count (torch.set_num_threads: PyTorch's intra-op threads; run one
+process per thread count with OMP_NUM_THREADS and OPENBLAS_NUM_THREADS set to it, as
+bench/run.sh does, or the BLAS that PyTorch calls for some convolutions and matrix
+products uses every core whatever set_num_threads says) and
 prints "NAME THREADS UTT_PER_S CPU_S_PER_UTT" lines (CPU: the process's CPU
 time, all threads).  vpaudit's engine is timed on the same files by
 build/bench/bench_onnx (bench/run.sh prints the ratios).
