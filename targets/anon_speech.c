@@ -236,33 +236,10 @@ static int extractor_opts(const char *file, const struct vpa_ynode *ex, int thre
 	o->input = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "input");
 	o->output = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "output");
 	o->threads = threads > 0 ? threads : 1;
-	const struct vpa_ynode *l = vpa_ymap_get(ex, "options");
-	for (size_t i = 0; l && i < l->n; i++) {
-		const struct vpa_ynode *v = l->items[i];
-		struct vpa_loc loc = vpa_node_loc(file, v);
-		if (v->type != VPA_YSCALAR || strncmp(v->str, "--", 2) || !v->str[2])
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"expected a front-end option '--name=value' (e.g. --num-mel-bins=80)");
-		char name[64];
-		const char *eq = strchr(v->str + 2, '=');
-		size_t nl = eq ? (size_t)(eq - v->str - 2) : strlen(v->str + 2);
-		if (nl >= sizeof(name))
-			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v->str);
-		memcpy(name, v->str + 2, nl);
-		name[nl] = 0;
-		static const char *const own[] = {"cmn", "chunk", "layout", "features", "input",
-						  "output", NULL};
-		for (size_t k = 0; own[k]; k++)
-			if (!strcmp(name, own[k]))
-				return vpa_fail(err, VPA_EINPUT, &loc,
-						"'--%s' is a key of the extractor: write `%s: ...` next "
-						"to `model`", name, name);
-		struct vpa_err e2;
-		vpa_err_init(&e2);
-		if (vpa_feat_opts_set(&o->feat, name, eq ? eq + 1 : "true", &e2))
-			return vpa_fail(err, VPA_EINPUT, &loc, "%s", e2.msg);
-	}
-	return 0;
+	static const char *const own[] = {"cmn", "chunk", "layout", "features", "input",
+					  "output", NULL};
+	return vpa_target_frontend_list(file, vpa_ymap_get(ex, "options"), "--num-mel-bins=80",
+					own, &o->feat, err);
 }
 
 /* Load the extractor (model checks, operators, input shape against the front-end). */
@@ -855,20 +832,30 @@ static int align_spk(const struct vpa_embset *ref, struct vpa_embset *set, const
 	return 0;
 }
 
-static int select_enrolls(const char *path, struct vpa_embset *set, struct vpa_err *err)
+/* The `enrolls` list (path relative to the scenario; NULL: keep all) applied
+ * to each enrolment set of sets (the originals and their anonymised copies;
+ * NULL-terminated, empty sets skipped). */
+static int select_enrolls(struct vpa_run_ctx *ctx, const char *enrolls,
+			  struct vpa_embset *const *sets, struct vpa_err *err)
 {
-	if (!set->n)
+	if (!enrolls)
 		return 0;
-	struct vpa_embset tmp;
-	vpa_embset_init(&tmp);
-	int rc = vpa_embset_select_list(set, path, &tmp, err);
-	if (rc) {
-		vpa_embset_release(&tmp);
-		return rc;
+	char *path = vpa_path_join(ctx->dir, enrolls);
+	int rc = 0;
+	for (size_t i = 0; sets[i] && !rc; i++) {
+		if (!sets[i]->n)
+			continue;
+		struct vpa_embset tmp;
+		vpa_embset_init(&tmp);
+		if ((rc = vpa_embset_select_list(sets[i], path, &tmp, err))) {
+			vpa_embset_release(&tmp);
+			break;
+		}
+		vpa_embset_release(sets[i]);
+		*sets[i] = tmp;
 	}
-	vpa_embset_release(set);
-	*set = tmp;
-	return 0;
+	free(path);
+	return rc;
 }
 
 /* The VoicePrivacy trials list (path relative to the scenario), or every same-gender pair. */
@@ -906,20 +893,11 @@ static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 {
 	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
 	const char *enrolls = vpa_cfg_str(au, &vpa_anon_audio_schema, "enrolls");
-	int rc = 0;
-	if (enrolls) {
-		char *p = vpa_path_join(ctx->dir, enrolls);
-		rc = select_enrolls(p, &a->enroll, err);
-		if (!rc)
-			rc = select_enrolls(p, &a->enroll_anon, err);
-		if (!rc)
-			rc = select_enrolls(p, &a->enroll_semi, err);
-		if (!rc)
-			rc = select_enrolls(p, &a->enroll_informed, err);
-		free(p);
-		if (rc)
-			return rc;
-	}
+	struct vpa_embset *const en[] = {&a->enroll, &a->enroll_anon, &a->enroll_semi,
+					 &a->enroll_informed, NULL};
+	int rc = select_enrolls(ctx, enrolls, en, err);
+	if (rc)
+		return rc;
 	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
 	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)) ||
 	    (rc = align_spk(&a->enroll, &a->enroll_informed, "enroll_informed", err)))
@@ -985,15 +963,10 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			      a->train.d);
 		goto out;
 	}
-	if (enrolls) {
-		char *p = vpa_path_join(ctx->dir, enrolls);
-		rc = select_enrolls(p, &a->enroll, err);
-		if (!rc)
-			rc = select_enrolls(p, &a->enroll_anon, err);
-		if (!rc)
-			rc = select_enrolls(p, &a->enroll_informed, err);
-		free(p);
-		if (rc)
+	{
+		struct vpa_embset *const en[] = {&a->enroll, &a->enroll_anon, &a->enroll_informed,
+						 NULL};
+		if ((rc = select_enrolls(ctx, enrolls, en, err)))
 			goto out;
 	}
 	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||

@@ -529,24 +529,9 @@ static int frontend_opts(const char *file, const struct vpa_ynode *imp, struct v
 	const char *kind = vpa_cfg_str(imp, &import_schema, "features");
 	vpa_feat_opts_init(fo, !strcmp(kind, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
 	const struct vpa_ynode *l = vpa_ymap_get(imp, "feature_options");
-	for (size_t i = 0; l && i < l->n; i++) {
-		const struct vpa_ynode *v = l->items[i];
-		struct vpa_loc loc = vpa_node_loc(file, v);
-		if (v->type != VPA_YSCALAR || strncmp(v->str, "--", 2) || !v->str[2])
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"expected a front-end option '--name=value' (e.g. --num-mel-bins=40)");
-		char name[64];
-		const char *eq = strchr(v->str + 2, '=');
-		size_t nl = eq ? (size_t)(eq - v->str - 2) : strlen(v->str + 2);
-		if (nl >= sizeof(name))
-			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v->str);
-		memcpy(name, v->str + 2, nl);
-		name[nl] = 0;
-		struct vpa_err e2;
-		vpa_err_init(&e2);
-		if (vpa_feat_opts_set(fo, name, eq ? eq + 1 : "true", &e2))
-			return vpa_fail(err, VPA_EINPUT, &loc, "%s", e2.msg);
-	}
+	int rc = vpa_target_frontend_list(file, l, "--num-mel-bins=40", NULL, fo, err);
+	if (rc)
+		return rc;
 	struct vpa_feat *fe = vpa_feat_new(fo, err); /* the options together */
 	if (!fe) {
 		struct vpa_loc loc = vpa_node_loc(file, l ? l : imp);

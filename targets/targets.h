@@ -69,6 +69,17 @@ size_t vpa_target_kinds(const struct vpa_target_kind *const **kinds /* OUT */);
 /* Release a built target (kind->free, info); NULL-safe fields. */
 void vpa_target_release(struct vpa_target *t);
 
+/* A scenario's list l of Kaldi front-end options '--name=value' (an ONNX
+ * extractor's `options:`, an audio Indicator set's `feature_options:`; l may
+ * be NULL) applied to fo (targets/frontend.c).  `example` is shown in the
+ * message for a malformed item; `reserved` (NULL-terminated, or NULL) names
+ * keys of the extractor map that must not be given as options.  Errors
+ * blame the offending item: "S.yaml:12:20: unknown option '--num-bins'". */
+struct vpa_feat_opts;
+int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
+			     const char *const *reserved, struct vpa_feat_opts *fo,
+			     struct vpa_err *err);
+
 /* The common keys of every target: id, kind. */
 extern const struct vpa_schema vpa_target_common_schema;
 
