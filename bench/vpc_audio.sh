@@ -4,7 +4,7 @@
 # speakers, McAdams at speaker and utterance level, ASV_eval and ASV_eval^anon
 # trained in C, the four attackers, every metric) on BENCH_THREADS (2) threads,
 # its time per stage (recorded by the run in results.json: targets[].info.audio.
-# stages) and each stage extrapolated linearly to the VoicePrivacy 2024 sizes by
+# timing) and each stage extrapolated linearly to the VoicePrivacy 2024 sizes by
 # bench_vpc_audio (scaling variables and sources in bench/bench_vpc_audio.c).
 # The baseline of the ratio: the duration of the audio evaluated (real time).
 set -eu
