@@ -35,8 +35,9 @@ static const struct vpa_key keys[] = {
 	{"per_gender", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
 	 "also one record per gender of each attacker, ATTACKER/LIST_f and ATTACKER/LIST_m "
 	 "(the trials of female / male enrolment speakers, as the VoicePrivacy trials_f / "
-	 "trials_m; LIST: the trials file's name without _f/_m, else `trials`), beside the "
-	 "pooled ATTACKER; needs the speakers' genders"},
+	 "trials_m; LIST: the trials list's name without _f/_m, for a list of trial "
+	 "directories or trials files their common name, e.g. libri_dev_trials; else "
+	 "`trials`), beside the pooled ATTACKER; needs the speakers' genders"},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
 	 "linkability prior ratio of mated to non-mated pairs"},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",

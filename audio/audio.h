@@ -60,6 +60,8 @@ void vpa_wave_release(struct vpa_wave *w);
  * error ("FILE: truncated: 8000 frames announced, 1234 read").
  */
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err);
+/* The sample rate of an audio file from its header only (errors as vpa_audio_read's open). */
+int vpa_audio_rate(const char *path, double *rate /* OUT */, struct vpa_err *err);
 /*
  * Samples round(start*rate) .. round(end*rate) (end < 0: to the end; an end
  * past the file is cut to it) without reading the rest of the file; *dur
@@ -153,6 +155,27 @@ int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *s
  */
 int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out,
 		     const char **line /* OUT */, struct vpa_err *err);
+
+/*
+ * Several data directories as one (VoicePrivacy's libri_dev_trials_f and
+ * libri_dev_trials_m as one trial set): every directory is opened and checked
+ * as by vpa_datadir_open (errors name its own files), then out (a new folder;
+ * its parent must exist) gets wav.scp (the lines verbatim, so relative audio
+ * paths keep meaning what they meant: Kaldi resolves them against the
+ * current directory, not the data directory), segments (when every directory
+ * has one), utt2spk, text, utt2dur (each when every directory has it), and
+ * spk2gender (the union).  Not merged: spk2utt (implied by utt2spk), enrolls
+ * and trials* (the caller reads each directory's own).  Errors (VPA_EINPUT):
+ *   "B/wav.scp:3: utterance 'u1' is also in A/wav.scp:7"  (recordings too)
+ *   "B has no segments file and A has one"  (the same for utt2spk, text)
+ *   "B/spk2gender:2: speaker 's1' is 'm' here and 'f' in A/spk2gender:5"
+ *   "B/wav.scp:4: 'x.wav' is at 8000 Hz, expected 16000 Hz"
+ * The last when *rate > 0 on entry, or when it differs from the first
+ * recording's rate (*rate gets that rate; every recording's header is read:
+ * an unreadable file is an error naming its wav.scp line, before any work).
+ */
+int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double *rate,
+		      struct vpa_err *err);
 
 /* ---------------------------------------------------------------- features */
 

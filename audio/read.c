@@ -229,6 +229,23 @@ int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct v
 	return rc;
 }
 
+int vpa_audio_rate(const char *path, double *rate, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(&info, 0, sizeof(info));
+	FILE *probe = fopen(path, "rb");
+	if (!probe)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
+	fclose(probe);
+	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	if (!s)
+		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
+				sf_msg(NULL));
+	*rate = (double)info.samplerate;
+	sf_close(s);
+	return 0;
+}
+
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
 		    struct vpa_wave *out, struct vpa_err *err)
 {

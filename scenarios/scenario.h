@@ -76,6 +76,7 @@ enum vpa_ktype {
 	VPA_K_MAPLIST,  /* sequence of mappings, each checked with `sub` */
 	VPA_K_LIST,     /* sequence of scalars (checked by the owner) */
 	VPA_K_KINDLIST, /* sequence of mappings dispatched on their `kind` (targets, attacks) */
+	VPA_K_PATHS,    /* a VPA_K_PATH, or a non-empty sequence of them (vpa_cfg_paths) */
 };
 
 enum {
@@ -155,8 +156,17 @@ const char *vpa_did_you_mean(const char *word, const char *const *cands, size_t 
 double vpa_cfg_num(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
 long long vpa_cfg_int(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
 int vpa_cfg_bool(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-/* Borrowed from the node or the schema; NULL when absent without default. */
+/* Borrowed from the node or the schema; NULL when absent without default
+ * (and for a VPA_K_PATHS key given as a sequence: use vpa_cfg_paths). */
 const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
+/*
+ * A VPA_K_PATHS key: its paths in order (one for a scalar), borrowed from the
+ * nodes; *n gets their number; NULL and 0 when the key is absent (these keys
+ * have no default).  Caller frees the array (not the strings).  *seq (may be
+ * NULL) gets 1 when the value was written as a sequence.
+ */
+const char **vpa_cfg_paths(const struct vpa_ynode *map, const struct vpa_schema *s,
+			   const char *key, size_t *n, int *seq);
 /* A location for a node (file from ctx). */
 struct vpa_loc vpa_node_loc(const char *file, const struct vpa_ynode *n);
 /* Resolve a path relative to dir (absolute paths unchanged). Caller frees. */

@@ -264,6 +264,28 @@ int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
 				      k->name, shown(v, st, sizeof(st)));
 		}
 		break;
+	case VPA_K_PATHS:
+		if (v->type == VPA_YSEQ) {
+			if (v->n == 0) {
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "'%s' must be a path or a list of paths, got an empty list",
+					      k->name);
+				break;
+			}
+			for (size_t i = 0; i < v->n && !rc; i++) {
+				const struct vpa_ynode *it = v->items[i];
+				struct vpa_loc il = vpa_node_loc(ctx->file, it);
+				if (it->type != VPA_YSCALAR || vpa_ynode_is_null(it) || !*it->str)
+					rc = vpa_fail(err, VPA_EINPUT, &il,
+						      "each item of '%s' must be a path, got %s",
+						      k->name, shown(it, st, sizeof(st)));
+			}
+		} else if (v->type != VPA_YSCALAR || vpa_ynode_is_null(v) || !*v->str) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' must be a path or a list of paths, got %s", k->name,
+				      shown(v, st, sizeof(st)));
+		}
+		break;
 	case VPA_K_INT:
 	case VPA_K_NUM: {
 		double x = 0;
@@ -467,6 +489,27 @@ const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s,
 	return raw_value(map, s, key, 0);
 }
 
+const char **vpa_cfg_paths(const struct vpa_ynode *map, const struct vpa_schema *s,
+			   const char *key, size_t *n, int *seq)
+{
+	const struct vpa_schema *ss[1] = {s};
+	const struct vpa_key *k = vpa_schema_find(ss, 1, key);
+	if (!k || k->type != VPA_K_PATHS)
+		VPA_BUG("key '%s' of '%s' is not a list of paths", key, s->name);
+	const struct vpa_ynode *v = vpa_ymap_get(map, key);
+	*n = 0;
+	if (seq)
+		*seq = v && v->type == VPA_YSEQ;
+	if (!v || vpa_ynode_is_null(v))
+		return NULL;
+	size_t m = v->type == VPA_YSEQ ? v->n : 1;
+	const char **out = xmalloc(xmul(m, sizeof(char *)));
+	for (size_t i = 0; i < m; i++)
+		out[i] = v->type == VPA_YSEQ ? v->items[i]->str : v->str;
+	*n = m;
+	return out;
+}
+
 /* ---- echo typing (used by scenario.c) ------------------------------------ */
 
 struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k);
@@ -510,6 +553,7 @@ static const char *type_text(const struct vpa_key *k, struct vpa_buf *b)
 		choices_text(b, k->choices);
 		return vpa_buf_str(b);
 	case VPA_K_PATH: return "file path (relative to the scenario's folder)";
+	case VPA_K_PATHS: return "file path, or a list of them (relative to the scenario's folder)";
 	case VPA_K_ENUMLIST:
 		vpa_buf_puts(b, "list of ");
 		choices_text(b, k->choices);

@@ -235,6 +235,23 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
  * finetune` without a C-trained ASV_eval refused). */
 int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
 			    struct vpa_err *err);
+/*
+ * The counts of the list keys agree: `trial_anon` has one directory per
+ * `trial` directory, `hyp`/`hyp_anon` one file per trial directory (one
+ * without `trial`: the synthetic corpus), and when `trial` lists several
+ * directories without `trials`, every one of them has a `trials` file or
+ * none has.  Errors located at the key's node.
+ */
+int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+				  struct vpa_err *err);
+/*
+ * The trials files of `audio:` (relative to the scenario's folder): `trials`,
+ * else each listed `trial` directory's `trials` file when `trial` lists
+ * several directories that have one, else none (*n = 0: every same-gender
+ * pair).  dir: the scenario's folder.  Free with vpa_anon_audio_trials_files_free.
+ */
+char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_ynode *au, size_t *n);
+void vpa_anon_audio_trials_files_free(char **files, size_t n);
 
 /* The ONNX extractor mapping (`import.extractor`, `audio.onnx`, `audio.onnx_anon`)
  * and its loading: model checks, operators, the input against the front-end;
@@ -246,9 +263,13 @@ int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode 
 
 /*
  * The name of the target's trials list in per-gender record names
- * (targets/anon_gender.c): the file name of `import.trials` / `audio.trials`
- * without a trailing _f or _m (VoicePrivacy trials_f), else "trials".
- * Caller frees.
+ * (targets/anon_gender.c), from `import.trials` / `audio.trials`, else from
+ * the directories of a list `audio.trial`: each path's file name (for a file
+ * named `trials`, its folder's name: libri_dev_trials_f/trials gives
+ * libri_dev_trials_f) without a trailing _f or _m (VoicePrivacy trials_f);
+ * several paths give their common name, else their longest common prefix
+ * without trailing '_' (libri_dev_trials_f and libri_dev_trials_m give
+ * libri_dev_trials); "trials" when nothing is left.  Caller frees.
  */
 char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg);
 

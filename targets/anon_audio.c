@@ -104,24 +104,32 @@ static const struct vpa_key audio_keys[] = {
 	 "original enrolment audio (spk2gender)"},
 	{"enroll_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll_anon",
 	 "enrolment anonymised (lazy- and semi-informed)"},
-	{"trial", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial",
-	 "original trial audio (spk2gender)"},
-	{"trial_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_anon",
-	 "trial audio anonymised (every attacker but the baseline)"},
+	{"trial", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "[libri_dev_trials_f, libri_dev_trials_m]",
+	 "original trial audio (spk2gender): a data directory, or a list of them used as one "
+	 "set (VoicePrivacy's trials_f and trials_m directories; each directory's own `trials` "
+	 "file is then the trials list unless `trials` is given)"},
+	{"trial_anon", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "[libri_dev_trials_f_anon, libri_dev_trials_m_anon]",
+	 "trial audio anonymised (every attacker but the baseline): one directory per `trial` "
+	 "directory, in the same order"},
 	{"enroll_informed", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL,
 	 "data/enroll_informed",
 	 "enrolment anonymised with the trial speakers' own pseudo-speakers or coefficients "
 	 "(informed attacker; made by `anonymise` when built in)"},
 	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/enroll/enrolls",
 	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
-	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
-	 "VoicePrivacy trials list `enroll_spk test_utt target|nontarget` (e.g. trials_f, "
-	 "trials_m or their union; default: every same-gender pair, which needs spk2gender)"},
-	{"hyp", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial.hyp",
+	{"trials", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial/trials_f",
+	 "VoicePrivacy trials list `enroll_spk test_utt target|nontarget`, or a list of such "
+	 "files used together (a trial named twice is an error); default: the `trials` files "
+	 "of the `trial` directories when `trial` is a list, else every same-gender pair "
+	 "(which needs spk2gender).  Per-gender records are named after it (`per_gender`)"},
+	{"hyp", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial.hyp",
 	 "your ASR's hypotheses on the original trials (Kaldi `text`): WER against the trial "
-	 "directory's `text`"},
-	{"hyp_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
-	 "your ASR's hypotheses on the anonymised trials: WER against the same reference"},
+	 "directory's `text`; with a list of `trial` directories, one file per directory in "
+	 "the same order (the counts add up)"},
+	{"hyp_anon", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
+	 "your ASR's hypotheses on the anonymised trials: WER against the same reference(s)"},
 	{"rho_f0", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "pitch correlation rho_F0 (VPC 2022) of every trial utterance with its anonymised "
 	 "version (YIN pitch tracker, audio/anon.h), mean over the utterances"},
@@ -169,6 +177,98 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_yno
 				"scratch) or give ASV_eval^anon as `onnx_anon`");
 	}
 	return 0;
+}
+
+static size_t n_items(const struct vpa_ynode *v)
+{
+	return !v ? 0 : v->type == VPA_YSEQ ? v->n : 1;
+}
+
+static int has_trials(const char *dir, const char *d)
+{
+	char *p = vpa_path_join(dir, d);
+	char *t = vpa_xvec_join(p, "trials");
+	int ok = access(t, F_OK) == 0;
+	free(t);
+	free(p);
+	return ok;
+}
+
+int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+				  struct vpa_err *err)
+{
+	const struct vpa_ynode *tr = vpa_ymap_get(au, "trial"), *ta = vpa_ymap_get(au, "trial_anon");
+	size_t nt = n_items(tr), na = n_items(ta);
+	if (tr && ta && nt != na) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, ta);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`trial_anon` has %zu data director%s and `trial` %zu: one anonymised "
+				"directory per trial directory, in the same order", na,
+				na == 1 ? "y" : "ies", nt);
+	}
+	static const char *const hk[2] = {"hyp", "hyp_anon"};
+	for (int h = 0; h < 2; h++) {
+		const struct vpa_ynode *v = vpa_ymap_get(au, hk[h]);
+		size_t want = nt ? nt : 1;
+		if (v && n_items(v) != want && !tr) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s` has %zu files: one hypothesis file for the one trial set",
+					hk[h], n_items(v));
+		}
+		if (v && n_items(v) != want) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s` has %zu file%s and `trial` %zu data director%s: one "
+					"hypothesis file per trial directory, in the same order", hk[h],
+					n_items(v), n_items(v) == 1 ? "" : "s", want, want == 1 ? "y" : "ies");
+		}
+	}
+	if (nt > 1 && !vpa_ymap_get(au, "trials")) {
+		size_t with = nt, without = nt;
+		for (size_t i = 0; i < nt; i++) {
+			if (has_trials(ctx->dir, tr->items[i]->str))
+				with = with < nt ? with : i;
+			else
+				without = without < nt ? without : i;
+		}
+		if (with < nt && without < nt) {
+			struct vpa_loc loc = vpa_node_loc(ctx->file, tr->items[without]);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"'%s' has no `trials` file and '%s' has one: give every trial "
+					"directory its list, or the lists as `trials:`",
+					tr->items[without]->str, tr->items[with]->str);
+		}
+	}
+	return 0;
+}
+
+char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_ynode *au, size_t *n)
+{
+	const struct vpa_ynode *v = vpa_ymap_get(au, "trials");
+	const struct vpa_ynode *tr = vpa_ymap_get(au, "trial");
+	*n = 0;
+	if (v) {
+		char **out = xmalloc(xmul(n_items(v), sizeof(char *)));
+		for (size_t i = 0; i < n_items(v); i++)
+			out[i] = xstrdup(v->type == VPA_YSEQ ? v->items[i]->str : v->str);
+		*n = n_items(v);
+		return out;
+	}
+	if (!tr || tr->type != VPA_YSEQ || tr->n < 2 || !has_trials(dir, tr->items[0]->str))
+		return NULL;
+	char **out = xmalloc(xmul(tr->n, sizeof(char *)));
+	for (size_t i = 0; i < tr->n; i++)
+		out[i] = vpa_xvec_join(tr->items[i]->str, "trials");
+	*n = tr->n;
+	return out;
+}
+
+void vpa_anon_audio_trials_files_free(char **files, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(files[i]);
+	free(files);
 }
 
 /* Every set of the roles in order embedded by an ONNX extractor (dirs[i] NULL: skipped). */
@@ -298,11 +398,28 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	struct stage_clock clk;
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_init(&R[i].set);
+	/* `trial` and `trial_anon` may list several directories (VoicePrivacy's
+	 * trials_f and trials_m): merged into one set each in the temporary folder */
+	size_t n_tr[2] = {0, 0};
+	const char **tr_dirs[2] = {
+		vpa_cfg_paths(au, &vpa_anon_audio_schema, "trial", &n_tr[0], NULL),
+		vpa_cfg_paths(au, &vpa_anon_audio_schema, "trial_anon", &n_tr[1], NULL)};
+	int merge = n_tr[0] > 1 || n_tr[1] > 1;
 	for (int i = 0; i < NR; i++) {
-		const char *p = vpa_cfg_str(au, &vpa_anon_audio_schema, R[i].key);
+		const char *p = i == TI || i == TIA
+					? (n_tr[i - TI] == 1 ? tr_dirs[i - TI][0] : NULL)
+					: vpa_cfg_str(au, &vpa_anon_audio_schema, R[i].key);
 		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
 	}
-	if (sy || an) {
+	if (vpa_ymap_get(au, "onnx") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx"), ctx->threads,
+				    &oo, &onnx, err)))
+		goto out;
+	if (vpa_ymap_get(au, "onnx_anon") &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
+				    ctx->threads, &ooa, &onnx_anon, err)))
+		goto out;
+	if (sy || an || merge) {
 		/* under $TMPDIR (POSIX), else /tmp */
 		const char *td = getenv("TMPDIR");
 		char *tpl = vpa_xvec_join(td && *td ? td : "/tmp", "vpaudit-audio-XXXXXX");
@@ -314,6 +431,22 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		}
 		tmp = tpl;
 		vpa_inputs_ignore(tmp); /* made here: not an input (its name is random) */
+	}
+	for (int k = 0; k < 2 && merge; k++) {
+		if (n_tr[k] < 2)
+			continue;
+		char **abs = xmalloc(xmul(n_tr[k], sizeof(char *)));
+		for (size_t j = 0; j < n_tr[k]; j++)
+			abs[j] = vpa_path_join(ctx->dir, tr_dirs[k][j]);
+		paths[TI + k] = vpa_xvec_join(tmp, R[TI + k].key);
+		/* the front-end's rate: a recording at another one is named by its own line */
+		double rate = onnx ? oo.feat.sample_frequency : fo.sample_frequency;
+		rc = vpa_datadir_merge((const char *const *)abs, n_tr[k], paths[TI + k], &rate, err);
+		for (size_t j = 0; j < n_tr[k]; j++)
+			free(abs[j]);
+		free(abs);
+		if (rc)
+			goto out;
 	}
 	if (sy) {
 		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");
@@ -381,14 +514,6 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (rc)
 			goto out;
 	}
-	if (vpa_ymap_get(au, "onnx") &&
-	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx"), ctx->threads,
-				    &oo, &onnx, err)))
-		goto out;
-	if (vpa_ymap_get(au, "onnx_anon") &&
-	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
-				    ctx->threads, &ooa, &onnx_anon, err)))
-		goto out;
 	stage_start(&clk);
 	for (int i = 0; i < NR && rc == 0; i++)
 		if (paths[i])
@@ -405,17 +530,32 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	/* utility: WER of the user's ASR hypotheses, rho_F0 */
 	static const char *const hk[2] = {"hyp", "hyp_anon"};
 	for (int h = 0; h < 2; h++) {
-		const char *hp = vpa_cfg_str(au, &vpa_anon_audio_schema, hk[h]);
+		size_t nh;
+		const char **hp = vpa_cfg_paths(au, &vpa_anon_audio_schema, hk[h], &nh, NULL);
 		if (!hp)
 			continue;
-		char *ref = vpa_xvec_join(paths[TI], "text");
-		char *hyp = vpa_path_join(ctx->dir, hp);
+		/* one hypothesis file per trial directory (validated): the counts add up */
 		struct vpa_xvec_wer w;
-		rc = vpa_xvec_wer(ref, hyp, &w, err);
-		free(ref);
-		free(hyp);
+		memset(&w, 0, sizeof(w));
+		for (size_t j = 0; j < nh && !rc; j++) {
+			char *td = n_tr[0] > 1 ? vpa_path_join(ctx->dir, tr_dirs[0][j]) : NULL;
+			char *ref = vpa_xvec_join(td ? td : paths[TI], "text");
+			char *hyp = vpa_path_join(ctx->dir, hp[j]);
+			struct vpa_xvec_wer w1;
+			rc = vpa_xvec_wer(ref, hyp, &w1, err);
+			free(td);
+			free(ref);
+			free(hyp);
+			w.ref_words += w1.ref_words;
+			w.ins += w1.ins;
+			w.del += w1.del;
+			w.sub += w1.sub;
+			w.n_utt += w1.n_utt;
+		}
+		free(hp);
 		if (rc)
 			goto out;
+		w.wer = 100.0 * (double)(w.ins + w.del + w.sub) / (double)w.ref_words;
 		struct vpa_json *wo = vpa_json_obj();
 		vpa_json_set_num(wo, "wer", w.wer);
 		vpa_json_set_num(wo, "ref_words", (double)w.ref_words);
@@ -555,6 +695,8 @@ asv_anon_step:
 	vpa_json_set(t->info, "audio", o);
 	o = NULL;
 out:
+	free(tr_dirs[0]);
+	free(tr_dirs[1]);
 	if (o)
 		vpa_json_free(o);
 	if (stages)

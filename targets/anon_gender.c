@@ -8,19 +8,69 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The name path gives (into *b, length returned): see vpa_anon_trials_name. */
+static size_t stem(const char *p, const char **b)
+{
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		n--;
+	size_t s = n;
+	while (s > 0 && p[s - 1] != '/')
+		s--;
+	if (n - s == 6 && !strncmp(p + s, "trials", 6) && s > 1) {
+		/* a file named `trials`: its folder's name */
+		size_t e = s - 1;
+		while (e > 0 && p[e - 1] == '/')
+			e--;
+		size_t s2 = e;
+		while (s2 > 0 && p[s2 - 1] != '/')
+			s2--;
+		if (e > s2 && !(e - s2 == 1 && p[s2] == '.') &&
+		    !(e - s2 == 2 && !strncmp(p + s2, "..", 2)))
+			s = s2, n = e;
+	}
+	/* a list already named after one gender (VoicePrivacy trials_f) gives its stem */
+	if (n - s > 2 && p[n - 2] == '_' && (p[n - 1] == 'f' || p[n - 1] == 'm'))
+		n -= 2;
+	*b = p + s;
+	return n - s;
+}
+
 char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg)
 {
 	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
-	const char *sec = src && !strcmp(src->str, "audio") ? "audio" : "import";
-	const struct vpa_ynode *tr = vpa_ymap_get(vpa_ymap_get(target_cfg, sec), "trials");
-	const char *p = tr && tr->type == VPA_YSCALAR ? tr->str : "trials";
-	const char *b = strrchr(p, '/');
-	b = b ? b + 1 : p;
-	size_t n = strlen(b);
-	/* a list already named after one gender (VoicePrivacy trials_f) gives its stem */
-	if (n > 2 && b[n - 2] == '_' && (b[n - 1] == 'f' || b[n - 1] == 'm'))
-		n -= 2;
-	if (!n) {
+	int audio = src && src->type == VPA_YSCALAR && !strcmp(src->str, "audio");
+	const struct vpa_ynode *sec = vpa_ymap_get(target_cfg, audio ? "audio" : "import");
+	const struct vpa_ynode *v = vpa_ymap_get(sec, "trials");
+	if (!v && audio) {
+		const struct vpa_ynode *t = vpa_ymap_get(sec, "trial");
+		if (t && t->type == VPA_YSEQ && t->n > 1)
+			v = t;
+	}
+	const char *b = NULL;
+	size_t n = 0;
+	if (v && v->type == VPA_YSCALAR && v->str) {
+		n = stem(v->str, &b);
+	} else if (v && v->type == VPA_YSEQ) {
+		for (size_t i = 0; i < v->n; i++) {
+			const struct vpa_ynode *it = v->items[i];
+			if (it->type != VPA_YSCALAR || !it->str)
+				continue;
+			const char *bi;
+			size_t ni = stem(it->str, &bi);
+			if (!b) {
+				b = bi, n = ni;
+				continue;
+			}
+			size_t c = 0;
+			while (c < n && c < ni && b[c] == bi[c])
+				c++;
+			n = c;
+		}
+		while (n > 0 && b[n - 1] == '_')
+			n--;
+	}
+	if (!b || !n) {
 		b = "trials";
 		n = 6;
 	}

@@ -348,9 +348,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 						   "trial", "trial_anon"};
 		for (size_t i = 0; i < 6; i++) {
 			const struct vpa_ynode *v = vpa_ymap_get(au, dirs[i]);
-			if (v && vpa_check_path(ctx, v, VPA_PATH_DIR, err))
-				return err->status;
+			for (size_t j = 0; v && j < (v->type == VPA_YSEQ ? v->n : 1); j++)
+				if (vpa_check_path(ctx, v->type == VPA_YSEQ ? v->items[j] : v,
+						   VPA_PATH_DIR, err))
+					return err->status;
 		}
+		if ((rc = vpa_anon_audio_validate_lists(ctx, au, err)))
+			return rc;
 		int synth = vpa_ymap_get(au, "synthetic") != NULL;
 		int builtin = vpa_ymap_get(au, "anonymise") != NULL;
 		for (size_t i = 0; i < 6; i++) {
@@ -380,11 +384,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		}
 		if ((rc = vpa_anon_audio_validate(ctx, au, err)))
 			return rc;
-		static const char *const files[] = {"trials", "enrolls"};
-		for (size_t i = 0; i < 2; i++) {
+		static const char *const files[] = {"trials", "enrolls", "hyp", "hyp_anon"};
+		for (size_t i = 0; i < 4; i++) {
 			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
-			if (v && vpa_check_path(ctx, v, VPA_PATH_FILE, err))
-				return err->status;
+			for (size_t j = 0; v && j < (v->type == VPA_YSEQ ? v->n : 1); j++)
+				if (vpa_check_path(ctx, v->type == VPA_YSEQ ? v->items[j] : v,
+						   VPA_PATH_FILE, err))
+					return err->status;
 		}
 	} else if (au) {
 		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "audio"));
@@ -858,29 +864,76 @@ static int select_enrolls(struct vpa_run_ctx *ctx, const char *enrolls,
 	return rc;
 }
 
-/* The VoicePrivacy trials list (path relative to the scenario), or every same-gender pair. */
-static int read_trials(struct vpa_run_ctx *ctx, const char *trials, struct vpa_anon_target *a,
-		       struct vpa_err *err)
+/*
+ * The VoicePrivacy trials lists (paths relative to the scenario; several are
+ * used together, a trial named twice is an error naming both lines), or
+ * every same-gender pair when there is none.
+ */
+static int read_trials(struct vpa_run_ctx *ctx, const char *const *trials, size_t n_files,
+		       struct vpa_anon_target *a, struct vpa_err *err)
 {
-	if (!trials) {
+	if (!n_files) {
 		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
 		return 0;
 	}
-	struct vpa_kaldi_trials kt;
-	char *p = vpa_path_join(ctx->dir, trials);
-	vpa_kaldi_trials_init(&kt);
-	int rc = vpa_kaldi_read_trials(p, &kt, err);
-	free(p);
-	if (!rc) {
-		a->trials.n = kt.n;
-		a->trials.e = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-		a->trials.t = xmalloc(xmul(kt.n ? kt.n : 1, sizeof(uint32_t)));
-		a->trials.tar = xmalloc(kt.n ? kt.n : 1);
-		memcpy(a->trials.tar, kt.target, kt.n);
-		rc = vpa_embset_resolve_trials(&kt, &a->enroll, &a->trial, a->trials.e,
-					       a->trials.t, err);
+	struct vpa_kaldi_trials *kt = xcalloc(n_files, sizeof(*kt));
+	size_t total = 0;
+	int rc = 0;
+	for (size_t f = 0; f < n_files; f++)
+		vpa_kaldi_trials_init(&kt[f]);
+	for (size_t f = 0; f < n_files && !rc; f++) {
+		char *p = vpa_path_join(ctx->dir, trials[f]);
+		rc = vpa_kaldi_read_trials(p, &kt[f], err);
+		free(p);
+		total += kt[f].n;
 	}
-	vpa_kaldi_trials_release(&kt);
+	struct vpa_anon_trials *T = &a->trials;
+	if (!rc) {
+		T->e = xmalloc(xmul(total ? total : 1, sizeof(uint32_t)));
+		T->t = xmalloc(xmul(total ? total : 1, sizeof(uint32_t)));
+		T->tar = xmalloc(total ? total : 1);
+		T->n = 0;
+	}
+	/* "ENROLL_INDEX TEST_ROW" -> the trial's index over all files (keys are
+	 * borrowed by the map: one fixed-width slot each) */
+	enum { SLOT = 24 };
+	char *keys = xmalloc(xmul(total ? total : 1, SLOT));
+	size_t *file_of = xmalloc(xmul(total ? total : 1, sizeof(size_t)));
+	size_t *row_of = xmalloc(xmul(total ? total : 1, sizeof(size_t)));
+	struct vpa_strmap seen;
+	vpa_strmap_init(&seen);
+	for (size_t f = 0; f < n_files && !rc; f++) {
+		const struct vpa_kaldi_trials *k = &kt[f];
+		rc = vpa_embset_resolve_trials(k, &a->enroll, &a->trial, T->e + T->n, T->t + T->n,
+					       err);
+		for (size_t i = 0; i < k->n && !rc; i++) {
+			size_t j = T->n + i;
+			char *key = keys + j * SLOT;
+			uint32_t j0;
+			snprintf(key, SLOT, "%u %u", T->e[j], T->t[j]);
+			file_of[j] = f;
+			row_of[j] = i;
+			if (vpa_strmap_put(&seen, key, (uint32_t)j, &j0)) {
+				struct vpa_loc loc = {k->name, k->line[i], 0};
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "the trial '%s %s' is also at %s:%ld (a trial counted twice "
+					      "would weigh twice in every metric)", k->enroll[i],
+					      k->test[i], kt[file_of[j0]].name,
+					      kt[file_of[j0]].line[row_of[j0]]);
+			}
+		}
+		if (!rc) {
+			memcpy(T->tar + T->n, k->target, k->n);
+			T->n += k->n;
+		}
+	}
+	vpa_strmap_release(&seen);
+	free(keys);
+	free(file_of);
+	free(row_of);
+	for (size_t f = 0; f < n_files; f++)
+		vpa_kaldi_trials_release(&kt[f]);
+	free(kt);
 	return rc;
 }
 
@@ -908,7 +961,11 @@ static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (a->trial_semi.n &&
 	    (rc = align_rows(&a->trial, &a->trial_semi, "trial_anon", &a->trial_semi, err)))
 		return rc;
-	return read_trials(ctx, vpa_cfg_str(au, &vpa_anon_audio_schema, "trials"), a, err);
+	size_t n;
+	char **files = vpa_anon_audio_trials_files(ctx->dir, au, &n);
+	rc = read_trials(ctx, (const char *const *)files, n, a, err);
+	vpa_anon_audio_trials_files_free(files, n);
+	return rc;
 }
 
 static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
@@ -977,7 +1034,7 @@ static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (a->trial_anon.n &&
 	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
 		goto out;
-	if ((rc = read_trials(ctx, trials, a, err)))
+	if ((rc = read_trials(ctx, &trials, trials ? 1 : 0, a, err)))
 		goto out;
 	/* the anonymiser on the imported pool: pseudo-speakers for the user's synthesiser */
 	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");

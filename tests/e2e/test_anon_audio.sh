@@ -102,6 +102,133 @@ sed -i "s#^      extractor:#      trials: $T/trials_bad\n      extractor:#" "$T/
 t_run "a trials list naming an unknown utterance" 1 -- run "$T/t.yaml" -o "$T/to" --quiet
 t_ok "the trials line is named" grep -q "trials_bad:2: .*nosuch-u9" "$ERR"
 t_ok "no result written (trials)" test ! -e "$T/to/results.json"
+# ---- VoicePrivacy's trials_f / trials_m directories as one target: the trial and
+# anonymised trial sets split by gender into directories of their own, each with
+# its `trials` file (same-gender pairs of its enrolment speakers) and its own ASR
+# hypotheses; the run on the lists must give the numbers of the run on the union
+# directory with the two trials files concatenated (every score is per trial)
+L=$T/lists; mkdir "$L"
+split_dir() { # $1 source dir, $2 gender, $3 out dir
+	mkdir "$3"
+	awk -v g="$2" '$2 == g { print $1 }' "$C/trial/spk2gender" > "$3/.spk"
+	awk 'NR == FNR { s[$1] = 1; next } s[$2] { print $1 }' "$3/.spk" "$1/utt2spk" > "$3/.utt"
+	for f in wav.scp utt2spk text; do
+		awk 'NR == FNR { u[$1] = 1; next } u[$1]' "$3/.utt" "$1/$f" > "$3/$f"
+	done
+	awk 'NR == FNR { s[$1] = 1; next } s[$1]' "$3/.spk" "$1/spk2gender" > "$3/spk2gender"
+	awk 'NR == FNR { s[$1] = 1; next } s[$2] { for (k in s) print k, $1, (k == $2 ? "target" : "nontarget") }' \
+		"$3/.spk" "$3/utt2spk" | sort > "$3/trials"
+	rm "$3/.spk" "$3/.utt"
+}
+for g in f m; do
+	split_dir "$C/trial" $g "$L/libri_trials_$g"
+	split_dir "$C/trial_anon" $g "$L/libri_trials_${g}_anon"
+	awk 'NR == FNR { u[$1] = 1; next } u[$1]' "$L/libri_trials_$g/utt2spk" "$T/hyp" > "$L/hyp_$g"
+	awk 'NR == FNR { u[$1] = 1; next } u[$1]' "$L/libri_trials_$g/utt2spk" "$T/hyp_anon" > "$L/hyp_anon_$g"
+done
+cat "$L/libri_trials_f/trials" "$L/libri_trials_m/trials" > "$L/trials_union"
+t_ok "split: 4 + 4 speakers, every trial utterance on one side" bash -c \
+	"test \$(cat $L/libri_trials_f/utt2spk $L/libri_trials_m/utt2spk | wc -l) = \$(wc -l < $C/trial/utt2spk) -a \$(wc -l < $L/libri_trials_f/spk2gender) = 4"
+lscn() { # $1 file, $2 trial lines, $3 extra audio lines
+	cat > "$1" <<YAML
+name: anon-audio-lists
+seed: 1
+report: [json]
+targets:
+  - id: a
+    kind: anonymised_speech
+    source: audio
+    audio:
+      train: $C/train
+      train_anon: $C/train_anon
+      enroll: $C/enroll
+      enroll_anon: $C/enroll_anon
+$2
+$3
+      extractor: {epochs: 4, hidden: 32, emb_dim: 16, chunk: 150, batch: 16}
+    backend: {lda_dim: 8, scoring: cosine}
+attacks:
+  - {id: link, kind: linkage, target: a, attackers: [baseline, ignorant, lazy_informed, semi_informed], per_gender: true}
+YAML
+}
+lscn "$T/l.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
+      trial_anon: [$L/libri_trials_f_anon, $L/libri_trials_m_anon]
+      hyp: [$L/hyp_f, $L/hyp_m]
+      hyp_anon: [$L/hyp_anon_f, $L/hyp_anon_m]"
+lscn "$T/u.yaml" "      trial: $C/trial
+      trial_anon: $C/trial_anon
+      trials: $L/trials_union
+      hyp: $T/hyp
+      hyp_anon: $T/hyp_anon"
+t_run "trial lists of two directories (trials_f, trials_m)" 0 -- run "$T/l.yaml" -o "$T/lo" --quiet
+t_run "the union directory with the concatenated trials" 0 -- run "$T/u.yaml" -o "$T/uo" --quiet
+LO=$T/lo/results.json; UO=$T/uo/results.json
+# metric $3 of record $2 in $1
+rv() { awk -v s="\"sub\": \"$2\"," -v m="\"$3\":" '$0 ~ s { on = 1 } on && $1 == m { print $2; exit }' "$1"; }
+for a in baseline ignorant lazy_informed semi_informed; do
+	t_ok "lists = union: $a pooled EER and Cllr_min" bash -c \
+		"test -n '$(rv "$LO" $a eer)' -a '$(rv "$LO" $a eer)' = '$(rv "$UO" $a eer)' -a '$(rv "$LO" $a cllr_min)' = '$(rv "$UO" $a cllr_min)'"
+	for g in f m; do
+		t_ok "lists = union: $a/${g} EER (records named after the directories)" bash -c \
+			"test -n '$(rv "$LO" $a/libri_trials_$g eer)' -a '$(rv "$LO" $a/libri_trials_$g eer)' = '$(rv "$UO" $a/trials_union_$g eer)'"
+	done
+done
+t_ok "lists: the trials of both files (n_target + n_nontarget = 2 x 4 x 16)" \
+	test "$(( $(rv "$LO" baseline n_target) + $(rv "$LO" baseline n_nontarget) ))" = 128
+t_ok "lists: WER counts add up over the hypothesis files (one deletion)" \
+	grep -qz '"wer_anon": {[^}]*"ins": 0,[^}]*"del": 1,[^}]*"sub": 0' "$LO"
+t_ok "lists: WER as the union run" test "$(grep -A4 '"wer_orig"' "$LO")" = "$(grep -A4 '"wer_orig"' "$UO")"
+# built-in McAdams on a trial list: the merged set is anonymised
+lscn "$T/lm.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]" "      anonymise: {method: mcadams}"
+sed -i -e '/train_anon:/d' -e '/enroll_anon:/d' "$T/lm.yaml"
+t_run "built-in McAdams on a trial list" 0 -- run "$T/lm.yaml" -o "$T/lmo" --quiet
+t_ok "built-in McAdams on a trial list: per-gender records named after the lists" \
+	test -n "$(rv "$T/lmo/results.json" semi_informed/libri_trials_m eer)"
+# bad lists: one line naming the user's file, exit 1, nothing written
+bad_list() { # $1 name, $2 yaml, $3 expected message (grep -E)
+	t_run "$1" 1 -- run "$2" -o "$T/blo" --quiet
+	t_ok "$1: named" grep -Eq "$3" "$ERR"
+	t_ok "$1: no result written" test ! -e "$T/blo/results.json"
+}
+lscn "$T/b1.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
+      trial_anon: [$L/libri_trials_f_anon]"
+bad_list "trial_anon shorter than trial" "$T/b1.yaml" \
+	"b1.yaml:[0-9]+:[0-9]+: .*\`trial_anon\` has 1 data directory and \`trial\` 2"
+lscn "$T/b2.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
+      hyp: $T/hyp"
+bad_list "one hypothesis file for two trial directories" "$T/b2.yaml" \
+	"b2.yaml:[0-9]+:[0-9]+: .*\`hyp\` has 1 file and \`trial\` 2 data directories"
+cp -r "$L/libri_trials_f" "$L/dup"
+lscn "$T/b3.yaml" "      trial: [$L/libri_trials_f, $L/dup]
+      trial_anon: [$L/libri_trials_f_anon, $L/libri_trials_m_anon]
+      trials: $L/trials_union"
+bad_list "a recording in two trial directories" "$T/b3.yaml" \
+	"dup/wav.scp:1: recording 'spk0[0-9]+-u[0-9]+' is also in .*libri_trials_f/wav.scp:1"
+# a male speaker of the second directory renamed as the first female speaker
+cp -r "$L/libri_trials_m" "$L/gconf"
+ms=$(head -n1 "$L/gconf/spk2gender" | cut -d' ' -f1); fs=$(head -n1 "$L/libri_trials_f/spk2gender" | cut -d' ' -f1)
+sed -i "s/ $ms\$/ $fs/" "$L/gconf/utt2spk"; sed -i "s/^$ms /$fs /" "$L/gconf/spk2gender"
+lscn "$T/b4.yaml" "      trial: [$L/libri_trials_f, $L/gconf]
+      trial_anon: [$L/libri_trials_f_anon, $L/libri_trials_m_anon]"
+bad_list "a speaker's gender differs between trial directories" "$T/b4.yaml" \
+	"gconf/spk2gender:1: speaker '$fs' is 'm' here and 'f' in .*libri_trials_f/spk2gender:1"
+cp -r "$L/libri_trials_m" "$L/notrials"; rm "$L/notrials/trials"
+lscn "$T/b5.yaml" "      trial: [$L/libri_trials_f, $L/notrials]"
+bad_list "one trial directory without a trials file" "$T/b5.yaml" \
+	"b5.yaml:[0-9]+:[0-9]+: .*notrials' has no \`trials\` file and '.*libri_trials_f' has one"
+lscn "$T/b6.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
+      trial_anon: [$L/libri_trials_f_anon, $L/libri_trials_m_anon]
+      trials: [$L/libri_trials_f/trials, $L/trials_union]"
+bad_list "a trial named in two trials files" "$T/b6.yaml" \
+	"trials_union:1: the trial 'spk0[0-9]+ spk0[0-9]+-u[0-9]+' is also at .*libri_trials_f/trials:1"
+cp -r "$L/libri_trials_m_anon" "$L/rate_anon"
+u1=$(head -n1 "$L/rate_anon/wav.scp" | cut -d' ' -f1); w1=$(head -n1 "$L/rate_anon/wav.scp" | cut -d' ' -f2)
+sox -V1 "$w1" -r 8000 "$L/rate_anon/$u1.wav"; sed -i "1s#.*#$u1 $L/rate_anon/$u1.wav#" "$L/rate_anon/wav.scp"
+lscn "$T/b7.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
+      trial_anon: [$L/libri_trials_f_anon, $L/rate_anon]"
+bad_list "anonymised audio at another rate in a listed directory" "$T/b7.yaml" \
+	"rate_anon/wav.scp:1: .*is at 8000 Hz, expected 16000 Hz"
+
 # ---- ASV_eval from the user's ONNX extractor (tests/golden/embed/ecapa.onnx, 20 mel
 # bins, random weights: the numbers mean nothing, the path is what is checked):
 # the baseline and ignorant records equal those of an imported target made of
