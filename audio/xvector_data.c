@@ -112,14 +112,19 @@ int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
 	out->spk = xcalloc(n ? n : 1, sizeof(char *));
 	out->gender = xcalloc(n ? n : 1, 1);
 	out->feats = xcalloc(n ? n : 1, sizeof(struct vpa_fmat));
+	struct vpa_strmap gm; /* speaker -> its spk2gender row (one lookup per utterance) */
+	vpa_strmap_init(&gm);
+	for (size_t k = 0; k < g.n; k++)
+		vpa_strmap_put(&gm, g.f[2 * k], (uint32_t)k, NULL);
 	for (size_t i = 0; i < n; i++) {
+		uint32_t k;
 		out->utt[i] = xstrdup(d.utt[i]);
 		out->spk[i] = xstrdup(d.utt_spk[i]);
 		vpa_fmat_init(&out->feats[i]);
-		for (size_t k = 0; k < g.n; k++)
-			if (!strcmp(g.f[2 * k], out->spk[i]))
-				out->gender[i] = g.f[2 * k + 1][0] == 'f' ? 'f' : 'm';
+		if (vpa_strmap_get(&gm, out->spk[i], &k))
+			out->gender[i] = g.f[2 * k + 1][0] == 'f' ? 'f' : 'm';
 	}
+	vpa_strmap_release(&gm);
 	vpa_kaldi_list_release(&g);
 	struct load_job j = {&d, f, out};
 	rc = vpa_dist_jobs(n, threads, load_one, load_pack, load_unpack, &j, "computing features",
