@@ -201,6 +201,10 @@ static int run_batches(const struct vpa_datadir *d, const struct vpa_embedder *e
 		       const struct eargs *a, FILE *out, size_t *written)
 {
 	size_t B = (size_t)a->o.threads * 8;
+	/* one BLAS thread per worker also for one worker: --threads 1 is one core
+	 * (vpa_la_run_workers leaves the BLAS threads alone for a single worker) */
+	int blas = vpa_la_get_threads();
+	vpa_la_set_threads(1);
 	float **emb = xcalloc(B, sizeof(*emb));
 	size_t *dim = xcalloc(B, sizeof(*dim)), d0 = 0;
 	struct vpa_err *errs = xcalloc(B, sizeof(*errs)), err;
@@ -247,6 +251,7 @@ static int run_batches(const struct vpa_datadir *d, const struct vpa_embedder *e
 	free(dim);
 	free(errs);
 	free(lines);
+	vpa_la_set_threads(blas);
 	return rc;
 }
 
