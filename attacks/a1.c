@@ -176,6 +176,23 @@ static const char *const metrics[] = {
 };
 static const char *const variant[3] = {"mu_sigma", "mu", "sigma"};
 
+/* "layer 2", or for an ONNX import "layer 2: NAME" (the value's name, its last
+ * 40 characters after "..." when longer: names such as /blocks.2/Relu_output_0
+ * differ at the end) */
+static void layer_label(const struct vpa_flam *t, size_t h, char *buf, size_t cap)
+{
+	if (!t->layer_name) {
+		snprintf(buf, cap, "layer %zu", h + 1);
+		return;
+	}
+	const char *nm = t->layer_name[h];
+	size_t n = strlen(nm);
+	if (n > 40)
+		snprintf(buf, cap, "layer %zu: ...%s", h + 1, nm + n - 40);
+	else
+		snprintf(buf, cap, "layer %zu: %s", h + 1, nm);
+}
+
 static int validate_layers(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			   struct vpa_err *err)
 {
@@ -468,6 +485,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				break;
 			struct vpa_json *rec = out->records->items[nr];
 			struct vpa_json *mj = vpa_json_get(rec, "metrics");
+			if (t->layer_name) /* an ONNX import: the value the layer was read from */
+				vpa_json_set_str(rec, "layer_name", t->layer_name[h]);
 			eer[v * nl + k] = vpa_json_get_num(mj, "eer", NAN);
 			vpa_json_set_num(mj, "layer_dim", (double)d);
 			if (v == 0) {
@@ -480,8 +499,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 				vpa_json_set_num(mj, "utility_acc_global", nu ? ug / (double)nu : NAN);
 				link_at[k] = tmpfig->n > nf ? (long)nf : -1;
 				if (det->n > nd) {
-					char nm[32];
-					snprintf(nm, sizeof(nm), "layer %zu", h + 1);
+					char nm[96];
+					layer_label(t, h, nm, sizeof(nm));
 					vpa_json_set_str(det->items[nd], "name", nm);
 				}
 			}
@@ -509,7 +528,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		vpa_json_set_str(fig, "ylabel", "EER (0.5 = chance)");
 		struct vpa_json *cats = vpa_json_arr(), *yr = vpa_json_arr();
 		for (size_t k = 0; k < nl; k++) {
-			snprintf(buf, sizeof(buf), "layer %.0f", x[k]);
+			layer_label(t, lay[k], buf, sizeof(buf));
 			vpa_json_push(cats, vpa_json_str(buf));
 		}
 		vpa_json_set(fig, "categories", cats);

@@ -978,7 +978,13 @@ static void bars_script(const struct vpa_json *fig, const char *tag, struct vpa_
 		vpa_buf_printf(s, " %zu", i);
 	}
 	vpa_buf_printf(s, ") scale 0\nset xrange [-0.6:%zu.6]\n", cat->n - 1);
-	if (cat->n > 4)
+	/* slanted when the names would not fit side by side (about 70 characters
+	 * across the plot) */
+	size_t longest = 0;
+	for (size_t i = 0; i < cat->n; i++)
+		if (strlen(cat->items[i]->str) > longest)
+			longest = strlen(cat->items[i]->str);
+	if (cat->n > 4 || longest * cat->n > 70)
 		vpa_buf_puts(s, "set xtics rotate by -30\n");
 	double lo, hi;
 	if (has_yrange(fig, &lo, &hi))
