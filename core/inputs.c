@@ -12,6 +12,7 @@
 
 #include "core/base.h"
 #include "core/dist.h"
+#include "core/embset.h"
 
 static const uint32_t K[64] = {
 	0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
@@ -104,6 +105,7 @@ static struct note *notes;
 static _Thread_local int busy; /* re-reading a file to hash it */
 static size_t n_notes, cap_notes;
 
+static struct vpa_strmap by_name; /* path -> note (keys: the notes' own paths) */
 static char **ignored; /* folder prefixes whose files are not inputs */
 static size_t n_ignored;
 
@@ -114,6 +116,8 @@ static void forget(void)
 	free(notes);
 	notes = NULL;
 	n_notes = cap_notes = 0;
+	vpa_strmap_release(&by_name);
+	vpa_strmap_init(&by_name);
 	for (size_t i = 0; i < n_ignored; i++)
 		free(ignored[i]);
 	free(ignored);
@@ -159,10 +163,7 @@ void vpa_inputs_end(void)
 
 static int known(const char *path)
 {
-	for (size_t i = 0; i < n_notes; i++)
-		if (!strcmp(notes[i].path, path))
-			return 1;
-	return 0;
+	return vpa_strmap_get(&by_name, path, NULL);
 }
 
 void vpa_input_note(const char *path, const void *data, size_t len)
@@ -195,6 +196,7 @@ void vpa_input_note(const char *path, const void *data, size_t len)
 			notes = xrealloc(notes, cap_notes * sizeof(*notes));
 		}
 		notes[n_notes++] = n;
+		vpa_strmap_put(&by_name, n.path, (uint32_t)(n_notes - 1), NULL);
 		n.path = NULL;
 	}
 	pthread_mutex_unlock(&mu);
@@ -259,6 +261,7 @@ static int share_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
 				notes = xrealloc(notes, cap_notes * sizeof(*notes));
 			}
 			notes[n_notes++] = nt;
+			vpa_strmap_put(&by_name, nt.path, (uint32_t)(n_notes - 1), NULL);
 			nt.path = NULL;
 		}
 		pthread_mutex_unlock(&mu);
