@@ -383,10 +383,7 @@ void vpa_feat_compute(const struct vpa_feat *f, const float *wave, size_t n, flo
 /* FNV-1a of the utterance id: its dither stream does not depend on threads or order. */
 static uint64_t id_seed(const char *id)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 1099511628211ull;
-	return h;
+	return vpa_fnv1a(id);
 }
 
 int vpa_feat_apply(const struct vpa_feat *f, const struct vpa_wave *w, const char *id,

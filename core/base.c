@@ -383,6 +383,14 @@ double vpa_now(void)
 	return ts.tv_sec + 1e-9 * ts.tv_nsec;
 }
 
+uint64_t vpa_fnv1a(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* the FNV-64 offset basis */
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
 double vpa_lgamma(double x)
 {
 	int sign;

@@ -133,6 +133,9 @@ double vpa_now(void);
 /* log|Gamma(x)|, thread-safe (lgamma_r: lgamma writes the global signgam). */
 double vpa_lgamma(double x);
 
+/* 64-bit FNV-1a of a NUL-terminated string (hash tables, per-id seeds). */
+uint64_t vpa_fnv1a(const char *s);
+
 /*
  * Run the pull-based worker fn(arg) on n threads: n - 1 new ones and the
  * caller's (all of it in the caller's thread when n <= 1 or when no thread

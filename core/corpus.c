@@ -434,10 +434,7 @@ void vpa_brown_tag_base(const char *tag, char *out, size_t cap)
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return vpa_fnv1a(s);
 }
 
 /* A string -> count map over borrowed keys (for building). */

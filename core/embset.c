@@ -16,11 +16,7 @@
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 1099511628211ULL;
-	}
+	uint64_t h = vpa_fnv1a(s);
 	return h ^ (h >> 29);
 }
 

@@ -38,9 +38,7 @@ struct vpa_arpa {
 
 static uint64_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	uint64_t h = vpa_fnv1a(s);
 	return h ^ (h >> 29);
 }
 

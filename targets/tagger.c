@@ -83,7 +83,7 @@ static int class_char(char c)
 /* A small hash of (class, word) -> row for the duplicate check. */
 static uint64_t pair_hash(uint32_t cls, const char *w)
 {
-	uint64_t h = 1469598103934665603ull ^ cls;
+	uint64_t h = 14695981039346656037ull ^ cls;
 	for (; *w; w++)
 		h = (h ^ (unsigned char)*w) * 1099511628211ull;
 	return h;

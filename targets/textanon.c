@@ -64,7 +64,7 @@ struct vpa_gazetteer {
 
 static uint64_t hs(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 14695981039346656037ull;
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 		if (c >= 'A' && c <= 'Z')

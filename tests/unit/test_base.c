@@ -286,8 +286,17 @@ static void test_read_file_kinds(void)
 	close(fd[0]);
 }
 
+/* Published FNV-1a 64 test vectors (Fowler/Noll/Vo reference test suite). */
+static void test_fnv1a(void)
+{
+	CHECK(vpa_fnv1a("") == 0xcbf29ce484222325ull);
+	CHECK(vpa_fnv1a("a") == 0xaf63dc4c8601ec8cull);
+	CHECK(vpa_fnv1a("foobar") == 0x85944171f73967e8ull);
+}
+
 int main(void)
 {
+	RUN(test_fnv1a);
 	RUN(test_fail_keeps_first);
 	RUN(test_exit_codes);
 	RUN(test_buf);
