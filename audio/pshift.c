@@ -1,0 +1,220 @@
+/*
+ * audio/pshift.c - pitch shifting by TD-PSOLA (Moulines and Charpentier,
+ * "Pitch-synchronous waveform processing techniques for text-to-speech
+ * synthesis using diphones", Speech Communication 9(5-6) 453-467, 1990) with
+ * the utterance-level Gaussian normalisation of log F0 of COMPRISE D2.3
+ * section 4.2.4 (eq. 3) as the F0 mapping.  Definition in audio/anon.h.
+ *
+ * Pitch marks come from the YIN track (audio/pitch.c): one per period in
+ * voiced stretches, on the waveform's largest peak of one polarity (so that
+ * every grain is centred on the same phase of its period and its
+ * two-period Hann window is zero on the neighbouring periods' peaks), one
+ * every unvoiced_ms elsewhere.  Cost: the tracker (W * tau_max per 10 ms
+ * frame) dominates; the overlap-add is two window lengths per synthesis mark.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audio/anon.h"
+
+void vpa_pshift_opts_init(struct vpa_pshift_opts *o)
+{
+	o->semitones = 0;
+	o->sigma_ratio = 1;
+	o->unvoiced_ms = 10;
+	vpa_pitch_opts_init(&o->pitch);
+}
+
+/* The frame whose centre is nearest sample i. */
+static double fmin2(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+static size_t frame_of(double i, double c0, double shift, size_t nfr)
+{
+	double t = floor((i - c0) / shift + 0.5);
+	if (t < 0)
+		return 0;
+	if (t > (double)(nfr - 1))
+		return nfr - 1;
+	return (size_t)t;
+}
+
+/* argmax of s*x[i] (s = 0: |x[i]|) over i in [a, b] clipped to [lo, n-1]; -1 when empty. */
+static long peak(const float *x, size_t n, long a, long b, long lo, int s)
+{
+	if (a < lo)
+		a = lo;
+	if (b > (long)n - 1)
+		b = (long)n - 1;
+	long best = -1;
+	double bv = -INFINITY;
+	for (long i = a; i <= b; i++) {
+		double v = s ? s * (double)x[i] : fabs((double)x[i]);
+		if (v > bv) {
+			bv = v;
+			best = i;
+		}
+	}
+	return best;
+}
+
+int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o, float **y,
+	       struct vpa_err *err)
+{
+	*y = NULL;
+	if (!(o->semitones >= -24 && o->semitones <= 24))
+		return vpa_fail(err, VPA_EINPUT, NULL, "semitones must be in [-24, 24], got %g",
+				o->semitones);
+	if (!(o->sigma_ratio >= 0 && o->sigma_ratio <= 4))
+		return vpa_fail(err, VPA_EINPUT, NULL, "sigma ratio must be in [0, 4], got %g",
+				o->sigma_ratio);
+	if (!(o->unvoiced_ms >= 1 && o->unvoiced_ms <= 50))
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"unvoiced pseudo-period must be in [1, 50] ms, got %g", o->unvoiced_ms);
+	if (!(rate >= 1000 && rate < 1e7))
+		return vpa_fail(err, VPA_EINPUT, NULL, "sample rate must be at least 1000 Hz, got %g",
+				rate);
+	struct vpa_pitch p;
+	int rc = vpa_pitch_track(x, n, rate, &o->pitch, &p, err);
+	if (rc)
+		return rc;
+	const struct vpa_pitch_opts *po = &o->pitch;
+	size_t W = (size_t)floor(po->win_ms * 0.001 * rate);
+	size_t tmax = (size_t)floor(rate / po->min_f0);
+	double shift = floor(po->shift_ms * 0.001 * rate);
+	if (p.n == 0) {
+		vpa_pitch_release(&p);
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"signal of %zu samples is shorter than the pitch tracker's frame of %zu "
+				"samples", n, W + tmax + 1);
+	}
+	double c0 = (double)(W + tmax + 1) / 2;
+	/* eq. 3 statistics: mean and population std of ln F0 over voiced frames */
+	double mu = 0;
+	size_t nv = 0;
+	for (size_t t = 0; t < p.n; t++)
+		if (p.voiced[t]) {
+			mu += log(p.f0[t]);
+			nv++;
+		}
+	float *out = xmalloc(xmul(n, sizeof(float)));
+	if (!nv) { /* nothing voiced: nothing to shift */
+		memcpy(out, x, n * sizeof(float));
+		vpa_pitch_release(&p);
+		*y = out;
+		return 0;
+	}
+	mu /= (double)nv;
+	double *beta_fr = xmalloc(xmul(p.n, sizeof(double)));
+	double fmin = po->min_f0 / 4, fmax = fmin2(4 * po->max_f0, rate / 4);
+	for (size_t t = 0; t < p.n; t++) {
+		beta_fr[t] = 1;
+		if (!p.voiced[t])
+			continue;
+		double f = p.f0[t] * exp((log(p.f0[t]) - mu) * (o->sigma_ratio - 1) +
+					 o->semitones * M_LN2 / 12);
+		f = f < fmin ? fmin : f > fmax ? fmax : f;
+		beta_fr[t] = f / p.f0[t];
+	}
+	/* analysis marks */
+	size_t cap = 64, K = 0;
+	long *a = xmalloc(xmul(cap, sizeof(long)));
+	double *beta = xmalloc(xmul(cap, sizeof(double)));
+	long U = lrint(o->unvoiced_ms * 0.001 * rate);
+	if (U < 2)
+		U = 2;
+	long m = 0, last = (long)n - 1;
+	int pol = 0;
+	for (;;) {
+		size_t fm = frame_of((double)m, c0, shift, p.n);
+		if (K == cap) {
+			cap *= 2;
+			a = xrealloc(a, xmul(cap, sizeof(long)));
+			beta = xrealloc(beta, xmul(cap, sizeof(double)));
+		}
+		a[K] = m;
+		beta[K] = beta_fr[fm];
+		K++;
+		if (m >= last)
+			break;
+		long next;
+		if (!p.voiced[fm]) {
+			pol = 0;
+			long c = m + U;
+			size_t fc = frame_of((double)c, c0, shift, p.n);
+			if (c < last && p.voiced[fc]) {
+				long P = lrint(rate / p.f0[fc]);
+				next = peak(x, n, m + U / 2, m + U / 2 + P - 1, m + 1, 0);
+				pol = x[next] < 0 ? -1 : 1;
+			} else
+				next = c;
+		} else {
+			double P = rate / p.f0[fm];
+			if (!pol) {
+				next = peak(x, n, m + lrint(P / 2), m + lrint(1.5 * P) - 1, m + 1, 0);
+				if (next >= 0)
+					pol = x[next] < 0 ? -1 : 1;
+			} else
+				next = peak(x, n, m + (long)ceil(0.8 * P), m + (long)floor(1.2 * P),
+					    m + 1, pol);
+		}
+		if (next < 0 || next > last)
+			next = last;
+		m = next;
+	}
+	free(beta_fr);
+	vpa_pitch_release(&p);
+	/* synthesis: grain k (window of its two periods) at round(t_j) */
+	double *acc = xcalloc(n, sizeof(double));
+	double tj = 0;
+	size_t q = 0, k = 0;
+	long placed = -1;
+	while (tj <= (double)last) {
+		while (q + 1 < K - 1 && (double)a[q + 1] <= tj)
+			q++;
+		while (k + 1 < K && fabs((double)a[k + 1] - tj) < fabs((double)a[k] - tj))
+			k++;
+		long s = lrint(tj);
+		for (int side = 0; side < 2; side++) {
+			long L = side ? (k + 1 < K ? a[k + 1] - a[k] : 0)
+				      : (k > 0 ? a[k] - a[k - 1] : 0);
+			for (long d = side ? 0 : -L + 1; side ? d < L : d <= 0; d++) {
+				if (!side && d == 0 && k + 1 < K)
+					continue; /* d = 0 once, by the right half (or here at the end) */
+				long i = s + d, src = a[k] + d;
+				if (i < 0 || i > last || src < 0 || src > last)
+					continue;
+				double w = 0.5 + 0.5 * cos(M_PI * (double)d / (double)L);
+				acc[i] += w * x[src];
+			}
+		}
+		placed = s;
+		if (K == 1)
+			break;
+		double per = (double)(a[q + 1] - a[q]);
+		tj += per / beta[k];
+	}
+	if (placed < last && K > 1) { /* cover the end with the last grain at n - 1 */
+		long L = a[K - 1] - a[K - 2];
+		for (long d = -L + 1; d <= 0; d++)
+			acc[last + d] += (0.5 + 0.5 * cos(M_PI * (double)d / (double)L)) * x[last + d];
+	}
+	if (K == 1)
+		acc[0] = x[0];
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (!isfinite(acc[i]))
+			rc = vpa_fail(err, VPA_ENUMERIC, NULL, "pitch-shifted sample %zu is not finite", i);
+		out[i] = (float)acc[i];
+	}
+	free(acc);
+	free(beta);
+	free(a);
+	if (rc)
+		free(out);
+	else
+		*y = out;
+	return rc;
+}
