@@ -235,7 +235,8 @@ void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind);
  * out_dir/wav/UTT.wav (16-bit PCM at the input rate), out_dir/wav.scp
  * (`UTT out_dir/wav/UTT.wav`, absolute path when out_dir is absolute),
  * copies of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*
- * (when present), and `anon_coeffs` (`UTT COEFFICIENT`, the value used).
+ * (when present), and `anon_coeffs` (`UTT COEFFICIENT`, the value used:
+ * alpha for MCADAMS and WARP, the semitone shift for PITCH).
  * A segments file in in_dir gives one output file per segment (no segments
  * file written).  Utterances are shared over `threads` and, under MPI, over
  * the ranks (vpa_dist_jobs: the samples travel and every rank writes the
