@@ -204,6 +204,16 @@ void vpa_pshift_opts_init(struct vpa_pshift_opts *o);
  */
 int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o,
 	       float **y /* OUT, n samples, caller frees */, struct vpa_err *err);
+/*
+ * The same with a given F0 track instead of vpa_pitch_track's (what
+ * vpa_pshift does after tracking; the golden test feeds its generator's
+ * track): p must have the frame count the tracker gives for n samples under
+ * o->pitch ("pitch track of 12 frames for a signal of 13 frames"), and a
+ * positive finite F0 on every voiced frame.
+ */
+int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o,
+		     const struct vpa_pitch *p, float **y /* OUT, n samples, caller frees */,
+		     struct vpa_err *err);
 
 /* ------------------------------------------------ data directories */
 

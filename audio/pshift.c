@@ -61,10 +61,8 @@ static long peak(const float *x, size_t n, long a, long b, long lo, int s)
 	return best;
 }
 
-int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o, float **y,
-	       struct vpa_err *err)
+static int check_opts(const struct vpa_pshift_opts *o, double rate, struct vpa_err *err)
 {
-	*y = NULL;
 	if (!(o->semitones >= -24 && o->semitones <= 24))
 		return vpa_fail(err, VPA_EINPUT, NULL, "semitones must be in [-24, 24], got %g",
 				o->semitones);
@@ -77,20 +75,50 @@ int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_op
 	if (!(rate >= 1000 && rate < 1e7))
 		return vpa_fail(err, VPA_EINPUT, NULL, "sample rate must be at least 1000 Hz, got %g",
 				rate);
+	return 0;
+}
+
+int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o, float **y,
+	       struct vpa_err *err)
+{
+	*y = NULL;
+	if (check_opts(o, rate, err))
+		return err->status;
 	struct vpa_pitch p;
 	int rc = vpa_pitch_track(x, n, rate, &o->pitch, &p, err);
-	if (rc)
-		return rc;
+	if (!rc)
+		rc = vpa_pshift_track(x, n, rate, o, &p, y, err);
+	vpa_pitch_release(&p);
+	return rc;
+}
+
+int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o,
+		     const struct vpa_pitch *pt, float **y, struct vpa_err *err)
+{
+	*y = NULL;
+	if (check_opts(o, rate, err))
+		return err->status;
 	const struct vpa_pitch_opts *po = &o->pitch;
 	size_t W = (size_t)floor(po->win_ms * 0.001 * rate);
 	size_t tmax = (size_t)floor(rate / po->min_f0);
-	double shift = floor(po->shift_ms * 0.001 * rate);
-	if (p.n == 0) {
-		vpa_pitch_release(&p);
+	size_t sh = (size_t)floor(po->shift_ms * 0.001 * rate);
+	if (!(po->min_f0 > 0 && po->max_f0 > po->min_f0) || sh < 1)
+		return vpa_fail(err, VPA_EINPUT, NULL, "pitch options out of range");
+	size_t span = W + tmax + 1, nfr = n >= span ? 1 + (n - span) / sh : 0;
+	if (nfr == 0)
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"signal of %zu samples is shorter than the pitch tracker's frame of %zu "
-				"samples", n, W + tmax + 1);
-	}
+				"samples", n, span);
+	if (pt->n != nfr)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"pitch track of %zu frames for a signal of %zu frames", pt->n, nfr);
+	for (size_t t = 0; t < nfr; t++)
+		if (pt->voiced[t] && !(pt->f0[t] > 0 && isfinite(pt->f0[t])))
+			return vpa_fail(err, VPA_EINPUT, NULL, "pitch track frame %zu: voiced with F0 %g",
+					t, (double)pt->f0[t]);
+	const struct vpa_pitch p = *pt;
+	double shift = (double)sh;
+	int rc = 0;
 	double c0 = (double)(W + tmax + 1) / 2;
 	/* eq. 3 statistics: mean and population std of ln F0 over voiced frames */
 	double mu = 0;
@@ -103,7 +131,6 @@ int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_op
 	float *out = xmalloc(xmul(n, sizeof(float)));
 	if (!nv) { /* nothing voiced: nothing to shift */
 		memcpy(out, x, n * sizeof(float));
-		vpa_pitch_release(&p);
 		*y = out;
 		return 0;
 	}
@@ -166,7 +193,6 @@ int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_op
 		m = next;
 	}
 	free(beta_fr);
-	vpa_pitch_release(&p);
 	/* synthesis: grain k (window of its two periods) at round(t_j) */
 	double *acc = xcalloc(n, sizeof(double));
 	double tj = 0;
