@@ -6,11 +6,13 @@
  * section 4.2.4 (eq. 3) as the F0 mapping.  Definition in audio/anon.h.
  *
  * Pitch marks come from the YIN track (audio/pitch.c): one per period in
- * voiced stretches, on the waveform's largest peak of one polarity (so that
- * every grain is centred on the same phase of its period and its
- * two-period Hann window is zero on the neighbouring periods' peaks), one
+ * voiced stretches, the first on the largest peak and each next one a period
+ * on at the same phase of the waveform (best normalised correlation of one
+ * period; so that every grain is centred on the same phase of its period and
+ * its two-period Hann window is zero on the neighbouring periods' peaks), one
  * every unvoiced_ms elsewhere.  Cost: the tracker (W * tau_max per 10 ms
- * frame) dominates; the overlap-add is two window lengths per synthesis mark.
+ * frame) dominates; the alignment is 0.4 P x P per period, the overlap-add
+ * two periods per synthesis mark.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@ void vpa_pshift_opts_init(struct vpa_pshift_opts *o)
 	o->semitones = 0;
 	o->sigma_ratio = 1;
 	o->unvoiced_ms = 10;
+	o->dilate = 2;
 	vpa_pitch_opts_init(&o->pitch);
 }
 
@@ -42,8 +45,8 @@ static size_t frame_of(double i, double c0, double shift, size_t nfr)
 	return (size_t)t;
 }
 
-/* argmax of s*x[i] (s = 0: |x[i]|) over i in [a, b] clipped to [lo, n-1]; -1 when empty. */
-static long peak(const float *x, size_t n, long a, long b, long lo, int s)
+/* argmax of |x[i]| over i in [a, b] clipped to [lo, n-1]; -1 when empty. */
+static long peak(const float *x, size_t n, long a, long b, long lo)
 {
 	if (a < lo)
 		a = lo;
@@ -52,7 +55,7 @@ static long peak(const float *x, size_t n, long a, long b, long lo, int s)
 	long best = -1;
 	double bv = -INFINITY;
 	for (long i = a; i <= b; i++) {
-		double v = s ? s * (double)x[i] : fabs((double)x[i]);
+		double v = fabs((double)x[i]);
 		if (v > bv) {
 			bv = v;
 			best = i;
@@ -69,6 +72,9 @@ static int check_opts(const struct vpa_pshift_opts *o, double rate, struct vpa_e
 	if (!(o->sigma_ratio >= 0 && o->sigma_ratio <= 4))
 		return vpa_fail(err, VPA_EINPUT, NULL, "sigma ratio must be in [0, 4], got %g",
 				o->sigma_ratio);
+	if (!(o->dilate >= 0 && o->dilate <= 10))
+		return vpa_fail(err, VPA_EINPUT, NULL, "voicing dilation must be in [0, 10] frames, got %d",
+				o->dilate);
 	if (!(o->unvoiced_ms >= 1 && o->unvoiced_ms <= 50))
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"unvoiced pseudo-period must be in [1, 50] ms, got %g", o->unvoiced_ms);
@@ -76,6 +82,39 @@ static int check_opts(const struct vpa_pshift_opts *o, double rate, struct vpa_e
 		return vpa_fail(err, VPA_EINPUT, NULL, "sample rate must be at least 1000 Hz, got %g",
 				rate);
 	return 0;
+}
+
+/*
+ * The lag in [lo, hi] (clipped so that m + lag <= n - 1) whose one-period
+ * segment x[m + lag - h .. m + lag + h] best matches x[m - h .. m + h]:
+ * largest sum_j x[m+j] x[m+lag+j] / sqrt(sum_j x[m+lag+j]^2) (samples outside
+ * the signal count as 0; an all-zero segment scores 0), the earliest on a
+ * tie; m + lag, or -1 when m + lo > n - 1.
+ */
+static long align(const float *x, size_t n, long m, long lo, long hi, long h)
+{
+	long last = (long)n - 1;
+	if (lo < 1)
+		lo = 1;
+	if (m + hi > last)
+		hi = last - m;
+	long best = -1;
+	double bv = -INFINITY;
+	for (long lag = lo; lag <= hi; lag++) {
+		double c = 0, e = 0;
+		for (long j = -h; j <= h; j++) {
+			long i = m + j, k = m + lag + j;
+			double u = i >= 0 && i <= last ? x[i] : 0, v = k >= 0 && k <= last ? x[k] : 0;
+			c += u * v;
+			e += v * v;
+		}
+		double s = e > 0 ? c / sqrt(e) : 0;
+		if (s > bv) {
+			bv = s;
+			best = m + lag;
+		}
+	}
+	return best;
 }
 
 int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o, float **y,
@@ -146,6 +185,25 @@ int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_psh
 		f = f < fmin ? fmin : f > fmax ? fmax : f;
 		beta_fr[t] = f / p.f0[t];
 	}
+	/* voicing of the marks: a frame within `dilate` frames of a voiced frame
+	 * takes the nearest voiced frame's F0 and beta (the earlier on a tie) */
+	long dil = o->dilate;
+	unsigned char *vv = xcalloc(p.n, 1);
+	float *vf = xcalloc(p.n, sizeof(float));
+	for (size_t t = 0; t < p.n; t++) {
+		long best = -1;
+		for (long d = 0; d <= dil && best < 0; d++) {
+			if ((long)t - d >= 0 && p.voiced[t - (size_t)d])
+				best = (long)t - d;
+			else if (t + (size_t)d < p.n && p.voiced[t + (size_t)d])
+				best = (long)t + d;
+		}
+		if (best >= 0) {
+			vv[t] = 1;
+			vf[t] = p.f0[best];
+			beta_fr[t] = beta_fr[best];
+		}
+	}
 	/* analysis marks */
 	size_t cap = 64, K = 0;
 	long *a = xmalloc(xmul(cap, sizeof(long)));
@@ -154,7 +212,7 @@ int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_psh
 	if (U < 2)
 		U = 2;
 	long m = 0, last = (long)n - 1;
-	int pol = 0;
+	int synced = 0; /* m was placed by a voiced rule */
 	for (;;) {
 		size_t fm = frame_of((double)m, c0, shift, p.n);
 		if (K == cap) {
@@ -168,31 +226,33 @@ int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_psh
 		if (m >= last)
 			break;
 		long next;
-		if (!p.voiced[fm]) {
-			pol = 0;
+		if (!vv[fm]) {
+			synced = 0;
 			long c = m + U;
 			size_t fc = frame_of((double)c, c0, shift, p.n);
-			if (c < last && p.voiced[fc]) {
-				long P = lrint(rate / p.f0[fc]);
-				next = peak(x, n, m + U / 2, m + U / 2 + P - 1, m + 1, 0);
-				pol = x[next] < 0 ? -1 : 1;
+			if (c < last && vv[fc]) {
+				long P = lrint(rate / vf[fc]);
+				next = peak(x, n, m + U / 2, m + U / 2 + P - 1, m + 1);
+				synced = 1;
 			} else
 				next = c;
 		} else {
-			double P = rate / p.f0[fm];
-			if (!pol) {
-				next = peak(x, n, m + lrint(P / 2), m + lrint(1.5 * P) - 1, m + 1, 0);
+			double P = rate / vf[fm];
+			if (!synced) {
+				next = peak(x, n, m + lrint(P / 2), m + lrint(1.5 * P) - 1, m + 1);
 				if (next >= 0)
-					pol = x[next] < 0 ? -1 : 1;
+					synced = 1;
 			} else
-				next = peak(x, n, m + (long)ceil(0.8 * P), m + (long)floor(1.2 * P),
-					    m + 1, pol);
+				next = align(x, n, m, (long)ceil(0.8 * P), (long)floor(1.2 * P),
+					     lrint(P / 2));
 		}
 		if (next < 0 || next > last)
 			next = last;
 		m = next;
 	}
 	free(beta_fr);
+	free(vv);
+	free(vf);
 	/* synthesis: grain k (window of its two periods) at round(t_j) */
 	double *acc = xcalloc(n, sizeof(double));
 	double tj = 0;

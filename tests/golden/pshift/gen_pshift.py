@@ -21,7 +21,8 @@ rounding.
 
 Outputs (committed): x.npy (float32 input, 16 kHz), f0.npy (float32 per frame,
 0 = unvoiced; frame geometry of vpa_pitch_opts_init at 16 kHz: W = 640,
-tau_max = 266, shift = 160, centre t*160 + 453.5), cases.txt (NAME SEMITONES
+tau_max = 266, shift = 160, centre t*160 + 453.5; vpa_pshift_opts_init's
+unvoiced_ms = 10 and dilate = 2), cases.txt (NAME SEMITONES
 SIGMA_RATIO) and NAME.npy (float32 output).
 """
 import math
@@ -34,13 +35,18 @@ RATE = 16000.0
 W, TMAX, SHIFT = 640, 266, 160
 MIN_F0, MAX_F0 = 60.0, 400.0
 U_MS = 10.0
+DILATE = 2
 
 
 def vowel(n):
-    """a pulse train gliding 100 -> 140 Hz over [0.1, 0.45) s, a glottal
-    low-pass and three formants, peak 10000, plus noise of amplitude 40"""
+    """a pulse train gliding 100 -> 140 Hz over [0.1, 0.45) s, each period
+    a main pulse and a second one of 0.8 at 0.4 of the period (two peaks of
+    similar height per period: where largest-peak marks would jump), a
+    glottal low-pass and three formants, peak 10000, plus uniform noise of
+    amplitude 300"""
     s = np.zeros(n)
     ph = 0.0
+    second = False
     for i in range(n):
         t = i / RATE
         if 0.1 <= t < 0.45:
@@ -48,6 +54,10 @@ def vowel(n):
             if ph >= 1:
                 ph -= 1
                 s[i] = 1
+                second = True
+            elif second and ph >= 0.4:
+                s[i] = 0.8
+                second = False
     for _ in range(2):
         s = scipy.signal.lfilter([1.0], [1.0, -0.9], s)
     for f, bw in ((700, 90), (1200, 110), (2600, 160)):
@@ -56,7 +66,7 @@ def vowel(n):
         s = scipy.signal.lfilter([1 - c - d], [1.0, -c, -d], s)
     s = s / np.abs(s).max() * 10000
     rng = np.random.default_rng(1)
-    s = s + rng.uniform(-40, 40, n)
+    s = s + rng.uniform(-300, 300, n)
     return s.astype(np.float32)
 
 
@@ -94,17 +104,48 @@ def pshift(x, f0, semitones, ratio):
             g = min(max(g, fmin), fmax)
             beta_fr[t] = g / F
 
-    def peak(a, b, lo, s):
+    # voicing of the marks: the nearest voiced frame within DILATE frames
+    # (t, t-1, t+1, t-2, t+2, ...) lends its F0 and beta
+    vv = np.zeros(nfr, dtype=bool)
+    vf = np.zeros(nfr)
+    beta_m = np.ones(nfr)
+    for t in range(nfr):
+        for cand in [t] + [u for d in range(1, DILATE + 1) for u in (t - d, t + d)]:
+            if 0 <= cand < nfr and voiced[cand]:
+                vv[t], vf[t], beta_m[t] = True, float(f0[cand]), beta_fr[cand]
+                break
+    voiced, beta_fr = vv, beta_m
+
+    def peak(a, b, lo):
         a, b = max(a, lo), min(b, n - 1)
         if a > b:
             return -1
-        seg = x[a:b + 1].astype(np.float64)
-        v = np.abs(seg) if s == 0 else s * seg
-        return a + int(np.argmax(v))  # the first maximum
+        return a + int(np.argmax(np.abs(x[a:b + 1].astype(np.float64))))  # the first maximum
+
+    xp = x.astype(np.float64)
+
+    def seg(c, h):  # x[c-h .. c+h], zeros outside the signal
+        out = np.zeros(2 * h + 1)
+        lo, hi = max(c - h, 0), min(c + h, last)
+        if lo <= hi:
+            out[lo - (c - h):hi - (c - h) + 1] = xp[lo:hi + 1]
+        return out
+
+    def align(m, lo, hi, h):
+        lo, hi = max(lo, 1), min(hi, last - m)
+        ref = seg(m, h)
+        best, bv = -1, -math.inf
+        for lag in range(lo, hi + 1):
+            v = seg(m + lag, h)
+            e = float(np.sum(v * v))
+            sc = float(np.sum(ref * v)) / math.sqrt(e) if e > 0 else 0.0
+            if sc > bv:
+                best, bv = m + lag, sc
+        return best
 
     U = max(int(np.rint(U_MS * 0.001 * RATE)), 2)
     marks, beta = [], []
-    m, pol = 0, 0
+    m, synced = 0, False
     while True:
         fm = frame_of(m)
         marks.append(m)
@@ -112,23 +153,22 @@ def pshift(x, f0, semitones, ratio):
         if m >= last:
             break
         if not voiced[fm]:
-            pol = 0
+            synced = False
             c = m + U
             fc = frame_of(c)
             if c < last and voiced[fc]:
-                P = int(np.rint(RATE / float(f0[fc])))
-                nxt = peak(m + U // 2, m + U // 2 + P - 1, m + 1, 0)
-                pol = -1 if x[nxt] < 0 else 1
+                P = int(np.rint(RATE / vf[fc]))
+                nxt = peak(m + U // 2, m + U // 2 + P - 1, m + 1)
+                synced = True
             else:
                 nxt = c
         else:
-            P = RATE / float(f0[fm])
-            if pol == 0:
-                nxt = peak(m + int(np.rint(P / 2)), m + int(np.rint(1.5 * P)) - 1, m + 1, 0)
-                if nxt >= 0:
-                    pol = -1 if x[nxt] < 0 else 1
+            P = RATE / vf[fm]
+            if not synced:
+                nxt = peak(m + int(np.rint(P / 2)), m + int(np.rint(1.5 * P)) - 1, m + 1)
+                synced = nxt >= 0
             else:
-                nxt = peak(m + math.ceil(0.8 * P), m + math.floor(1.2 * P), m + 1, pol)
+                nxt = align(m, math.ceil(0.8 * P), math.floor(1.2 * P), int(np.rint(P / 2)))
         if nxt < 0 or nxt > last:
             nxt = last
         m = nxt
