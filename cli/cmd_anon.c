@@ -47,7 +47,7 @@ static void anon_usage(FILE *f)
 		"  --alpha-range LO,HI  mcadams, warp: draw one coefficient per speaker or\n"
 		"                       utterance from [LO, HI)\n"
 		"  --semitones S        pitch: the shift of the mean log F0 for every utterance,\n"
-		"                       [-24, 24] (default 0)\n"
+		"                       [-24, 24] (pitch needs this or --semitones-range)\n"
 		"  --semitones-range LO,HI\n"
 		"                       pitch: draw one shift per speaker or utterance from [LO, HI)\n"
 		"  --sigma-ratio R      pitch: spread of log F0 out / in, [0, 4] (default 1; 0\n"
@@ -201,6 +201,8 @@ int cmd_anonymise(int argc, char **argv)
 		return cli_usage_error(name, "%s and %s exclude each other", fixed, range);
 	if (have_level && !have_range)
 		return cli_usage_error(name, "--level needs %s", range);
+	if (pitch && !have_alpha && !have_range) /* no default shift: 0 would be the identity */
+		return cli_usage_error(name, "pitch needs --semitones S or --semitones-range LO,HI");
 	if (have_range && !have_level)
 		o.level = VPA_SIGANON_SPEAKER;
 	int rest = argc - 1 - optind;

@@ -78,7 +78,7 @@ static const struct vpa_key anonymise_keys[] = {
 	{"low", VPA_K_NUM, 0, "0.5", -24, 24, 0, NULL, NULL, "0.5",
 	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`): "
 	 "mcadams the McAdams alpha in (0, 2], warp the warping alpha in (-1, 1), pitch the "
-	 "shift of the mean log F0 in semitones, [-24, 24]"},
+	 "shift of the mean log F0 in semitones, [-24, 24] (pitch needs low and high)"},
 	{"high", VPA_K_NUM, 0, "0.9", -24, 24, 0, NULL, NULL, "0.9",
 	 "upper end of that range (same unit as `low`, at least `low`)"},
 	{"train_level", VPA_K_ENUM, 0, "anon_level_utt", -INF, INF, 0,
@@ -149,7 +149,8 @@ static const struct vpa_key audio_keys[] = {
 };
 const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys};
 
-/* `anonymise: {low, high}` in the range of the method's coefficient, low <= high */
+/* `anonymise: {low, high}` in the range of the method's coefficient (given
+ * for pitch), low <= high */
 static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *an,
 		      struct vpa_err *err)
 {
@@ -171,6 +172,12 @@ static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *an
 			return vpa_fail(err, VPA_EINPUT, &loc, "'%s' of method %s must be %s, got %g",
 					key[k], m, want, v[k]);
 		}
+	}
+	if (!strcmp(m, "pitch") && !(vpa_ymap_get(an, "low") && vpa_ymap_get(an, "high"))) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, an);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"method pitch needs 'low' and 'high' (the shift range in semitones; the "
+				"defaults 0.5, 0.9 are McAdams alphas)");
 	}
 	if (!(v[0] <= v[1])) {
 		const struct vpa_ynode *n = vpa_ymap_get(an, "low");

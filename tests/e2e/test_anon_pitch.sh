@@ -37,7 +37,7 @@ t_run "features read the pitch-shifted directory" 0 -- features fbank p1 -o p1.a
 t_run "S = 0, R = 1" 0 -- anonymise pitch --semitones 0 d p0
 t_ok "S = 0, R = 1: the input samples back" bash -c \
 	"cmp -s <(tail -c 16000 p0/wav/u1.wav) <(tail -c 16000 d/u1.wav)"
-t_run "sigma ratio 0.5 changes the samples" 0 -- anonymise pitch --sigma-ratio 0.5 d ps
+t_run "sigma ratio 0.5 changes the samples" 0 -- anonymise pitch --semitones 0 --sigma-ratio 0.5 d ps
 t_ok "sigma ratio 0.5: other samples than S = 0, R = 1" bash -c "! cmp -s ps/wav/u1.wav p0/wav/u1.wav"
 t_run "speaker-level draw, 1 thread" 0 -- anonymise pitch --semitones-range -6,6 --seed 7 --threads 1 d s1
 t_run "speaker-level draw, 2 threads" 0 -- anonymise pitch --semitones-range -6,6 --level speaker --seed 7 --threads 2 d s2
@@ -51,12 +51,14 @@ t_ok "one shift per utterance" test "$(cut -d' ' -f2 u1/anon_coeffs | sort -u | 
 mkdir s; cp "$C/tiny16.wav" s/; printf 'x s/tiny16.wav\n' > s/wav.scp
 t_run "shorter than a pitch frame" 1 -- anonymise pitch --semitones 3 s os
 t_ok "shorter than a pitch frame: the line, nothing written" bash -c "test \"\$(cat $ERR)\" = \"vpaudit anonymise: error: utterance 'x': signal of 600 samples is shorter than the pitch tracker's frame of 907 samples\" && ! ls | grep -q '^os'"
-t_run "OUT exists" 1 -- anonymise pitch d p1
+t_run "OUT exists" 1 -- anonymise pitch --semitones 2 d p1
 t_ok "OUT exists: the line" bash -c "test \"\$(cat $ERR)\" = 'vpaudit anonymise: error: p1: already exists'"
 t_run "semitones out of range" 2 -- anonymise pitch --semitones 25 d ox
 t_ok "semitones out of range: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit anonymise: error: --semitones must be a number in [-24, 24], got '25'\""
 t_run "semitones not a number" 2 -- anonymise pitch --semitones 3st d ox
-t_run "sigma ratio out of range" 2 -- anonymise pitch --sigma-ratio -1 d ox
+t_run "no shift given" 2 -- anonymise pitch d ox
+t_ok "no shift given: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit anonymise: error: pitch needs --semitones S or --semitones-range LO,HI (see 'vpaudit anonymise --help')\""
+t_run "sigma ratio out of range" 2 -- anonymise pitch --semitones 1 --sigma-ratio -1 d ox
 t_ok "sigma ratio out of range: one line" bash -c "test \$(wc -l < $ERR) = 1 && grep -q -- '--sigma-ratio must be a number in \[0, 4\]' $ERR"
 t_run "empty semitone range" 2 -- anonymise pitch --semitones-range 3,-3 d ox
 t_run "semitones and range together" 2 -- anonymise pitch --semitones 1 --semitones-range -3,3 d ox
@@ -103,6 +105,9 @@ t_ok "validate: a semitone range for mcadams: the line" bash -c \
 scn v4.yaml "{method: warp, low: 0.1, high: 1.5}"
 t_run "validate: warp alpha 1.5" 1 -- validate v4.yaml
 t_ok "validate: warp alpha 1.5: the line" grep -q "^vpaudit validate: error: v4.yaml:10:[0-9]*: 'high' of method warp must be a warping alpha in (-1, 1), got 1.5" "$ERR"
+scn v6.yaml "{method: pitch, high: 6}"
+t_run "validate: pitch without low" 1 -- validate v6.yaml
+t_ok "validate: pitch without low: the line" grep -q "^vpaudit validate: error: v6.yaml:10:[0-9]*: method pitch needs 'low' and 'high'" "$ERR"
 scn v5.yaml "{method: pitch, low: 3, high: -3}"
 t_run "validate: low above high" 1 -- validate v5.yaml
 t_ok "validate: low above high: the line" grep -q "^vpaudit validate: error: v5.yaml:10:[0-9]*: 'low' 3 is above 'high' -3" "$ERR"
