@@ -153,16 +153,17 @@ int vpa_rho_f0(const struct vpa_pitch *a, const struct vpa_pitch *b, double *rho
  *   exp((ln F0 - mu) (sigma_ratio - 1) + semitones ln(2) / 12)
  * (written without the division, so a constant F0 (sigma = 0) is allowed),
  * F0 * beta limited to [min_f0 / 4, min(4 max_f0, rate / 4)] of o->pitch.
- * Frame of a sample i: the frame whose centre (anon.h, YIN) is nearest.
+ * Frame of a sample i: the frame whose centre (YIN section above) is nearest.
  * Voicing of the marks: frame t counts as voiced with the F0 and beta of
  * the nearest voiced frame within `dilate` frames (t itself first, then
  * t - 1, t + 1, t - 2, ...), else unvoiced (a YIN frame spans W + tau_max
  * samples, 57 ms by default, so its decision is about more than its 10 ms
  * slot: without the dilation the first and last 10-20 ms of every voiced
  * stretch kept the original pitch, and on espeak-ng speech shifted by +4
- * semitones only 44% of the input's voiced frames were voiced in the output,
- * 89% with 2 frames).  The statistics mu, sigma use the tracker's voiced
- * frames only.
+ * semitones the output had 44% as many voiced frames as the input, 89% with
+ * 2 frames (both with the earlier largest-peak marks; audio/README.md has
+ * the figures with the marks below)).  The statistics mu, sigma use the
+ * tracker's voiced frames only.
  *
  * Analysis marks a_0 = 0 < a_1 < ... < a_{K-1} = n - 1, placed left to right
  * from mark m (voicing and F0 of frames as just said): if m's frame is
