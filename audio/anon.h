@@ -1,9 +1,9 @@
 /*
  * audio/anon.h - signal-level anonymisers and utility measures of issue 17:
  * the McAdams-coefficient anonymiser (VoicePrivacy B2), a frequency-warping
- * anonymiser, a pitch tracker with rho_F0, WER of Kaldi `text` files, and the
- * synthetic multi-speaker corpus.  Part of audio/ (depends on audio.h and
- * core/ only).
+ * anonymiser, a TD-PSOLA pitch-shifting anonymiser, a pitch tracker with
+ * rho_F0, WER of Kaldi `text` files, and the synthetic multi-speaker corpus.
+ * Part of audio/ (depends on audio.h and core/ only).
  *
  * Units and scales as audio/audio.h: samples are float at the int16 scale
  * (16-bit PCM values are exact integers), rates in Hz, lengths in ms.
@@ -91,48 +91,6 @@ double vpa_warp_freq(double omega, double alpha);
 int vpa_warp(const float *x, size_t n, double rate, const struct vpa_warp_opts *o,
 	     float **y /* OUT, n samples, caller frees */, struct vpa_err *err);
 
-/* ------------------------------------------------ data directories */
-
-enum vpa_anon_kind { VPA_ANON_MCADAMS = 0, VPA_ANON_WARP = 1 };
-enum vpa_anon_level {
-	VPA_ANON_FIXED = 0,     /* the coefficient of the options for every utterance */
-	VPA_SIGANON_SPEAKER = 1,   /* one coefficient per speaker drawn from [lo, hi) */
-	VPA_SIGANON_UTTERANCE = 2, /* one per utterance */
-};
-struct vpa_anon_opts {
-	int kind;                        /* enum vpa_anon_kind */
-	struct vpa_mcadams_opts mcadams; /* used when kind = MCADAMS (alpha overridden by the draw) */
-	struct vpa_warp_opts warp;       /* used when kind = WARP (alpha overridden by the draw) */
-	int level;                       /* enum vpa_anon_level */
-	double lo, hi;                   /* the coefficient range for SPEAKER/UTTERANCE */
-	uint64_t seed;                   /* the draw: vpa_rng_split(seed, speaker or utterance id) */
-	/* optional: the stream name of an utterance's draw instead of its speaker or
-	 * utterance id (the informed attacker of targets/anon_audio.c draws an
-	 * enrolment utterance's coefficient from a trial utterance's stream); NULL
-	 * = the id.  Must be safe to call from several threads. */
-	const char *(*stream)(void *ctx, const char *utt, const char *spk);
-	void *stream_ctx;
-};
-void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind);
-
-/*
- * Anonymise every utterance of the Kaldi data directory in_dir into out_dir:
- * out_dir/wav/UTT.wav (16-bit PCM at the input rate), out_dir/wav.scp
- * (`UTT out_dir/wav/UTT.wav`, absolute path when out_dir is absolute),
- * copies of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*
- * (when present), and `anon_coeffs` (`UTT COEFFICIENT`, the value used).
- * A segments file in in_dir gives one output file per segment (no segments
- * file written).  Utterances are shared over `threads` and, under MPI, over
- * the ranks (vpa_dist_jobs: the samples travel and every rank writes the
- * whole out_dir, so out_dir must be a folder of the rank's own, e.g. under
- * /tmp); the output is byte-identical for any thread or rank count (the draw
- * is per speaker/utterance id, not per order).  All or nothing: written under out_dir.tmp.PID and renamed
- * into place; out_dir must not exist ("OUT: already exists").  Level SPEAKER
- * needs utt2spk.  Errors name the data-directory line or the utterance.
- */
-int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct vpa_anon_opts *o,
-			  int threads, struct vpa_err *err);
-
 /* ---------------------------------------------------------- pitch */
 
 /*
@@ -176,6 +134,147 @@ int vpa_pitch_track(const float *x, size_t n, double rate, const struct vpa_pitc
  */
 int vpa_rho_f0(const struct vpa_pitch *a, const struct vpa_pitch *b, double *rho /* OUT */,
 	       size_t *n_common /* OUT */, struct vpa_err *err);
+
+/* ------------------------------------------------------ pitch shifting */
+
+/*
+ * Pitch shifting that keeps duration and formants (issue 17 item 2: the F0
+ * transformation of COMPRISE D2.3 section 4.2.4 as a signal anonymiser), by
+ * TD-PSOLA (Moulines and Charpentier, "Pitch-synchronous waveform processing
+ * techniques for text-to-speech synthesis using diphones", Speech
+ * Communication 9(5-6), 1990).
+ *
+ * F0 mapping (COMPRISE D2.3 eq. 3, Gaussian normalisation of log F0, applied
+ * to the utterance): F0 by vpa_pitch_track with o->pitch; mu, sigma = mean
+ * and population standard deviation of ln F0 over the voiced frames;
+ *   ln F0' = (ln F0 - mu) / sigma * sigma' + mu',
+ *   mu' = mu + semitones * ln(2) / 12,  sigma' = sigma_ratio * sigma,
+ * i.e. per voiced frame the factor beta = F0'/F0 =
+ *   exp((ln F0 - mu) (sigma_ratio - 1) + semitones ln(2) / 12)
+ * (written without the division, so a constant F0 (sigma = 0) is allowed),
+ * F0 * beta limited to [min_f0 / 4, min(4 max_f0, rate / 4)] of o->pitch.
+ * Frame of a sample i: the frame whose centre (YIN section above) is nearest.
+ * Voicing of the marks: frame t counts as voiced with the F0 and beta of
+ * the nearest voiced frame within `dilate` frames (t itself first, then
+ * t - 1, t + 1, t - 2, ...), else unvoiced (a YIN frame spans W + tau_max
+ * samples, 57 ms by default, so its decision is about more than its 10 ms
+ * slot: without the dilation the first and last 10-20 ms of every voiced
+ * stretch kept the original pitch, and on espeak-ng speech shifted by +4
+ * semitones the output had 44% as many voiced frames as the input, 89% with
+ * 2 frames (both with the earlier largest-peak marks; audio/README.md has
+ * the figures with the marks below)).  The statistics mu, sigma use the
+ * tracker's voiced frames only.
+ *
+ * Analysis marks a_0 = 0 < a_1 < ... < a_{K-1} = n - 1, placed left to right
+ * from mark m (voicing and F0 of frames as just said): if m's frame is
+ * unvoiced, c = m + U (U = round(unvoiced_ms * rate / 1000), the
+ * pseudo-period); if c < n - 1 and c's frame is voiced (voicing starts), the
+ * next mark is the sample of largest |x| in [m + floor(U/2), m + floor(U/2) +
+ * P) (P = round(rate / F0 of c's frame)), else c.  If m's frame is voiced
+ * (P = rate / its F0): when m was not placed by a voiced rule (the signal
+ * starts voiced), the largest |x| in [m + round(P/2), m + round(1.5 P)); else
+ * m + the lag in [ceil(0.8 P), floor(1.2 P)] with the largest
+ *   sum_{|j| <= h} x[m+j] x[m+lag+j] / sqrt(sum_{|j| <= h} x[m+lag+j]^2),
+ * h = round(P/2) (samples outside the signal 0, an all-zero segment scores
+ * 0): one period on, at the same phase of the waveform.  (Taking the largest
+ * peak instead let the marks jump between two peaks of similar height, up to
+ * 10% of the period on espeak-ng voices, and the output had period doubling.)
+ * Searches stop at n - 1, a mark beyond it becomes n - 1, ties go to the
+ * earliest sample.  Mark k has beta_k = beta of its frame when it is voiced,
+ * else 1 (unvoiced stretches keep their time scale: period U).
+ *
+ * Grains: grain k is x around a_k under a two-period Hann window, asymmetric
+ * when the periods differ: w(d) = (1 + cos(pi d / L))/2 for -L < d <= 0 with
+ * L = a_k - a_{k-1}, and (1 + cos(pi d / R))/2 for 0 <= d < R with R =
+ * a_{k+1} - a_k (the first grain has no left half, the last no right half).
+ * These windows sum to 1 on every sample, so placing every grain at its own
+ * mark gives back x exactly.
+ *
+ * Synthesis marks: t_0 = 0; t_{j+1} = t_j + (a_{q+1} - a_q) / beta_k where
+ * a_q <= t_j < a_{q+1} (the analysis period there) and k is the analysis
+ * mark nearest t_j (ties to the earlier), while t_j <= n - 1 (real numbers;
+ * a grain goes to round(t_j)).  Grain k is added at round(t_j), samples
+ * outside [0, n) dropped; the last grain is also added at n - 1 when the last
+ * synthesis mark fell short of it (the end stays covered).  No other
+ * normalisation (standard TD-PSOLA: a lowered pitch leaves gaps between the
+ * grains, a raised one overlaps them).
+ *
+ * So: n samples out (duration kept), semitones = 0 and sigma_ratio = 1 give x
+ * back up to float rounding (beta = 1: t_j = a_j), an utterance with no voiced
+ * frame is returned unchanged.  Output at the input scale, not normalised
+ * (may exceed the int16 range when the pitch is raised: the data-directory
+ * driver scales down only what would clip, as for warping).
+ */
+struct vpa_pshift_opts {
+	double semitones;   /* shift of the mean log F0, [-24, 24]; 0 */
+	double sigma_ratio; /* sigma' / sigma of log F0, [0, 4]; 1 */
+	double unvoiced_ms; /* pseudo-period of unvoiced stretches, [1, 50]; 10 */
+	int dilate;         /* voicing dilation of the marks, frames, [0, 10]; 2 */
+	struct vpa_pitch_opts pitch; /* the F0 tracker's options (vpa_pitch_opts_init) */
+};
+void vpa_pshift_opts_init(struct vpa_pshift_opts *o);
+/*
+ * Errors (VPA_EINPUT): options out of range ("semitones must be in [-24, 24],
+ * got 30"), a signal shorter than one pitch-tracker frame ("signal of 100
+ * samples is shorter than the pitch tracker's frame of 907 samples"), the
+ * tracker's option errors; VPA_ENUMERIC for a non-finite output sample.
+ */
+int vpa_pshift(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o,
+	       float **y /* OUT, n samples, caller frees */, struct vpa_err *err);
+/*
+ * The same with a given F0 track instead of vpa_pitch_track's (what
+ * vpa_pshift does after tracking; the golden test feeds its generator's
+ * track): p must have the frame count the tracker gives for n samples under
+ * o->pitch ("pitch track of 12 frames for a signal of 13 frames"), and a
+ * positive finite F0 on every voiced frame.
+ */
+int vpa_pshift_track(const float *x, size_t n, double rate, const struct vpa_pshift_opts *o,
+		     const struct vpa_pitch *p, float **y /* OUT, n samples, caller frees */,
+		     struct vpa_err *err);
+
+/* ------------------------------------------------ data directories */
+
+enum vpa_anon_kind { VPA_ANON_MCADAMS = 0, VPA_ANON_WARP = 1, VPA_ANON_PITCH = 2 };
+enum vpa_anon_level {
+	VPA_ANON_FIXED = 0,     /* the coefficient of the options for every utterance */
+	VPA_SIGANON_SPEAKER = 1,   /* one coefficient per speaker drawn from [lo, hi) */
+	VPA_SIGANON_UTTERANCE = 2, /* one per utterance */
+};
+struct vpa_anon_opts {
+	int kind;                        /* enum vpa_anon_kind */
+	struct vpa_mcadams_opts mcadams; /* used when kind = MCADAMS (alpha overridden by the draw) */
+	struct vpa_warp_opts warp;       /* used when kind = WARP (alpha overridden by the draw) */
+	struct vpa_pshift_opts pshift;   /* used when kind = PITCH (semitones overridden by the draw) */
+	int level;                       /* enum vpa_anon_level */
+	double lo, hi;                   /* the coefficient range for SPEAKER/UTTERANCE */
+	uint64_t seed;                   /* the draw: vpa_rng_split(seed, speaker or utterance id) */
+	/* optional: the stream name of an utterance's draw instead of its speaker or
+	 * utterance id (the informed attacker of targets/anon_audio.c draws an
+	 * enrolment utterance's coefficient from a trial utterance's stream); NULL
+	 * = the id.  Must be safe to call from several threads. */
+	const char *(*stream)(void *ctx, const char *utt, const char *spk);
+	void *stream_ctx;
+};
+void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind);
+
+/*
+ * Anonymise every utterance of the Kaldi data directory in_dir into out_dir:
+ * out_dir/wav/UTT.wav (16-bit PCM at the input rate), out_dir/wav.scp
+ * (`UTT out_dir/wav/UTT.wav`, absolute path when out_dir is absolute),
+ * copies of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*
+ * (when present), and `anon_coeffs` (`UTT COEFFICIENT`, the value used:
+ * alpha for MCADAMS and WARP, the semitone shift for PITCH).
+ * A segments file in in_dir gives one output file per segment (no segments
+ * file written).  Utterances are shared over `threads` and, under MPI, over
+ * the ranks (vpa_dist_jobs: the samples travel and every rank writes the
+ * whole out_dir, so out_dir must be a folder of the rank's own, e.g. under
+ * /tmp); the output is byte-identical for any thread or rank count (the draw
+ * is per speaker/utterance id, not per order).  All or nothing: written under out_dir.tmp.PID and renamed
+ * into place; out_dir must not exist ("OUT: already exists").  Level SPEAKER
+ * needs utt2spk.  Errors name the data-directory line or the utterance.
+ */
+int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct vpa_anon_opts *o,
+			  int threads, struct vpa_err *err);
 
 /* ------------------------------------------------------------ WER */
 

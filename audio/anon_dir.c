@@ -30,9 +30,17 @@ void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind)
 	o->kind = kind;
 	vpa_mcadams_opts_init(&o->mcadams);
 	vpa_warp_opts_init(&o->warp);
+	vpa_pshift_opts_init(&o->pshift);
 	o->level = VPA_ANON_FIXED;
-	o->lo = o->hi = kind == VPA_ANON_MCADAMS ? o->mcadams.alpha : o->warp.alpha;
+	o->lo = o->hi = vpa_anon_fixed_coeff(o);
 	o->seed = 1;
+}
+
+double vpa_anon_fixed_coeff(const struct vpa_anon_opts *o)
+{
+	return o->kind == VPA_ANON_MCADAMS ? o->mcadams.alpha
+	       : o->kind == VPA_ANON_WARP  ? o->warp.alpha
+					   : o->pshift.semitones;
 }
 
 int vpa_wav16_write(const char *path, const float *x, size_t n, double rate, struct vpa_err *err)
@@ -162,7 +170,7 @@ int vpa_check_id(const char *id, const char *what, struct vpa_err *err)
 double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char *spk)
 {
 	if (o->level == VPA_ANON_FIXED)
-		return o->kind == VPA_ANON_MCADAMS ? o->mcadams.alpha : o->warp.alpha;
+		return vpa_anon_fixed_coeff(o);
 	struct vpa_rng r;
 	const char *name = o->level == VPA_SIGANON_SPEAKER ? spk : utt;
 	if (o->stream)
@@ -212,10 +220,17 @@ static int anon_one(void *arg, size_t k, struct vpa_err *err)
 			mo.alpha = c;
 			rc = vpa_mcadams(w.x, w.n, w.rate, &mo, &y, &e2);
 		} else {
-			struct vpa_warp_opts wo = j->o->warp;
-			wo.alpha = c;
-			rc = vpa_warp(w.x, w.n, w.rate, &wo, &y, &e2);
-			/* the warped signal keeps its level; scale down only what would clip */
+			if (j->o->kind == VPA_ANON_WARP) {
+				struct vpa_warp_opts wo = j->o->warp;
+				wo.alpha = c;
+				rc = vpa_warp(w.x, w.n, w.rate, &wo, &y, &e2);
+			} else {
+				struct vpa_pshift_opts po = j->o->pshift;
+				po.semitones = c;
+				rc = vpa_pshift(w.x, w.n, w.rate, &po, &y, &e2);
+			}
+			/* the warped or pitch-shifted signal keeps its level; scale down
+			 * only what would clip */
 			double mx = 0;
 			for (size_t k2 = 0; !rc && k2 < w.n; k2++)
 				mx = fmax(mx, fabs(y[k2]));

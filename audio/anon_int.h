@@ -29,6 +29,8 @@ char *vpa_anon_join(const char *a, const char *b);
 int vpa_copy_file(const char *from, const char *to, struct vpa_err *err);
 /* An id usable as a file name: not empty, '.', '..', no '/'. */
 int vpa_check_id(const char *id, const char *what, struct vpa_err *err);
+/* The coefficient of o's kind's options (alpha, or semitones for PITCH). */
+double vpa_anon_fixed_coeff(const struct vpa_anon_opts *o);
 /* The coefficient of an utterance under o (fixed, or drawn per speaker/utterance). */
 double vpa_anon_coeff(const struct vpa_anon_opts *o, const char *utt, const char *spk);
 

@@ -122,13 +122,14 @@ int vpa_xvec_set_embed(const struct vpa_xvec *x, const struct vpa_xvec_set *s, i
  * The built-in corpus and anonymisers for `source: audio` (thin wrappers over
  * audio/anon.h, whose names clash with targets/anon.h's):
  * vpa_xvec_synth = vpa_synth_corpus with those sizes; vpa_xvec_anonymise =
- * vpa_anonymise_datadir, McAdams (warp 0) or bilinear warping (warp 1), a
- * coefficient drawn from [lo, hi) per speaker (utt_level 0) or utterance.
+ * vpa_anonymise_datadir with the anonymiser `kind` (enum vpa_anon_kind: McAdams,
+ * bilinear warping or pitch shifting), a coefficient (alpha, or semitones)
+ * drawn from [lo, hi) per speaker (utt_level 0) or utterance.
  * vpa_xvec_join: "a/b" (caller frees); vpa_xvec_rm_tree removes a folder.
  */
 int vpa_xvec_synth(int speakers, int utts, const char *brown, uint64_t seed, const char *out,
 		   int threads, struct vpa_err *err);
-int vpa_xvec_anonymise(const char *in, const char *out, int warp, int utt_level, double lo,
+int vpa_xvec_anonymise(const char *in, const char *out, int kind, int utt_level, double lo,
 		       double hi, uint64_t seed, int threads, struct vpa_err *err);
 char *vpa_xvec_join(const char *a, const char *b);
 

@@ -228,11 +228,11 @@ int vpa_xvec_synth(int speakers, int utts, const char *brown, uint64_t seed, con
 	return vpa_synth_corpus(&so, out, threads, err);
 }
 
-int vpa_xvec_anonymise(const char *in, const char *out, int warp, int utt_level, double lo,
+int vpa_xvec_anonymise(const char *in, const char *out, int kind, int utt_level, double lo,
 		       double hi, uint64_t seed, int threads, struct vpa_err *err)
 {
 	struct vpa_anon_opts ao;
-	vpa_anon_opts_init(&ao, warp ? VPA_ANON_WARP : VPA_ANON_MCADAMS);
+	vpa_anon_opts_init(&ao, kind);
 	ao.level = utt_level ? VPA_SIGANON_UTTERANCE : VPA_SIGANON_SPEAKER;
 	ao.lo = lo;
 	ao.hi = hi;

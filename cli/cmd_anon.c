@@ -1,5 +1,5 @@
 /*
- * cli/cmd_anon.c - `vpaudit anonymise mcadams|warp`, `vpaudit wer` and
+ * cli/cmd_anon.c - `vpaudit anonymise mcadams|warp|pitch`, `vpaudit wer` and
  * `vpaudit synth-corpus` (audio/anon.h).
  */
 #include <getopt.h>
@@ -21,12 +21,13 @@ static int default_threads(void)
 static void anon_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vpaudit anonymise mcadams|warp [OPTIONS] DATA OUT\n"
+		"usage: vpaudit anonymise mcadams|warp|pitch [OPTIONS] DATA OUT\n"
 		"\n"
 		"Anonymise every utterance of the Kaldi data directory DATA into the new data\n"
 		"directory OUT: OUT/wav/UTT.wav (16-bit PCM at the input rate), OUT/wav.scp, copies\n"
 		"of utt2spk, spk2utt, spk2gender, text, utt2dur, enrolls, trials*, and anon_coeffs\n"
-		"(UTT COEFFICIENT).  OUT must not exist; nothing is left behind on error.\n"
+		"(UTT COEFFICIENT: alpha, or the semitone shift for pitch).  OUT must not exist;\n"
+		"nothing is left behind on error.\n"
 		"\n"
 		"mcadams  the McAdams-coefficient anonymiser of the VoicePrivacy Challenge\n"
 		"         2022/2024 baseline B2 (anonym_v2; Patino et al., Interspeech 2021): LPC\n"
@@ -34,11 +35,23 @@ static void anon_usage(FILE *f)
 		"warp     bilinear (VTLN-style, VoiceMask) frequency warping of the short-time\n"
 		"         spectrum with a phase vocoder: omega -> omega + 2 atan(alpha sin omega /\n"
 		"         (1 - alpha cos omega)); alpha > 0 raises, < 0 lowers frequencies\n"
+		"pitch    TD-PSOLA pitch shifting (Moulines and Charpentier 1990) on YIN pitch\n"
+		"         marks, duration and formants kept; per utterance the log-F0 mapping of\n"
+		"         COMPRISE D2.3 eq. 3: ln F0' = (ln F0 - mu) * R + mu + S ln(2)/12 (mu: mean\n"
+		"         log F0 of the voiced frames; S semitones shift the mean, R scales the\n"
+		"         spread); unvoiced stretches keep their pitch and timing\n"
 		"\n"
 		"options:\n"
-		"  --alpha A            the coefficient for every utterance (mcadams (0, 2], default\n"
-		"                       0.8; warp (-1, 1), default 0.1)\n"
-		"  --alpha-range LO,HI  draw one coefficient per speaker or utterance from [LO, HI)\n"
+		"  --alpha A            mcadams, warp: the coefficient for every utterance\n"
+		"                       (mcadams (0, 2], default 0.8; warp (-1, 1), default 0.1)\n"
+		"  --alpha-range LO,HI  mcadams, warp: draw one coefficient per speaker or\n"
+		"                       utterance from [LO, HI)\n"
+		"  --semitones S        pitch: the shift of the mean log F0 for every utterance,\n"
+		"                       [-24, 24] (pitch needs this or --semitones-range)\n"
+		"  --semitones-range LO,HI\n"
+		"                       pitch: draw one shift per speaker or utterance from [LO, HI)\n"
+		"  --sigma-ratio R      pitch: spread of log F0 out / in, [0, 4] (default 1; 0\n"
+		"                       flattens every utterance to a monotone)\n"
 		"  --level L            speaker|utterance: what a drawn coefficient belongs to\n"
 		"                       (default speaker; speaker needs utt2spk)\n"
 		"  --seed N             the draw's seed (default 1); the same for any --threads\n"
@@ -49,17 +62,39 @@ static void anon_usage(FILE *f)
 		"\nExit status: 0 ok, 1 bad input, 2 usage.\n");
 }
 
+/* "LO,HI" of opt into lo < hi, each in [min, max] (open at min when open_lo); 2 on error */
+static int parse_range(const char *name, const char *opt, char *arg, double min, double max,
+		       int open_lo, double *lo, double *hi)
+{
+	char *comma = strchr(arg, ',');
+	if (!comma)
+		return cli_usage_error(name, "%s must be LO,HI, got '%s'", opt, arg);
+	*comma = 0;
+	int bad = cli_double(opt, arg, min, max, open_lo, lo) ||
+		  cli_double(opt, comma + 1, min, max, open_lo, hi);
+	*comma = ',';
+	if (bad)
+		return 2;
+	if (!(*lo < *hi))
+		return cli_usage_error(name, "%s needs LO < HI, got '%s'", opt, arg);
+	return 0;
+}
+
 int cmd_anonymise(int argc, char **argv)
 {
 	if (argc < 2)
-		return cli_usage_error("anonymise", "expected 'mcadams' or 'warp'");
+		return cli_usage_error("anonymise", "expected 'mcadams', 'warp' or 'pitch'");
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		anon_usage(stdout);
 		return 0;
 	}
-	int kind = !strcmp(argv[1], "mcadams") ? VPA_ANON_MCADAMS : !strcmp(argv[1], "warp") ? VPA_ANON_WARP : -1;
+	int kind = !strcmp(argv[1], "mcadams") ? VPA_ANON_MCADAMS
+		   : !strcmp(argv[1], "warp")  ? VPA_ANON_WARP
+		   : !strcmp(argv[1], "pitch") ? VPA_ANON_PITCH
+					       : -1;
 	if (kind < 0)
-		return cli_usage_error("anonymise", "expected 'mcadams' or 'warp', got '%s'", argv[1]);
+		return cli_usage_error("anonymise", "expected 'mcadams', 'warp' or 'pitch', got '%s'",
+				       argv[1]);
 	/* errors read "vpaudit anonymise: error: ..." (main sets the command name;
 	 * not "anonymise mcadams": main renames that global, see the report) */
 	const char *name = "anonymise";
@@ -68,17 +103,28 @@ int cmd_anonymise(int argc, char **argv)
 	int threads = default_threads(), have_alpha = 0, have_range = 0, have_level = 0;
 	static const struct option opts[] = {
 		{"alpha", required_argument, NULL, 'a'}, {"alpha-range", required_argument, NULL, 'r'},
+		{"semitones", required_argument, NULL, 'S'},
+		{"semitones-range", required_argument, NULL, 'R'},
+		{"sigma-ratio", required_argument, NULL, 'g'},
 		{"level", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
 		{"win-ms", required_argument, NULL, 'w'}, {"shift-ms", required_argument, NULL, 'f'},
 		{"lp-order", required_argument, NULL, 'p'}, {"threads", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-	int mc = kind == VPA_ANON_MCADAMS;
+	int mc = kind == VPA_ANON_MCADAMS, pitch = kind == VPA_ANON_PITCH;
 	double *alpha = mc ? &o.mcadams.alpha : &o.warp.alpha;
 	optind = 1;
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc - 1, argv + 1, ":h", opts, NULL)) != -1) {
 		unsigned long v;
+		if (pitch && c > 0 && strchr("arwf", c))
+			return cli_usage_error(name, "--%s applies to mcadams and warp, not pitch",
+					       c == 'a' ? "alpha" : c == 'r' ? "alpha-range"
+							    : c == 'w' ? "win-ms" : "shift-ms");
+		if (!pitch && c > 0 && strchr("SRg", c))
+			return cli_usage_error(name, "--%s applies to pitch only",
+					       c == 'S' ? "semitones" : c == 'R' ? "semitones-range"
+									 : "sigma-ratio");
 		switch (c) {
 		case 'h':
 			anon_usage(stdout);
@@ -89,23 +135,26 @@ int cmd_anonymise(int argc, char **argv)
 				return 2;
 			have_alpha = 1;
 			break;
-		case 'r': {
-			char *comma = strchr(optarg, ',');
-			if (!comma)
-				return cli_usage_error(name, "--alpha-range must be LO,HI, got '%s'", optarg);
-			*comma = 0;
-			int bad = mc ? cli_double("--alpha-range", optarg, 0, 2, 1, &o.lo) ||
-					       cli_double("--alpha-range", comma + 1, 0, 2, 1, &o.hi)
-				     : cli_double("--alpha-range", optarg, -0.99, 0.99, 0, &o.lo) ||
-					       cli_double("--alpha-range", comma + 1, -0.99, 0.99, 0, &o.hi);
-			*comma = ',';
-			if (bad)
+		case 'S':
+			if (cli_double("--semitones", optarg, -24, 24, 0, &o.pshift.semitones))
 				return 2;
-			if (!(o.lo < o.hi))
-				return cli_usage_error(name, "--alpha-range needs LO < HI, got '%s'", optarg);
+			have_alpha = 1;
+			break;
+		case 'r':
+			if (mc ? parse_range(name, "--alpha-range", optarg, 0, 2, 1, &o.lo, &o.hi)
+			       : parse_range(name, "--alpha-range", optarg, -0.99, 0.99, 0, &o.lo, &o.hi))
+				return 2;
 			have_range = 1;
 			break;
-		}
+		case 'R':
+			if (parse_range(name, "--semitones-range", optarg, -24, 24, 0, &o.lo, &o.hi))
+				return 2;
+			have_range = 1;
+			break;
+		case 'g':
+			if (cli_double("--sigma-ratio", optarg, 0, 4, 0, &o.pshift.sigma_ratio))
+				return 2;
+			break;
 		case 'l':
 			if (!strcmp(optarg, "speaker"))
 				o.level = VPA_SIGANON_SPEAKER;
@@ -146,10 +195,14 @@ int cmd_anonymise(int argc, char **argv)
 			return cli_getopt_error(name, c, argv + 1);
 		}
 	}
+	const char *fixed = pitch ? "--semitones" : "--alpha";
+	const char *range = pitch ? "--semitones-range" : "--alpha-range";
 	if (have_alpha && have_range)
-		return cli_usage_error(name, "--alpha and --alpha-range exclude each other");
+		return cli_usage_error(name, "%s and %s exclude each other", fixed, range);
 	if (have_level && !have_range)
-		return cli_usage_error(name, "--level needs --alpha-range");
+		return cli_usage_error(name, "--level needs %s", range);
+	if (pitch && !have_alpha && !have_range) /* no default shift: 0 would be the identity */
+		return cli_usage_error(name, "pitch needs --semitones S or --semitones-range LO,HI");
 	if (have_range && !have_level)
 		o.level = VPA_SIGANON_SPEAKER;
 	int rest = argc - 1 - optind;

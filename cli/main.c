@@ -45,8 +45,10 @@ static const struct command commands[] = {
 	 "one speaker embedding per utterance with an ONNX extractor (Kaldi vector archive)"},
 	{"anonymise", cmd_anonymise,
 	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "
-	 "[--threads N] DATA OUT",
-	 "signal anonymisers (McAdams = VPC B2, bilinear warping) writing a Kaldi data directory"},
+	 "[--threads N] DATA OUT | pitch [--semitones S | --semitones-range LO,HI ...] "
+	 "[--sigma-ratio R] DATA OUT",
+	 "signal anonymisers (McAdams = VPC B2, bilinear warping, TD-PSOLA pitch shifting) "
+	 "writing a Kaldi data directory"},
 	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
 	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
 	{"wer", cmd_wer, "REF HYP", "word error rate of Kaldi text files, as compute-wer"},

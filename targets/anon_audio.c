@@ -72,11 +72,15 @@ static const struct vpa_key synth_keys[] = {
 const struct vpa_schema vpa_anon_synth_schema = {"synthetic", synth_keys};
 
 static const struct vpa_key anonymise_keys[] = {
-	{"method", VPA_K_ENUM, 0, "mcadams", -INF, INF, 0, "mcadams|warp", NULL, "mcadams",
-	 "McAdams coefficient (VPC B2) or bilinear frequency warping (audio/anon.h)"},
-	{"low", VPA_K_NUM, 0, "0.5", -1, 2, 0, NULL, NULL, "0.5",
-	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`)"},
-	{"high", VPA_K_NUM, 0, "0.9", -1, 2, 0, NULL, NULL, "0.9", "upper end of that range"},
+	{"method", VPA_K_ENUM, 0, "mcadams", -INF, INF, 0, "mcadams|warp|pitch", NULL, "mcadams",
+	 "McAdams coefficient (VPC B2), bilinear frequency warping, or TD-PSOLA pitch shifting "
+	 "with COMPRISE's log-F0 mapping (audio/anon.h)"},
+	{"low", VPA_K_NUM, 0, "0.5", -24, 24, 0, NULL, NULL, "0.5",
+	 "lower end of the coefficient range (drawn per speaker or utterance, by `level`): "
+	 "mcadams the McAdams alpha in (0, 2], warp the warping alpha in (-1, 1), pitch the "
+	 "shift of the mean log F0 in semitones, [-24, 24] (pitch needs low and high)"},
+	{"high", VPA_K_NUM, 0, "0.9", -24, 24, 0, NULL, NULL, "0.9",
+	 "upper end of that range (same unit as `low`, at least `low`)"},
 	{"train_level", VPA_K_ENUM, 0, "anon_level_utt", -INF, INF, 0,
 	 "anon_level_utt|anon_level_spk", NULL, "anon_level_spk",
 	 "how the attacker anonymises its training audio (train_anon) for ASV_eval^anon: per "
@@ -153,6 +157,44 @@ static const struct vpa_key audio_keys[] = {
 };
 const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys};
 
+/* `anonymise: {low, high}` in the range of the method's coefficient (given
+ * for pitch), low <= high */
+static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *an,
+		      struct vpa_err *err)
+{
+	if (!an)
+		return 0;
+	const char *m = vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method");
+	static const char *const key[2] = {"low", "high"};
+	double v[2];
+	for (int k = 0; k < 2; k++) {
+		v[k] = vpa_cfg_num(an, &vpa_anon_anonymise_schema, key[k]);
+		const char *want = NULL;
+		if (!strcmp(m, "mcadams") && !(v[k] > 0 && v[k] <= 2))
+			want = "a McAdams alpha in (0, 2]";
+		else if (!strcmp(m, "warp") && !(v[k] > -1 && v[k] < 1))
+			want = "a warping alpha in (-1, 1)";
+		if (want) {
+			const struct vpa_ynode *n = vpa_ymap_get(an, key[k]);
+			struct vpa_loc loc = vpa_node_loc(ctx->file, n ? n : an);
+			return vpa_fail(err, VPA_EINPUT, &loc, "'%s' of method %s must be %s, got %g",
+					key[k], m, want, v[k]);
+		}
+	}
+	if (!strcmp(m, "pitch") && !(vpa_ymap_get(an, "low") && vpa_ymap_get(an, "high"))) {
+		struct vpa_loc loc = vpa_node_loc(ctx->file, an);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"method pitch needs 'low' and 'high' (the shift range in semitones; the "
+				"defaults 0.5, 0.9 are McAdams alphas)");
+	}
+	if (!(v[0] <= v[1])) {
+		const struct vpa_ynode *n = vpa_ymap_get(an, "low");
+		struct vpa_loc loc = vpa_node_loc(ctx->file, n ? n : an);
+		return vpa_fail(err, VPA_EINPUT, &loc, "'low' %g is above 'high' %g", v[0], v[1]);
+	}
+	return 0;
+}
+
 int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
 			    struct vpa_err *err)
 {
@@ -167,6 +209,8 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_yno
 			return err->status;
 		vpa_embedder_free(e);
 	}
+	if (anon_range(ctx, vpa_ymap_get(au, "anonymise"), err))
+		return err->status;
 	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
 	if (vpa_ymap_get(au, "onnx") && !vpa_ymap_get(au, "onnx_anon") &&
 	    !strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "semi_informed"), "finetune")) {
@@ -472,7 +516,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 				 "not recordings of people");
 	}
 	if (an) {
-		int warp = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"), "warp");
+		int kind = vpa_anon_audio_kind(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"));
 		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
 		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
 		int train_utt = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"),
@@ -495,7 +539,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			if (!vpa_quiet)
 				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
 			stage_start(&clk);
-			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], warp,
+			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], kind,
 						i == TR ? train_utt : utt_level, lo, hi,
 						i == TI ? xo.seed : aseed, ctx->threads, err);
 			stage_stop(stages, "anonymisation", &clk);
@@ -507,7 +551,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 				fprintf(stderr, "vpaudit: %s: anonymising enroll as the trials "
 						"(informed attacker)\n", t->id);
 			stage_start(&clk);
-			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], warp, utt_level,
+			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], kind, utt_level,
 						     lo, hi, xo.seed, ctx->threads, err);
 			stage_stop(stages, "anonymisation", &clk);
 		}

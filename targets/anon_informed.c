@@ -26,8 +26,15 @@ static const char *informed_stream(void *ctx, const char *utt, const char *spk)
 	return spk; /* not reached: every enrolment utterance is mapped */
 }
 
+int vpa_anon_audio_kind(const char *method)
+{
+	if (!strcmp(method, "warp"))
+		return VPA_ANON_WARP;
+	return !strcmp(method, "pitch") ? VPA_ANON_PITCH : VPA_ANON_MCADAMS;
+}
+
 int vpa_anon_audio_informed(const char *enroll_dir, const char *trial_dir, const char *out_dir,
-			    int warp, int utt_level, double lo, double hi, uint64_t user_seed,
+			    int kind, int utt_level, double lo, double hi, uint64_t user_seed,
 			    int threads, struct vpa_err *err)
 {
 	struct vpa_datadir en, tr;
@@ -102,7 +109,7 @@ int vpa_anon_audio_informed(const char *enroll_dir, const char *trial_dir, const
 	if (rc)
 		goto out;
 	struct vpa_anon_opts ao;
-	vpa_anon_opts_init(&ao, warp ? VPA_ANON_WARP : VPA_ANON_MCADAMS);
+	vpa_anon_opts_init(&ao, kind);
 	ao.level = utt_level ? VPA_SIGANON_UTTERANCE : VPA_SIGANON_SPEAKER;
 	ao.lo = lo;
 	ao.hi = hi;

@@ -18,12 +18,16 @@
  *     order) with the coefficient of the (j mod n_s)-th trial utterance of s
  *     (n_s: its trial utterances), the rule targets/anon_speech.c's
  *     informed_map applies to pseudo-speakers.
- * McAdams (warp 0) or bilinear warping (warp 1), coefficients in [lo, hi).
+ * The anonymiser `kind` (enum vpa_anon_kind of audio/anon.h: McAdams,
+ * bilinear warping, pitch shifting), coefficients in [lo, hi).
  * Errors: a data directory without utt2spk, an enrolment speaker without a
  * trial utterance (nothing to inform the attacker of), the anonymiser's.
  */
+/* The enum vpa_anon_kind of an `anonymise.method` name (mcadams, warp, pitch). */
+int vpa_anon_audio_kind(const char *method);
+
 int vpa_anon_audio_informed(const char *enroll_dir, const char *trial_dir, const char *out_dir,
-			    int warp, int utt_level, double lo, double hi, uint64_t user_seed,
+			    int kind, int utt_level, double lo, double hi, uint64_t user_seed,
 			    int threads, struct vpa_err *err);
 
 #endif

@@ -62,11 +62,11 @@ t_run "alpha out of range" 2 -- anonymise mcadams --alpha 3 d ox
 t_run "alpha and range together" 2 -- anonymise mcadams --alpha 0.5 --alpha-range 0.5,0.9 d ox
 t_run "empty range" 2 -- anonymise mcadams --alpha-range 0.9,0.5 d ox
 t_run "level without range" 2 -- anonymise mcadams --level speaker d ox
-t_run "unknown anonymiser" 2 -- anonymise pitch d ox
+t_run "unknown anonymiser" 2 -- anonymise pitchy d ox
 t_run "one argument" 2 -- anonymise mcadams d
 t_ok "usage errors wrote nothing" bash -c "! ls | grep -q '^ox'"
 t_run "anonymise --help" 0 -- anonymise --help
-t_ok "help names both anonymisers" bash -c "grep -q mcadams $OUT && grep -q warp $OUT"
+t_ok "help names the three anonymisers" bash -c "grep -q mcadams $OUT && grep -q warp $OUT && grep -q pitch $OUT"
 
 # wer
 printf 'u1 the cat sat on the mat\nu2 a b c d\nu3 hello world\n' > ref
