@@ -26,14 +26,19 @@
 #define VPA_XVECTOR_H
 
 #include "audio/audio.h"
+#include "audio/ecapa.h"
 #include "core/base.h"
 #include "core/embset.h"
 #include "core/nn.h"
 
 enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
+enum vpa_xvec_arch { VPA_XVEC_TDNN = 0, VPA_XVEC_ECAPA = 1 };
 
 struct vpa_xvec_opts {
-	size_t hidden;    /* H: 128 */
+	int arch;         /* enum vpa_xvec_arch: TDNN (x-vector) */
+	size_t hidden;    /* x-vector: H: 128 */
+	size_t channels;  /* ECAPA: C: 64 */
+	size_t res2_scale; /* ECAPA: Res2Net scale s (divides C): 4 */
 	size_t emb_dim;   /* E: 64 */
 	int loss;         /* enum vpa_xvec_loss: AAM */
 	double margin;    /* AAM margin m (radians): 0.2 */
@@ -49,12 +54,18 @@ void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
 
 /* A trained extractor (owned parts). */
 struct vpa_xvec {
-	struct vpa_nn *net;  /* trunk up to the embedding layer */
+	int arch;                 /* enum vpa_xvec_arch */
+	struct vpa_nn *net;       /* x-vector: trunk up to the embedding layer, else NULL */
+	struct vpa_ecapa *ecapa;  /* ECAPA-TDNN (audio/ecapa.h), else NULL */
 	size_t emb_dim;
 	double final_loss;   /* mean training loss of the last epoch */
 };
 void vpa_xvec_init(struct vpa_xvec *x);
 void vpa_xvec_release(struct vpa_xvec *x);
+/* Whether x holds a trained network; its input dimension; "xvector" / "ecapa". */
+int vpa_xvec_trained(const struct vpa_xvec *x);
+size_t vpa_xvec_input_dim(const struct vpa_xvec *x);
+const char *vpa_xvec_arch_name(int arch);
 
 /*
  * Train on n utterances' features (feats[i] rows x dim, the same dim for
