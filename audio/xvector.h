@@ -1,8 +1,11 @@
 /*
  * audio/xvector.h - a speaker-embedding extractor trained by vpaudit in C
- * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17):
- * an x-vector network (Snyder et al., ICASSP 2018, table 1, scaled down) on
- * the frames of the audio front-end (fbank/MFCC after CMVN/VAD):
+ * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17) on
+ * the frames of the audio front-end (fbank/MFCC after CMVN/VAD), one of two
+ * architectures (vpa_xvec_opts.arch):
+ *
+ * VPA_XVEC_TDNN: an x-vector network (Snyder et al., ICASSP 2018, table 1,
+ * scaled down):
  *
  *   tdnn H {-2..2}, relu, batchnorm
  *   tdnn H {-2,0,2}, relu, batchnorm
@@ -12,13 +15,18 @@
  *   statspool                         -> (1, 4H) per utterance
  *   dense E "embedding"               <- the x-vector (the embedding layer "a")
  *
+ * VPA_XVEC_ECAPA: a small ECAPA-TDNN of C channels and Res2Net scale s
+ * (Desplanques et al., Interspeech 2020; audio/ecapa.h has the network and
+ * where it differs from the paper), the embedding its last dense layer.
+ *
  * trained as a speaker classifier on random chunks of the training
  * utterances with either
  *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
  *   aam:     AAM-softmax (core/nn.h vpa_nn_aam_softmax) with margin m and
  *            scale s on the embedding against K class centres.
  * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
- * (so it is the same for any thread count); extraction shares utterances out
+ * (so it is the same for any thread count; the ECAPA's products on one BLAS
+ * thread, faster for its small matrices); extraction shares utterances out
  * to threads, each with its own copy of the network (EVAL mode, full
  * utterances), so embeddings do not depend on the thread count either.
  */
@@ -70,7 +78,8 @@ const char *vpa_xvec_arch_name(int arch);
 /*
  * Train on n utterances' features (feats[i] rows x dim, the same dim for
  * all) with speaker labels[i] < n_class.  init non-NULL: fine-tune from that
- * extractor's trunk (same dim and options' sizes) with a new classifier head.
+ * extractor's trunk (same dim, embedding size and architecture: its own sizes
+ * are kept, o->hidden/channels/res2_scale are not used) with a new classifier head.
  * Errors (VPA_EINPUT): fewer than 2 classes, a label out of range, mixed
  * feature dimensions, no utterance with a frame.
  */
