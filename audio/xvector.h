@@ -1,8 +1,11 @@
 /*
  * audio/xvector.h - a speaker-embedding extractor trained by vpaudit in C
- * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17):
- * an x-vector network (Snyder et al., ICASSP 2018, table 1, scaled down) on
- * the frames of the audio front-end (fbank/MFCC after CMVN/VAD):
+ * (the ASV_eval / ASV_eval^anon of the VoicePrivacy evaluation, issue 17) on
+ * the frames of the audio front-end (fbank/MFCC after CMVN/VAD), one of two
+ * architectures (vpa_xvec_opts.arch):
+ *
+ * VPA_XVEC_TDNN: an x-vector network (Snyder et al., ICASSP 2018, table 1,
+ * scaled down):
  *
  *   tdnn H {-2..2}, relu, batchnorm
  *   tdnn H {-2,0,2}, relu, batchnorm
@@ -12,13 +15,18 @@
  *   statspool                         -> (1, 4H) per utterance
  *   dense E "embedding"               <- the x-vector (the embedding layer "a")
  *
+ * VPA_XVEC_ECAPA: a small ECAPA-TDNN of C channels and Res2Net scale s
+ * (Desplanques et al., Interspeech 2020; audio/ecapa.h has the network and
+ * where it differs from the paper), the embedding its last dense layer.
+ *
  * trained as a speaker classifier on random chunks of the training
  * utterances with either
  *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
  *   aam:     AAM-softmax (core/nn.h vpa_nn_aam_softmax) with margin m and
  *            scale s on the embedding against K class centres.
  * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
- * (so it is the same for any thread count); extraction shares utterances out
+ * (so it is the same for any thread count; the ECAPA's products on one BLAS
+ * thread, faster for its small matrices); extraction shares utterances out
  * to threads, each with its own copy of the network (EVAL mode, full
  * utterances), so embeddings do not depend on the thread count either.
  */
@@ -26,14 +34,19 @@
 #define VPA_XVECTOR_H
 
 #include "audio/audio.h"
+#include "audio/ecapa.h"
 #include "core/base.h"
 #include "core/embset.h"
 #include "core/nn.h"
 
 enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
+enum vpa_xvec_arch { VPA_XVEC_TDNN = 0, VPA_XVEC_ECAPA = 1 };
 
 struct vpa_xvec_opts {
-	size_t hidden;    /* H: 128 */
+	int arch;         /* enum vpa_xvec_arch: TDNN (x-vector) */
+	size_t hidden;    /* x-vector: H: 128 */
+	size_t channels;  /* ECAPA: C: 64 */
+	size_t res2_scale; /* ECAPA: Res2Net scale s (divides C): 4 */
 	size_t emb_dim;   /* E: 64 */
 	int loss;         /* enum vpa_xvec_loss: AAM */
 	double margin;    /* AAM margin m (radians): 0.2 */
@@ -49,17 +62,24 @@ void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
 
 /* A trained extractor (owned parts). */
 struct vpa_xvec {
-	struct vpa_nn *net;  /* trunk up to the embedding layer */
+	int arch;                 /* enum vpa_xvec_arch */
+	struct vpa_nn *net;       /* x-vector: trunk up to the embedding layer, else NULL */
+	struct vpa_ecapa *ecapa;  /* ECAPA-TDNN (audio/ecapa.h), else NULL */
 	size_t emb_dim;
 	double final_loss;   /* mean training loss of the last epoch */
 };
 void vpa_xvec_init(struct vpa_xvec *x);
 void vpa_xvec_release(struct vpa_xvec *x);
+/* Whether x holds a trained network; its input dimension; "xvector" / "ecapa". */
+int vpa_xvec_trained(const struct vpa_xvec *x);
+size_t vpa_xvec_input_dim(const struct vpa_xvec *x);
+const char *vpa_xvec_arch_name(int arch);
 
 /*
  * Train on n utterances' features (feats[i] rows x dim, the same dim for
  * all) with speaker labels[i] < n_class.  init non-NULL: fine-tune from that
- * extractor's trunk (same dim and options' sizes) with a new classifier head.
+ * extractor's trunk (same dim, embedding size and architecture: its own sizes
+ * are kept, o->hidden/channels/res2_scale are not used) with a new classifier head.
  * Errors (VPA_EINPUT): fewer than 2 classes, a label out of range, mixed
  * feature dimensions, no utterance with a frame.
  */

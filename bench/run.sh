@@ -41,6 +41,9 @@ bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
 
+echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
+"$BUILD/bench/bench_ecapa"
+
 echo "== MPI: strong scaling of the A1 footprint loop (bench_mpi_a1, vpaudit-mpi's loop)"
 # 1 rank x 1 thread (baseline), 2 ranks x 1 thread, 1 rank x 2 threads; each
 # the best of two runs (the machine is shared).  README.md "Scaling model"

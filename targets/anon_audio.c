@@ -42,7 +42,17 @@ static const struct vpa_key ext_keys[] = {
 	 "apart: scenarios/vpc-audio.yaml uses none)"},
 	{"vad", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "keep only the frames Kaldi's energy VAD marks voiced"},
-	{"hidden", VPA_K_INT, 0, "128", 4, 4096, 0, NULL, NULL, "256", "TDNN width H"},
+	{"architecture", VPA_K_ENUM, 0, "xvector", -INF, INF, 0, "xvector|ecapa", NULL, "ecapa",
+	 "the network: an x-vector TDNN (Snyder et al. 2018, scaled down) or a small "
+	 "ECAPA-TDNN (Desplanques et al. 2020: SE-Res2Blocks, multi-layer feature aggregation, "
+	 "attentive statistics pooling); sizes and choices in audio/README.md"},
+	{"hidden", VPA_K_INT, 0, "128", 4, 4096, 0, NULL, NULL, "256", "x-vector TDNN width H"},
+	{"channels", VPA_K_INT, 0, "64", 4, 4096, 0, NULL, NULL, "96",
+	 "ECAPA-TDNN channels C (a multiple of `res2_scale`); C = 64 trains in about the time "
+	 "of the x-vector with H = 128"},
+	{"res2_scale", VPA_K_INT, 0, "4", 1, 16, 0, NULL, NULL, "8",
+	 "ECAPA-TDNN Res2Net scale s: each block's C channels split into s groups, dilated "
+	 "convolutions in cascade over s - 1 of them"},
 	{"emb_dim", VPA_K_INT, 0, "64", 2, 4096, 0, NULL, NULL, "128", "embedding dimension"},
 	{"loss", VPA_K_ENUM, 0, "aam", -INF, INF, 0, "aam|softmax", NULL, "softmax",
 	 "additive angular margin softmax or plain softmax"},
@@ -403,7 +413,19 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		return err->status;
 	struct vpa_xvec_opts xo;
 	vpa_xvec_opts_init(&xo);
+	xo.arch = !strcmp(vpa_cfg_str(ex, xs, "architecture"), "ecapa") ? VPA_XVEC_ECAPA
+									: VPA_XVEC_TDNN;
 	xo.hidden = (size_t)vpa_cfg_int(ex, xs, "hidden");
+	xo.channels = (size_t)vpa_cfg_int(ex, xs, "channels");
+	xo.res2_scale = (size_t)vpa_cfg_int(ex, xs, "res2_scale");
+	if (xo.arch == VPA_XVEC_ECAPA && xo.channels % xo.res2_scale) {
+		const struct vpa_ynode *bad = vpa_ymap_get(ex, "channels");
+		struct vpa_loc loc = vpa_node_loc(ctx->file, bad ? bad : vpa_ymap_get(ex, "res2_scale"));
+		vpa_feat_free(feat);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"ECAPA-TDNN `channels` (%zu) must be a multiple of `res2_scale` (%zu)",
+				xo.channels, xo.res2_scale);
+	}
 	xo.emb_dim = (size_t)vpa_cfg_int(ex, xs, "emb_dim");
 	xo.loss = !strcmp(vpa_cfg_str(ex, xs, "loss"), "aam") ? VPA_XVEC_AAM : VPA_XVEC_SOFTMAX;
 	xo.margin = vpa_cfg_num(ex, xs, "margin");
@@ -716,21 +738,31 @@ asv_anon_step:
 				 vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"));
 	vpa_json_set_str(o, "asv_eval", onnx ? vpa_cfg_str(vpa_ymap_get(au, "onnx"),
 							   &vpa_anon_onnx_schema, "model")
-					     : "x-vector trained in C");
+					     : xo.arch == VPA_XVEC_ECAPA ? "ECAPA-TDNN trained in C"
+									 : "x-vector trained in C");
 	if (R[TRA].set.dir)
 		vpa_json_set_str(o, "asv_eval_anon",
 				 onnx_anon ? vpa_cfg_str(vpa_ymap_get(au, "onnx_anon"),
 							 &vpa_anon_onnx_schema, "model")
-					   : "x-vector trained in C");
-	if (asv.net || asv_anon.net) { /* the C-trained extractor's settings */
+					   : xo.arch == VPA_XVEC_ECAPA ? "ECAPA-TDNN trained in C"
+								       : "x-vector trained in C");
+	if (vpa_xvec_trained(&asv) || vpa_xvec_trained(&asv_anon)) {
+		/* the C-trained extractor's settings */
 		vpa_json_set_str(o, "features", mfcc ? "mfcc" : "fbank");
+		vpa_json_set_str(o, "architecture", vpa_xvec_arch_name(xo.arch));
+		if (xo.arch == VPA_XVEC_ECAPA) {
+			vpa_json_set_num(o, "channels", (double)xo.channels);
+			vpa_json_set_num(o, "res2_scale", (double)xo.res2_scale);
+		} else {
+			vpa_json_set_num(o, "hidden", (double)xo.hidden);
+		}
 		vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
 		vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
 		vpa_json_set_num(o, "epochs", (double)xo.epochs);
 	}
-	if (asv.net)
+	if (vpa_xvec_trained(&asv))
 		vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
-	if (asv_anon.net) {
+	if (vpa_xvec_trained(&asv_anon)) {
 		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
 		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
 	}
