@@ -222,6 +222,18 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_yno
 	if (anon_range(ctx, vpa_ymap_get(au, "anonymise"), err))
 		return err->status;
 	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
+	if (!strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "architecture"), "ecapa")) {
+		long long c = vpa_cfg_int(ex, &vpa_anon_extractor_schema, "channels");
+		long long sc = vpa_cfg_int(ex, &vpa_anon_extractor_schema, "res2_scale");
+		if (c % sc) {
+			const struct vpa_ynode *bad = vpa_ymap_get(ex, "channels");
+			struct vpa_loc loc = vpa_node_loc(ctx->file,
+							  bad ? bad : vpa_ymap_get(ex, "res2_scale"));
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"ECAPA-TDNN `channels` (%lld) must be a multiple of `res2_scale` "
+					"(%lld)", c, sc);
+		}
+	}
 	if (vpa_ymap_get(au, "onnx") && !vpa_ymap_get(au, "onnx_anon") &&
 	    !strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "semi_informed"), "finetune")) {
 		struct vpa_loc loc = vpa_node_loc(ctx->file, vpa_ymap_get(ex, "semi_informed"));
@@ -418,14 +430,6 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	xo.hidden = (size_t)vpa_cfg_int(ex, xs, "hidden");
 	xo.channels = (size_t)vpa_cfg_int(ex, xs, "channels");
 	xo.res2_scale = (size_t)vpa_cfg_int(ex, xs, "res2_scale");
-	if (xo.arch == VPA_XVEC_ECAPA && xo.channels % xo.res2_scale) {
-		const struct vpa_ynode *bad = vpa_ymap_get(ex, "channels");
-		struct vpa_loc loc = vpa_node_loc(ctx->file, bad ? bad : vpa_ymap_get(ex, "res2_scale"));
-		vpa_feat_free(feat);
-		return vpa_fail(err, VPA_EINPUT, &loc,
-				"ECAPA-TDNN `channels` (%zu) must be a multiple of `res2_scale` (%zu)",
-				xo.channels, xo.res2_scale);
-	}
 	xo.emb_dim = (size_t)vpa_cfg_int(ex, xs, "emb_dim");
 	xo.loss = !strcmp(vpa_cfg_str(ex, xs, "loss"), "aam") ? VPA_XVEC_AAM : VPA_XVEC_SOFTMAX;
 	xo.margin = vpa_cfg_num(ex, xs, "margin");
@@ -612,6 +616,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			free(td);
 			free(ref);
 			free(hyp);
+			if (rc)
+				break;
 			w.ref_words += w1.ref_words;
 			w.ins += w1.ins;
 			w.del += w1.del;

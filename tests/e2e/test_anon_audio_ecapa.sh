@@ -66,6 +66,9 @@ t_run "channels not a multiple of res2_scale" 1 -- run "$T/b.yaml" -o "$T/bo" --
 t_ok "one located line naming both keys" \
 	grep -q "b.yaml:[0-9]*:[0-9]*: .*\`channels\` (30) must be a multiple of \`res2_scale\` (4)" "$ERR"
 t_ok "no result written" test ! -e "$T/bo/results.json" -a ! -e "$T/bo/report.html"
+t_run "channels not a multiple of res2_scale: vpaudit validate" 1 -- validate "$T/b.yaml"
+t_ok "validate names the channels node" \
+	grep -q "b.yaml:[0-9]*:[0-9]*: ECAPA-TDNN \`channels\` (30) must be a multiple of \`res2_scale\` (4)" "$ERR"
 scn "$T/c.yaml" "channels: 32, " && sed -i 's/architecture: ecapa/architecture: resnet/' "$T/c.yaml"
 t_run "an unknown architecture" 1 -- validate "$T/c.yaml"
 t_ok "the architecture's choices are named" grep -q "c.yaml:[0-9]*:[0-9]*: .*xvector.*ecapa" "$ERR"
