@@ -208,6 +208,48 @@ t_ok "audio: the comparison saw the four attackers' records and rho_F0" \
 	"$(grep -c '"rho_f0": [0-9.-]' "$T/a")" = 1
 t_ok "audio: no temporary folder is an input" bash -c "! grep -q vpaudit-audio- '$T/a'"
 
+# VoicePrivacy's trials_f / trials_m directories as one set (audio.trial a
+# list): every rank merges them into its own temporary folder; the same records
+"$VPAUDIT" synth-corpus "$T/sc" --speakers 8 --utts 3 --seed 5 --brown "$top/data/brown" --threads 2 > /dev/null 2>&1
+for g in f m; do
+	d=$T/sc/trials_$g; mkdir "$d"
+	awk -v g=$g '$2 == g { print $1 }' "$T/sc/trials/spk2gender" > "$d/.spk"
+	awk 'NR == FNR { s[$1] = 1; next } s[$2] { print $1 }' "$d/.spk" "$T/sc/trials/utt2spk" > "$d/.utt"
+	for f in wav.scp utt2spk text; do
+		awk 'NR == FNR { u[$1] = 1; next } u[$1]' "$d/.utt" "$T/sc/trials/$f" > "$d/$f"
+	done
+	awk 'NR == FNR { s[$1] = 1; next } s[$1]' "$d/.spk" "$T/sc/trials/spk2gender" > "$d/spk2gender"
+	rm "$d/.spk" "$d/.utt"
+done
+t_ok "trial lists: the synthetic trials split by gender" test -s "$T/sc/trials_f/wav.scp" -a -s "$T/sc/trials_m/wav.scp"
+cat > "$T/w/lists.yaml" <<EOF2
+name: mpi-lists
+seed: 7
+report: [json]
+targets:
+  - id: audio
+    kind: anonymised_speech
+    source: audio
+    audio:
+      train: $T/sc/train
+      enroll: $T/sc/enrol
+      trial: [$T/sc/trials_f, $T/sc/trials_m]
+      anonymise: {method: mcadams, low: 0.5, high: 0.9}
+      extractor: {epochs: 2, hidden: 8, emb_dim: 4, chunk: 50, batch: 4}
+    backend: {lda_dim: 2, scoring: cosine}
+attacks:
+  - {id: link, kind: linkage, target: audio, attackers: [baseline, ignorant, lazy_informed, semi_informed], per_gender: true}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run lists.yaml -o "$T/li1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/li1.err")
+t_ok "trial lists, one process: results.json" test -s "$T/li1/results.json"
+strip "$T/li1/results.json" > "$T/a"
+(cd "$T/w" && mpi 3 run lists.yaml -o "$T/li3" --threads 1 --quiet --no-plots > /dev/null 2> "$T/li3.err")
+t_ok "trial lists, 3 ranks: exit 0" test $? = 0
+strip "$T/li3/results.json" > "$T/b"
+t_ok "trial lists, 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+t_ok "trial lists: per-gender records named after the directories" \
+	test "$(grep -c '"sub": "[a-z_]*/trials_[fm]"' "$T/a")" = 8
+
 # ONNX acoustic models (tests/golden/flam) with the Indicator set as audio:
 # the Indicator features are shared out; a personalised model is checked by
 # one rank and loaded only where an A1 job uses it (A1 only, so that rank 0
