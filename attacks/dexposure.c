@@ -30,11 +30,16 @@
  * d-exposure after every epoch (COMPRISE Table 8), and the overfitting run
  * (a fraction of the data, no dropout or weight decay, many epochs: COMPRISE
  * Fig. 17).  On an imported target the confidences come from the file.
+ *
+ * Split (the file had grown past 1,300 lines): this file holds the keys,
+ * validation, subs, the DP settings and the run with its records and
+ * figures; attacks/dexposure_metric.c the metric on one model and imported
+ * confidences; attacks/dexposure_train.c the trained taggers;
+ * attacks/dexposure_int.h what they share.
  */
-#include "attacks/attacks.h"
+#include "attacks/dexposure_int.h"
 #include "core/dist.h"
 #include "core/la.h"
-#include "targets/tagger.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,7 +106,7 @@ static const struct vpa_key keys[] = {
 	 NULL, NULL, "[64]", "overfitting: insertion counts"},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack d_exposure", keys};
+const struct vpa_schema vpa_dexp_schema = {"attack d_exposure", keys};
 
 static const char *const target_kinds[] = {"tagger", NULL};
 static const char *const metrics[] = {
@@ -113,8 +118,6 @@ static const char *const metrics[] = {
 
 #define MAX_REPS 64
 
-/* Training modes: without DP, DP-SGD per sentence, DP-SGD per user. */
-enum { MODE_PLAIN, MODE_DP, MODE_DPUSER, N_MODES };
 static const char *const mode_key[N_MODES] = {NULL, "dp", "dp_user"};
 static const char *const mode_sub[N_MODES] = {"", "dp-", "dpuser-"};
 static const char *const mode_name[N_MODES] = {"no DP", "DP-SGD", "user-level DP-SGD"};
@@ -164,7 +167,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 	l = vpa_ymap_get(cfg, "overfit_repetitions");
 	if (l && (rc = reps_of(ctx->file, l, r, &n, err)))
 		return rc;
-	const char *c = vpa_cfg_str(cfg, &schema, "context");
+	const char *c = vpa_cfg_str(cfg, &vpa_dexp_schema, "context");
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_tokenize(c, strlen(c), 0, &b);
@@ -221,17 +224,17 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 		size_t nr, no;
 		get_reps(cfg, "repetitions", r, &nr);
 		get_reps(cfg, "overfit_repetitions", o, &no);
-		long epochs = vpa_cfg_int(cfg, &schema, "epochs");
+		long epochs = vpa_cfg_int(cfg, &vpa_dexp_schema, "epochs");
 		if (epochs == 0) {
 			const struct vpa_ynode *e = vpa_ymap_get(target_cfg, "epochs");
 			epochs = e ? strtol(e->str, NULL, 10) : 3;
 		}
-		long dp_epochs = vpa_cfg_int(cfg, &schema, "dp_epochs");
+		long dp_epochs = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_epochs");
 		if (dp_epochs == 0)
 			dp_epochs = epochs;
 		int on[N_MODES];
 		for (int m = 0; m < N_MODES; m++)
-			on[m] = m == MODE_PLAIN || vpa_cfg_bool(cfg, &schema, mode_key[m]);
+			on[m] = m == MODE_PLAIN || vpa_cfg_bool(cfg, &vpa_dexp_schema, mode_key[m]);
 		/* the order of run(): per mode kK, then the epoch tables, then overfitting */
 		char tmp[64];
 		for (int m = 0; m < N_MODES; m++)
@@ -240,7 +243,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 				vpa_buf_add(&s, tmp, (size_t)len + 1);
 				n++;
 			}
-		if (vpa_cfg_bool(cfg, &schema, "epoch_table"))
+		if (vpa_cfg_bool(cfg, &vpa_dexp_schema, "epoch_table"))
 			for (int m = 0; m < N_MODES; m++)
 				for (size_t i = 0; i < nr && on[m]; i++)
 					for (long e = 1; e <= (m ? dp_epochs : epochs); e++) {
@@ -249,7 +252,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 						vpa_buf_add(&s, tmp, (size_t)len + 1);
 						n++;
 					}
-		if (vpa_cfg_bool(cfg, &schema, "overfit"))
+		if (vpa_cfg_bool(cfg, &vpa_dexp_schema, "overfit"))
 			for (int m = 0; m < N_MODES; m++)
 				for (size_t i = 0; i < no && on[m]; i++) {
 					int len = snprintf(tmp, sizeof(tmp), "%soverfit-k%ld", mode_sub[m],
@@ -269,555 +272,6 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 	vpa_buf_release(&s);
 	*names = v;
 	return n;
-}
-
-/* ---- the metric on one model ------------------------------------------------- */
-
-struct dexp {
-	size_t k;                    /* classes */
-	double per[VPA_TAG_N * 4], max[VPA_TAG_N * 4], exch[VPA_TAG_N * 4];
-	double canary_conf[VPA_TAG_N * 4];
-	size_t n_ref[VPA_TAG_N * 4];
-	double mean, mean_max, mean_exch;
-	/* the chance level measured on control words (trained taggers only):
-	 * per class the mean d-exposure of the controls in the same model and
-	 * context, their mean over classes, and the 90th percentiles (nearest
-	 * rank) of the controls' label-class and mean d-exposure; NAN without
-	 * controls */
-	size_t n_ctrl;
-	double chance[VPA_TAG_N * 4], mean_chance, label_p90, mean_p90;
-};
-
-/* Expected d-exposure of a class of n references when the canary is
- * exchangeable with them (the number of references at or above it uniform
- * on 0..n): what a reference word itself would get.  Not the chance level of
- * an ambiguous canary (README: an ambiguous word is less confident than the
- * unambiguous references), reported for comparison. */
-static double exchangeable_level(size_t n)
-{
-	double s = 0, ln = log2((double)n);
-	for (size_t j = 0; j <= n; j++)
-		s += ln - log2((double)(j ? j : 1));
-	return s / (double)(n + 1);
-}
-
-static int dexp_compute(const double *canary, const double *const *ref, const size_t *n_ref,
-			size_t k, struct dexp *out, struct vpa_err *err)
-{
-	struct vpa_dexp_class c[VPA_TAG_N * 4] = {{0}};
-	memset(out, 0, sizeof(*out));
-	out->k = k;
-	for (size_t i = 0; i < k; i++) {
-		c[i].canary_conf = canary[i];
-		c[i].ref_conf = ref[i];
-		c[i].n_ref = n_ref[i];
-		out->n_ref[i] = n_ref[i];
-		out->canary_conf[i] = canary[i];
-	}
-	int rc = vpa_dexposure(c, k, out->per, out->max, &out->mean, err);
-	if (rc)
-		return rc;
-	double mm = 0, me = 0;
-	for (size_t i = 0; i < k; i++) {
-		out->exch[i] = exchangeable_level(n_ref[i]);
-		me += out->exch[i];
-		mm += out->max[i];
-		out->chance[i] = NAN;
-	}
-	out->mean_exch = me / (double)k;
-	out->mean_max = mm / (double)k;
-	out->mean_chance = out->label_p90 = out->mean_p90 = NAN;
-	return 0;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest-rank quantile p of x (n > 0; sorts x). */
-static double quantile(double *x, size_t n, double p)
-{
-	qsort(x, n, sizeof(double), cmp_double);
-	size_t r = (size_t)ceil(p * (double)n);
-	return x[r ? r - 1 : 0];
-}
-
-static struct vpa_json *record(const char *attack, const char *sub, const struct dexp *d,
-			       const char *const *cls_names, int label)
-{
-	struct vpa_json *rec = vpa_json_obj();
-	vpa_json_set_str(rec, "attack", attack);
-	vpa_json_set_str(rec, "sub", sub);
-	vpa_json_set(rec, "layer", vpa_json_null());
-	vpa_json_set(rec, "sweep", vpa_json_null());
-	struct vpa_json *m = vpa_json_obj();
-	vpa_json_set_num(m, "d_exposure", d->mean);
-	vpa_json_set_num(m, "d_exposure_max", d->mean_max);
-	vpa_json_set_num(m, "d_exposure_chance", d->mean_chance);
-	vpa_json_set_num(m, "d_exposure_chance_p90", d->mean_p90);
-	vpa_json_set_num(m, "d_exposure_exchangeable", d->mean_exch);
-	if (label >= 0) {
-		vpa_json_set_num(m, "d_exposure_label", d->per[label]);
-		vpa_json_set_num(m, "d_exposure_label_max", d->max[label]);
-		vpa_json_set_num(m, "d_exposure_label_chance", d->chance[label]);
-		vpa_json_set_num(m, "d_exposure_label_chance_p90", d->label_p90);
-		vpa_json_set_num(m, "d_exposure_label_excess", d->per[label] - d->chance[label]);
-		vpa_json_set_num(m, "controls", (double)d->n_ctrl);
-	}
-	for (size_t i = 0; i < d->k; i++) {
-		char key[128];
-		snprintf(key, sizeof(key), "d_exposure_%s", cls_names[i]);
-		vpa_json_set_num(m, key, d->per[i]);
-		snprintf(key, sizeof(key), "max_%s", cls_names[i]);
-		vpa_json_set_num(m, key, d->max[i]);
-		if (label >= 0) {
-			snprintf(key, sizeof(key), "chance_%s", cls_names[i]);
-			vpa_json_set_num(m, key, d->chance[i]);
-		}
-	}
-	vpa_json_set(rec, "metrics", m);
-	return rec;
-}
-
-static struct vpa_json *num_arr(const double *x, size_t n)
-{
-	struct vpa_json *a = vpa_json_arr();
-	for (size_t i = 0; i < n; i++)
-		vpa_json_push(a, vpa_json_num(x[i]));
-	return a;
-}
-
-static struct vpa_json *series(const char *name, const double *x, const double *y, size_t n)
-{
-	struct vpa_json *s = vpa_json_obj();
-	vpa_json_set_str(s, "name", name);
-	vpa_json_set(s, "x", num_arr(x, n));
-	vpa_json_set(s, "y", num_arr(y, n));
-	return s;
-}
-
-static struct vpa_json *lines(const char *id, const char *title, const char *xl, const char *yl)
-{
-	struct vpa_json *f = vpa_json_obj();
-	vpa_json_set_str(f, "type", "lines");
-	vpa_json_set_str(f, "id", id);
-	vpa_json_set_str(f, "title", title);
-	vpa_json_set_str(f, "xlabel", xl);
-	vpa_json_set_str(f, "ylabel", yl);
-	vpa_json_set(f, "logx", vpa_json_bool(0));
-	vpa_json_set(f, "series", vpa_json_arr());
-	return f;
-}
-
-/* ---- imported confidences ------------------------------------------------------ */
-
-static int run_import(struct vpa_run_ctx *ctx, const char *id, const struct vpa_target *t,
-		      struct vpa_attack_out *out, struct vpa_err *err)
-{
-	const struct vpa_tagger_target *tt = t->data;
-	const struct vpa_tagconf *c = &tt->conf;
-	size_t K = c->n_class;
-	if (K > VPA_TAG_N * 4)
-		return vpa_fail(err, VPA_EINPUT, NULL, "%s: at most %d classes, found %zu",
-				tt->conf_path, VPA_TAG_N * 4, K);
-	double canary[VPA_TAG_N * 4] = {0};
-	int have[VPA_TAG_N * 4] = {0};
-	size_t n_ref[VPA_TAG_N * 4] = {0};
-	double *ref[VPA_TAG_N * 4] = {0};
-	for (size_t r = 0; r < c->n_rows; r++) {
-		if (!strcmp(c->word[r], tt->canary)) {
-			canary[c->cls[r]] = c->conf[r];
-			have[c->cls[r]] = 1;
-		} else {
-			n_ref[c->cls[r]]++;
-		}
-	}
-	for (size_t i = 0; i < K; i++) {
-		if (!have[i])
-			return vpa_fail(err, VPA_EINPUT, NULL,
-					"%s: no confidence of class '%s' for the canary '%s'",
-					tt->conf_path, c->class_name[i], tt->canary);
-		if (!n_ref[i])
-			return vpa_fail(err, VPA_EINPUT, NULL,
-					"%s: class '%s' has no reference word (only the canary)",
-					tt->conf_path, c->class_name[i]);
-	}
-	for (size_t i = 0; i < K; i++) {
-		ref[i] = xmalloc(xmul(n_ref[i], sizeof(double)));
-		n_ref[i] = 0;
-	}
-	for (size_t r = 0; r < c->n_rows; r++)
-		if (strcmp(c->word[r], tt->canary))
-			ref[c->cls[r]][n_ref[c->cls[r]]++] = c->conf[r];
-	struct dexp d;
-	int rc = dexp_compute(canary, (const double *const *)ref, n_ref, K, &d, err);
-	if (!rc) {
-		struct vpa_json *rec = record(id, "import", &d, (const char *const *)c->class_name, -1);
-		struct vpa_json *m = vpa_json_get(rec, "metrics");
-		for (size_t i = 0; i < K; i++) {
-			char key[128];
-			snprintf(key, sizeof(key), "n_ref_%s", c->class_name[i]);
-			vpa_json_set_num(m, key, (double)n_ref[i]);
-		}
-		vpa_json_push(out->records, rec);
-	}
-	(void)ctx;
-	for (size_t i = 0; i < K; i++)
-		free(ref[i]);
-	return rc;
-}
-
-/* ---- trained taggers -------------------------------------------------------------- */
-
-struct setup {
-	const struct vpa_tagger_target *tt;
-	uint32_t canary;           /* vocabulary id */
-	int label;
-	uint32_t *ctx_ids, *ctx_lab; /* (len) the canary sentence */
-	size_t len, slot;
-	uint32_t *words;           /* (n_words) canary first, then every reference word,
-				    * then the n_ctrl control words */
-	size_t n_words, n_ctrl;
-	uint8_t *word_cls;         /* (n_words) class of each reference word */
-	size_t n_ref[VPA_TAG_N];
-};
-
-/* The buffers of one measurement (one per training run: runs go in parallel). */
-struct scratch {
-	double *probs;             /* (n_words + n_ctrl, VPA_TAG_N) */
-	double *ref[VPA_TAG_N];    /* (n_ref[c]) */
-	double *ctrl_label, *ctrl_mean; /* (n_ctrl) */
-};
-
-static void scratch_alloc(struct scratch *sc, const struct setup *s)
-{
-	sc->probs = xmalloc(xmul((s->n_words + s->n_ctrl) * VPA_TAG_N, sizeof(double)));
-	for (int j = 0; j < VPA_TAG_N; j++)
-		sc->ref[j] = xmalloc(xmul(s->n_ref[j] + 1, sizeof(double)));
-	sc->ctrl_label = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
-	sc->ctrl_mean = xmalloc(xmul(s->n_ctrl + 1, sizeof(double)));
-}
-
-static void scratch_free(struct scratch *sc)
-{
-	free(sc->probs);
-	for (int j = 0; j < VPA_TAG_N; j++)
-		free(sc->ref[j]);
-	free(sc->ctrl_label);
-	free(sc->ctrl_mean);
-	memset(sc, 0, sizeof(*sc));
-}
-
-static void setup_release(struct setup *s)
-{
-	free(s->ctx_ids);
-	free(s->ctx_lab);
-	free(s->words);
-	free(s->word_cls);
-}
-
-struct cand {
-	uint32_t w;
-	double dist;
-	const char *word;
-};
-
-static int cmp_cand(const void *a, const void *b)
-{
-	const struct cand *x = a, *y = b;
-	if (x->dist != y->dist)
-		return x->dist < y->dist ? -1 : 1;
-	return strcmp(x->word, y->word);
-}
-
-static int setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode *cfg,
-		      struct setup *s, struct vpa_json *info, struct vpa_err *err)
-{
-	const struct vpa_tagger_data *d = &tt->data;
-	size_t V = d->vocab.n;
-	memset(s, 0, sizeof(*s));
-	s->tt = tt;
-	s->label = vpa_tag_find(vpa_cfg_str(cfg, &schema, "label"));
-	/* class counts per vocabulary word over the training sentences */
-	uint32_t *cnt = xcalloc(xmul(V, VPA_TAG_N), sizeof(uint32_t));
-	for (size_t k = 0; k < d->n_train; k++) {
-		size_t sn = d->train[k];
-		for (size_t i = d->corpus.sent_off[sn]; i < d->corpus.sent_off[sn + 1]; i++)
-			cnt[(size_t)vpa_vocab_id(&d->vocab, d->corpus.word[i]) * VPA_TAG_N +
-			    d->cls[i]]++;
-	}
-	int rc = 0;
-	/* the canary */
-	const char *cw = vpa_cfg_str(cfg, &schema, "canary");
-	char lw[256];
-	if (strcmp(cw, "auto")) {
-		snprintf(lw, sizeof(lw), "%s", cw);
-		if (d->lower)
-			for (char *p = lw; *p; p++)
-				if (*p >= 'A' && *p <= 'Z')
-					*p = (char)(*p - 'A' + 'a');
-		s->canary = vpa_vocab_id(&d->vocab, lw);
-		if (s->canary == VPA_VOCAB_UNK) {
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "canary '%s' is not in the tagger's vocabulary (%zu words)", cw,
-				      V - 1);
-			goto out;
-		}
-		int nc = 0;
-		for (int c = 0; c < VPA_TAG_N; c++)
-			nc += cnt[(size_t)s->canary * VPA_TAG_N + c] > 0;
-		if (nc < 2) {
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "canary '%s' is not ambiguous: the training data labels it only "
-				      "with one class", cw);
-			goto out;
-		}
-	} else {
-		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &schema, "canary_min_count");
-		uint32_t best = 0;
-		uint64_t best_n = 0;
-		for (uint32_t w = 1; w < V; w++) {
-			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
-			uint64_t tot = 0;
-			int nc = 0, top = 0;
-			for (int j = 0; j < VPA_TAG_N; j++) {
-				tot += c[j];
-				nc += c[j] > 0;
-				if (c[j] > c[top])
-					top = j;
-			}
-			if (tot < minc || nc < 2 || !c[s->label] || top == s->label)
-				continue;
-			if (!best || tot < best_n ||
-			    (tot == best_n && strcmp(d->vocab.words[w], d->vocab.words[best]) < 0)) {
-				best = w;
-				best_n = tot;
-			}
-		}
-		if (!best) {
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "no ambiguous vocabulary word labelled %s seen %llu times or "
-				      "more: name a `canary` or lower `canary_min_count`",
-				      vpa_tag_names[s->label], (unsigned long long)minc);
-			goto out;
-		}
-		s->canary = best;
-	}
-	/* the canary sentence */
-	const char *ctxs = vpa_cfg_str(cfg, &schema, "context");
-	struct vpa_buf b;
-	vpa_buf_init(&b);
-	s->len = vpa_tokenize(ctxs, strlen(ctxs), d->lower, &b);
-	s->ctx_ids = xmalloc(xmul(s->len, sizeof(uint32_t)));
-	s->ctx_lab = xmalloc(xmul(s->len, sizeof(uint32_t)));
-	{
-		char *save = NULL, *tok = strtok_r(b.data, " ", &save);
-		for (size_t i = 0; tok; i++, tok = strtok_r(NULL, " ", &save)) {
-			if (!strcmp(tok, "___")) {
-				s->slot = i;
-				s->ctx_ids[i] = s->canary;
-				s->ctx_lab[i] = (uint32_t)s->label;
-				continue;
-			}
-			uint32_t w = vpa_vocab_id(&d->vocab, tok);
-			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
-			int top = VPA_TAG_OTHER;
-			for (int j = 0; j < VPA_TAG_N; j++)
-				if (c[j] > c[top])
-					top = j;
-			s->ctx_ids[i] = w;
-			s->ctx_lab[i] = (uint32_t)top;
-		}
-	}
-	vpa_buf_release(&b);
-	/* reference words: labelled only with one class */
-	s->words = xmalloc(xmul(V, sizeof(uint32_t)));
-	s->word_cls = xmalloc(V);
-	s->words[0] = s->canary;
-	s->word_cls[0] = 0;
-	s->n_words = 1;
-	for (uint32_t w = 1; w < V; w++) {
-		if (w == s->canary)
-			continue;
-		const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
-		int nc = 0, only = -1;
-		for (int j = 0; j < VPA_TAG_N; j++)
-			if (c[j]) {
-				nc++;
-				only = j;
-			}
-		if (nc != 1)
-			continue;
-		s->words[s->n_words] = w;
-		s->word_cls[s->n_words++] = (uint8_t)only;
-		s->n_ref[only]++;
-	}
-	for (int j = 0; j < VPA_TAG_N; j++) {
-		if (!s->n_ref[j]) {
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "no vocabulary word is labelled only %s in the training data: "
-				      "the class has no reference set (a larger corpus or vocabulary?)",
-				      vpa_tag_names[j]);
-			goto out;
-		}
-	}
-	/* control words: not inserted, of the canary's kind (ambiguous, labelled
-	 * `label` at least once, the same most frequent training class, at least
-	 * canary_min_count uses), the `controls` nearest to the canary in log
-	 * frequency (ties by byte order) */
-	{
-		size_t want_n = (size_t)vpa_cfg_int(cfg, &schema, "controls");
-		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &schema, "canary_min_count");
-		const uint32_t *cc = cnt + (size_t)s->canary * VPA_TAG_N;
-		int ctop = 0;
-		double ctot = 0;
-		for (int j = 0; j < VPA_TAG_N; j++) {
-			ctot += cc[j];
-			if (cc[j] > cc[ctop])
-				ctop = j;
-		}
-		struct cand *cd = xmalloc(xmul(V, sizeof(*cd)));
-		size_t nc_ = 0;
-		for (uint32_t w = 1; w < V && want_n; w++) {
-			const uint32_t *c = cnt + (size_t)w * VPA_TAG_N;
-			uint64_t tot = 0;
-			int ncl = 0, top = 0;
-			for (int j = 0; j < VPA_TAG_N; j++) {
-				tot += c[j];
-				ncl += c[j] > 0;
-				if (c[j] > c[top])
-					top = j;
-			}
-			if (w == s->canary || ncl < 2 || !c[s->label] || top != ctop || tot < minc)
-				continue;
-			cd[nc_].w = w;
-			cd[nc_].dist = fabs(log((double)tot) - log(ctot));
-			cd[nc_].word = d->vocab.words[w];
-			nc_++;
-		}
-		qsort(cd, nc_, sizeof(*cd), cmp_cand);
-		s->n_ctrl = nc_ < want_n ? nc_ : want_n;
-		for (size_t i = 0; i < s->n_ctrl; i++)
-			s->words[s->n_words + i] = cd[i].w;
-		free(cd);
-	}
-	if (info) {
-		const uint32_t *c = cnt + (size_t)s->canary * VPA_TAG_N;
-		vpa_json_set_str(info, "canary", d->vocab.words[s->canary]);
-		vpa_json_set_str(info, "label", vpa_tag_names[s->label]);
-		struct vpa_json *cc = vpa_json_obj();
-		for (int j = 0; j < VPA_TAG_N; j++)
-			vpa_json_set_num(cc, vpa_tag_names[j], c[j]);
-		vpa_json_set(info, "canary_training_labels", cc);
-		struct vpa_buf sb;
-		vpa_buf_init(&sb);
-		for (size_t i = 0; i < s->len; i++)
-			vpa_buf_printf(&sb, "%s%s/%s", i ? " " : "", d->vocab.words[s->ctx_ids[i]],
-				       vpa_tag_names[s->ctx_lab[i]]);
-		vpa_json_set_str(info, "canary_sentence", vpa_buf_str(&sb));
-		vpa_buf_release(&sb);
-		struct vpa_json *nr = vpa_json_obj();
-		for (int j = 0; j < VPA_TAG_N; j++)
-			vpa_json_set_num(nr, vpa_tag_names[j], (double)s->n_ref[j]);
-		vpa_json_set(info, "n_ref", nr);
-		struct vpa_json *cl = vpa_json_arr();
-		for (size_t i = 0; i < s->n_ctrl; i++)
-			vpa_json_push(cl, vpa_json_str(d->vocab.words[s->words[s->n_words + i]]));
-		vpa_json_set(info, "controls", cl);
-	}
-out:
-	free(cnt);
-	return rc;
-}
-
-static int measure(const struct setup *s, struct scratch *sc, struct vpa_nn *net,
-		   struct dexp *out, struct vpa_err *err)
-{
-	int rc = vpa_tagger_slot_probs(net, s->ctx_ids, s->len, s->slot, s->words,
-				       s->n_words + s->n_ctrl, sc->probs, err);
-	if (rc)
-		return rc;
-	size_t fill[VPA_TAG_N] = {0};
-	for (size_t i = 1; i < s->n_words; i++) {
-		int c = s->word_cls[i];
-		sc->ref[c][fill[c]++] = sc->probs[i * VPA_TAG_N + (size_t)c];
-	}
-	const double *const *ref = (const double *const *)sc->ref;
-	if ((rc = dexp_compute(sc->probs, ref, s->n_ref, VPA_TAG_N, out, err)))
-		return rc;
-	/* the chance level: the same d-exposure of each control word */
-	out->n_ctrl = s->n_ctrl;
-	if (!s->n_ctrl)
-		return 0;
-	double sum[VPA_TAG_N] = {0};
-	for (size_t j = 0; j < s->n_ctrl; j++) {
-		struct dexp c;
-		if ((rc = dexp_compute(sc->probs + (s->n_words + j) * VPA_TAG_N, ref, s->n_ref,
-				       VPA_TAG_N, &c, err)))
-			return rc;
-		for (int i = 0; i < VPA_TAG_N; i++)
-			sum[i] += c.per[i];
-		sc->ctrl_label[j] = c.per[s->label];
-		sc->ctrl_mean[j] = c.mean;
-	}
-	double m = 0;
-	for (int i = 0; i < VPA_TAG_N; i++) {
-		out->chance[i] = sum[i] / (double)s->n_ctrl;
-		m += out->chance[i];
-	}
-	out->mean_chance = m / VPA_TAG_N;
-	out->label_p90 = quantile(sc->ctrl_label, s->n_ctrl, 0.9);
-	out->mean_p90 = quantile(sc->ctrl_mean, s->n_ctrl, 0.9);
-	return 0;
-}
-
-/* Per-epoch bookkeeping of one training run. */
-struct run_log {
-	struct setup *s;
-	struct scratch sc;
-	size_t n_ep;
-	struct dexp *d;        /* (epochs) */
-	double *acc, *test_loss, *train_loss; /* (epochs) */
-	const size_t *test;
-	size_t n_test;
-};
-
-static int on_epoch(void *arg, size_t epoch, struct vpa_nn *net, double train_loss,
-		    struct vpa_err *err)
-{
-	struct run_log *l = arg;
-	size_t e = epoch - 1;
-	int rc = measure(l->s, &l->sc, net, &l->d[e], err);
-	if (!rc)
-		rc = vpa_tagger_eval(net, &l->s->tt->data, l->test, l->n_test, &l->acc[e],
-				     &l->test_loss[e], err);
-	l->train_loss[e] = train_loss;
-	l->n_ep = epoch;
-	return rc;
-}
-
-static void log_alloc(struct run_log *l, struct setup *s, size_t epochs)
-{
-	memset(l, 0, sizeof(*l));
-	l->s = s;
-	l->d = xcalloc(epochs, sizeof(*l->d));
-	l->acc = xcalloc(epochs, sizeof(double));
-	l->test_loss = xcalloc(epochs, sizeof(double));
-	l->train_loss = xcalloc(epochs, sizeof(double));
-	l->test = s->tt->data.test;
-	l->n_test = s->tt->data.n_test;
-	scratch_alloc(&l->sc, s);
-}
-
-static void log_free(struct run_log *l)
-{
-	scratch_free(&l->sc);
-	free(l->d);
-	free(l->acc);
-	free(l->test_loss);
-	free(l->train_loss);
 }
 
 static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, size_t e, long k,
@@ -840,69 +294,6 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 	vpa_json_set(rec, "timing", tm);
 }
 
-/* One training run (a job of vpa_dist_jobs): runs are independent
- * (their own seeds, logs and scratch), so they are shared out to the run's
- * threads; the numbers do not depend on the thread count. */
-struct tjob {
-	struct vpa_tagger_cfg c;
-	const size_t *sents;
-	size_t n_sents;
-	struct vpa_tagger_extra ex;
-	struct run_log *l;
-	struct vpa_tagger_stats *st;
-	int rc;
-	struct vpa_err err;
-};
-
-struct tshared {
-	const struct vpa_tagger_data *d;
-	struct tjob *jobs;
-};
-
-static int train_job(void *arg, size_t i, struct vpa_err *e)
-{
-	struct tshared *p = arg;
-	struct tjob *j = &p->jobs[i];
-	struct vpa_nn *net = NULL;
-	j->rc = vpa_tagger_train(p->d, &j->c, j->sents, j->n_sents, &j->ex, on_epoch, j->l, &net,
-				 j->st, e);
-	vpa_nn_free(net);
-	return j->rc;
-}
-
-/* A run's output travels as its per-epoch log and its stats (core/dist.c);
- * the receiving rank has the log's arrays (log_alloc) for j->c.epochs. */
-static void train_pack(void *arg, size_t i, struct vpa_buf *b)
-{
-	const struct tjob *j = &((struct tshared *)arg)->jobs[i];
-	const struct run_log *l = j->l;
-	vpa_pack_u64(b, l->n_ep);
-	vpa_buf_add(b, l->d, xmul(l->n_ep, sizeof(*l->d)));
-	vpa_pack_f64s(b, l->acc, l->n_ep);
-	vpa_pack_f64s(b, l->test_loss, l->n_ep);
-	vpa_pack_f64s(b, l->train_loss, l->n_ep);
-	vpa_buf_add(b, j->st, sizeof(*j->st));
-}
-
-static int train_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
-{
-	struct tjob *j = &((struct tshared *)arg)->jobs[i];
-	struct run_log *l = j->l;
-	const unsigned char *end = q + len;
-	uint64_t n;
-	if (vpa_unpack_u64(&q, end, &n) || n > j->c.epochs ||
-	    (size_t)(end - q) != n * (sizeof(*l->d) + 3 * sizeof(double)) + sizeof(*j->st))
-		return -1;
-	l->n_ep = (size_t)n;
-	memcpy(l->d, q, n * sizeof(*l->d));
-	q += n * sizeof(*l->d);
-	vpa_unpack_f64s(&q, end, l->acc, n);
-	vpa_unpack_f64s(&q, end, l->test_loss, n);
-	vpa_unpack_f64s(&q, end, l->train_loss, n);
-	memcpy(j->st, q, sizeof(*j->st));
-	return 0;
-}
-
 /* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
 static void mode_cfg(const struct vpa_ynode *cfg, int mode, int keep_epochs,
 		     struct vpa_tagger_cfg *c)
@@ -910,21 +301,21 @@ static void mode_cfg(const struct vpa_ynode *cfg, int mode, int keep_epochs,
 	if (mode == MODE_PLAIN)
 		return;
 	c->dp = 1;
-	c->noise_multiplier = vpa_cfg_num(cfg, &schema, "dp_noise_multiplier");
-	c->target_epsilon = vpa_cfg_num(cfg, &schema, "dp_target_epsilon");
-	double lr = vpa_cfg_num(cfg, &schema, "dp_lr");
+	c->noise_multiplier = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_noise_multiplier");
+	c->target_epsilon = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_target_epsilon");
+	double lr = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_lr");
 	if (lr > 0)
 		c->lr = lr;
-	long b = vpa_cfg_int(cfg, &schema, "dp_batch");
+	long b = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_batch");
 	if (b > 0)
 		c->batch = (size_t)b;
-	long de = vpa_cfg_int(cfg, &schema, "dp_epochs");
+	long de = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_epochs");
 	if (de > 0 && !keep_epochs)
 		c->epochs = (size_t)de;
 	if (mode == MODE_DPUSER) {
 		c->dp_user = 1;
-		c->user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "dp_user_sentences");
-		long ub = vpa_cfg_int(cfg, &schema, "dp_user_batch");
+		c->user_sentences = (size_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_sentences");
+		long ub = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_batch");
 		if (ub > 0)
 			c->batch = (size_t)ub;
 	}
@@ -954,7 +345,7 @@ static int add_dp_metrics(struct vpa_json *rec, const struct vpa_ynode *cfg, int
 	vpa_json_set_num(m, "dp_steps", st->steps / (double)total_epochs * (double)epochs);
 	if (mode == MODE_DPUSER)
 		vpa_json_set_num(m, "user_sentences",
-				 (double)vpa_cfg_int(cfg, &schema, "dp_user_sentences"));
+				 (double)vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_sentences"));
 	return 0;
 }
 
@@ -963,11 +354,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 {
 	const struct vpa_tagger_target *tt = t->data;
 	if (tt->imported)
-		return run_import(ctx, id, t, out, err);
+		return vpa_dexp_run_import(ctx, id, t, out, err);
 	const struct vpa_tagger_data *d = &tt->data;
 	struct setup s;
 	struct vpa_json *info = vpa_json_obj();
-	int rc = setup_make(tt, cfg, &s, info, err);
+	int rc = vpa_dexp_setup_make(tt, cfg, &s, info, err);
 	long reps[MAX_REPS], oreps[MAX_REPS];
 	size_t nr, no;
 	get_reps(cfg, "repetitions", reps, &nr);
@@ -975,12 +366,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	/* the modes run, in order; logs and stats are indexed [slot * nr + i] */
 	int modes[N_MODES], n_modes = 0;
 	for (int m = 0; m < N_MODES; m++)
-		if (m == MODE_PLAIN || vpa_cfg_bool(cfg, &schema, mode_key[m]))
+		if (m == MODE_PLAIN || vpa_cfg_bool(cfg, &vpa_dexp_schema, mode_key[m]))
 			modes[n_modes++] = m;
-	int table = vpa_cfg_bool(cfg, &schema, "epoch_table");
-	int over = vpa_cfg_bool(cfg, &schema, "overfit");
+	int table = vpa_cfg_bool(cfg, &vpa_dexp_schema, "epoch_table");
+	int over = vpa_cfg_bool(cfg, &vpa_dexp_schema, "overfit");
 	struct vpa_tagger_cfg base = tt->cfg;
-	long ep = vpa_cfg_int(cfg, &schema, "epochs");
+	long ep = vpa_cfg_int(cfg, &vpa_dexp_schema, "epochs");
 	if (ep > 0)
 		base.epochs = (size_t)ep;
 	base.dp = 0;
@@ -995,7 +386,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct vpa_json *f_reps = NULL, *f_ep[N_MODES] = {NULL}, *f_over = NULL, *f_oloss = NULL;
 	char title[512];
 	/* the overfitting experiment's data: a seeded fraction of the training set */
-	double frac = vpa_cfg_num(cfg, &schema, "overfit_fraction");
+	double frac = vpa_cfg_num(cfg, &vpa_dexp_schema, "overfit_fraction");
 	size_t n_sub = (size_t)llround(frac * (double)d->n_train);
 	if (n_sub < 1)
 		n_sub = 1;
@@ -1013,7 +404,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct vpa_tagger_cfg c0 = base; /* overfitting: no dropout, no decay, long */
 	c0.dropout = 0;
 	c0.weight_decay = 0;
-	c0.epochs = (size_t)vpa_cfg_int(cfg, &schema, "overfit_epochs");
+	c0.epochs = (size_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "overfit_epochs");
 	size_t OE = c0.epochs;
 	if (rc)
 		goto out;
@@ -1028,7 +419,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			j->ex = (struct vpa_tagger_extra){s.ctx_ids, s.ctx_lab, s.len, (size_t)reps[i]};
 			j->l = &logs[(size_t)slot * nr + i];
 			j->st = &stats[(size_t)slot * nr + i];
-			log_alloc(j->l, &s, j->c.epochs);
+			vpa_dexp_log_alloc(j->l, &s, j->c.epochs);
 		}
 	for (size_t k = 0; k < n_over; k++) {
 		int slot = (int)(k / no);
@@ -1040,13 +431,13 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		j->ex = (struct vpa_tagger_extra){s.ctx_ids, s.ctx_lab, s.len, (size_t)oreps[k % no]};
 		j->l = &ologs[k];
 		j->st = &ostats[k];
-		log_alloc(j->l, &s, OE);
+		vpa_dexp_log_alloc(j->l, &s, OE);
 	}
 	{
 		struct tshared p = {d, jobs};
 		/* the first failing run in job order (all runs before it were run) */
-		rc = vpa_dist_jobs(n_main + n_over, ctx->threads, train_job, train_pack,
-				   train_unpack, &p, "d_exposure", vpa_la_run_workers, err);
+		rc = vpa_dist_jobs(n_main + n_over, ctx->threads, vpa_dexp_train_job, vpa_dexp_train_pack,
+				   vpa_dexp_train_unpack, &p, "d_exposure", vpa_la_run_workers, err);
 	}
 	if (rc)
 		goto out;
@@ -1059,7 +450,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			char sub[64];
 			snprintf(sub, sizeof(sub), "%sk%ld", mode_sub[mode], reps[i]);
 			size_t le = l->n_ep - 1;
-			struct vpa_json *rec = record(id, sub, &l->d[le], vpa_tag_names, s.label);
+			struct vpa_json *rec = vpa_dexp_record(id, sub, &l->d[le], vpa_tag_names, s.label);
 			add_model_metrics(rec, l, le, reps[i], st, dp);
 			if (dp && (rc = add_dp_metrics(rec, cfg, mode, reps[i], st, l->n_ep, l->n_ep,
 						       base.delta, err))) {
@@ -1089,7 +480,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 					snprintf(sub, sizeof(sub), "%sk%ld-e%zu", mode_sub[mode], reps[i],
 						 e + 1);
 					struct vpa_json *rec =
-						record(id, sub, &l->d[e], vpa_tag_names, s.label);
+						vpa_dexp_record(id, sub, &l->d[e], vpa_tag_names, s.label);
 					add_model_metrics(rec, l, e, reps[i], st, dp);
 					if (dp && (rc = add_dp_metrics(rec, cfg, mode, reps[i], st, e + 1,
 								       l->n_ep, base.delta, err))) {
@@ -1106,7 +497,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	{
 		char fid[256];
 		snprintf(fid, sizeof(fid), "%s-repetitions", id);
-		f_reps = lines(fid, title, "repetitions k", "d-exposure (bits)");
+		f_reps = vpa_dexp_lines(fid, title, "repetitions k", "d-exposure (bits)");
 		struct vpa_json *ser = vpa_json_get(f_reps, "series");
 		double x[MAX_REPS], y[MAX_REPS], yl[MAX_REPS], ych[MAX_REPS], ymx[MAX_REPS];
 		double ylc[MAX_REPS];
@@ -1133,19 +524,19 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			char n1[192], n2[192];
 			snprintf(n1, sizeof(n1), "mean%s", nm);
 			snprintf(n2, sizeof(n2), "%s%s", lab, nm);
-			vpa_json_push(ser, series(n2, x, yl, nr));
+			vpa_json_push(ser, vpa_dexp_series(n2, x, yl, nr));
 			if (have_ch) {
 				char n4[192];
 				snprintf(n4, sizeof(n4), "%s chance (controls)%s", lab, nm);
-				vpa_json_push(ser, series(n4, x, ylc, nr));
+				vpa_json_push(ser, vpa_dexp_series(n4, x, ylc, nr));
 			}
-			vpa_json_push(ser, series(n1, x, y, nr));
+			vpa_json_push(ser, vpa_dexp_series(n1, x, y, nr));
 			if (!dp && have_ch)
-				vpa_json_push(ser, series("mean chance (controls) (no DP)", x, ych, nr));
+				vpa_json_push(ser, vpa_dexp_series("mean chance (controls) (no DP)", x, ych, nr));
 			if (!dp) {
 				char n3[192];
 				snprintf(n3, sizeof(n3), "%s maximum log2|C|", lab);
-				vpa_json_push(ser, series(n3, x, ymx, nr));
+				vpa_json_push(ser, vpa_dexp_series(n3, x, ymx, nr));
 			}
 		}
 	}
@@ -1156,7 +547,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			 mode ? (int)strlen(mode_sub[mode]) - 1 : 0, mode_sub[mode]);
 		snprintf(title, sizeof(title), "d-exposure (mean) of '%s' against epochs (%s)",
 			 d->vocab.words[s.canary], mode_name[mode]);
-		f_ep[slot] = lines(fid, title, "epoch", "d-exposure (bits)");
+		f_ep[slot] = vpa_dexp_lines(fid, title, "epoch", "d-exposure (bits)");
 		struct vpa_json *ser = vpa_json_get(f_ep[slot], "series");
 		size_t ne = logs[(size_t)slot * nr].n_ep;
 		double *x = xmalloc((ne + 1) * sizeof(double)), *y = xmalloc((ne + 1) * sizeof(double));
@@ -1168,7 +559,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			}
 			char nm[64];
 			snprintf(nm, sizeof(nm), "k = %ld", reps[i]);
-			vpa_json_push(ser, series(nm, x, y, l->n_ep));
+			vpa_json_push(ser, vpa_dexp_series(nm, x, y, l->n_ep));
 		}
 		free(x);
 		free(y);
@@ -1180,11 +571,11 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		snprintf(title, sizeof(title),
 			 "Overfitting (%.0f%% of the data, no dropout): d-exposure against epochs",
 			 100 * frac);
-		f_over = lines(fid, title, "epoch", "d-exposure (bits)");
+		f_over = vpa_dexp_lines(fid, title, "epoch", "d-exposure (bits)");
 		snprintf(fid, sizeof(fid), "%s-overfit-loss", id);
 		snprintf(title, sizeof(title), "Overfitting (%.0f%% of the data): loss against epochs",
 			 100 * frac);
-		f_oloss = lines(fid, title, "epoch", "mean token cross-entropy (nats)");
+		f_oloss = vpa_dexp_lines(fid, title, "epoch", "mean token cross-entropy (nats)");
 		double *x = xmalloc((OE + 1) * sizeof(double)), *y = xmalloc((OE + 1) * sizeof(double));
 		for (size_t k = 0; k < n_over && !rc; k++) {
 			int mode = modes[k / no], dp = mode != MODE_PLAIN;
@@ -1193,7 +584,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			const struct vpa_tagger_stats *st = &ostats[k];
 			char sn[64];
 			snprintf(sn, sizeof(sn), "%soverfit-k%ld", mode_sub[mode], kr);
-			struct vpa_json *rec = record(id, sn, &l->d[OE - 1], vpa_tag_names, s.label);
+			struct vpa_json *rec = vpa_dexp_record(id, sn, &l->d[OE - 1], vpa_tag_names, s.label);
 			add_model_metrics(rec, l, OE - 1, kr, st, dp);
 			if (dp && (rc = add_dp_metrics(rec, cfg, mode, kr, st, OE, OE, base.delta,
 						       err))) {
@@ -1212,15 +603,15 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			}
 			char nm[192];
 			snprintf(nm, sizeof(nm), "k = %ld%s", kr, sfx);
-			vpa_json_push(vpa_json_get(f_over, "series"), series(nm, x, y, OE));
+			vpa_json_push(vpa_json_get(f_over, "series"), vpa_dexp_series(nm, x, y, OE));
 			for (size_t e = 0; e < OE; e++)
 				y[e] = l->train_loss[e];
 			snprintf(nm, sizeof(nm), "training loss, k = %ld%s", kr, sfx);
-			vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+			vpa_json_push(vpa_json_get(f_oloss, "series"), vpa_dexp_series(nm, x, y, OE));
 			for (size_t e = 0; e < OE; e++)
 				y[e] = l->test_loss[e];
 			snprintf(nm, sizeof(nm), "held-out loss, k = %ld%s", kr, sfx);
-			vpa_json_push(vpa_json_get(f_oloss, "series"), series(nm, x, y, OE));
+			vpa_json_push(vpa_json_get(f_oloss, "series"), vpa_dexp_series(nm, x, y, OE));
 		}
 		free(x);
 		free(y);
@@ -1255,9 +646,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 out:
 	for (size_t i = 0; i < n_main; i++)
-		log_free(&logs[i]);
+		vpa_dexp_log_free(&logs[i]);
 	for (size_t i = 0; i < n_over; i++)
-		log_free(&ologs[i]);
+		vpa_dexp_log_free(&ologs[i]);
 	free(logs);
 	free(stats);
 	free(ologs);
@@ -1270,7 +661,7 @@ out:
 	vpa_json_free(f_over);
 	vpa_json_free(f_oloss);
 	vpa_json_free(info);
-	setup_release(&s);
+	vpa_dexp_setup_release(&s);
 	return rc;
 }
 
@@ -1279,13 +670,13 @@ static char *title(const char *id, const struct vpa_ynode *cfg, const char *targ
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: d-exposure of a %s canary in the tagger '%s'", id,
-		       vpa_cfg_str(cfg, &schema, "label"), target_id);
+		       vpa_cfg_str(cfg, &vpa_dexp_schema, "label"), target_id);
 	return b.data;
 }
 
 const struct vpa_attack_kind vpa_attack_d_exposure = {
 	.name = "d_exposure",
-	.schema = &schema,
+	.schema = &vpa_dexp_schema,
 	.target_kinds = target_kinds,
 	.metrics = metrics,
 	.has_layers = 0,
