@@ -13,6 +13,9 @@
  *                the title (Gomez-Barrero et al. 2017; the VoicePrivacy
  *                linkability figure).
  *   lines        x/y series with points, optional log x axis.
+ *   bars         named categories on the x axis, one bar per series in each
+ *                (side by side), on the figure's fixed y range when it has
+ *                one; the names slant when they would not fit side by side.
  */
 #include <math.h>
 #include <string.h>
