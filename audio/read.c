@@ -175,20 +175,32 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 	return read_frames(s, info, name, channel, 0, -1, out, err);
 }
 
+/* Open path for reading (info filled); NULL and err set when it cannot be:
+ * a plain "No such file" message first, then libsndfile's. */
+static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
+{
+	memset(info, 0, sizeof(*info));
+	FILE *probe = fopen(path, "rb"); /* for a plain "No such file" message */
+	if (!probe) {
+		vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	fclose(probe);
+	SNDFILE *s = sf_open(path, SFM_READ, info);
+	if (!s)
+		vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
+			 sf_msg(NULL));
+	return s;
+}
+
 int vpa_audio_read_part(const char *path, int channel, double start, double end,
 			struct vpa_wave *out, double *dur, struct vpa_err *err)
 {
 	SF_INFO info;
-	memset(&info, 0, sizeof(info));
 	*dur = 0;
-	FILE *probe = fopen(path, "rb");
-	if (!probe)
-		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
-	fclose(probe);
-	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	SNDFILE *s = open_audio(path, &info, err);
 	if (!s)
-		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
-				sf_msg(NULL));
+		return err->status;
 	int rc = 0;
 	if (info.samplerate <= 0 || info.frames <= 0) {
 		rc = read_all(s, &info, path, channel, out, err); /* gives the right message */
@@ -215,15 +227,9 @@ out:
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
 {
 	SF_INFO info;
-	memset(&info, 0, sizeof(info));
-	FILE *probe = fopen(path, "rb"); /* for a plain "No such file" message */
-	if (!probe)
-		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
-	fclose(probe);
-	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	SNDFILE *s = open_audio(path, &info, err);
 	if (!s)
-		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
-				sf_msg(NULL));
+		return err->status;
 	int rc = read_all(s, &info, path, channel, out, err);
 	sf_close(s);
 	return rc;
@@ -232,15 +238,9 @@ int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct v
 int vpa_audio_rate(const char *path, double *rate, struct vpa_err *err)
 {
 	SF_INFO info;
-	memset(&info, 0, sizeof(info));
-	FILE *probe = fopen(path, "rb");
-	if (!probe)
-		return vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
-	fclose(probe);
-	SNDFILE *s = sf_open(path, SFM_READ, &info);
+	SNDFILE *s = open_audio(path, &info, err);
 	if (!s)
-		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
-				sf_msg(NULL));
+		return err->status;
 	*rate = (double)info.samplerate;
 	sf_close(s);
 	return 0;
