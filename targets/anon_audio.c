@@ -629,7 +629,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			goto out;
 		w.wer = 100.0 * (double)(w.ins + w.del + w.sub) / (double)w.ref_words;
 		struct vpa_json *wo = vpa_json_obj();
-		vpa_json_set_num(wo, "wer", w.wer);
+		/* a fraction, as every rate of results.json (reports print percent) */
+		vpa_json_set_num(wo, "wer", w.wer / 100);
 		vpa_json_set_num(wo, "ref_words", (double)w.ref_words);
 		vpa_json_set_num(wo, "ins", (double)w.ins);
 		vpa_json_set_num(wo, "del", (double)w.del);

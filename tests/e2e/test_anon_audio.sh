@@ -22,7 +22,7 @@ scn() { # $1 file, $2 corpus, $3 extra YAML
 	cat > "$1" <<YAML
 name: anon-audio
 seed: 1
-report: [json]
+report: [json, vpc]
 targets:
   - id: a
     kind: anonymised_speech
@@ -68,6 +68,13 @@ t_ok "no NaN in results" no_nan "$O"
 t_ok "WER on the originals: 0" grep -qz '"wer_orig": {[^}]*"wer": 0,' "$O"
 t_ok "WER on the anonymised trials: one deletion" \
 	grep -qz '"wer_anon": {[^}]*"ins": 0,[^}]*"del": 1,[^}]*"sub": 0' "$O"
+# the WER is a fraction in results.json: one deletion over the reference words
+wa=$(grep -A6 '"wer_anon": {' "$O" | awk '$1 == "\"wer\":" { sub(/,$/, "", $2); print $2 }')
+rw=$(grep -A6 '"wer_anon": {' "$O" | awk '$1 == "\"ref_words\":" { sub(/,$/, "", $2); print $2 }')
+t_ok "WER on the anonymised trials: 1 / ref_words, a fraction ($wa, $rw words)" \
+	awk -v w="$wa" -v n="$rw" 'BEGIN { exit !(n > 0 && w * n > 0.999999 && w * n < 1.000001) }'
+t_ok "result_for_rank.txt: the same WER in percent" \
+	grep -Eq "^[0-9]+ +a +trial +anon +$(awk -v w="$wa" 'BEGIN { printf "%.3f", 100 * w }')\$" "$T/out/result_for_rank.txt"
 t_ok "rho_F0 of a pitch shift is high (the contour is kept)" grep -q '"rho_f0": 0\.[6-9]' "$O"
 # the same run on 1 thread gives the same records (thread-count independence)
 t_run "run on 1 thread" 0 -- run "$T/a.yaml" -o "$T/out1" --quiet --threads 1
