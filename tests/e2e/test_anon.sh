@@ -93,7 +93,9 @@ if [ -z "${VPA_SKIP_BROWN:-}" ] && [ -f "$OLDPWD/data/brown/ca01" ] && command -
 	t_ok "same-gender trials: 2 enrolled x 4 per gender, 2 targets each" bash -c "test \$(wc -l < c1/trials/trials_f) = 8 && test \$(grep -c ' target' c1/trials/trials_m) = 4 && test \$(cat c1/trials/trials_f c1/trials/trials_m | wc -l) = \$(wc -l < c1/trials/trials)"
 	t_ok "16 kHz 16-bit files" bash -c "test \$(head -c 28 c1/train/wav/synm001-01.wav | tail -c 4 | od -An -t u4) = 16000 && test \$(head -c 36 c1/train/wav/synm001-01.wav | tail -c 2 | od -An -t u2) = 16"
 	t_run "synth-corpus, 1 thread" 0 -- synth-corpus c2 --speakers 8 --utts 3 --seed 5 --brown "$B" --threads 1
-	t_ok "identical corpus for 1 and 2 threads (but wav.scp paths)" diff -r -x wav.scp c1 c2
+	# on a difference, the files that differ and the first bytes apart (as "# " lines, which tests/run.sh shows)
+	t_ok "identical corpus for 1 and 2 threads (but wav.scp paths)" bash -c \
+		"diff -rq -x wav.scp c1 c2 > dq 2>&1 && exit; sed 's/^/#   /' dq; grep '^Files' dq | head -n 3 | while read -r _ a _ b _; do cmp \"\$a\" \"\$b\" | sed 's/^/#   /'; ls -l \"\$a\" \"\$b\" | sed 's/^/#   /'; done; exit 1"
 	t_run "the sets read as data directories" 0 -- features fbank c1/trials -o t.ark
 	t_run "anonymise the trials" 0 -- anonymise mcadams --alpha-range 0.5,0.9 c1/trials c1a
 	t_ok "anonymised trials keep the trial lists" cmp -s c1/trials/trials_f c1a/trials_f
