@@ -310,9 +310,15 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 		vpa_buf_release(&h);
 		if (title && strcmp(title, id))
 			vpa_doc_para(d, VPA_P_NOTE, "%s", title);
-		if (vpa_attack_simulated(r, id))
-			vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target: these numbers show the method, "
-				     "not a real system.");
+		if (vpa_attack_simulated(r, id)) {
+			const char *syn = vpa_target_synthetic(vpa_attack_target(r, id));
+			if (syn)
+				vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target on %s: these numbers "
+					     "show the method, not a real system.", syn);
+			else
+				vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target: these numbers show "
+					     "the method, not a real system.");
+		}
 		struct vpa_table t;
 		vpa_table_attack(r, id, &t);
 		if (t.n_rows == 0) {

@@ -108,6 +108,8 @@ void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const str
 			 const char *const *paths, size_t n_paths, struct vpa_buf *out);
 /* Whether the attack's target has "simulated": true. */
 int vpa_attack_simulated(const struct vpa_json *r, const char *attack);
+/* The attack's target object, or NULL. */
+const struct vpa_json *vpa_attack_target(const struct vpa_json *r, const char *attack);
 /* The attack object with that id, or NULL. */
 const struct vpa_json *vpa_attack_find(const struct vpa_json *r, const char *attack);
 /* "12.3%" with one decimal (percent of x). */

@@ -193,7 +193,8 @@ void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d)
 			vpa_buf_init(&syn);
 			vpa_synthetic_sets(x, &syn);
 			if (sim && sim->type == VPA_JSON_BOOL && sim->boolean)
-				vpa_table_set(&t, i, 3, "SIMULATED");
+				vpa_table_set(&t, i, 3, "SIMULATED%s",
+					      vpa_target_synthetic(x) ? " (SYNTHETIC speech)" : "");
 			else if (syn.len)
 				vpa_table_set(&t, i, 3, "SYNTHETIC score files: %s", syn.data);
 			else

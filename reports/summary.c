@@ -62,17 +62,22 @@ const struct vpa_json *vpa_attack_find(const struct vpa_json *r, const char *att
 	return NULL;
 }
 
-int vpa_attack_simulated(const struct vpa_json *r, const char *attack)
+const struct vpa_json *vpa_attack_target(const struct vpa_json *r, const char *attack)
 {
 	const char *tid = vpa_json_get_str(vpa_attack_find(r, attack), "target");
 	const struct vpa_json *t = vpa_json_get(r, "targets");
 	for (size_t i = 0; tid && t && t->type == VPA_JSON_ARR && i < t->n; i++) {
 		const char *id = vpa_json_get_str(t->items[i], "id");
-		const struct vpa_json *s = vpa_json_get(t->items[i], "simulated");
 		if (id && !strcmp(id, tid))
-			return s && s->type == VPA_JSON_BOOL && s->boolean;
+			return t->items[i];
 	}
-	return 0;
+	return NULL;
+}
+
+int vpa_attack_simulated(const struct vpa_json *r, const char *attack)
+{
+	const struct vpa_json *s = vpa_json_get(vpa_attack_target(r, attack), "simulated");
+	return s && s->type == VPA_JSON_BOOL && s->boolean;
 }
 
 void vpa_put_pct(struct vpa_buf *b, double x)
@@ -421,6 +426,12 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 			       "works, not how a real system behaves.",
 			       strchr(d->simulated, ',') ? "s" : "", d->simulated,
 			       strchr(d->simulated, ',') ? "are" : "is");
+	for (size_t i = 0; i < nt; i++) {
+		const char *syn = vpa_target_synthetic(tg->items[i]);
+		const char *id = vpa_json_get_str(tg->items[i], "id");
+		if (syn)
+			vpa_buf_printf(&w, " The speech of %s is %s.", id ? id : "?", syn);
+	}
 	vpa_doc_para(d, VPA_P_PLAIN, "%s", w.data);
 	vpa_buf_release(&w);
 
@@ -484,6 +495,13 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 			vpa_doc_item(l, "Synthetic score files (%s): they show the method, not a real "
 				     "system's scores.", syn.data);
 		vpa_buf_release(&syn);
+		const char *speech = vpa_target_synthetic(tgs->items[i]);
+		const char *tid = vpa_json_get_str(tgs->items[i], "id");
+		if (speech)
+			vpa_doc_item(l, "The speech of %s is %s. Text-to-speech voices differ from "
+				     "one another less, and more regularly, than people do: what an "
+				     "attacker links here shows the method, not what it would link on "
+				     "recordings.", tid ? tid : "?", speech);
 	}
 	const struct vpa_json *recs = vpa_json_get(r, "records"), *atts = vpa_json_get(r, "attacks");
 	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {

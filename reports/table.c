@@ -478,8 +478,14 @@ void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out)
 		const struct vpa_json *sim = vpa_json_get(t, "simulated");
 		const char *id = vpa_json_get_str(t, "id");
 		if (sim && sim->type == VPA_JSON_BOOL && sim->boolean)
-			vpa_buf_printf(out, "%s%s", k++ ? ", " : "", id ? id : "?");
+			vpa_buf_printf(out, "%s%s%s", k++ ? ", " : "", id ? id : "?",
+				       vpa_target_synthetic(t) ? " (synthetic speech)" : "");
 	}
+}
+
+const char *vpa_target_synthetic(const struct vpa_json *target)
+{
+	return vpa_json_get_str(vpa_json_get(target, "info"), "synthetic");
 }
 
 void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out)

@@ -49,8 +49,13 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack,
 /* The bound of a gate as text: ">= 30.00%", "<= 0.2", "in [a, b]". */
 void vpa_gate_bound(struct vpa_buf *out, const struct vpa_json *gate, int raw);
 
-/* The "simulated" target ids, ", "-separated; empty when none. */
+/* The "simulated" target ids, ", "-separated, each followed by " (synthetic
+ * speech)" when the target's info has a "synthetic" note; empty when none. */
 void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out);
+/* A target's info "synthetic" note (the synthetic speech corpus of an audio
+ * target: "SYNTHETIC speech (espeak-ng / flite voices ...), not recordings of
+ * people"), or NULL. */
+const char *vpa_target_synthetic(const struct vpa_json *target);
 /* Names of a target's score sets marked "synthetic" in its info ("a, b"), appended. */
 void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out);
 

@@ -335,4 +335,11 @@ t_ok "the VPC files: an informed row per gender" \
 t_ok "labelled synthetic (simulated) in results" grep -q '"simulated": true' "$T/mo/results.json"
 t_ok "the synthetic note in the target's info" grep -q '"synthetic": "SYNTHETIC speech' "$T/mo/results.json"
 t_ok "the temporary corpus is removed (TMPDIR empty)" test -z "$(ls -A "$T/tmp")"
+t_run "the report of that run (no plots)" 0 -- report "$T/mo/results.json" -o "$T/mor" --no-plots
+t_ok "report: the attack's banner says the speech is synthetic" \
+	grep -q 'SIMULATED target on SYNTHETIC speech (espeak-ng / flite voices reading Brown sentences), not recordings of people' "$T/mor/report.html"
+t_ok "report: the executive summary and the limitations say it" \
+	test "$(grep -o 'The speech of mcadams-spk is SYNTHETIC speech' "$T/mor/report.html" | wc -l)" = 2
+t_ok "report: the SIMULATED banner and the provenance table name it" \
+	bash -c "grep -q 'mcadams-spk (synthetic speech)' '$T/mor/report.html' && grep -q 'SIMULATED (SYNTHETIC speech)' '$T/mor/report.html'"
 t_done
