@@ -312,12 +312,8 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 			vpa_doc_para(d, VPA_P_NOTE, "%s", title);
 		if (vpa_attack_simulated(r, id)) {
 			const char *syn = vpa_target_synthetic(vpa_attack_target(r, id));
-			if (syn)
-				vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target on %s: these numbers "
-					     "show the method, not a real system.", syn);
-			else
-				vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target: these numbers show "
-					     "the method, not a real system.");
+			vpa_doc_para(d, VPA_P_BANNER, "SIMULATED target%s%s: these numbers show the "
+				     "method, not a real system.", syn ? " on " : "", syn ? syn : "");
 		}
 		struct vpa_table t;
 		vpa_table_attack(r, id, &t);
