@@ -50,6 +50,9 @@ int cli_getopt_error(const char *cmd, int c, char **argv);
 struct vpa_json *cli_read_results(const char *path, struct vpa_err *err);
 /* cli_error, then the offending scenario line with a caret when the message has one. */
 int cli_scenario_error(const struct vpa_err *err);
+/* The offending line of a data file, on stderr below the error: "  LINE", its
+ * terminal control characters escaped (vpa_buf_add_shown). */
+void cli_echo_line(const char *line);
 /* Write data to path atomically (path.tmp.PID, renamed). */
 int cli_write_file(const char *path, const char *data, size_t len, struct vpa_err *err);
 /*

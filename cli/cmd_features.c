@@ -318,7 +318,7 @@ static int run_batches(const struct vpa_datadir *d, const struct vpa_feat *fe, i
 			if (errs[i].status) {
 				rc = cli_error(&errs[i]);
 				if (lines[i])
-					fprintf(stderr, "  %s\n", lines[i]);
+					cli_echo_line(lines[i]);
 			} else if (m[i].rows == 0) {
 				vpa_warn("utterance '%s' gives no frame (%s): left out", id,
 					 vad ? "shorter than one frame, or no voiced frame"
@@ -365,7 +365,7 @@ int cmd_features(int argc, char **argv)
 		if (vpa_datadir_open(&d, a.inputs[0], a.channel, &err)) {
 			rc = cli_error(&err);
 			if (d.bad_line)
-				fprintf(stderr, "  %s\n", d.bad_line);
+				cli_echo_line(d.bad_line);
 			goto out;
 		}
 	} else if (vpa_datadir_from_files(&d, a.inputs, a.n_in, a.channel, &err)) {

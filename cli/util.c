@@ -109,6 +109,16 @@ struct vpa_json *cli_read_results(const char *path, struct vpa_err *err)
 	return j;
 }
 
+void cli_echo_line(const char *line)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_puts(&b, "  ");
+	vpa_buf_add_shown(&b, line, strlen(line));
+	fprintf(stderr, "%s\n", vpa_buf_str(&b));
+	vpa_buf_release(&b);
+}
+
 int cli_scenario_error(const struct vpa_err *err)
 {
 	int rc = cli_error(err);

@@ -42,10 +42,25 @@ int vpa_fail(struct vpa_err *err, int status, const struct vpa_loc *loc,
 	va_start(ap, fmt);
 	vsnprintf(err->msg + off, sizeof(err->msg) - off, fmt, ap);
 	va_end(ap);
-	/* One line: replace control characters a message may have picked up. */
-	for (char *p = err->msg; *p; p++)
-		if ((unsigned char)*p < 0x20)
+	/* One line, safe on a terminal: a message may have picked up text of a
+	 * data file; its tabs and line feeds become spaces, other control
+	 * characters \xHH (vpa_buf_add_shown: a CR or an ESC would rewrite
+	 * the terminal), cut to the buffer. */
+	int ctl = 0;
+	for (char *p = err->msg; *p; p++) {
+		if (*p == '\t' || *p == '\n')
 			*p = ' ';
+		unsigned char c = (unsigned char)*p;
+		ctl |= c < 0x20 || c == 0x7f || (c == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+						 (unsigned char)p[1] <= 0x9f);
+	}
+	if (ctl) {
+		struct vpa_buf b;
+		vpa_buf_init(&b);
+		vpa_buf_add_shown(&b, err->msg, strlen(err->msg));
+		snprintf(err->msg, sizeof(err->msg), "%s", b.data);
+		vpa_buf_release(&b);
+	}
 	err->status = status;
 	return status;
 }
@@ -233,6 +248,22 @@ void vpa_buf_printf(struct vpa_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+void vpa_buf_add_shown(struct vpa_buf *b, const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n; i++) {
+		int c1 = p[i] == 0xc2 && i + 1 < n && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
+		if ((p[i] < 0x20 && p[i] != '\t') || p[i] == 0x7f) {
+			vpa_buf_printf(b, "\\x%02x", p[i]);
+		} else if (c1) {
+			vpa_buf_printf(b, "\\x%02x\\x%02x", p[i], p[i + 1]);
+			i++;
+		} else {
+			vpa_buf_add(b, s + i, 1);
+		}
+	}
+}
+
 const char *vpa_buf_str(struct vpa_buf *b)
 {
 	buf_grow(b, 0);
@@ -255,7 +286,7 @@ int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *er
 		return vpa_fail(err, VPA_EIO, &loc, "cannot stat: %s", strerror(e));
 	}
 	/* A folder, a device (/dev/zero never ends), a socket: refused, since
-	 * the whole file is needed.  A pipe is read up to VPA_READ_PIPE_MAX. */
+	 * the whole file is needed.  At most VPA_READ_MAX bytes are read. */
 	if (S_ISDIR(st.st_mode)) {
 		fclose(f);
 		return vpa_fail(err, VPA_EIO, &loc, "is a folder, expected a file");
@@ -264,13 +295,19 @@ int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *er
 		fclose(f);
 		return vpa_fail(err, VPA_EIO, &loc, "not a regular file (a device or socket)");
 	}
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > VPA_READ_MAX) {
+		fclose(f);
+		return vpa_fail(err, VPA_EIO, &loc, "larger than %d GiB (%lld bytes)",
+				VPA_READ_MAX >> 30, (long long)st.st_size);
+	}
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	char chunk[1 << 16];
 	size_t n;
 	int too_big = 0;
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		if (S_ISFIFO(st.st_mode) && b.len + n > VPA_READ_PIPE_MAX) {
+		/* a pipe, or a file that grows while read */
+		if (b.len + n > VPA_READ_MAX) {
 			too_big = 1;
 			break;
 		}
@@ -280,10 +317,13 @@ int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *er
 	fclose(f);
 	if (too_big || bad) {
 		vpa_buf_release(&b);
-		if (too_big)
+		if (too_big && S_ISFIFO(st.st_mode))
 			return vpa_fail(err, VPA_EIO, &loc,
 					"more than %d MiB from a pipe: write it to a file first",
-					VPA_READ_PIPE_MAX >> 20);
+					VPA_READ_MAX >> 20);
+		if (too_big)
+			return vpa_fail(err, VPA_EIO, &loc, "larger than %d GiB",
+					VPA_READ_MAX >> 30);
 		return vpa_fail(err, VPA_EIO, &loc, "read error");
 	}
 	vpa_buf_str(&b);

@@ -98,15 +98,23 @@ void vpa_buf_puts(struct vpa_buf *b, const char *s);
 void vpa_buf_printf(struct vpa_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 const char *vpa_buf_str(struct vpa_buf *b); /* borrowed, valid until next add */
+/*
+ * Append s[0..n) as it may be shown on a terminal: control characters other
+ * than tab (ESC, CR, BEL, ...), DEL and the UTF-8 C1 controls U+0080..U+009F
+ * as \xHH per byte ("\e[2J" becomes "\x1b[2J"), everything else as it is.
+ * Every echo of a line read from a user's file goes through it.
+ */
+void vpa_buf_add_shown(struct vpa_buf *b, const char *s, size_t n);
 
 /*
  * Read a whole file into memory (NUL-terminated; *len excludes the NUL).
- * Caller frees *data with free().  A regular file or a pipe (at most
- * VPA_READ_PIPE_MAX bytes); a folder ("is a folder, expected a file") or a
- * device such as /dev/zero ("not a regular file (a device or socket)") is an
- * error VPA_EIO.
+ * Caller frees *data with free().  A regular file or a pipe of at most
+ * VPA_READ_MAX bytes (1 GiB: "larger than 1 GiB (N bytes)"); a folder ("is
+ * a folder, expected a file") or a device such as /dev/zero ("not a regular
+ * file (a device or socket)") is an error VPA_EIO.
  */
-#define VPA_READ_PIPE_MAX (1024 << 20)
+#define VPA_READ_MAX (1024 << 20)
+#define VPA_READ_PIPE_MAX VPA_READ_MAX
 int vpa_read_file(const char *path, char **data /* OUT */, size_t *len /* OUT */,
 		  struct vpa_err *err);
 

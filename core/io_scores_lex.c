@@ -163,6 +163,12 @@ int vpa_scores_map_file(const char *path, struct mapped *m, struct vpa_err *err)
 		close(fd);
 		return vpa_fail(err, VPA_EIO, &loc, "is a folder, expected a file");
 	}
+	/* the cap of every file read whole (vpa_read_file), mapped or not */
+	if (S_ISREG(st.st_mode) && (unsigned long long)st.st_size > VPA_READ_MAX) {
+		close(fd);
+		return vpa_fail(err, VPA_EIO, &loc, "larger than %d GiB (%lld bytes)",
+				VPA_READ_MAX >> 30, (long long)st.st_size);
+	}
 	if (S_ISREG(st.st_mode) && st.st_size > 0) {
 		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (p != MAP_FAILED) {

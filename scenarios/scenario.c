@@ -1080,12 +1080,20 @@ void vpa_error_context(const char *msg, struct vpa_buf *out)
 				n--;
 			if (n > 200)
 				n = 200;
-			vpa_buf_printf(out, "%5ld | %.*s\n", line, (int)n, l);
+			/* escaped (a data file's "\e[2J" must not reach the terminal) */
+			vpa_buf_printf(out, "%5ld | ", line);
+			vpa_buf_add_shown(out, l, n);
+			vpa_buf_puts(out, "\n");
 			if (col > 0) {
+				/* under column col of the line as shown */
+				struct vpa_buf pre;
+				vpa_buf_init(&pre);
+				vpa_buf_add_shown(&pre, l, (size_t)(col - 1) < n ? (size_t)(col - 1) : n);
 				vpa_buf_puts(out, "      | ");
-				for (long c = 1; c < col && (size_t)(c - 1) < n; c++)
-					vpa_buf_puts(out, l[c - 1] == '\t' ? "\t" : " ");
+				for (size_t c = 0; c < pre.len; c++)
+					vpa_buf_puts(out, pre.data[c] == '\t' ? "\t" : " ");
 				vpa_buf_puts(out, "^\n");
+				vpa_buf_release(&pre);
 			}
 		}
 	}

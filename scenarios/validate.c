@@ -212,6 +212,13 @@ static int parse_bool(const char *s, int *x)
 	return -1;
 }
 
+/*
+ * Names and ids become folder and file names (out/NAME/), record keys and
+ * report headings: a cap keeps them one line and within a file name's
+ * 255 bytes (a 5,000-character name failed only when its folder was made).
+ */
+#define NAME_MAX_CHARS 100
+
 static int name_ok(const char *s, int allow_dot)
 {
 	if (!*s)
@@ -254,6 +261,11 @@ int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' must be %s, got %s", k->name,
 				      k->type == VPA_K_PATH ? "a file path" : "a string",
 				      shown(v, st, sizeof(st)));
+		} else if ((k->type == VPA_K_ID || k->type == VPA_K_NAME) &&
+			   strlen(v->str) > NAME_MAX_CHARS) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' must be at most %d characters, got %zu", k->name,
+				      NAME_MAX_CHARS, strlen(v->str));
 		} else if (k->type == VPA_K_ID && !name_ok(v->str, 0)) {
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
 				      "'%s' must use only letters, digits, '_' and '-', got %s",

@@ -286,6 +286,40 @@ static void test_read_file_kinds(void)
 	close(fd[0]);
 }
 
+/* A regular file over 1 GiB (sparse: no disk used) is refused before reading (issue 26 item 8). */
+static void test_read_file_cap(void)
+{
+	char path[] = "/tmp/vpa_test_bigXXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	CHECK(ftruncate(fd, (off_t)VPA_READ_MAX + 1) == 0);
+	close(fd);
+	struct vpa_err err;
+	char *data = NULL;
+	size_t len = 0;
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(path, &data, &len, &err) == VPA_EIO && data == NULL);
+	char want[128];
+	snprintf(want, sizeof want, "%s: larger than 1 GiB (1073741825 bytes)", path);
+	CHECK_STR(err.msg, want);
+	unlink(path);
+}
+
+/* Terminal control characters of data shown in messages (issue 26 item 9). */
+static void test_shown(void)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	vpa_buf_add_shown(&b, "a\033[2J\tb\r\x7f\xc2\x9b\xc3\xa9", 13);
+	CHECK_STR(vpa_buf_str(&b), "a\\x1b[2J\tb\\x0d\\x7f\\xc2\\x9b\xc3\xa9");
+	vpa_buf_release(&b);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_loc loc = {"s.txt", 2, 1};
+	vpa_fail(&err, VPA_EINPUT, &loc, "got '%s'", "\033]0;pwned\007\t");
+	CHECK_STR(err.msg, "s.txt:2:1: got '\\x1b]0;pwned\\x07 '");
+}
+
 /* Published FNV-1a 64 test vectors (Fowler/Noll/Vo reference test suite). */
 static void test_fnv1a(void)
 {
@@ -305,5 +339,7 @@ int main(void)
 	RUN(test_par_jobs);
 	RUN(test_out_of_memory);
 	RUN(test_read_file_kinds);
+	RUN(test_read_file_cap);
+	RUN(test_shown);
 	return DONE();
 }
