@@ -111,29 +111,6 @@ int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **
 	return 0;
 }
 
-void vpa_rm_tree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
-			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-				continue;
-			size_t len = strlen(path) + strlen(e->d_name) + 2;
-			char *p = xmalloc(len);
-			snprintf(p, len, "%s/%s", path, e->d_name);
-			struct stat st;
-			if (!lstat(p, &st) && S_ISDIR(st.st_mode))
-				vpa_rm_tree(p);
-			else
-				unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(path);
-}
-
 char *vpa_anon_join(const char *a, const char *b)
 {
 	size_t len = strlen(a) + strlen(b) + 2;
@@ -313,7 +290,10 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 	char *tmp = xmalloc(tl);
 	snprintf(tmp, tl, "%s.tmp.%ld", out_dir, (long)getpid());
 	char *wavdir = vpa_anon_join(tmp, "wav");
-	if (vpa_mkdirs(wavdir, err)) {
+	vpa_tmp_clean_stale(out_dir);
+	/* a predictable name: made anew, never through a planted link; removed on a signal */
+	vpa_tmp_register(tmp, 1);
+	if (vpa_mkdir_new(tmp, err) || vpa_mkdirs(wavdir, err)) {
 		rc = VPA_EIO;
 		goto out;
 	}
@@ -386,6 +366,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 out:
 	if (rc)
 		vpa_rm_tree(tmp);
+	vpa_tmp_unregister(tmp);
 	free(wavdir);
 	free(tmp);
 	vpa_datadir_release(&d);

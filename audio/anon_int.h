@@ -22,8 +22,7 @@ int vpa_pcm16_write(const char *path, const short *pcm, size_t n, double rate,
 struct vpa_buf;
 void vpa_pcm16_pack(struct vpa_buf *b, const short *pcm, size_t n);
 int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **pcm, size_t *n);
-/* rm -r of a tree we wrote (errors ignored: cleanup after a failure). */
-void vpa_rm_tree(const char *path);
+/* rm -r: vpa_rm_tree (core/base.h), which never follows a link. */
 /* "a/b", caller frees. */
 char *vpa_anon_join(const char *a, const char *b);
 int vpa_copy_file(const char *from, const char *to, struct vpa_err *err);

@@ -439,6 +439,10 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 	size_t tl = strlen(out_dir) + 32;
 	tmp = xmalloc(tl);
 	snprintf(tmp, tl, "%s.tmp.%ld", out_dir, (long)getpid());
+	vpa_tmp_clean_stale(out_dir);
+	/* a predictable name: made anew, never through a planted link; removed on a signal */
+	vpa_tmp_register(tmp, 1);
+	rc = vpa_mkdir_new(tmp, err);
 	static const char *const sets[] = {"train", "enrol", "trials"};
 	for (int k = 0; k < 3 && !rc; k++) {
 		char *d = vpa_anon_join(tmp, sets[k]);
@@ -551,6 +555,8 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 out:
 	if (rc && tmp)
 		vpa_rm_tree(tmp);
+	if (tmp)
+		vpa_tmp_unregister(tmp);
 	free(tmp);
 	for (size_t k = 0; k < nu; k++)
 		free(U[k].text);

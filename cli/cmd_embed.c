@@ -289,6 +289,7 @@ int cmd_embed(int argc, char **argv)
 		rc = cli_error(&err);
 		goto out;
 	}
+	vpa_tmp_clean_stale(a.outpath);
 	if (!(out = vpa_atomic_open(a.outpath, &at, &err))) {
 		rc = cli_error(&err);
 		goto out;

@@ -10,7 +10,6 @@
  * output goes to a temporary name renamed at the end: an error leaves
  * nothing behind.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +39,7 @@ static void usage(FILE *f, int kind)
 		"      directly, never run; any other command is an error.\n"
 		"OUT   a Kaldi archive (binary float matrices 'FM', readable by copy-feats), or\n"
 		"      with a trailing '/' (or an existing directory) one UTT.npy (float64) per\n"
-		"      utterance.\n"
+		"      utterance.  An error leaves no file, and removes the folders it made.\n"
 		"\n"
 		"Utterances shorter than one frame (and, with --vad=true, with no voiced frame)\n"
 		"get a warning and are left out, as Kaldi's zero-frame case.\n"
@@ -95,25 +94,6 @@ static int is_dir(const char *p)
 {
 	struct stat st;
 	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* Remove a temporary directory of .npy files. */
-static void rm_tmpdir(const char *dir)
-{
-	DIR *dh = opendir(dir);
-	struct dirent *de;
-	while (dh && (de = readdir(dh))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		struct vpa_buf b;
-		vpa_buf_init(&b);
-		vpa_buf_printf(&b, "%s/%s", dir, de->d_name);
-		unlink(b.data);
-		vpa_buf_release(&b);
-	}
-	if (dh)
-		closedir(dh);
-	rmdir(dir);
 }
 
 /* The command line, parsed. */
@@ -211,7 +191,29 @@ struct sink {
 	struct vpa_atomic at;
 	FILE *out;          /* the archive, or NULL */
 	char *tmpdir;       /* .npy files are written here first (owned), or NULL */
+	char *made;         /* the highest folder sink_open created (owned), or NULL */
 };
+
+/* The highest missing folder of path (caller frees), NULL when path exists. */
+static char *first_missing(const char *path)
+{
+	struct stat st;
+	char *p = xstrdup(path), *miss = NULL;
+	size_t n = strlen(p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	while (n && stat(p, &st) != 0 && errno == ENOENT) {
+		free(miss);
+		miss = xstrdup(p);
+		while (n > 0 && p[n - 1] != '/')
+			n--;
+		while (n > 1 && p[n - 1] == '/')
+			n--;
+		p[n] = '\0';
+	}
+	free(p);
+	return miss;
+}
 
 static int sink_open(struct sink *s, const char *path, int text, struct vpa_err *err)
 {
@@ -220,20 +222,23 @@ static int sink_open(struct sink *s, const char *path, int text, struct vpa_err 
 	s->path = path;
 	s->text = text;
 	s->npy = (ol && path[ol - 1] == '/') || is_dir(path);
-	if (!s->npy)
+	if (!s->npy) {
+		vpa_tmp_clean_stale(path);
 		return (s->out = vpa_atomic_open(path, &s->at, err)) ? 0 : err->status;
+	}
+	/* a failure removes the folders made here (empty then), as it removes the files */
+	s->made = first_missing(path);
 	if (vpa_mkdirs(path, err))
 		return err->status;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
-	vpa_buf_printf(&b, "%s/.features.tmp.%ld", path, (long)getpid());
-	if (mkdir(b.data, 0777) != 0) {
-		vpa_fail(err, VPA_EIO, NULL, "cannot create '%s': %s", b.data, strerror(errno));
-		vpa_buf_release(&b);
-		return err->status;
-	}
+	vpa_buf_printf(&b, "%s/.features", path);
+	vpa_tmp_clean_stale(b.data);
+	vpa_buf_printf(&b, ".tmp.%ld", (long)getpid());
+	/* registered, so that SIGINT/SIGTERM removes it; never made through a planted link */
+	vpa_tmp_register(b.data, 1);
 	s->tmpdir = b.data;
-	return 0;
+	return vpa_mkdir_new(b.data, err);
 }
 
 static int sink_put(struct sink *s, const char *id, const struct vpa_fmat *m, struct vpa_err *err)
@@ -264,10 +269,31 @@ static void sink_abort(struct sink *s)
 		vpa_atomic_abort(&s->at);
 	s->out = NULL;
 	if (s->tmpdir) {
-		rm_tmpdir(s->tmpdir);
+		vpa_rm_tree(s->tmpdir);
+		vpa_tmp_unregister(s->tmpdir);
 		free(s->tmpdir);
 		s->tmpdir = NULL;
 	}
+}
+
+/* After a failure: also the folders sink_open made (rmdir: only when empty). */
+static void sink_fail(struct sink *s)
+{
+	sink_abort(s);
+	if (!s->made)
+		return;
+	char *p = xstrdup(s->path);
+	size_t n = strlen(p), top = strlen(s->made);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	while (n >= top && rmdir(p) == 0) {
+		while (n > 0 && p[n - 1] != '/')
+			n--;
+		while (n > 1 && p[n - 1] == '/')
+			n--;
+		p[n] = '\0';
+	}
+	free(p);
 }
 
 static int sink_commit(struct sink *s, const struct vpa_datadir *d, struct vpa_err *err)
@@ -386,7 +412,10 @@ int cmd_features(int argc, char **argv)
 	if (sink_commit(&s, &d, &err))
 		rc = cli_error(&err);
 out:
+	if (rc)
+		sink_fail(&s);
 	sink_abort(&s);
+	free(s.made);
 	vpa_feat_free(fe);
 	vpa_datadir_release(&d);
 	free(a.inputs);

@@ -156,6 +156,7 @@ static int render(const struct vpa_json *fig, struct vpa_buf *svg, struct vpa_bu
 static int write_bytes(const char *path, const struct vpa_buf *b, struct vpa_err *err)
 {
 	struct vpa_atomic a;
+	vpa_tmp_clean_stale(path);
 	FILE *f = vpa_atomic_open(path, &a, err);
 	if (!f)
 		return err->status;

@@ -276,6 +276,7 @@ static int onnx_run(int argc, char **argv)
 		struct vpa_buf p;
 		vpa_buf_init(&p);
 		vpa_buf_printf(&p, "%s/%s.npy", outdir, files[j]);
+		vpa_tmp_clean_stale(p.data);
 		size_t shape[VPA_ONNX_MAX_DIMS];
 		for (size_t k = 0; k < outs[j].ndim; k++)
 			shape[k] = (size_t)outs[j].dims[k];

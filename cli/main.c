@@ -102,6 +102,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* SIGINT, SIGTERM, SIGHUP remove the temporaries first (core/tmp.c) */
+	vpa_tmp_signals();
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
 		name = "help";

@@ -135,6 +135,7 @@ int cli_write_file(const char *path, const char *data, size_t len, struct vpa_er
 {
 	struct vpa_atomic a;
 	memset(&a, 0, sizeof(a));
+	vpa_tmp_clean_stale(path);
 	FILE *f = vpa_atomic_open(path, &a, err);
 	if (!f)
 		return VPA_EIO;

@@ -97,26 +97,6 @@ _Noreturn void vpa_bug(const char *file, int line, const char *fmt, ...)
 }
 
 /*
- * Temporaries of vpa_atomic_open still open, removed when the process must
- * stop on an allocation failure (so it leaves no partial output).  A fixed
- * table: a run has a handful of report files open at once.
- */
-#define N_LIVE_TMP 64
-static char *live_tmp[N_LIVE_TMP];
-static pthread_mutex_t live_tmp_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static void live_tmp_set(const char *old, char *now)
-{
-	pthread_mutex_lock(&live_tmp_lock);
-	for (size_t i = 0; i < N_LIVE_TMP; i++)
-		if (live_tmp[i] == old) {
-			live_tmp[i] = now;
-			break;
-		}
-	pthread_mutex_unlock(&live_tmp_lock);
-}
-
-/*
  * Allocation failure: the one place outside main.c that ends the process.
  * Over 700 call sites allocate with x*alloc, so the failure cannot travel
  * back as a status; it is a user-facing error (a too large input or a too
@@ -136,12 +116,7 @@ static _Noreturn void oom_exit(size_t a, size_t b)
 			     "vpaudit%s%s: error: out of memory (allocating %zu bytes)\n", sp, cmd, a);
 	if (n > 0)
 		(void)!write(2, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
-	if (pthread_mutex_trylock(&live_tmp_lock) == 0) {
-		for (size_t i = 0; i < N_LIVE_TMP; i++)
-			if (live_tmp[i])
-				unlink(live_tmp[i]);
-		pthread_mutex_unlock(&live_tmp_lock);
-	}
+	vpa_tmp_remove_all();
 	_exit(1);
 }
 
@@ -331,61 +306,6 @@ int vpa_read_file(const char *path, char **data, size_t *len, struct vpa_err *er
 	*len = b.len;
 	vpa_input_note(path, b.data, b.len);
 	return 0;
-}
-
-FILE *vpa_atomic_open(const char *path, struct vpa_atomic *a, struct vpa_err *err)
-{
-	struct vpa_buf b;
-	vpa_buf_init(&b);
-	vpa_buf_printf(&b, "%s.tmp.%ld", path, (long)getpid());
-	a->path = xstrdup(path);
-	a->tmp = b.data;
-	a->f = fopen(a->tmp, "wb");
-	if (!a->f) {
-		struct vpa_loc loc = {path, 0, 0};
-		vpa_fail(err, VPA_EIO, &loc, "cannot write: %s", strerror(errno));
-		free(a->path);
-		free(a->tmp);
-		a->path = a->tmp = NULL;
-		return NULL;
-	}
-	live_tmp_set(NULL, a->tmp);
-	return a->f;
-}
-
-int vpa_atomic_commit(struct vpa_atomic *a, struct vpa_err *err)
-{
-	struct vpa_loc loc = {a->path, 0, 0};
-	int rc = 0;
-	int bad = ferror(a->f);
-	if (fclose(a->f) != 0 || bad) {
-		rc = vpa_fail(err, VPA_EIO, &loc, "write error");
-		remove(a->tmp);
-	} else if (rename(a->tmp, a->path) != 0) {
-		rc = vpa_fail(err, VPA_EIO, &loc, "cannot rename into place: %s",
-			      strerror(errno));
-		remove(a->tmp);
-	}
-	live_tmp_set(a->tmp, NULL);
-	free(a->path);
-	free(a->tmp);
-	a->path = a->tmp = NULL;
-	a->f = NULL;
-	return rc;
-}
-
-void vpa_atomic_abort(struct vpa_atomic *a)
-{
-	if (a->f)
-		fclose(a->f);
-	if (a->tmp) {
-		remove(a->tmp);
-		live_tmp_set(a->tmp, NULL);
-	}
-	free(a->path);
-	free(a->tmp);
-	a->path = a->tmp = NULL;
-	a->f = NULL;
 }
 
 int vpa_mkdirs(const char *path, struct vpa_err *err)

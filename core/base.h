@@ -121,7 +121,10 @@ int vpa_read_file(const char *path, char **data /* OUT */, size_t *len /* OUT */
 /*
  * Atomic output: write to `path.tmp.PID`, then rename over `path`.
  *   FILE *f = vpa_atomic_open(path, &a, err); ... vpa_atomic_commit(&a, err);
- * On error call vpa_atomic_abort(&a) (removes the temporary).
+ * On error call vpa_atomic_abort(&a) (removes the temporary).  The temporary
+ * is created with vpa_create_new (never through a link planted at its
+ * predictable name) and registered (vpa_tmp_register) until commit or abort.
+ * Commit's errors say why ("write error: No space left on device").
  */
 struct vpa_atomic {
 	char *path; /* owned */
@@ -131,6 +134,48 @@ struct vpa_atomic {
 FILE *vpa_atomic_open(const char *path, struct vpa_atomic *a, struct vpa_err *err);
 int vpa_atomic_commit(struct vpa_atomic *a, struct vpa_err *err);
 void vpa_atomic_abort(struct vpa_atomic *a);
+
+/*
+ * Temporaries (core/tmp.c).
+ * vpa_create_new: create the file path for writing with
+ * O_CREAT|O_EXCL|O_NOFOLLOW (mode 0666 & ~umask); a name that exists already
+ * (a planted link, a leftover of a killed process with our PID) is removed
+ * itself, never the file it points to, and the creation tried once more.
+ * Returns the descriptor (caller closes), or -1 with errno set.
+ * vpa_mkdir_new: the same for a folder (mkdir; an existing name is removed
+ * with vpa_rm_tree first; the folders above it are made as by vpa_mkdirs).  VPA_EIO "PATH: cannot create the temporary
+ * folder: REASON".
+ * vpa_rm_tree: remove path, and a folder's contents, never following a link
+ * (a link is removed itself); 0, or -1 with errno.  Async-signal-safe on Linux.
+ */
+int vpa_create_new(const char *path);
+int vpa_mkdir_new(const char *path, struct vpa_err *err);
+int vpa_rm_tree(const char *path);
+/*
+ * Registered temporaries are removed when the process is stopped by SIGINT,
+ * SIGTERM or SIGHUP (vpa_tmp_signals, installed once by main before any
+ * thread starts; the signal is then raised again with its default action, so
+ * the exit status stays 128 + N) and when it runs out of memory
+ * (vpa_tmp_remove_all).  path is copied (a path of 4096 bytes or more is not
+ * registered); is_dir: removed with its contents.  Register a name before
+ * creating it and unregister it after renaming or removing it.  At most 64
+ * at once (more are not registered).  Safe from any thread.
+ */
+void vpa_tmp_register(const char *path, int is_dir);
+void vpa_tmp_unregister(const char *path);
+void vpa_tmp_remove_all(void);
+void vpa_tmp_signals(void);
+/*
+ * Stale temporaries: PATH.tmp.PID (a file or a folder) beside path whose PID
+ * (digits only) is no live process, left by a killed process.
+ * vpa_tmp_pid: the PID of name when it is "BASE.tmp.PID", else 0.
+ * vpa_tmp_remove_stale removes them and returns how many; vpa_tmp_clean_stale
+ * does so with the warning "PATH: removed N temporaries left by a killed run".
+ * path may end in '/' (a folder's own temporaries beside it).
+ */
+long vpa_tmp_pid(const char *name, const char *base);
+size_t vpa_tmp_remove_stale(const char *path);
+void vpa_tmp_clean_stale(const char *path);
 
 /* mkdir -p; 0 or VPA_EIO. */
 int vpa_mkdirs(const char *path, struct vpa_err *err);

@@ -5,12 +5,12 @@
  * of report files after a run, or with none of an earlier run after a
  * failure.  See report.h and reports/README.md ("The output folder").
  */
-#include <dirent.h>
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -26,51 +26,26 @@ static unsigned report_bit(int k)
 	return k < 4 ? 1u << k : (unsigned)VPA_REPORT_VPC;
 }
 
-/*
- * PID of a temporary of vpaudit's own naming, "REPORT.tmp.PID" with REPORT
- * one of report_names and PID all digits; 0 when the name is not one.
- */
-static long own_tmp_pid(const char *name)
-{
-	for (int k = 0; k < N_REPORT; k++) {
-		size_t n = strlen(report_names[k]);
-		if (strncmp(name, report_names[k], n) || strncmp(name + n, ".tmp.", 5))
-			continue;
-		const char *p = name + n + 5;
-		if (!*p || strlen(p) > 9)
-			return 0;
-		for (const char *q = p; *q; q++)
-			if (*q < '0' || *q > '9')
-				return 0;
-		return strtol(p, NULL, 10);
-	}
-	return 0;
-}
-
 size_t vpa_outdir_remove_stale(const char *outdir)
 {
-	DIR *d = opendir(outdir);
-	size_t removed = 0;
-	if (!d)
-		return 0;
 	struct vpa_buf path;
+	size_t removed = 0;
 	vpa_buf_init(&path);
-	for (struct dirent *e; (e = readdir(d));) {
-		long pid = own_tmp_pid(e->d_name);
-		if (pid <= 0 || pid == (long)getpid())
-			continue;
-		/* a live process may be writing it (another run into the same folder) */
-		if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-			continue;
+	for (int k = 0; k < N_REPORT; k++) {
 		path.len = 0;
-		vpa_buf_printf(&path, "%s/%s", outdir, e->d_name);
-		if (remove(path.data) == 0)
-			removed++;
+		vpa_buf_printf(&path, "%s/%s", outdir, report_names[k]);
+		removed += vpa_tmp_remove_stale(path.data);
 	}
-	closedir(d);
 	vpa_buf_release(&path);
 	return removed;
 }
+
+/* Set when the output folder was found unwritable: the run's error says so, and
+ * vpa_outdir_fail then says nothing more about the files it cannot write. */
+static int outdir_unwritable;
+
+/* Below this many free bytes in the output folder, a warning before computing. */
+#define OUTDIR_LOW_SPACE (64ull << 20)
 
 int vpa_outdir_prepare(const char *outdir, unsigned formats, int no_plots, struct vpa_err *err)
 {
@@ -81,20 +56,35 @@ int vpa_outdir_prepare(const char *outdir, unsigned formats, int no_plots, struc
 	if (n)
 		vpa_warn("%s: removed %zu temporary file%s left by a killed run", outdir, n,
 			 n == 1 ? "" : "s");
-	/* writable: the report files are created there at the end */
+	/* writable: the report files are created there at the end (created as
+	 * they will be: a link planted at the probe's name is not followed) */
 	struct vpa_buf probe;
 	vpa_buf_init(&probe);
 	vpa_buf_printf(&probe, "%s/results.json.tmp.%ld", outdir, (long)getpid());
-	FILE *f = fopen(probe.data, "wb");
-	if (!f || fclose(f) != 0) {
+	vpa_tmp_register(probe.data, 0);
+	int fd = vpa_create_new(probe.data);
+	if (fd < 0 || close(fd) != 0) {
 		struct vpa_loc loc = {outdir, 0, 0};
 		rc = vpa_fail(err, VPA_EIO, &loc, "cannot write in the output folder: %s",
 			      strerror(errno));
+		outdir_unwritable = 1;
 	}
-	remove(probe.data);
+	if (fd >= 0)
+		unlink(probe.data);
+	vpa_tmp_unregister(probe.data);
 	vpa_buf_release(&probe);
 	if (rc)
 		return rc;
+	/* a run killed later must not leave the previous run's reports (a
+	 * passing junit.xml) looking current */
+	vpa_outdir_remove_reports(outdir, 0);
+	struct statvfs fs;
+	if (statvfs(outdir, &fs) == 0) {
+		unsigned long long avail = (unsigned long long)fs.f_bavail * fs.f_frsize;
+		if (avail < OUTDIR_LOW_SPACE)
+			vpa_warn("%s: only %.1f MiB free: the report may not fit", outdir,
+				 (double)avail / (1 << 20));
+	}
 	if (!no_plots && (formats & (VPA_REPORT_HTML | VPA_REPORT_PDF))) {
 		struct vpa_buf out;
 		vpa_buf_init(&out);
@@ -113,6 +103,11 @@ void vpa_outdir_remove_reports(const char *outdir, unsigned keep)
 			continue;
 		path.len = 0;
 		vpa_buf_printf(&path, "%s/%s", outdir, report_names[k]);
+		/* a file that is not there needs no word, even where removing
+		 * says "Read-only file system" before looking */
+		struct stat st;
+		if (lstat(path.data, &st) != 0)
+			continue;
 		if (remove(path.data) != 0 && errno != ENOENT && errno != ENOTDIR)
 			vpa_warn("%s: cannot remove: %s", path.data, strerror(errno));
 	}
@@ -134,16 +129,22 @@ void vpa_outdir_fail(const char *outdir, unsigned formats, const char *suite, co
 	struct vpa_atomic a;
 	memset(&a, 0, sizeof(a));
 	FILE *f = NULL;
-	if (vpa_mkdirs(outdir, &err)) {
+	struct vpa_err quiet;
+	vpa_err_init(&quiet);
+	if (outdir_unwritable || vpa_mkdirs(outdir, &quiet)) {
 		/* the run's own error says why the folder is unusable */
-	} else if ((f = vpa_atomic_open(path.data, &a, &err)) && fwrite(x.data, 1, x.len, f) == x.len &&
-		   fflush(f) == 0) {
-		vpa_atomic_commit(&a, &err);
-	} else {
-		if (f)
+	} else if ((f = vpa_atomic_open(path.data, &a, &err))) {
+		if (fwrite(x.data, 1, x.len, f) != x.len || fflush(f) != 0) {
+			struct vpa_loc loc = {path.data, 0, 0};
+			vpa_fail(&err, VPA_EIO, &loc, "write error: %s", strerror(errno));
 			vpa_atomic_abort(&a);
-		vpa_warn("%s: cannot write the error report: %s", path.data, err.msg);
+		} else {
+			vpa_atomic_commit(&a, &err);
+		}
 	}
+	/* the reason stays (a full disk: "No space left on device") */
+	if (err.status)
+		vpa_warn("cannot write the error report %s", err.msg);
 	vpa_buf_release(&path);
 	vpa_buf_release(&x);
 }

@@ -64,10 +64,12 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
  * The output folder of `vpaudit run` (reports/outdir.c).
  * vpa_outdir_prepare, before any computation: create outdir, remove the
  * stale temporaries of killed runs (vpa_outdir_remove_stale, with a
- * warning), check that a file can be created there, and, when HTML or PDF is
- * asked for without no_plots, that gnuplot runs.  Errors: VPA_EIO ("OUT:
- * cannot write in the output folder: Permission denied", the gnuplot errors
- * of vpa_gnuplot_run).
+ * warning), check that a file can be created there (as a temporary is:
+ * vpa_create_new), remove the report files of an earlier run (so that a run
+ * killed later leaves none looking current), warn when less than 64 MiB are
+ * free there, and, when HTML or PDF is asked for without no_plots, that
+ * gnuplot runs.  Errors: VPA_EIO ("OUT: cannot write in the output folder:
+ * Permission denied", the gnuplot errors of vpa_gnuplot_run).
  */
 int vpa_outdir_prepare(const char *outdir, unsigned formats, int no_plots, struct vpa_err *err);
 /*
@@ -82,7 +84,9 @@ void vpa_outdir_remove_reports(const char *outdir, unsigned keep);
 /*
  * After a failed run: remove every report file, and, when formats asks for
  * junit.xml, write one with a single <error> testcase carrying message
- * (vpa_report_junit_error).  Best effort: problems are warnings.
+ * (vpa_report_junit_error).  Best effort: problems are warnings that say why
+ * ("write error: No space left on device"); none when vpa_outdir_prepare found
+ * the folder unwritable (the run's one error line says so).
  */
 void vpa_outdir_fail(const char *outdir, unsigned formats, const char *suite, const char *message);
 

@@ -360,6 +360,11 @@ int vpa_report_write(const struct vpa_json *results, const char *outdir, unsigne
 	/* 2. Write every temporary; 3. rename them all. */
 	if ((rc = vpa_mkdirs(outdir, err)))
 		goto out;
+	/* those of a killed run (`run` has removed them already, `report` not) */
+	size_t n_stale = vpa_outdir_remove_stale(outdir);
+	if (n_stale)
+		vpa_warn("%s: removed %zu temporar%s left by a killed run", outdir, n_stale,
+			 n_stale == 1 ? "y" : "ies");
 	for (int k = 0; k < NF; k++) {
 		if (!want_f[k])
 			continue;

@@ -500,6 +500,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			goto out;
 		}
 		tmp = tpl;
+		vpa_tmp_register(tmp, 1); /* removed on SIGINT/SIGTERM (core/tmp.c) */
 		vpa_inputs_ignore(tmp); /* made here: not an input (its name is random) */
 	}
 	for (int k = 0; k < 2 && merge; k++) {
@@ -788,6 +789,7 @@ out:
 		free(paths[i]);
 	if (tmp) {
 		vpa_xvec_rm_tree(tmp);
+		vpa_tmp_unregister(tmp);
 		free(tmp);
 	}
 	free(lab);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -320,6 +321,55 @@ static void test_shown(void)
 	CHECK_STR(err.msg, "s.txt:2:1: got '\\x1b]0;pwned\\x07 '");
 }
 
+/* Temporaries: a link planted at the name is removed, never followed (issue 26 item 3). */
+static void test_tmp_links(void)
+{
+	char dir[] = "/tmp/vpa_test_tmpXXXXXX";
+	CHECK(mkdtemp(dir) != NULL);
+	char victim[128], tmp[128], vdir[128], keep[128];
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(tmp, sizeof tmp, "%s/out.tmp.1", dir);
+	snprintf(vdir, sizeof vdir, "%s/vdir", dir);
+	snprintf(keep, sizeof keep, "%s/vdir/keep", dir);
+	FILE *f = fopen(victim, "w");
+	CHECK(f && fputs("precious", f) >= 0 && fclose(f) == 0);
+	CHECK(symlink(victim, tmp) == 0);
+	int fd = vpa_create_new(tmp);
+	CHECK(fd >= 0 && write(fd, "new", 3) == 3 && close(fd) == 0);
+	char got[16] = {0};
+	f = fopen(victim, "r");
+	CHECK(f && fread(got, 1, sizeof got - 1, f) == 8);
+	if (f)
+		fclose(f);
+	CHECK_STR(got, "precious");
+	/* a folder's link: vpa_mkdir_new makes a folder, vpa_rm_tree removes the link only */
+	CHECK(mkdir(vdir, 0777) == 0);
+	f = fopen(keep, "w");
+	CHECK(f && fclose(f) == 0);
+	unlink(tmp);
+	CHECK(symlink(vdir, tmp) == 0);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_mkdir_new(tmp, &err) == 0);
+	CHECK(access(keep, F_OK) == 0);
+	CHECK(rmdir(tmp) == 0 && symlink(vdir, tmp) == 0);
+	CHECK(vpa_rm_tree(tmp) == 0);
+	CHECK(access(keep, F_OK) == 0 && access(tmp, F_OK) != 0);
+	/* a tree of our own goes entirely */
+	char sub[160];
+	snprintf(sub, sizeof sub, "%s/a/b/c", tmp);
+	CHECK(vpa_mkdirs(sub, &err) == 0);
+	snprintf(sub, sizeof sub, "%s/a/b/c/f", tmp);
+	f = fopen(sub, "w");
+	CHECK(f && fclose(f) == 0);
+	snprintf(sub, sizeof sub, "%s/a/l", tmp);
+	CHECK(symlink(vdir, sub) == 0);
+	CHECK(vpa_rm_tree(tmp) == 0 && access(tmp, F_OK) != 0 && access(keep, F_OK) == 0);
+	CHECK(vpa_tmp_pid("out.tmp.123", "out") == 123);
+	CHECK(vpa_tmp_pid("out.tmp.12a", "out") == 0 && vpa_tmp_pid("outx.tmp.1", "out") == 0);
+	CHECK(vpa_rm_tree(dir) == 0 && access(dir, F_OK) != 0);
+}
+
 /* Published FNV-1a 64 test vectors (Fowler/Noll/Vo reference test suite). */
 static void test_fnv1a(void)
 {
@@ -341,5 +391,6 @@ int main(void)
 	RUN(test_read_file_kinds);
 	RUN(test_read_file_cap);
 	RUN(test_shown);
+	RUN(test_tmp_links);
 	return DONE();
 }
