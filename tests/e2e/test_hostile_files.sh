@@ -207,6 +207,20 @@ if mkdir -p ro && mount -t tmpfs -o ro,size=1M tmpfs ro 2> /dev/null; then
 else
 	echo "# skip: read-only output folder (mounting a tmpfs needs root)"
 fi
+# a folder without write permission (as root, checked as the user nobody)
+mkdir -p nw/o
+chmod 555 nw/o
+if [ "$(id -u)" != 0 ]; then
+	t_run "an output folder without write permission: exit 1" 1 -- run scores.yaml -o nw/o --no-plots
+	t_ok "... exactly one line on stderr" test "$(wc -l < "$ERR")" = 1
+elif command -v setpriv > /dev/null && chmod 755 "$T" && setpriv --reuid=65534 --regid=65534 --clear-groups true 2> /dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$VPAUDIT" run scores.yaml -o nw/o --no-plots > "$OUT" 2> "$ERR"; rc=$?
+	t_ok "an output folder without write permission (user nobody): exit 1" test "$rc" = 1
+	t_ok "... exactly one line on stderr" test "$(wc -l < "$ERR")" = 1
+else
+	echo "# skip: an output folder without write permission (root without setpriv)"
+fi
+chmod 755 nw/o
 
 N=$(head -c 5000 /dev/zero | tr '\0' a)
 sed "s/^name: .*/name: $N/" scores.yaml > long.yaml
