@@ -100,9 +100,7 @@ struct vpa_json *cli_read_results(const char *path, struct vpa_err *err)
 		return NULL;
 	struct vpa_json *j = vpa_json_parse(path, buf, len, err);
 	free(buf);
-	if (j && (j->type != VPA_JSON_OBJ || !vpa_json_get(j, "records"))) {
-		struct vpa_loc loc = {path, 0, 0};
-		vpa_fail(err, VPA_EINPUT, &loc, "not a vpaudit results file (no \"records\")");
+	if (j && vpa_results_check(j, path, err)) { /* the check `vpaudit report` makes too */
 		vpa_json_free(j);
 		return NULL;
 	}

@@ -175,8 +175,25 @@ const char *vpa_compared_metric(size_t i);
 /* ---- Building blocks of the writers (exposed for tests and tools) ---- */
 
 /*
+ * The check every reader of a results file shares (`vpaudit gate`, `run
+ * --baseline`, `report` through vpa_report_check): a JSON object with
+ * "schema" exactly "vpaudit.results/1" and a "records" array of objects,
+ * each with a string "attack", a "sub" string or null, a "layer" number or
+ * null, a "sweep" number, string or null, an object "metrics" whose values
+ * are numbers, null, booleans or nested objects (a string only under a key
+ * named "category", such as zebra.category) and an optional object "ci";
+ * no two records with the same key (attack, sub, layer, sweep).  `name`
+ * (borrowed) names the file:
+ *   "new.json:1:12: unsupported schema 'vpaudit.results/999' (expected 'vpaudit.results/1')"
+ *   "new.json:4:3: record 2 has the same (attack, sub, layer, sweep) as record 1: eval.semi"
+ *   "new.json:3:60: record 1: metric 'eer' must be a number or null, got a string"
+ * VPA_EINPUT.
+ */
+int vpa_results_check(const struct vpa_json *results, const char *name, struct vpa_err *err);
+
+/*
  * Check that `results` is a "vpaudit.results/1" document the writers can
- * render: "schema" (exactly "vpaudit.results/1"), "scenario" (an object with
+ * render: vpa_results_check, then "scenario" (an object with
  * a string "name"), "attacks" (objects with a string "id" and optional valid
  * "figures"), "records" (objects with a string "attack" and an object
  * "metrics"); optional "targets", "figures", "gates" (objects with string

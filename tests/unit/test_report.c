@@ -166,6 +166,18 @@ static void test_check(void)
 		  "r.json:1:103: warning 1 must be a string");
 	check_msg(HEAD "\"attacks\": [], \"records\": [], \"targets\": [{\"id\": \"t\", \"simulated\": 1}]}",
 		  "r.json:1:127: target 1: 'simulated' must be true or false");
+	/* issue 26 item 7: what `vpaudit gate` refuses too (vpa_results_check) */
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"layer\": 1, \"metrics\": {}},"
+		  "\n{\"attack\": \"a\", \"layer\": 2, \"metrics\": {}}, {\"attack\": \"a\", \"layer\": 1, \"metrics\": {}}]}",
+		  "r.json:2:45: record 3 has the same (attack, sub, layer, sweep) as record 1: a [layer 1]");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"metrics\": {\"eer\": \"0.1\"}}]}",
+		  "r.json:1:133: record 1: metric 'eer' must be a number or null, got a string");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"layer\": \"3\", \"metrics\": {}}]}",
+		  "r.json:1:123: record 1: 'layer' must be a number or null");
+	struct vpa_json *ok = load_text("r.json", HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\","
+					" \"metrics\": {\"zebra\": {\"category\": \"C\"}, \"reliable\": true, \"x\": null}}]}", &err);
+	CHECK(ok && vpa_results_check(ok, "r.json", &err) == 0);
+	vpa_json_free(ok);
 }
 
 static void test_tables(void)
