@@ -28,7 +28,9 @@ static const char usage[] =
 	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
 	"                       as `vpaudit gate --baseline` does (the scenario's `tolerance:`\n"
 	"                       and `tolerances:`); each comparison is a junit.xml test case\n"
-	"  --strict             with --baseline: a record on one side only is a failure\n"
+	"  --strict             with --baseline: a record only in the results fails too (one\n"
+	"                       only in the baseline always fails), and a baseline of another\n"
+	"                       audit (scenario name, targets, seed, input files) is an error\n"
 	"  --significant        with --baseline: a move must also exceed what the two bootstrap\n"
 	"                       intervals allow (see `vpaudit gate --help`)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
@@ -190,6 +192,7 @@ int cmd_run(int argc, char **argv)
 		int brc = vpa_gates_baseline(results, old, &bo, &summary, &err);
 		if (brc && brc != VPA_EGATE)
 			goto fail;
+		cli_warn_baseline(summary);
 		vpa_json_set(results, "baseline", summary);
 		summary = NULL;
 		failed |= brc == VPA_EGATE;

@@ -135,6 +135,16 @@ int cli_write_file(const char *path, const char *data, size_t len, struct vpa_er
 	return vpa_atomic_commit(&a, err);
 }
 
+void cli_warn_baseline(const struct vpa_json *summary)
+{
+	const struct vpa_json *m = vpa_json_get(summary, "mismatches");
+	const char *file = vpa_json_get_str(summary, "file");
+	for (size_t i = 0; m && m->type == VPA_JSON_ARR && i < m->n; i++)
+		if (m->items[i]->type == VPA_JSON_STR)
+			vpa_warn("%s%s%s (--strict makes this an error)", file ? file : "",
+				 file ? ": " : "", m->items[i]->str);
+}
+
 void cli_print_verdicts(const struct vpa_json *results)
 {
 	const struct vpa_json *g = vpa_json_get(results, "gates");

@@ -252,6 +252,21 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 				"matched 0 of %zu records: the baseline shares no record with the "
 				"results; is it the same scenario?",
 				nr->n);
+	/* the same audit?  (reports/baseline_match.c) */
+	struct vpa_json *mism = vpa_json_arr();
+	vpa_baseline_provenance(results, baseline, o->name, mism);
+	if (mism->n && o->strict) {
+		struct vpa_buf e;
+		vpa_buf_init(&e);
+		for (size_t i = 0; i < mism->n; i++)
+			vpa_buf_printf(&e, "%s%s", i ? "; " : "", mism->items[i]->str);
+		int rc = vpa_fail(err, VPA_EINPUT, o->name ? &bloc : NULL,
+				  "the baseline is not of the same audit (an error with --strict): %s",
+				  vpa_buf_str(&e));
+		vpa_buf_release(&e);
+		vpa_json_free(mism);
+		return rc;
+	}
 	struct vpa_json *S = vpa_json_obj(), *comps = vpa_json_arr(), *unm = vpa_json_arr();
 	struct vpa_json *lines = vpa_json_arr();
 	struct vpa_buf b;
@@ -264,17 +279,23 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 		for (size_t i = 0; i < from->n; i++) {
 			if (find_record(other, from->items[i]))
 				continue;
+			/* A record only in the baseline fails: what the baseline checked must not
+			 * drop out of the comparison unnoticed (a renamed attacker).  A record only in
+			 * the results is new and has nothing to be compared with: a failure only
+			 * with --strict. */
+			int fail = side || o->strict;
 			b.len = 0;
 			record_name(&b, from->items[i]);
 			struct vpa_json *u = record_key(from->items[i], b.data);
 			vpa_buf_printf(&b, ": only in the %s%s", side ? "baseline" : "results",
-				       o->strict ? " (a failure with --strict)" : "");
+				       side ? " (a failure: no longer compared)"
+				       : o->strict ? " (a failure with --strict)" : " (new: not compared)");
 			vpa_json_set_str(u, "side", side ? "baseline" : "results");
-			vpa_json_set(u, "fail", vpa_json_bool(o->strict));
+			vpa_json_set(u, "fail", vpa_json_bool(fail));
 			vpa_json_set_str(u, "message", b.data);
 			vpa_json_push(unm, u);
 			add_line(lines, "UNMATCHED", b.data);
-			failures += o->strict != 0;
+			failures += fail;
 		}
 	}
 	for (size_t i = 0; i < nr->n; i++) {
@@ -305,6 +326,7 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 	vpa_json_set_num(S, "regressions", (double)regressions);
 	vpa_json_set_num(S, "failures", (double)failures);
 	vpa_json_set_str(S, "status", failures ? "fail" : "pass");
+	vpa_json_set(S, "mismatches", mism);
 	vpa_json_set(S, "unmatched", unm);
 	vpa_json_set(S, "comparisons", comps);
 	vpa_json_set(S, "lines", lines);

@@ -142,10 +142,16 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * With `significant`, a move of a metric with intervals in both files counts
  * only when it also exceeds sqrt(h_old^2 + h_new^2), the half-widths of the
  * two intervals on the sides facing each other (vpa_baseline_significance).
- * Records on one side only are listed ("unmatched"), failures with `strict`.
+ * Records on one side only are listed ("unmatched"): one only in the
+ * baseline is a failure (a record the baseline checked is no longer
+ * compared, e.g. a renamed attacker), one only in the results a failure with
+ * `strict` only.  vpa_baseline_provenance's differences are stored as
+ * "mismatches" (strings; the CLI prints them as warnings); with `strict` any
+ * is an error (VPA_EINPUT, "OLD: the baseline is not of the same audit (an
+ * error with --strict): the baseline's seed is 2, the results' 1").
  * *out (caller frees): {"file","matched","records","baseline_records",
  * "tolerance","tolerances","metrics","significant","strict","regressions",
- * "failures","status","unmatched":[..],"comparisons":[{"attack","sub","layer",
+ * "failures","status","mismatches":[..],"unmatched":[..],"comparisons":[{"attack","sub","layer",
  * "sweep","name","metric","old","new","delta","tolerance",["significant"],
  * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
  * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
@@ -164,6 +170,21 @@ struct vpa_baseline_opts {
 int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *baseline,
 		       const struct vpa_baseline_opts *o, struct vpa_json **out /* OUT */,
 		       struct vpa_err *err);
+/*
+ * How the baseline differs from the results as an audit, one sentence each
+ * appended to out (a JSON array) as strings: another scenario name, another
+ * set of target ids, another seed, input files (results["inputs"], by path
+ * and sha256; not the scenario files, nor baseline_name or the baseline's own
+ * baseline file: results files `run --baseline` read) that changed or are on
+ * one side only.  A key absent from either file is not compared.
+ *   "the baseline is of scenario 'b', the results of 'a'"
+ *   "the baseline has targets [vpc], the results [vpc2]"
+ *   "the baseline's seed is 2, the results' 1"
+ *   "1 input file differs from the baseline's: data/x.txt (sha256 8bc743d1e3a2 in the
+ *    baseline, 19733c5e1e36 in the results)"
+ */
+void vpa_baseline_provenance(const struct vpa_json *results, const struct vpa_json *baseline,
+			     const char *baseline_name, struct vpa_json *out);
 /* The significance rule of --significant: 1 when the move is beyond the intervals. */
 int vpa_baseline_significance(int dir, double old, double old_lo, double old_hi, double new_v,
 			      double new_lo, double new_hi);

@@ -50,14 +50,24 @@ t_run "mismatched baseline in run: exit 1" 1 -- run "$T/s/a.yaml" -o "$T/mis" --
 t_ok "run: same error" grep -q "^vpaudit run: error: $T/other.json: matched 0 of 3 records: the baseline shares no record" "$ERR"
 t_ok "run: no results.json" test ! -e "$T/mis/results.json"
 
-# a renamed sub: listed on both sides, a failure with --strict only
+# a renamed sub: listed on both sides; the record only in the baseline fails (issue 25
+# item 3: a renamed attacker dropped out of the comparison and CI stayed green), the new
+# one only with --strict
 sed 's/"sub": "lazy_informed"/"sub": "lazy"/' "$A" > "$T/renamed.json"
-t_run "renamed sub: exit 0 without --strict" 0 -- gate "$A" --baseline "$T/renamed.json"
+t_run "renamed sub: exit 3 without --strict" 3 -- gate "$A" --baseline "$T/renamed.json"
 t_ok "renamed sub: counts" grep -qx 'BASELINE matched 2 of 3 records (3 in the baseline)' "$OUT"
-t_ok "renamed sub: the new name listed" grep -qx 'UNMATCHED eval.lazy_informed: only in the results' "$OUT"
-t_ok "renamed sub: the old name listed" grep -qx 'UNMATCHED eval.lazy: only in the baseline' "$OUT"
+t_ok "renamed sub: the new name listed" grep -qx 'UNMATCHED eval.lazy_informed: only in the results (new: not compared)' "$OUT"
+t_ok "renamed sub: the old name fails" grep -qx 'UNMATCHED eval.lazy: only in the baseline (a failure: no longer compared)' "$OUT"
 t_run "renamed sub: --strict exits 3" 3 -- gate "$A" --baseline "$T/renamed.json" --strict
-t_ok "renamed sub: --strict says so" grep -qx 'UNMATCHED eval.lazy: only in the baseline (a failure with --strict)' "$OUT"
+t_ok "renamed sub: --strict says so" grep -qx 'UNMATCHED eval.lazy_informed: only in the results (a failure with --strict)' "$OUT"
+# a sub added since the baseline: new, not a failure without --strict
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1])); r['records'] = [x for x in r['records'] if x['sub'] != 'baseline']
+json.dump(r, open(sys.argv[2], 'w'))" "$A" "$T/fewer.json"
+t_run "added sub: exit 0 without --strict" 0 -- gate "$A" --baseline "$T/fewer.json"
+t_ok "added sub: listed as new" grep -qx 'UNMATCHED eval.baseline: only in the results (new: not compared)' "$OUT"
+t_run "added sub: --strict exits 3" 3 -- gate "$A" --baseline "$T/fewer.json" --strict
 
 # leaky direction, per-metric tolerances, --tolerance, --metrics
 t_run "B against A: regression" 3 -- gate "$B" --baseline "$A"
@@ -124,9 +134,11 @@ t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline"
 t_run "vpaudit report re-renders the comparison" 3 -- report "$T/rb/results.json" -o "$T/rr" --no-plots
 t_ok "report: junit has the comparisons" test "$(count 'classname="vpaudit.baseline"' "$T/rr/junit.xml")" = 24
 t_run "run --baseline --strict: a renamed sub fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --strict --quiet
-t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure with --strict)"' "$T/rs/junit.xml"
-t_run "run --baseline without --strict: unmatched records are skipped cases" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
-t_ok "run --baseline: skipped cases counted" grep -q 'skipped="2"' "$T/rs/junit.xml"
+t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '<failure type="unmatched" message="eval.lazy_informed: only in the results (a failure with --strict)"' "$T/rs/junit.xml"
+t_run "run --baseline without --strict: the record only in the baseline fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
+t_ok "run --baseline: junit failure for the record only in the baseline" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure: no longer compared)"' "$T/rs/junit.xml"
+t_run "run --baseline without --strict: a new record is a skipped case" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/fewer.json" --quiet
+t_ok "run --baseline: skipped cases counted" grep -q 'skipped="1"' "$T/rs/junit.xml"
 t_run "run --baseline --significant" 3 -- run "$T/s/b.yaml" -o "$T/rsig" --baseline "$A" --significant --quiet
 t_ok "run --significant: stored" grep -q '"significant": true' "$T/rsig/results.json"
 t_run "run --strict without --baseline" 2 -- run "$T/s/a.yaml" --strict

@@ -238,13 +238,18 @@ static void test_baseline(void)
 	const struct vpa_json *u = vpa_json_get(sum, "unmatched");
 	CHECK(u && u->n == 2);
 	if (u && u->n == 2) {
-		CHECK_STR(vpa_json_get_str(u->items[0], "message"), "e.c: only in the results");
-		CHECK_STR(vpa_json_get_str(u->items[1], "message"), "e.b: only in the baseline");
+		CHECK_STR(vpa_json_get_str(u->items[0], "message"), "e.c: only in the results (new: not compared)");
+		CHECK_STR(vpa_json_get_str(u->items[1], "message"),
+			  "e.b: only in the baseline (a failure: no longer compared)");
+		/* what the baseline checked must not drop out unnoticed (issue 25 item 3) */
+		CHECK(vpa_json_get(u->items[0], "fail")->boolean == 0);
+		CHECK(vpa_json_get(u->items[1], "fail")->boolean == 1);
 	}
 	vpa_json_free(sum);
-	/* a larger tolerance flags nothing */
-	CHECK(regressions(n, o, 0.2, &sum, &flags) == 0);
+	/* a larger tolerance flags no metric; b, only in the baseline, still fails */
+	CHECK(regressions(n, o, 0.2, &sum, &flags) == VPA_EGATE);
 	CHECK(flags && flags->n == 0);
+	CHECK(vpa_json_get_num(sum, "failures", 0) == 1);
 	vpa_json_free(sum);
 	/* tolerance 0: the linkability rise is flagged too */
 	CHECK(regressions(n, o, 0, &sum, &flags) == VPA_EGATE);
@@ -265,7 +270,8 @@ static void test_baseline(void)
 	vpa_json_free(sum);
 	bo.metrics = only;
 	bo.n_metrics = 2;
-	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == 0); /* dece not compared */
+	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == VPA_EGATE); /* dece not compared */
+	CHECK(vpa_json_get_num(sum, "regressions", 1) == 0 && vpa_json_get_num(sum, "failures", 0) == 1);
 	CHECK(vpa_json_get(sum, "comparisons")->n == 2);
 	vpa_json_free(sum);
 	bo.strict = 1;
@@ -290,6 +296,61 @@ static void test_baseline(void)
 	vpa_json_free(o);
 	vpa_json_free(n);
 	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
+}
+
+/* Is the baseline of the same audit?  (vpa_baseline_provenance; issue 25 item 3) */
+static void test_provenance(void)
+{
+	const char *a =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"s\",\"file\":\"s.yaml\"},\"seed\":1,"
+		"\"targets\":[{\"id\":\"b\"},{\"id\":\"a\"}],\"baseline\":{\"file\":\"old.json\"},"
+		"\"inputs\":[{\"path\":\"s.yaml\",\"sha256\":\"11\"},{\"path\":\"x.txt\",\"sha256\":\"aa\"},"
+		" {\"path\":\"/abs/y.txt\",\"sha256\":\"bb\"},{\"path\":\"old.json\",\"sha256\":\"c1\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	/* the same audit: targets in another order, y.txt at another path, an edited scenario
+	 * file, another baseline file read by `run --baseline` */
+	const char *same =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"s\",\"file\":\"s.yaml\"},\"seed\":1,"
+		"\"targets\":[{\"id\":\"a\"},{\"id\":\"b\"}],\"baseline\":{\"file\":\"old.json\"},"
+		"\"inputs\":[{\"path\":\"s.yaml\",\"sha256\":\"22\"},{\"path\":\"x.txt\",\"sha256\":\"aa\"},"
+		" {\"path\":\"y.txt\",\"sha256\":\"bb\"},{\"path\":\"old.json\",\"sha256\":\"c0\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	const char *other =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"t\"},\"seed\":2,"
+		"\"targets\":[{\"id\":\"a\"}],"
+		"\"inputs\":[{\"path\":\"x.txt\",\"sha256\":\"ab\"},{\"path\":\"z.txt\",\"sha256\":\"cc\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	struct vpa_json *ja = J(a), *js = J(same), *jo = J(other), *m = vpa_json_arr();
+	vpa_baseline_provenance(ja, js, "old.json", m);
+	CHECK(m->n == 0);
+	vpa_baseline_provenance(ja, jo, "other.json", m);
+	CHECK(m->n == 4);
+	if (m->n == 4) {
+		CHECK_STR(m->items[0]->str, "the baseline is of scenario 't', the results of 's'");
+		CHECK_STR(m->items[1]->str, "the baseline has targets [a], the results [a, b]");
+		CHECK_STR(m->items[2]->str, "the baseline's seed is 2, the results' 1");
+		CHECK_STR(m->items[3]->str, "3 input files differ from the baseline's: x.txt (sha256 ab in the "
+					    "baseline, aa in the results), /abs/y.txt (only in the results), z.txt "
+					    "(only in the baseline)");
+	}
+	/* --strict: an error naming every difference; without: stored, the comparison goes on */
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_baseline_opts bo = {"other.json", 0, NULL, NULL, 0, 0, 1};
+	struct vpa_json *sum = NULL;
+	CHECK(vpa_gates_baseline(ja, jo, &bo, &sum, &err) == VPA_EINPUT && !sum);
+	CHECK(!strncmp(err.msg, "other.json: the baseline is not of the same audit (an error with "
+				"--strict): the baseline is of scenario 't', the results of 's'; the baseline has",
+		       strlen("other.json: the baseline is not of the same audit (an error with --strict): "
+			      "the baseline is of scenario 't', the results of 's'; the baseline has")));
+	bo.strict = 0;
+	CHECK(vpa_gates_baseline(ja, jo, &bo, &sum, &err) == 0);
+	CHECK(vpa_json_get(sum, "mismatches") && vpa_json_get(sum, "mismatches")->n == 4);
+	vpa_json_free(sum);
+	vpa_json_free(m);
+	vpa_json_free(ja);
+	vpa_json_free(js);
+	vpa_json_free(jo);
 }
 
 /* The --significant rule on hand-computed cases. */
@@ -413,5 +474,6 @@ int main(void)
 	RUN(test_significance);
 	RUN(test_selection_and_reliability);
 	RUN(test_tolerance_keys);
+	RUN(test_provenance);
 	return DONE();
 }
