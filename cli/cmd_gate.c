@@ -41,8 +41,9 @@ static const char usage[] =
 	"                       intervals' half-widths on the sides facing each other\n"
 	"  --strict             a record only in the results fails too, and a baseline of\n"
 	"                       another audit (the warnings above) is an error (exit 1)\n"
-	"  --junit FILE         also write FILE: JUnit XML, one testcase per gate and per\n"
-	"                       baseline comparison\n\n"
+	"  --junit FILE         also write FILE: JUnit XML, one testcase per gate, per\n"
+	"                       baseline comparison (passing ones with the measured value in\n"
+	"                       <system-out>) and per attack no gate checks (skipped)\n\n"
 	"Exit 0 when all hold, 3 when a gate or a baseline check fails, 1 on error,\n"
 	"2 on usage errors.\n";
 

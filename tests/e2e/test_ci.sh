@@ -108,7 +108,8 @@ t_ok "significant: eer 0.27 -> 0.12 is" grep -q 'eer moved from 0.271858 to 0.12
 t_run "gate --junit" 3 -- gate "$B" --baseline "$A" --junit "$T/g.xml"
 t_ok "junit: one testcase per comparison" test "$(count 'classname="vpaudit.baseline"' "$T/g.xml")" = 24
 t_ok "junit: regressions are failures" test "$(count '<failure type="regression"' "$T/g.xml")" = "$(count '^REGRESSION' "$OUT")"
-t_ok "junit: gates counted" grep -q '<testsuite name="ci" tests="24" failures="' "$T/g.xml"
+t_ok "junit: cases counted (24 comparisons, 1 attack without a gate)" grep -q '<testsuite name="ci" tests="25" failures="' "$T/g.xml"
+t_ok "junit: the attack without a gate is a skipped case with its values" grep -q '<testcase classname="vpaudit.attacks" name="eval: no gate" time="0">' "$T/g.xml"
 t_run "gate --junit to a folder that does not exist" 1 -- gate "$B" --junit "$T/none/g.xml"
 t_ok "gate --junit: one error line" test "$(wc -l < "$ERR")" = 1
 # one error style for every subcommand: "vpaudit CMD: error: ...", one line
@@ -130,7 +131,8 @@ t_ok "run --baseline: junit failures" grep -q '<failure type="regression" messag
 t_ok "run --baseline: results.json status fail" grep -q '"status": "fail"' "$T/rb/results.json"
 t_ok "run --baseline: results.json keeps the comparison" grep -q '"matched": 3' "$T/rb/results.json"
 t_run "run --baseline: stable exits 0" 0 -- run "$T/s/a.yaml" -o "$T/ra" --baseline "$A" --quiet
-t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline" name="eval.[a-z_]* [a-z_.0-9]* against the baseline" time="0"/>' "$T/ra/junit.xml")" = 24
+t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline" name="eval.[a-z_]* [a-z_.0-9]* against the baseline" time="0">$' "$T/ra/junit.xml")" = 24
+t_ok "run --baseline: passing cases carry the measured values" test "$(count '<system-out>eval.[a-z_]* [a-z_.0-9]* moved from ' "$T/ra/junit.xml")" = 24
 t_run "vpaudit report re-renders the comparison" 3 -- report "$T/rb/results.json" -o "$T/rr" --no-plots
 t_ok "report: junit has the comparisons" test "$(count 'classname="vpaudit.baseline"' "$T/rr/junit.xml")" = 24
 t_run "run --baseline --strict: a renamed sub fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --strict --quiet
@@ -138,7 +140,7 @@ t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '
 t_run "run --baseline without --strict: the record only in the baseline fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
 t_ok "run --baseline: junit failure for the record only in the baseline" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure: no longer compared)"' "$T/rs/junit.xml"
 t_run "run --baseline without --strict: a new record is a skipped case" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/fewer.json" --quiet
-t_ok "run --baseline: skipped cases counted" grep -q 'skipped="1"' "$T/rs/junit.xml"
+t_ok "run --baseline: skipped cases counted (the new record, the attack without a gate)" grep -q 'skipped="2"' "$T/rs/junit.xml"
 t_run "run --baseline --significant" 3 -- run "$T/s/b.yaml" -o "$T/rsig" --baseline "$A" --significant --quiet
 t_ok "run --significant: stored" grep -q '"significant": true' "$T/rsig/results.json"
 t_run "run --strict without --baseline" 2 -- run "$T/s/a.yaml" --strict
