@@ -11,29 +11,87 @@
 #include <string.h>
 
 /*
+ * The units of the compared metrics.  One number cannot be the tolerance of
+ * all of them (0.02 is two points of EER but a fiftieth of a rank), so a
+ * tolerance X (`tolerance:`, `gate --tolerance`, default
+ * VPA_DEFAULT_TOLERANCE) is stated for fractions and each unit takes X times
+ * its factor (reports/README.md "Tolerances by unit"; the factors put one
+ * default step at a comparable, small size in each unit).
+ */
+enum unit { U_FRACTION, U_BITS, U_EXPOSURE, U_LOG10_LR, U_RANK, U_EPSILON, U_RATIO };
+static const struct {
+	const char *name;   /* "unit" of a comparison in results.json */
+	const char *suffix; /* after the tolerance in a REGRESSION line */
+	double factor;      /* tolerance = X * factor */
+} units[] = {
+	[U_FRACTION] = {"fraction", "", 1},          /* EER, linkability: 0.01 = one point */
+	[U_BITS] = {"bits", " bits", 2},             /* Cllr, D_ECE: 0..1 bit, twice EER's 0..0.5 */
+	[U_EXPOSURE] = {"bits of exposure", " bits", 10}, /* 0..log2 N (13.3 for a PIN) */
+	[U_LOG10_LR] = {"log10 LR", " in log10 LR", 10},  /* 0.1: a factor 1.26 in the LR */
+	[U_RANK] = {"rank", " ranks", 100},          /* mean rank: one place in the ranking */
+	[U_EPSILON] = {"epsilon", "", 1},            /* computed, not measured: any rise shows */
+	[U_RATIO] = {"ratio", "", 1},                /* SNR ||update|| / ||noise|| */
+};
+
+/*
  * The leaky direction of each metric: +1 higher = leakier, -1 lower =
- * leakier.  Metrics not listed (counts, thresholds, categories) are not
- * compared.  The scenario key `tolerances:` accepts exactly these names
- * (scenarios/scenario.c; test_report checks the two lists agree).
+ * leakier, and its unit.  Metrics not listed (counts, thresholds, categories)
+ * are not compared.  The scenario key `tolerances:` accepts exactly these
+ * names (scenarios/scenario.c; test_gate checks the two lists agree).
  */
 static const struct {
 	const char *name;
 	int dir;
+	enum unit unit;
 } directions[] = {
-	{"eer", -1}, {"eer_sweep", -1}, {"cllr", -1}, {"cllr_min", -1}, {"min_dcf", -1},
-	{"linkability", +1}, {"zebra.dece", +1}, {"zebra.log10_lr_worst", +1},
-	{"top1", +1}, {"top5", +1}, {"top10", +1}, {"mean_rank", -1}, {"mean_norm_rank", -1},
-	{"exposure", +1}, {"exposure_extrapolated", +1}, {"d_exposure", +1}, {"epsilon", +1},
-	{"snr", +1}, {"accuracy", +1},
+	{"eer", -1, U_FRACTION}, {"eer_sweep", -1, U_FRACTION}, {"cllr", -1, U_BITS},
+	{"cllr_min", -1, U_BITS}, {"min_dcf", -1, U_FRACTION}, {"linkability", +1, U_FRACTION},
+	{"zebra.dece", +1, U_BITS}, {"zebra.log10_lr_worst", +1, U_LOG10_LR},
+	{"top1", +1, U_FRACTION}, {"top5", +1, U_FRACTION}, {"top10", +1, U_FRACTION},
+	{"mean_rank", -1, U_RANK}, {"mean_norm_rank", -1, U_FRACTION},
+	{"exposure", +1, U_EXPOSURE}, {"exposure_extrapolated", +1, U_EXPOSURE},
+	{"d_exposure", +1, U_EXPOSURE}, {"epsilon", +1, U_EPSILON}, {"snr", +1, U_RATIO},
+	{"accuracy", +1, U_FRACTION},
 };
 #define N_DIRECTIONS (sizeof(directions) / sizeof(directions[0]))
 
-int vpa_metric_direction(const char *metric)
+static int metric_index(const char *metric)
 {
 	for (size_t i = 0; i < N_DIRECTIONS; i++)
 		if (!strcmp(directions[i].name, metric))
-			return directions[i].dir;
-	return 0;
+			return (int)i;
+	return -1;
+}
+
+int vpa_metric_direction(const char *metric)
+{
+	int i = metric_index(metric);
+	return i < 0 ? 0 : directions[i].dir;
+}
+
+const char *vpa_metric_unit(const char *metric, double *factor)
+{
+	int i = metric_index(metric);
+	if (i < 0)
+		return NULL;
+	if (factor)
+		*factor = units[directions[i].unit].factor;
+	return units[directions[i].unit].name;
+}
+
+double vpa_baseline_tolerance(const char *metric, double tolerance,
+			      const struct vpa_json *tolerances)
+{
+	const struct vpa_json *tj = vpa_json_get(tolerances, metric);
+	if (tj && tj->type == VPA_JSON_NUM)
+		return tj->num >= 0 ? tj->num : 0;
+	if (isnan(tolerance))
+		tolerance = VPA_DEFAULT_TOLERANCE;
+	if (!(tolerance >= 0))
+		tolerance = 0;
+	double f = 1;
+	vpa_metric_unit(metric, &f);
+	return tolerance * f;
 }
 
 const char *vpa_compared_metric(size_t i)
@@ -170,12 +228,8 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		int o_ok = ov && ov->type == VPA_JSON_NUM && isfinite(ov->num);
 		if (!o_ok)
 			continue; /* nothing to compare with: an undefined old value cannot regress */
-		double tol = o->tolerance;
-		const struct vpa_json *tj = vpa_json_get(o->tolerances, name);
-		if (tj && tj->type == VPA_JSON_NUM)
-			tol = tj->num;
-		if (!(tol >= 0))
-			tol = 0;
+		double tol = vpa_baseline_tolerance(name, o->tolerance, o->tolerances);
+		const char *unit_suffix = units[directions[metric_index(name)].unit].suffix;
 		int regress, sig = -1; /* -1: not tested */
 		double delta = n_ok ? nv->num - ov->num : NAN;
 		m.len = 0;
@@ -190,9 +244,9 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 				sig = vpa_baseline_significance(dir, ov->num, olo, ohi, nv->num, nlo, nhi);
 				regress = sig;
 			}
-			vpa_buf_printf(&m, "%s %s moved from %.6g to %.6g (%+.3g, %s is leakier; tolerance %g",
+			vpa_buf_printf(&m, "%s %s moved from %.6g to %.6g (%+.3g, %s is leakier; tolerance %g%s",
 				       rn.data, name, ov->num, nv->num, delta,
-				       dir > 0 ? "higher" : "lower", tol);
+				       dir > 0 ? "higher" : "lower", tol, unit_suffix);
 			if (sig == 0)
 				vpa_buf_puts(&m, "; within the two intervals: not significant");
 			else if (sig == 1)
@@ -208,6 +262,7 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		vpa_json_set(c, "new", n_ok ? vpa_json_num(nv->num) : vpa_json_null());
 		vpa_json_set(c, "delta", vpa_json_num(delta));
 		vpa_json_set_num(c, "tolerance", tol);
+		vpa_json_set_str(c, "unit", vpa_metric_unit(name, NULL));
 		if (sig >= 0)
 			vpa_json_set(c, "significant", vpa_json_bool(sig));
 		vpa_json_set_str(c, "status", regress ? "regression" : "stable");
@@ -234,7 +289,7 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 		       const struct vpa_baseline_opts *o, struct vpa_json **out,
 		       struct vpa_err *err)
 {
-	static const struct vpa_baseline_opts defaults = {NULL, 0, NULL, NULL, 0, 0, 0};
+	static const struct vpa_baseline_opts defaults = {NULL, NAN, NULL, NULL, 0, 0, 0};
 	if (!o)
 		o = &defaults;
 	const struct vpa_json *nr = vpa_json_get(results, "records");
@@ -311,7 +366,8 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 	vpa_json_set_num(S, "matched", (double)matched);
 	vpa_json_set_num(S, "records", (double)nr->n);
 	vpa_json_set_num(S, "baseline_records", (double)orr->n);
-	vpa_json_set_num(S, "tolerance", o->tolerance >= 0 ? o->tolerance : 0);
+	vpa_json_set_num(S, "tolerance", isnan(o->tolerance) ? VPA_DEFAULT_TOLERANCE
+				       : o->tolerance >= 0 ? o->tolerance : 0);
 	vpa_json_set(S, "tolerances", o->tolerances ? vpa_json_clone(o->tolerances) : vpa_json_null());
 	struct vpa_json *ms = vpa_json_arr();
 	for (size_t i = 0; i < o->n_metrics; i++)

@@ -137,8 +137,9 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * the baseline shares no record with the results; is it the same
  * scenario?").  For every matched pair, every compared metric
  * (vpa_metric_direction != 0; only `metrics` when n_metrics > 0) that moved
- * in its leaky direction by more than its tolerance (tolerances[METRIC],
- * else tolerance) is a regression, and so is a value that became undefined.
+ * in its leaky direction by more than its tolerance (vpa_baseline_tolerance:
+ * tolerances[METRIC], else tolerance scaled by the metric's unit) is a
+ * regression, and so is a value that became undefined.
  * With `significant`, a move of a metric with intervals in both files counts
  * only when it also exceeds sqrt(h_old^2 + h_new^2), the half-widths of the
  * two intervals on the sides facing each other (vpa_baseline_significance).
@@ -155,13 +156,15 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * "sweep","name","metric","old","new","delta","tolerance",["significant"],
  * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
  * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
- * (one per record without regression).  o == NULL: the defaults (tolerance 0,
+ * (one per record without regression); each comparison also has "unit".
+ * o == NULL: the defaults (VPA_DEFAULT_TOLERANCE,
  * every compared metric, neither significant nor strict).  Returns 0,
  * VPA_EGATE (a failure) or an error.
  */
+#define VPA_DEFAULT_TOLERANCE 0.01 /* for fractions: one point of EER or linkability */
 struct vpa_baseline_opts {
 	const char *name;                  /* the baseline's file name for messages, or NULL */
-	double tolerance;                  /* default tolerance (absolute), NAN -> 0 */
+	double tolerance;                  /* for fractions, scaled by unit; NAN -> VPA_DEFAULT_TOLERANCE */
 	const struct vpa_json *tolerances; /* object METRIC -> number, or NULL; borrowed */
 	const char *const *metrics;        /* compare only these (n_metrics > 0); borrowed */
 	size_t n_metrics;
@@ -190,6 +193,20 @@ int vpa_baseline_significance(int dir, double old, double old_lo, double old_hi,
 			      double new_lo, double new_hi);
 /* +1: higher is leakier (linkability), -1: lower is leakier (eer), 0: not compared. */
 int vpa_metric_direction(const char *metric);
+/*
+ * Tolerances by unit (reports/README.md "Tolerances by unit").  The unit of
+ * a compared metric ("fraction", "bits", "bits of exposure", "log10 LR",
+ * "rank", "epsilon", "ratio"; NULL when not compared) and, in *factor when
+ * not NULL, the factor its tolerance takes: a tolerance X (`tolerance:`,
+ * `gate --tolerance`) is stated for fractions and a metric of another unit
+ * gets X * factor.  vpa_baseline_tolerance: tolerances[metric] when set
+ * (absolute, in the metric's own unit), else X * factor, X NAN meaning
+ * VPA_DEFAULT_TOLERANCE.  Examples with X = 0.02: eer 0.02, cllr 0.04 bits,
+ * zebra.log10_lr_worst 0.2, mean_rank 2 ranks, exposure 0.2 bits.
+ */
+const char *vpa_metric_unit(const char *metric, double *factor /* OUT, may be NULL */);
+double vpa_baseline_tolerance(const char *metric, double tolerance,
+			      const struct vpa_json *tolerances);
 /* The i-th compared metric name (i from 0), NULL past the end. */
 const char *vpa_compared_metric(size_t i);
 

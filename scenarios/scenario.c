@@ -107,12 +107,14 @@ static const struct vpa_key top_keys[] = {
 	 "bounds checked after the run; a broken gate makes `run` and `gate` exit 3"},
 	{"tolerance", VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, "0.02",
 	 "for the baseline comparison (`run --baseline`, `gate --baseline`): the largest move "
-	 "in the leaky direction that is not a regression (absolute, in the metric's unit; "
-	 "absent = 0)"},
+	 "in the leaky direction that is not a regression, stated for fractions (EER, "
+	 "linkability, minDCF, top-k); a metric of another unit gets it times the unit's factor "
+	 "(bits x2, bits of exposure x10, log10 LR x10, ranks x100; reports/README.md, "
+	 "\"Tolerances by unit\"); absent = 0.01"},
 	{"tolerances", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &tolerances_schema,
 	 "{eer: 0.02, linkability: 0.05}",
-	 "for the baseline comparison: a tolerance per metric (absolute, >= 0), overriding "
-	 "`tolerance` for that metric"},
+	 "for the baseline comparison: a tolerance per metric (absolute, in the metric's own "
+	 "unit, >= 0), overriding `tolerance` for that metric"},
 	{"sweep", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &sweep_schema,
 	 "{param: attacks.eval.omega, values: [0.5, 1, 2]}",
 	 "run once per value of one key and plot every metric against it"},

@@ -298,6 +298,59 @@ static void test_baseline(void)
 	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
 }
 
+/* Tolerances by unit (issue 25 item 3): one number is not the tolerance of an EER, a rank and
+ * a number of bits alike. */
+static void test_tolerance_units(void)
+{
+	double f = 0;
+	CHECK_STR(vpa_metric_unit("eer", &f), "fraction");
+	CHECK(f == 1);
+	CHECK_STR(vpa_metric_unit("cllr_min", &f), "bits");
+	CHECK(f == 2);
+	CHECK_STR(vpa_metric_unit("zebra.log10_lr_worst", &f), "log10 LR");
+	CHECK_STR(vpa_metric_unit("mean_rank", &f), "rank");
+	CHECK(f == 100);
+	CHECK_STR(vpa_metric_unit("exposure", NULL), "bits of exposure");
+	CHECK_STR(vpa_metric_unit("epsilon", NULL), "epsilon");
+	CHECK(vpa_metric_unit("n_target", &f) == NULL);
+	for (size_t i = 0; vpa_compared_metric(i); i++) /* every compared metric has a unit */
+		CHECK(vpa_metric_unit(vpa_compared_metric(i), NULL) != NULL);
+	/* the default, then `tolerance: 0.02`, then `tolerances:` (absolute, the metric's unit) */
+	CHECK_NEAR(vpa_baseline_tolerance("eer", NAN, NULL), 0.01, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("mean_rank", NAN, NULL), 1, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("eer", 0.02, NULL), 0.02, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("cllr", 0.02, NULL), 0.04, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("zebra.log10_lr_worst", 0.02, NULL), 0.2, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("mean_rank", 0.02, NULL), 2, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("d_exposure", 0.02, NULL), 0.2, 1e-15);
+	CHECK(vpa_baseline_tolerance("mean_rank", 0, NULL) == 0); /* 0 stays exact everywhere */
+	struct vpa_json *tols = J("{\"mean_rank\": 0.5}");
+	CHECK(vpa_baseline_tolerance("mean_rank", 0.02, tols) == 0.5);
+	vpa_json_free(tols);
+	/* end to end: mean rank 160 -> 158.5 (1.5 places) with tolerance 0.02 is within 2 ranks;
+	 * before, 0.02 ranks flagged it; cllr_min 0.5 -> 0.45 exceeds 0.04 bits */
+	struct vpa_json *o = J("{\"records\":[{\"attack\":\"i\",\"sub\":null,\"metrics\":{\"mean_rank\":160,\"cllr_min\":0.5}}]}");
+	struct vpa_json *n = J("{\"records\":[{\"attack\":\"i\",\"sub\":null,\"metrics\":{\"mean_rank\":158.5,\"cllr_min\":0.45}}]}");
+	struct vpa_json *sum = NULL;
+	const struct vpa_json *flags = NULL;
+	CHECK(regressions(n, o, 0.02, &sum, &flags) == VPA_EGATE);
+	CHECK(flags && flags->n == 1);
+	if (flags && flags->n == 1)
+		CHECK_STR(vpa_json_get_str(flags->items[0], "message"),
+			  "i cllr_min moved from 0.5 to 0.45 (-0.05, lower is leakier; tolerance 0.04 bits)");
+	const struct vpa_json *c = vpa_json_get(sum, "comparisons");
+	CHECK(c && c->n == 2);
+	if (c && c->n == 2) {
+		CHECK_STR(vpa_json_get_str(c->items[0], "unit"), "rank");
+		CHECK_STR(vpa_json_get_str(c->items[0], "status"), "stable");
+		CHECK(vpa_json_get_num(c->items[0], "tolerance", 0) == 2);
+	}
+	vpa_json_free(sum);
+	vpa_json_free(o);
+	vpa_json_free(n);
+	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
+}
+
 /* Is the baseline of the same audit?  (vpa_baseline_provenance; issue 25 item 3) */
 static void test_provenance(void)
 {
@@ -475,5 +528,6 @@ int main(void)
 	RUN(test_selection_and_reliability);
 	RUN(test_tolerance_keys);
 	RUN(test_provenance);
+	RUN(test_tolerance_units);
 	return DONE();
 }
