@@ -205,6 +205,71 @@ static int wanted(const struct vpa_baseline_opts *o, const char *name)
 	return 0;
 }
 
+/* Add name to the NUL-separated list b unless it is there. */
+static void add_name(struct vpa_buf *b, const char *name)
+{
+	for (size_t p = 0; p < b->len; p += strlen(b->data + p) + 1)
+		if (!strcmp(b->data + p, name))
+			return;
+	vpa_buf_add(b, name, strlen(name) + 1);
+}
+
+static void names_text(struct vpa_buf *out, const struct vpa_buf *names)
+{
+	for (size_t p = 0; p < names->len; p += strlen(names->data + p) + 1)
+		vpa_buf_printf(out, "%s%s", p ? ", " : "", names->data + p);
+}
+
+/*
+ * With --significant, the line after "BASELINE matched ..." that says which
+ * comparisons the intervals could decide and which were made on the
+ * tolerance alone (only eer, cllr_min and linkability have intervals, and
+ * only when the attack has `ci:` in both runs):
+ *   "BASELINE --significant: 9 comparisons against the intervals of both files (eer,
+ *    cllr_min, linkability); 15 on the tolerance alone, without an interval in both
+ *    files (eer_sweep, cllr, ...)"
+ */
+static void significance_line(const struct vpa_json *comps, struct vpa_json *lines)
+{
+	struct vpa_buf with, without, t;
+	vpa_buf_init(&with);
+	vpa_buf_init(&without);
+	vpa_buf_init(&t);
+	size_t n_with = 0, n_without = 0;
+	for (size_t i = 0; i < comps->n; i++) {
+		const char *basis = vpa_json_get_str(comps->items[i], "basis");
+		const char *metric = vpa_json_get_str(comps->items[i], "metric");
+		if (!basis || !metric)
+			continue;
+		int w = !strcmp(basis, "intervals");
+		n_with += w;
+		n_without += !w;
+		add_name(w ? &with : &without, metric);
+	}
+	vpa_buf_printf(&t, "--significant: %zu comparison%s against the intervals of both files", n_with,
+		       n_with == 1 ? "" : "s");
+	if (n_with) {
+		vpa_buf_puts(&t, " (");
+		names_text(&t, &with);
+		vpa_buf_puts(&t, ")");
+	}
+	vpa_buf_printf(&t, "; %zu on the tolerance alone, without an interval in both files",
+		       n_without);
+	if (n_without) {
+		vpa_buf_puts(&t, " (");
+		names_text(&t, &without);
+		vpa_buf_puts(&t, ")");
+	}
+	/* right after the first line ("BASELINE matched ...") */
+	add_line(lines, "BASELINE", vpa_buf_str(&t));
+	struct vpa_json *last = lines->items[lines->n - 1];
+	memmove(lines->items + 2, lines->items + 1, (lines->n - 2) * sizeof(*lines->items));
+	lines->items[1] = last;
+	vpa_buf_release(&with);
+	vpa_buf_release(&without);
+	vpa_buf_release(&t);
+}
+
 /* Compare one matched pair; appends comparisons and lines; returns the regressions. */
 static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		      const struct vpa_baseline_opts *o, struct vpa_json *comps,
@@ -231,6 +296,7 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		double tol = vpa_baseline_tolerance(name, o->tolerance, o->tolerances);
 		const char *unit_suffix = units[directions[metric_index(name)].unit].suffix;
 		int regress, sig = -1; /* -1: not tested */
+		int has_o = 0, has_n = 0; /* intervals, looked up with --significant only */
 		double delta = n_ok ? nv->num - ov->num : NAN;
 		m.len = 0;
 		if (!n_ok) {
@@ -239,8 +305,11 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		} else {
 			regress = dir * delta > tol;
 			double olo, ohi, nlo, nhi;
-			if (regress && o->significant && interval(old, name, &olo, &ohi) &&
-			    interval(r, name, &nlo, &nhi)) {
+			if (o->significant) {
+				has_o = interval(old, name, &olo, &ohi);
+				has_n = interval(r, name, &nlo, &nhi);
+			}
+			if (regress && has_o && has_n) {
 				sig = vpa_baseline_significance(dir, ov->num, olo, ohi, nv->num, nlo, nhi);
 				regress = sig;
 			}
@@ -251,8 +320,11 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 				vpa_buf_puts(&m, "; within the two intervals: not significant");
 			else if (sig == 1)
 				vpa_buf_puts(&m, "; beyond the two intervals: significant");
-			else if (o->significant && dir * delta > tol)
-				vpa_buf_puts(&m, "; no interval in both files");
+			else if (o->significant && !(has_o && has_n))
+				/* --significant cannot apply: say so on every such comparison */
+				vpa_buf_printf(&m, "; no interval %s: on the tolerance alone",
+					       has_o ? "in the results" : has_n ? "in the baseline"
+					       : "in either file");
 			vpa_buf_puts(&m, ")");
 		}
 		n_cmp++;
@@ -265,6 +337,8 @@ static size_t compare(const struct vpa_json *r, const struct vpa_json *old,
 		vpa_json_set_str(c, "unit", vpa_metric_unit(name, NULL));
 		if (sig >= 0)
 			vpa_json_set(c, "significant", vpa_json_bool(sig));
+		if (o->significant) /* what --significant could test this comparison against */
+			vpa_json_set_str(c, "basis", has_o && has_n ? "intervals" : "tolerance");
 		vpa_json_set_str(c, "status", regress ? "regression" : "stable");
 		vpa_json_set_str(c, "message", vpa_buf_str(&m));
 		vpa_json_push(comps, c);
@@ -359,6 +433,8 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 			regressions += compare(nr->items[i], old, o, comps, lines);
 	}
 	failures += regressions;
+	if (o->significant)
+		significance_line(comps, lines);
 	if (o->name)
 		vpa_json_set_str(S, "file", o->name);
 	else

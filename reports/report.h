@@ -142,7 +142,10 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * regression, and so is a value that became undefined.
  * With `significant`, a move of a metric with intervals in both files counts
  * only when it also exceeds sqrt(h_old^2 + h_new^2), the half-widths of the
- * two intervals on the sides facing each other (vpa_baseline_significance).
+ * two intervals on the sides facing each other (vpa_baseline_significance);
+ * the other comparisons are made on the tolerance alone, their messages say
+ * so, each comparison has "basis" ("intervals" | "tolerance") and a second
+ * BASELINE line counts and names both groups.
  * Records on one side only are listed ("unmatched"): one only in the
  * baseline is a failure (a record the baseline checked is no longer
  * compared, e.g. a renamed attacker), one only in the results a failure with
