@@ -46,13 +46,14 @@ static void add(struct vpa_json *out, struct vpa_buf *b)
 	b->len = 0;
 }
 
-/* inputs[] entry of `in` with this path (or, failing that, this sha256), else NULL. */
+/* The first inputs[] entry of `in` with this path (when path) and this sha256 (when sha). */
 static const struct vpa_json *find_input(const struct vpa_json *in, const char *path,
-					 const char *sha, int by_sha)
+					 const char *sha)
 {
 	for (size_t i = 0; in && in->type == VPA_JSON_ARR && i < in->n; i++) {
-		const char *p = vpa_json_get_str(in->items[i], by_sha ? "sha256" : "path");
-		if (p && !strcmp(p, by_sha ? sha : path))
+		const char *p = vpa_json_get_str(in->items[i], "path");
+		const char *h = vpa_json_get_str(in->items[i], "sha256");
+		if ((!path || (p && !strcmp(p, path))) && (!sha || (h && !strcmp(h, sha))))
 			return in->items[i];
 	}
 	return NULL;
@@ -85,12 +86,10 @@ static size_t input_diffs(const struct vpa_json *r, const struct vpa_json *other
 		const char *path = vpa_json_get_str(x, "path"), *sha = vpa_json_get_str(x, "sha256");
 		if (!path || !sha || skipped(sk, x))
 			continue;
-		const struct vpa_json *o = find_input(oin, path, sha, 0);
+		if (find_input(oin, path, sha) || find_input(oin, NULL, sha))
+			continue; /* the same file, maybe at another path (another checkout folder) */
+		const struct vpa_json *o = find_input(oin, path, NULL);
 		const char *osha = o ? vpa_json_get_str(o, "sha256") : NULL;
-		if (o && osha && !strcmp(osha, sha))
-			continue;
-		if (!o && find_input(oin, path, sha, 1))
-			continue; /* the same file at another path (another checkout folder) */
 		if (o && !strcmp(side, "baseline"))
 			continue; /* a changed file is named once, from the results' side */
 		if (shown + n < 3) {
