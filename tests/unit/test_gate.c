@@ -376,6 +376,11 @@ static void test_provenance(void)
 	struct vpa_json *ja = J(a), *js = J(same), *jo = J(other), *m = vpa_json_arr();
 	vpa_baseline_provenance(ja, js, "old.json", m);
 	CHECK(m->n == 0);
+	/* a file that lists a path twice with two hashes does not differ from itself */
+	struct vpa_json *twice = J("{\"inputs\":[{\"path\":\"x\",\"sha256\":\"1\"},{\"path\":\"x\",\"sha256\":\"2\"}]}");
+	vpa_baseline_provenance(twice, twice, NULL, m);
+	CHECK(m->n == 0);
+	vpa_json_free(twice);
 	vpa_baseline_provenance(ja, jo, "other.json", m);
 	CHECK(m->n == 4);
 	if (m->n == 4) {
