@@ -229,6 +229,11 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		property(b, "simulated_targets", sim.data);
 	if (vpa_json_get_str(bl, "file"))
 		property(b, "baseline", vpa_json_get_str(bl, "file"));
+	/* how the baseline is of another audit (warnings of gate/run --baseline) */
+	const struct vpa_json *mism = vpa_json_get(bl, "mismatches");
+	for (size_t i = 0; mism && mism->type == VPA_JSON_ARR && i < mism->n; i++)
+		if (mism->items[i]->type == VPA_JSON_STR)
+			property(b, "baseline_mismatch", mism->items[i]->str);
 	vpa_buf_puts(b, "    </properties>\n");
 	vpa_buf_release(&sim);
 

@@ -55,7 +55,8 @@ t_ok "another scenario: warned" grep -qx "vpaudit: warning: $R: the baseline is 
 # the same files at other paths (absolute here, relative there) match by their SHA-256
 t_ok "another input file: warned" grep -qx "vpaudit: warning: $R: 1 input file differs from the baseline's: scenarios/data/lazy_informed.txt (only in the baseline) (--strict makes this an error)" "$T/leak.err"
 sed 's/"seed": 1,/"seed": 7,/' "$R" > "$T/seed7.json"
-t_run "another seed: passes with a warning" 0 -- gate "$R" --baseline "$T/seed7.json"
+t_run "another seed: passes with a warning" 0 -- gate "$R" --baseline "$T/seed7.json" --junit "$T/seed7.xml"
+t_ok "another seed: a junit.xml property" grep -q "<property name=\"baseline_mismatch\" value=\"the baseline&#39;s seed is 7, the results&#39; 1\"/>" "$T/seed7.xml"
 t_ok "another seed: the warning" test "$(cat "$ERR")" = "vpaudit: warning: $T/seed7.json: the baseline's seed is 7, the results' 1 (--strict makes this an error)"
 t_run "another seed: --strict is an error" 1 -- gate "$R" --baseline "$T/seed7.json" --strict
 t_ok "--strict: one error line" test "$(cat "$ERR")" = "vpaudit gate: error: $T/seed7.json: the baseline is not of the same audit (an error with --strict): the baseline's seed is 7, the results' 1"
