@@ -53,6 +53,43 @@ static const char usage[] =
 	"and the baseline's lines, and exits 0 when all hold, 1 on error, 2 on usage errors,\n"
 	"3 when a gate or a baseline check fails.\n";
 
+/*
+ * With --baseline --strict, what can be compared before hours of computation
+ * (the scenario name, its target ids, the seed; the inputs only after the run)
+ * is, so that a baseline of another audit is an error at once.
+ */
+static int strict_early_check(const struct vpa_scenario *s, const struct vpa_run_opts *ro,
+			      const struct vpa_json *old, const char *base, struct vpa_err *err)
+{
+	struct vpa_json *stub = vpa_json_obj(), *sc = vpa_json_obj(), *ts = vpa_json_arr();
+	vpa_json_set_str(sc, "name", s->name);
+	vpa_json_set(stub, "scenario", sc);
+	vpa_json_set_num(stub, "seed", (double)(ro->seed_set ? ro->seed : s->seed));
+	for (size_t i = 0; i < s->n_targets; i++) {
+		struct vpa_json *t = vpa_json_obj();
+		vpa_json_set_str(t, "id", s->targets[i].id);
+		vpa_json_push(ts, t);
+	}
+	vpa_json_set(stub, "targets", ts);
+	struct vpa_json *m = vpa_json_arr();
+	vpa_baseline_provenance(stub, old, base, m);
+	int rc = 0;
+	if (m->n) {
+		struct vpa_buf e;
+		vpa_buf_init(&e);
+		for (size_t i = 0; i < m->n; i++)
+			vpa_buf_printf(&e, "%s%s", i ? "; " : "", m->items[i]->str);
+		struct vpa_loc loc = {base, 0, 0};
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "the baseline is not of the same audit (an error with --strict): %s",
+			      vpa_buf_str(&e));
+		vpa_buf_release(&e);
+	}
+	vpa_json_free(m);
+	vpa_json_free(stub);
+	return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG, O_ALLOW_OUT };
@@ -170,6 +207,8 @@ int cmd_run(int argc, char **argv)
 	 * stops every rank there or in its next loop, and rank 0 prints it. */
 	scen = 0;
 	if (base && !(old = cli_read_results(base, &err)))
+		goto fail;
+	if (old && strict && strict_early_check(s, &ro, old, base, &err))
 		goto fail;
 	if (vpa_dist_rank() == 0 && vpa_outdir_prepare(outdir, formats, ro.no_plots, &err))
 		goto fail;

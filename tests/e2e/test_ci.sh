@@ -153,6 +153,15 @@ t_run "run --baseline without --strict: a new record is a skipped case" 0 -- run
 t_ok "run --baseline: skipped cases counted (the new record, the attack without a gate)" grep -q 'skipped="2"' "$T/rs/junit.xml"
 t_run "run --baseline --significant" 3 -- run "$T/s/b.yaml" -o "$T/rsig" --baseline "$A" --significant --quiet
 t_ok "run --significant: stored" grep -q '"significant": true' "$T/rsig/results.json"
+# --strict with a baseline of another audit: an error before the computation (here the
+# scores cannot even be read, and the error is the baseline's), and --seed counts
+sed 's/"seed": 1,/"seed": 7,/' "$A" > "$T/seed7.json"
+printf '0.5 target\nnan nontarget\n' > "$T/unreadable.txt"
+scn "$T/s/unreadable.yaml" "" "$T/unreadable.txt"
+t_run "run --baseline --strict: another seed is an error before the run" 1 -- run "$T/s/unreadable.yaml" -o "$T/rse" --baseline "$T/seed7.json" --strict --quiet
+t_ok "run --strict: the baseline named, not the scores" grep -qx "vpaudit run: error: $T/seed7.json: the baseline is not of the same audit (an error with --strict): the baseline's seed is 7, the results' 1" "$ERR"
+t_ok "run --strict: no results.json" test ! -e "$T/rse/results.json"
+t_run "run --baseline --strict --seed 7: the same audit" 0 -- run "$T/s/a.yaml" -o "$T/rse7" --baseline "$T/seed7.json" --strict --seed 7 --quiet
 t_run "run --strict without --baseline" 2 -- run "$T/s/a.yaml" --strict
 t_run "run --baseline: missing baseline is an error before the run" 1 -- run "$T/s/a.yaml" -o "$T/rm" --baseline "$T/none.json" --quiet
 t_ok "run --baseline: missing file named" grep -q "^vpaudit run: error: $T/none.json: " "$ERR"
