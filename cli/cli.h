@@ -46,7 +46,9 @@ int cli_ulong(const char *opt, const char *s, unsigned long lo, unsigned long hi
 /* One line for a getopt_long failure (opterr = 0, optstring starting ':'); returns 2. */
 int cli_getopt_error(const char *cmd, int c, char **argv);
 
-/* A results file (JSON object with "records"); caller frees.  NULL on error. */
+/* One warning per "mismatches" entry of a baseline summary (vpa_gates_baseline). */
+void cli_warn_baseline(const struct vpa_json *summary);
+/* A results file, checked with vpa_results_check; caller frees.  NULL on error. */
 struct vpa_json *cli_read_results(const char *path, struct vpa_err *err);
 /* cli_error, then the offending scenario line with a caret when the message has one. */
 int cli_scenario_error(const struct vpa_err *err);

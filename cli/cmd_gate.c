@@ -4,8 +4,9 @@
  * [--strict]] [--junit FILE]`: evaluate gates on a results file (those
  * stored in it, or the scenario's) and, with --baseline, compare it with an
  * older results file.  One line per gate ("PASS ..." / "FAIL ...") and one
- * per baseline finding (BASELINE / UNMATCHED / REGRESSION / STABLE); exit 3
- * when one fails.
+ * per baseline finding (BASELINE / UNMATCHED / REGRESSION / STABLE), a
+ * warning per difference between the two audits (reports/baseline_match.c);
+ * exit 3 when one fails.
  */
 #include <getopt.h>
 #include <math.h>
@@ -24,20 +25,31 @@ static const char usage[] =
 	"                       those stored in RESULTS.json\n"
 	"  --baseline OLD.json  also compare with OLD.json: records are matched on (attack, sub,\n"
 	"                       layer, sweep); prints \"matched K of N records (M in the\n"
-	"                       baseline)\", lists records on one side only (UNMATCHED), and\n"
-	"                       flags every metric that moved in its leaky direction (lower\n"
+	"                       baseline)\", lists records on one side only (UNMATCHED: one\n"
+	"                       only in the baseline fails, one only in the results is new),\n"
+	"                       and flags every metric that moved in its leaky direction (lower\n"
 	"                       EER/Cllr/minDCF, higher linkability/D_ECE/...) by more than its\n"
 	"                       tolerance (REGRESSION); a record without one is STABLE.  No\n"
-	"                       record in common is an error (exit 1)\n"
-	"  --tolerance X        the tolerance of every metric (absolute, >= 0), instead of the\n"
-	"                       scenario's `tolerance:` (default 0) and `tolerances:`\n"
+	"                       record in common is an error (exit 1).  A baseline of another\n"
+	"                       scenario name, set of targets, seed or input files (SHA-256)\n"
+	"                       is a warning\n"
+	"  --tolerance X        the tolerance (>= 0) instead of the scenario's `tolerance:` and\n"
+	"                       `tolerances:` (default 0.01): X for fractions (EER,\n"
+	"                       linkability, ...), X times the unit's factor for the others\n"
+	"                       (bits x2, bits of exposure x10, log10 LR x10, ranks x100);\n"
+	"                       0 makes every comparison exact\n"
 	"  --metrics M1,M2      compare only these metrics (e.g. eer,linkability,zebra.dece)\n"
 	"  --significant        a move of a metric with bootstrap intervals in both files counts\n"
 	"                       only when it also exceeds sqrt(h_old^2 + h_new^2), the two\n"
-	"                       intervals' half-widths on the sides facing each other\n"
-	"  --strict             a record on one side only is a failure\n"
-	"  --junit FILE         also write FILE: JUnit XML, one testcase per gate and per\n"
-	"                       baseline comparison\n\n"
+	"                       intervals' half-widths on the sides facing each other; the\n"
+	"                       others (no interval in both files: all but eer, cllr_min and\n"
+	"                       linkability) are compared on the tolerance alone, and a\n"
+	"                       'BASELINE --significant:' line names both groups\n"
+	"  --strict             a record only in the results fails too, and a baseline of\n"
+	"                       another audit (the warnings above) is an error (exit 1)\n"
+	"  --junit FILE         also write FILE: JUnit XML, one testcase per gate, per\n"
+	"                       baseline comparison (passing ones with the measured value in\n"
+	"                       <system-out>) and per attack no gate checks (skipped)\n\n"
 	"Exit 0 when all hold, 3 when a gate or a baseline check fails, 1 on error,\n"
 	"2 on usage errors.\n";
 
@@ -148,6 +160,7 @@ int cmd_gate(int argc, char **argv)
 			rc = cli_error(&err);
 			goto out;
 		}
+		cli_warn_baseline(summary);
 		vpa_json_set(results, "baseline", summary);
 		failed |= brc == VPA_EGATE;
 		if (failed)

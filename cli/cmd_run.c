@@ -28,7 +28,9 @@ static const char usage[] =
 	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
 	"                       as `vpaudit gate --baseline` does (the scenario's `tolerance:`\n"
 	"                       and `tolerances:`); each comparison is a junit.xml test case\n"
-	"  --strict             with --baseline: a record on one side only is a failure\n"
+	"  --strict             with --baseline: a record only in the results fails too (one\n"
+	"                       only in the baseline always fails), and a baseline of another\n"
+	"                       audit (scenario name, targets, seed, input files) is an error\n"
 	"  --significant        with --baseline: a move must also exceed what the two bootstrap\n"
 	"                       intervals allow (see `vpaudit gate --help`)\n"
 	"  --seed N             override the scenario's seed (an integer >= 0)\n"
@@ -51,6 +53,43 @@ static const char usage[] =
 	"one <error> test case when junit is asked for.  Prints one PASS/FAIL line per gate\n"
 	"and the baseline's lines, and exits 0 when all hold, 1 on error, 2 on usage errors,\n"
 	"3 when a gate or a baseline check fails.\n";
+
+/*
+ * With --baseline --strict, what can be compared before hours of computation
+ * (the scenario name, its target ids, the seed; the inputs only after the run)
+ * is, so that a baseline of another audit is an error at once.
+ */
+static int strict_early_check(const struct vpa_scenario *s, const struct vpa_run_opts *ro,
+			      const struct vpa_json *old, const char *base, struct vpa_err *err)
+{
+	struct vpa_json *stub = vpa_json_obj(), *sc = vpa_json_obj(), *ts = vpa_json_arr();
+	vpa_json_set_str(sc, "name", s->name);
+	vpa_json_set(stub, "scenario", sc);
+	vpa_json_set_num(stub, "seed", (double)(ro->seed_set ? ro->seed : s->seed));
+	for (size_t i = 0; i < s->n_targets; i++) {
+		struct vpa_json *t = vpa_json_obj();
+		vpa_json_set_str(t, "id", s->targets[i].id);
+		vpa_json_push(ts, t);
+	}
+	vpa_json_set(stub, "targets", ts);
+	struct vpa_json *m = vpa_json_arr();
+	vpa_baseline_provenance(stub, old, base, m);
+	int rc = 0;
+	if (m->n) {
+		struct vpa_buf e;
+		vpa_buf_init(&e);
+		for (size_t i = 0; i < m->n; i++)
+			vpa_buf_printf(&e, "%s%s", i ? "; " : "", m->items[i]->str);
+		struct vpa_loc loc = {base, 0, 0};
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "the baseline is not of the same audit (an error with --strict): %s",
+			      vpa_buf_str(&e));
+		vpa_buf_release(&e);
+	}
+	vpa_json_free(m);
+	vpa_json_free(stub);
+	return rc;
+}
 
 int cmd_run(int argc, char **argv)
 {
@@ -170,6 +209,8 @@ int cmd_run(int argc, char **argv)
 	scen = 0;
 	if (base && !(old = cli_read_results(base, &err)))
 		goto fail;
+	if (old && strict && strict_early_check(s, &ro, old, base, &err))
+		goto fail;
 	if (vpa_dist_rank() == 0 && vpa_outdir_prepare(outdir, formats, ro.no_plots, &err))
 		goto fail;
 	if (vpa_dist_agree(0, &err))
@@ -191,6 +232,7 @@ int cmd_run(int argc, char **argv)
 		int brc = vpa_gates_baseline(results, old, &bo, &summary, &err);
 		if (brc && brc != VPA_EGATE)
 			goto fail;
+		cli_warn_baseline(summary);
 		vpa_json_set(results, "baseline", summary);
 		summary = NULL;
 		failed |= brc == VPA_EGATE;

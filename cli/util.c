@@ -100,9 +100,7 @@ struct vpa_json *cli_read_results(const char *path, struct vpa_err *err)
 		return NULL;
 	struct vpa_json *j = vpa_json_parse(path, buf, len, err);
 	free(buf);
-	if (j && (j->type != VPA_JSON_OBJ || !vpa_json_get(j, "records"))) {
-		struct vpa_loc loc = {path, 0, 0};
-		vpa_fail(err, VPA_EINPUT, &loc, "not a vpaudit results file (no \"records\")");
+	if (j && vpa_results_check(j, path, err)) { /* the check `vpaudit report` makes too */
 		vpa_json_free(j);
 		return NULL;
 	}
@@ -146,6 +144,16 @@ int cli_write_file(const char *path, const char *data, size_t len, struct vpa_er
 		return rc;
 	}
 	return vpa_atomic_commit(&a, err);
+}
+
+void cli_warn_baseline(const struct vpa_json *summary)
+{
+	const struct vpa_json *m = vpa_json_get(summary, "mismatches");
+	const char *file = vpa_json_get_str(summary, "file");
+	for (size_t i = 0; m && m->type == VPA_JSON_ARR && i < m->n; i++)
+		if (m->items[i]->type == VPA_JSON_STR)
+			vpa_warn("%s%s%s (--strict makes this an error)", file ? file : "",
+				 file ? ": " : "", m->items[i]->str);
 }
 
 void cli_print_verdicts(const struct vpa_json *results)

@@ -1,6 +1,8 @@
 /*
  * reports/junit.c - junit.xml: one <testsuite> per scenario, one <testcase>
- * per gate and per baseline comparison; a failed gate (an undefined or
+ * per gate, per attack no gate checks (skipped, its values in <system-out>)
+ * and per baseline comparison; a passing case has its measured value in
+ * <system-out>; a failed gate (an undefined or
  * unreliable metric included) is a <failure> whose message names the
  * metric, its value and the bound, e.g.
  *   <failure message="eer = 0.25, bound &gt;= 0.3" type="gate">...</failure>
@@ -37,6 +39,104 @@ static void property(struct vpa_buf *b, const char *name, const char *value)
 	vpa_buf_puts(b, "\"/>\n");
 }
 
+/* Close a passing testcase with the measured value as its <system-out> (the name stays the
+ * same from run to run, so that CI systems keep the test's history). */
+static void system_out(struct vpa_buf *b, const char *msg)
+{
+	if (!msg || !*msg) {
+		vpa_buf_puts(b, "/>\n");
+		return;
+	}
+	vpa_buf_puts(b, ">\n      <system-out>");
+	esc(b, msg);
+	vpa_buf_puts(b, "</system-out>\n    </testcase>\n");
+}
+
+/* 1 when a gate of `gates` names attack id (as "ID" or "ID.SUB"). */
+static int gated(const struct vpa_json *gates, const char *id)
+{
+	size_t n = strlen(id);
+	for (size_t i = 0; gates && gates->type == VPA_JSON_ARR && i < gates->n; i++) {
+		const char *a = vpa_json_get_str(gates->items[i], "attack");
+		if (a && !strncmp(a, id, n) && (a[n] == '\0' || a[n] == '.'))
+			return 1;
+	}
+	return 0;
+}
+
+/* The attacks no gate checks: each is one skipped testcase carrying its compared metrics, so
+ * that every attack is in junit.xml and a run without gates is not an empty report (a
+ * tests="0" file fails Jenkins' junit step). */
+static size_t n_ungated(const struct vpa_json *r)
+{
+	const struct vpa_json *as = vpa_json_get(r, "attacks"), *gates = vpa_json_get(r, "gates");
+	size_t n = 0;
+	for (size_t i = 0; as && as->type == VPA_JSON_ARR && i < as->n; i++) {
+		const char *id = vpa_json_get_str(as->items[i], "id");
+		n += id && !gated(gates, id);
+	}
+	return n;
+}
+
+static void attack_cases(struct vpa_buf *b, const struct vpa_json *r, struct vpa_buf *t)
+{
+	const struct vpa_json *as = vpa_json_get(r, "attacks"), *gates = vpa_json_get(r, "gates");
+	const struct vpa_json *recs = vpa_json_get(r, "records");
+	for (size_t i = 0; as && as->type == VPA_JSON_ARR && i < as->n; i++) {
+		const char *id = vpa_json_get_str(as->items[i], "id");
+		if (!id || gated(gates, id))
+			continue;
+		t->len = 0;
+		if (vpa_results_simulated(r, id))
+			vpa_buf_puts(t, "[simulated] ");
+		vpa_buf_printf(t, "%s: no gate", id);
+		vpa_buf_puts(b, "    <testcase classname=\"vpaudit.attacks\" name=\"");
+		esc(b, vpa_buf_str(t));
+		vpa_buf_puts(b, "\" time=\"0\">\n      <skipped message=\"");
+		t->len = 0;
+		vpa_buf_printf(t, "no gate checks attack '%s': its values are measured, not checked", id);
+		esc(b, vpa_buf_str(t));
+		vpa_buf_puts(b, "\"/>\n");
+		/* one line per record: its compared metrics (reports/baseline.c) */
+		t->len = 0;
+		for (size_t k = 0; recs && recs->type == VPA_JSON_ARR && k < recs->n; k++) {
+			const struct vpa_json *rec = recs->items[k];
+			const char *a = vpa_json_get_str(rec, "attack"), *sub = vpa_json_get_str(rec, "sub");
+			if (!a || strcmp(a, id))
+				continue;
+			vpa_buf_printf(t, "%s%s%s%s", t->len ? "\n" : "", id, sub ? "." : "", sub ? sub : "");
+			struct vpa_buf d;
+			vpa_buf_init(&d);
+			vpa_record_describe(&d, rec, 0);
+			if (d.len)
+				vpa_buf_printf(t, " [%s]", d.data);
+			vpa_buf_release(&d);
+			vpa_buf_puts(t, ":");
+			size_t before = t->len;
+			for (size_t m = 0; vpa_compared_metric(m); m++) {
+				int present;
+				const struct vpa_json *v =
+					vpa_metric_at(vpa_json_get(rec, "metrics"), vpa_compared_metric(m), &present);
+				if (!present)
+					continue;
+				vpa_buf_printf(t, "%s %s ", t->len > before ? "," : "", vpa_compared_metric(m));
+				if (v && v->type == VPA_JSON_NUM && isfinite(v->num))
+					vpa_buf_printf(t, "%.6g", v->num);
+				else
+					vpa_buf_puts(t, "undefined");
+			}
+			if (t->len == before)
+				vpa_buf_puts(t, " no compared metric");
+		}
+		if (t->len) {
+			vpa_buf_puts(b, "      <system-out>");
+			esc(b, vpa_buf_str(t));
+			vpa_buf_puts(b, "</system-out>\n");
+		}
+		vpa_buf_puts(b, "    </testcase>\n");
+	}
+}
+
 /* One baseline testcase: a comparison or an unmatched record. */
 static void baseline_case(struct vpa_buf *b, const struct vpa_json *r, const struct vpa_json *c,
 			  int unmatched, struct vpa_buf *t)
@@ -58,7 +158,7 @@ static void baseline_case(struct vpa_buf *b, const struct vpa_json *r, const str
 			     : !strcmp(vpa_json_get_str(c, "status") ? vpa_json_get_str(c, "status") : "",
 				       "regression");
 	if (!fail && !unmatched) {
-		vpa_buf_puts(b, "/>\n");
+		system_out(b, msg);
 		return;
 	}
 	if (!fail) {
@@ -98,7 +198,9 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 	if (!isfinite(total) || total < 0)
 		total = 0;
 	const char *name = vpa_json_get_str(sc, "name"), *started = vpa_json_get_str(r, "started");
-	size_t tests = n + nc + nu;
+	size_t na = n_ungated(r);
+	size_t tests = n + na + nc + nu;
+	skipped += na;
 	struct vpa_buf sim;
 	vpa_buf_init(&sim);
 	vpa_simulated_targets(r, &sim);
@@ -127,6 +229,11 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		property(b, "simulated_targets", sim.data);
 	if (vpa_json_get_str(bl, "file"))
 		property(b, "baseline", vpa_json_get_str(bl, "file"));
+	/* how the baseline is of another audit (warnings of gate/run --baseline) */
+	const struct vpa_json *mism = vpa_json_get(bl, "mismatches");
+	for (size_t i = 0; mism && mism->type == VPA_JSON_ARR && i < mism->n; i++)
+		if (mism->items[i]->type == VPA_JSON_STR)
+			property(b, "baseline_mismatch", mism->items[i]->str);
 	vpa_buf_puts(b, "    </properties>\n");
 	vpa_buf_release(&sim);
 
@@ -153,7 +260,7 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "\" time=\"0\"");
 		if (ok) {
-			vpa_buf_puts(b, "/>\n");
+			system_out(b, vpa_json_get_str(g, "message"));
 			continue;
 		}
 		t.len = 0;
@@ -184,6 +291,7 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "</failure>\n    </testcase>\n");
 	}
+	attack_cases(b, r, &t);
 	for (size_t i = 0; i < nu; i++)
 		baseline_case(b, r, unm->items[i], 1, &t);
 	for (size_t i = 0; i < nc; i++)

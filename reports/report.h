@@ -141,25 +141,37 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * the baseline shares no record with the results; is it the same
  * scenario?").  For every matched pair, every compared metric
  * (vpa_metric_direction != 0; only `metrics` when n_metrics > 0) that moved
- * in its leaky direction by more than its tolerance (tolerances[METRIC],
- * else tolerance) is a regression, and so is a value that became undefined.
+ * in its leaky direction by more than its tolerance (vpa_baseline_tolerance:
+ * tolerances[METRIC], else tolerance scaled by the metric's unit) is a
+ * regression, and so is a value that became undefined.
  * With `significant`, a move of a metric with intervals in both files counts
  * only when it also exceeds sqrt(h_old^2 + h_new^2), the half-widths of the
- * two intervals on the sides facing each other (vpa_baseline_significance).
- * Records on one side only are listed ("unmatched"), failures with `strict`.
+ * two intervals on the sides facing each other (vpa_baseline_significance);
+ * the other comparisons are made on the tolerance alone, their messages say
+ * so, each comparison has "basis" ("intervals" | "tolerance") and a second
+ * BASELINE line counts and names both groups.
+ * Records on one side only are listed ("unmatched"): one only in the
+ * baseline is a failure (a record the baseline checked is no longer
+ * compared, e.g. a renamed attacker), one only in the results a failure with
+ * `strict` only.  vpa_baseline_provenance's differences are stored as
+ * "mismatches" (strings; the CLI prints them as warnings); with `strict` any
+ * is an error (VPA_EINPUT, "OLD: the baseline is not of the same audit (an
+ * error with --strict): the baseline's seed is 2, the results' 1").
  * *out (caller frees): {"file","matched","records","baseline_records",
  * "tolerance","tolerances","metrics","significant","strict","regressions",
- * "failures","status","unmatched":[..],"comparisons":[{"attack","sub","layer",
+ * "failures","status","mismatches":[..],"unmatched":[..],"comparisons":[{"attack","sub","layer",
  * "sweep","name","metric","old","new","delta","tolerance",["significant"],
  * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
  * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
- * (one per record without regression).  o == NULL: the defaults (tolerance 0,
+ * (one per record without regression); each comparison also has "unit".
+ * o == NULL: the defaults (VPA_DEFAULT_TOLERANCE,
  * every compared metric, neither significant nor strict).  Returns 0,
  * VPA_EGATE (a failure) or an error.
  */
+#define VPA_DEFAULT_TOLERANCE 0.01 /* for fractions: one point of EER or linkability */
 struct vpa_baseline_opts {
 	const char *name;                  /* the baseline's file name for messages, or NULL */
-	double tolerance;                  /* default tolerance (absolute), NAN -> 0 */
+	double tolerance;                  /* for fractions, scaled by unit; NAN -> VPA_DEFAULT_TOLERANCE */
 	const struct vpa_json *tolerances; /* object METRIC -> number, or NULL; borrowed */
 	const char *const *metrics;        /* compare only these (n_metrics > 0); borrowed */
 	size_t n_metrics;
@@ -168,19 +180,65 @@ struct vpa_baseline_opts {
 int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *baseline,
 		       const struct vpa_baseline_opts *o, struct vpa_json **out /* OUT */,
 		       struct vpa_err *err);
+/*
+ * How the baseline differs from the results as an audit, one sentence each
+ * appended to out (a JSON array) as strings: another scenario name, another
+ * set of target ids, another seed, input files (results["inputs"], by path
+ * and sha256; not the scenario files, nor baseline_name or the baseline's own
+ * baseline file: results files `run --baseline` read) that changed or are on
+ * one side only.  A key absent from either file is not compared.
+ *   "the baseline is of scenario 'b', the results of 'a'"
+ *   "the baseline has targets [vpc], the results [vpc2]"
+ *   "the baseline's seed is 2, the results' 1"
+ *   "1 input file differs from the baseline's: data/x.txt (sha256 8bc743d1e3a2 in the
+ *    baseline, 19733c5e1e36 in the results)"
+ */
+void vpa_baseline_provenance(const struct vpa_json *results, const struct vpa_json *baseline,
+			     const char *baseline_name, struct vpa_json *out);
 /* The significance rule of --significant: 1 when the move is beyond the intervals. */
 int vpa_baseline_significance(int dir, double old, double old_lo, double old_hi, double new_v,
 			      double new_lo, double new_hi);
 /* +1: higher is leakier (linkability), -1: lower is leakier (eer), 0: not compared. */
 int vpa_metric_direction(const char *metric);
+/*
+ * Tolerances by unit (reports/README.md "Tolerances by unit").  The unit of
+ * a compared metric ("fraction", "bits", "bits of exposure", "log10 LR",
+ * "rank", "epsilon", "ratio"; NULL when not compared) and, in *factor when
+ * not NULL, the factor its tolerance takes: a tolerance X (`tolerance:`,
+ * `gate --tolerance`) is stated for fractions and a metric of another unit
+ * gets X * factor.  vpa_baseline_tolerance: tolerances[metric] when set
+ * (absolute, in the metric's own unit), else X * factor, X NAN meaning
+ * VPA_DEFAULT_TOLERANCE.  Examples with X = 0.02: eer 0.02, cllr 0.04 bits,
+ * zebra.log10_lr_worst 0.2, mean_rank 2 ranks, exposure 0.2 bits.
+ */
+const char *vpa_metric_unit(const char *metric, double *factor /* OUT, may be NULL */);
+double vpa_baseline_tolerance(const char *metric, double tolerance,
+			      const struct vpa_json *tolerances);
 /* The i-th compared metric name (i from 0), NULL past the end. */
 const char *vpa_compared_metric(size_t i);
 
 /* ---- Building blocks of the writers (exposed for tests and tools) ---- */
 
 /*
+ * The check every reader of a results file shares (`vpaudit gate`, `run
+ * --baseline`, `report` through vpa_report_check): a JSON object with
+ * "schema" exactly "vpaudit.results/1" and a "records" array of objects,
+ * each with a string "attack", a "sub" string or null, a "layer" number or
+ * null, a "sweep" number, string or null, an object "metrics" whose values
+ * are numbers, null, booleans or nested objects (a string only under a key
+ * named "category", such as zebra.category) and an optional object "ci";
+ * no two records with the same key (attack, sub, layer, sweep).  `name`
+ * (borrowed) names the file:
+ *   "new.json:1:12: unsupported schema 'vpaudit.results/999' (expected 'vpaudit.results/1')"
+ *   "new.json:4:3: record 2 has the same (attack, sub, layer, sweep) as record 1: eval.semi"
+ *   "new.json:3:60: record 1: metric 'eer' must be a number or null, got a string"
+ * VPA_EINPUT.
+ */
+int vpa_results_check(const struct vpa_json *results, const char *name, struct vpa_err *err);
+
+/*
  * Check that `results` is a "vpaudit.results/1" document the writers can
- * render: "schema" (exactly "vpaudit.results/1"), "scenario" (an object with
+ * render: vpa_results_check, then "scenario" (an object with
  * a string "name"), "attacks" (objects with a string "id" and optional valid
  * "figures"), "records" (objects with a string "attack" and an object
  * "metrics"); optional "targets", "figures", "gates" (objects with string

@@ -205,6 +205,136 @@ static int check_figures(const struct vpa_json *figs, const char *name, struct v
 	return 0;
 }
 
+/* Order of records by their key (attack, sub, layer, sweep), for the duplicate check. */
+static int key_part_cmp(const struct vpa_json *a, const struct vpa_json *b)
+{
+	int ta = a ? (int)a->type : (int)VPA_JSON_NULL, tb = b ? (int)b->type : (int)VPA_JSON_NULL;
+	if (ta != tb)
+		return ta < tb ? -1 : 1;
+	if (ta == VPA_JSON_NUM)
+		return a->num < b->num ? -1 : a->num > b->num;
+	if (ta == VPA_JSON_STR)
+		return strcmp(a->str, b->str);
+	return 0;
+}
+
+static int record_key_cmp(const void *pa, const void *pb)
+{
+	static const char *const keys[] = {"attack", "sub", "layer", "sweep"};
+	const struct vpa_json *a = *(const struct vpa_json *const *)pa;
+	const struct vpa_json *b = *(const struct vpa_json *const *)pb;
+	for (size_t k = 0; k < 4; k++) {
+		int c = key_part_cmp(vpa_json_get(a, keys[k]), vpa_json_get(b, keys[k]));
+		if (c)
+			return c;
+	}
+	/* equal keys: file order, so the error names the later record */
+	return a->line != b->line ? (a->line < b->line ? -1 : 1) : (a->col > b->col) - (a->col < b->col);
+}
+
+/* Every metric value is a number, null or a boolean; strings only for categorical tags (a key
+ * named "category", e.g. zebra.category).  *bad_at the offending value, path its dotted name. */
+static const struct vpa_json *bad_metric(const struct vpa_json *m, char *path, size_t cap,
+					 size_t len)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct vpa_json *v = m->items[i];
+		int w = snprintf(path + len, cap - len, "%s%s", len ? "." : "", m->keys[i]);
+		size_t l2 = w < 0 ? len : len + (size_t)w;
+		if (l2 >= cap)
+			l2 = cap - 1;
+		if (v->type == VPA_JSON_OBJ) {
+			const struct vpa_json *b = bad_metric(v, path, cap, l2);
+			if (b)
+				return b;
+		} else if (v->type == VPA_JSON_ARR ||
+			   (v->type == VPA_JSON_STR && strcmp(m->keys[i], "category"))) {
+			return v;
+		}
+		path[len] = '\0';
+	}
+	return NULL;
+}
+
+int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
+{
+	const struct vpa_json *v, *arr;
+	char ctx[96];
+	int rc;
+	if (!r || r->type != VPA_JSON_OBJ)
+		return bad(err, name, r, "expected a JSON object at the top level");
+	if ((rc = want(r, "schema", VPA_JSON_STR, 1, "a string", NULL, name, &v, err)))
+		return rc;
+	if (strcmp(v->str, SCHEMA))
+		return bad(err, name, v, "unsupported schema '%s' (expected '%s')", v->str, SCHEMA);
+	if ((rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
+		return rc;
+	for (size_t i = 0; i < arr->n; i++) {
+		const struct vpa_json *rec = arr->items[i], *m;
+		snprintf(ctx, sizeof(ctx), "record %zu", i + 1);
+		if (rec->type != VPA_JSON_OBJ)
+			return bad(err, name, rec, "%s must be an object", ctx);
+		if ((rc = want(rec, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &v, err)) ||
+		    (rc = want(rec, "sub", VPA_JSON_STR, 0, "a string or null", ctx, name, &v, err)) ||
+		    (rc = want(rec, "layer", VPA_JSON_NUM, 0, "a number or null", ctx, name, &v, err)) ||
+		    (rc = want(rec, "metrics", VPA_JSON_OBJ, 1, "an object", ctx, name, &m, err)) ||
+		    (rc = want(rec, "ci", VPA_JSON_OBJ, 0, "an object", ctx, name, &v, err)))
+			return rc;
+		v = vpa_json_get(rec, "sweep");
+		if (v && v->type != VPA_JSON_NULL && v->type != VPA_JSON_NUM && v->type != VPA_JSON_STR)
+			return bad(err, name, v, "%s: 'sweep' must be a number, a string or null", ctx);
+		char path[256] = "";
+		const struct vpa_json *b = bad_metric(m, path, sizeof(path), 0);
+		if (b)
+			return bad(err, name, b, "%s: metric '%s' must be a number or null, got %s", ctx,
+				   path, b->type == VPA_JSON_STR ? "a string" : "an array");
+	}
+	/* one record per key: gates take the worst of the records they select and the baseline
+	 * comparison pairs records by key, so a second record with the same key is ambiguous */
+	if (arr->n > 1) {
+		const struct vpa_json **sorted = xmalloc(arr->n * sizeof(*sorted));
+		for (size_t i = 0; i < arr->n; i++)
+			sorted[i] = arr->items[i];
+		qsort(sorted, arr->n, sizeof(*sorted), record_key_cmp);
+		const struct vpa_json *dup = NULL, *first = NULL;
+		for (size_t i = 1; i < arr->n && !dup; i++)
+			if (!key_part_cmp(vpa_json_get(sorted[i - 1], "attack"), vpa_json_get(sorted[i], "attack")) &&
+			    !key_part_cmp(vpa_json_get(sorted[i - 1], "sub"), vpa_json_get(sorted[i], "sub")) &&
+			    !key_part_cmp(vpa_json_get(sorted[i - 1], "layer"), vpa_json_get(sorted[i], "layer")) &&
+			    !key_part_cmp(vpa_json_get(sorted[i - 1], "sweep"), vpa_json_get(sorted[i], "sweep"))) {
+				first = sorted[i - 1];
+				dup = sorted[i];
+			}
+		free(sorted);
+		if (dup) {
+			size_t a = 0, b = 0;
+			for (size_t i = 0; i < arr->n; i++) {
+				if (arr->items[i] == first)
+					a = i + 1;
+				if (arr->items[i] == dup)
+					b = i + 1;
+			}
+			if (a > b) {
+				size_t t = a;
+				a = b;
+				b = t;
+				dup = arr->items[b - 1];
+			}
+			struct vpa_buf d;
+			vpa_buf_init(&d);
+			vpa_record_describe(&d, dup, 0);
+			const char *sub = vpa_json_get_str(dup, "sub");
+			rc = bad(err, name, dup,
+				 "record %zu has the same (attack, sub, layer, sweep) as record %zu: "
+				 "%s%s%s%s%s%s", b, a, vpa_json_get_str(dup, "attack"), sub ? "." : "",
+				 sub ? sub : "", d.len ? " [" : "", vpa_buf_str(&d), d.len ? "]" : "");
+			vpa_buf_release(&d);
+			return rc;
+		}
+	}
+	return 0;
+}
+
 int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
 {
 	const struct vpa_json *v, *arr;
@@ -253,7 +383,9 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 	}
 
 	const struct vpa_json *attacks = arr;
-	if ((rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
+	/* what `vpaudit gate` checks too: records, their keys and metric values */
+	if ((rc = vpa_results_check(r, name, err)) ||
+	    (rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
 		return rc;
 	for (size_t i = 0; i < arr->n; i++) {
 		const struct vpa_json *rec = arr->items[i], *id;

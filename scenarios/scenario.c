@@ -62,17 +62,31 @@ static const struct vpa_key gate_keys[] = {
 };
 static const struct vpa_schema gate_schema = {"gate", gate_keys};
 
-/* The metrics the baseline comparison checks (reports/baseline.c, same order: test_report). */
-#define TOL(name) {name, VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, "0.02", \
-		   "tolerance of `" name "`"}
+/* The metrics the baseline comparison checks (reports/baseline.c, same order: test_gate), with
+ * an example in the metric's unit and the default of its unit (reports/README.md, "Tolerances
+ * by unit"). */
+#define TOL(name, ex, unit) {name, VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, ex, \
+			     "tolerance of `" name "`: " unit}
+#define FRAC "a fraction (default: `tolerance`, else 0.01)"
+#define BITS "bits (default: 2 x `tolerance`, else 0.02)"
+#define EXPO "bits (default: 10 x `tolerance`, else 0.1)"
 static const struct vpa_key tolerances_keys[] = {
-	TOL("eer"), TOL("eer_sweep"), TOL("cllr"), TOL("cllr_min"), TOL("min_dcf"),
-	TOL("linkability"), TOL("zebra.dece"), TOL("zebra.log10_lr_worst"), TOL("top1"),
-	TOL("top5"), TOL("top10"), TOL("mean_rank"), TOL("mean_norm_rank"), TOL("exposure"),
-	TOL("exposure_extrapolated"), TOL("d_exposure"), TOL("epsilon"), TOL("snr"),
-	TOL("accuracy"),
+	TOL("eer", "0.02", FRAC), TOL("eer_sweep", "0.02", FRAC), TOL("cllr", "0.05", BITS),
+	TOL("cllr_min", "0.05", BITS), TOL("min_dcf", "0.02", FRAC), TOL("linkability", "0.02", FRAC),
+	TOL("zebra.dece", "0.05", BITS),
+	TOL("zebra.log10_lr_worst", "0.2", "log10 LR (default: 10 x `tolerance`, else 0.1)"),
+	TOL("top1", "0.02", FRAC), TOL("top5", "0.02", FRAC), TOL("top10", "0.02", FRAC),
+	TOL("mean_rank", "2", "places of the ranking (default: 100 x `tolerance`, else 1)"),
+	TOL("mean_norm_rank", "0.01", FRAC), TOL("exposure", "0.5", EXPO),
+	TOL("exposure_extrapolated", "0.5", EXPO), TOL("d_exposure", "0.5", EXPO),
+	TOL("epsilon", "0.1", "epsilon (default: `tolerance`, else 0.01)"),
+	TOL("snr", "0.05", "the ratio ||update|| / ||noise|| (default: `tolerance`, else 0.01)"),
+	TOL("accuracy", "0.02", FRAC),
 	{NULL},
 };
+#undef FRAC
+#undef BITS
+#undef EXPO
 #undef TOL
 static const struct vpa_schema tolerances_schema = {"tolerances", tolerances_keys};
 
@@ -107,12 +121,14 @@ static const struct vpa_key top_keys[] = {
 	 "bounds checked after the run; a broken gate makes `run` and `gate` exit 3"},
 	{"tolerance", VPA_K_NUM, 0, NULL, 0, INFINITY, 0, NULL, NULL, "0.02",
 	 "for the baseline comparison (`run --baseline`, `gate --baseline`): the largest move "
-	 "in the leaky direction that is not a regression (absolute, in the metric's unit; "
-	 "absent = 0)"},
+	 "in the leaky direction that is not a regression, stated for fractions (EER, "
+	 "linkability, minDCF, top-k); a metric of another unit gets it times the unit's factor "
+	 "(bits x2, bits of exposure x10, log10 LR x10, ranks x100; reports/README.md, "
+	 "\"Tolerances by unit\"); absent = 0.01"},
 	{"tolerances", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &tolerances_schema,
 	 "{eer: 0.02, linkability: 0.05}",
-	 "for the baseline comparison: a tolerance per metric (absolute, >= 0), overriding "
-	 "`tolerance` for that metric"},
+	 "for the baseline comparison: a tolerance per metric (absolute, in the metric's own "
+	 "unit, >= 0), overriding `tolerance` for that metric"},
 	{"sweep", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &sweep_schema,
 	 "{param: attacks.eval.omega, values: [0.5, 1, 2]}",
 	 "run once per value of one key and plot every metric against it"},

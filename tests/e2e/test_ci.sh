@@ -50,14 +50,24 @@ t_run "mismatched baseline in run: exit 1" 1 -- run "$T/s/a.yaml" -o "$T/mis" --
 t_ok "run: same error" grep -q "^vpaudit run: error: $T/other.json: matched 0 of 3 records: the baseline shares no record" "$ERR"
 t_ok "run: no results.json" test ! -e "$T/mis/results.json"
 
-# a renamed sub: listed on both sides, a failure with --strict only
+# a renamed sub: listed on both sides; the record only in the baseline fails (issue 25
+# item 3: a renamed attacker dropped out of the comparison and CI stayed green), the new
+# one only with --strict
 sed 's/"sub": "lazy_informed"/"sub": "lazy"/' "$A" > "$T/renamed.json"
-t_run "renamed sub: exit 0 without --strict" 0 -- gate "$A" --baseline "$T/renamed.json"
+t_run "renamed sub: exit 3 without --strict" 3 -- gate "$A" --baseline "$T/renamed.json"
 t_ok "renamed sub: counts" grep -qx 'BASELINE matched 2 of 3 records (3 in the baseline)' "$OUT"
-t_ok "renamed sub: the new name listed" grep -qx 'UNMATCHED eval.lazy_informed: only in the results' "$OUT"
-t_ok "renamed sub: the old name listed" grep -qx 'UNMATCHED eval.lazy: only in the baseline' "$OUT"
+t_ok "renamed sub: the new name listed" grep -qx 'UNMATCHED eval.lazy_informed: only in the results (new: not compared)' "$OUT"
+t_ok "renamed sub: the old name fails" grep -qx 'UNMATCHED eval.lazy: only in the baseline (a failure: no longer compared)' "$OUT"
 t_run "renamed sub: --strict exits 3" 3 -- gate "$A" --baseline "$T/renamed.json" --strict
-t_ok "renamed sub: --strict says so" grep -qx 'UNMATCHED eval.lazy: only in the baseline (a failure with --strict)' "$OUT"
+t_ok "renamed sub: --strict says so" grep -qx 'UNMATCHED eval.lazy_informed: only in the results (a failure with --strict)' "$OUT"
+# a sub added since the baseline: new, not a failure without --strict
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1])); r['records'] = [x for x in r['records'] if x['sub'] != 'baseline']
+json.dump(r, open(sys.argv[2], 'w'))" "$A" "$T/fewer.json"
+t_run "added sub: exit 0 without --strict" 0 -- gate "$A" --baseline "$T/fewer.json"
+t_ok "added sub: listed as new" grep -qx 'UNMATCHED eval.baseline: only in the results (new: not compared)' "$OUT"
+t_run "added sub: --strict exits 3" 3 -- gate "$A" --baseline "$T/fewer.json" --strict
 
 # leaky direction, per-metric tolerances, --tolerance, --metrics
 t_run "B against A: regression" 3 -- gate "$B" --baseline "$A"
@@ -75,7 +85,8 @@ t_ok "--metrics error lists the names" grep -q "^vpaudit gate: error: --metrics:
 scn "$T/s/tols.yaml" "tolerance: 0.02
 tolerances: {eer: 0.2, eer_sweep: 0.2, linkability: 0.4, cllr_min: 0.6, min_dcf: 1, zebra.dece: 1, zebra.log10_lr_worst: 5}"
 t_run "tolerances: only cllr regresses" 3 -- gate "$B" --baseline "$A" --scenario "$T/s/tols.yaml"
-t_ok "tolerances: cllr flagged with the default" grep -q '^REGRESSION eval.lazy_informed cllr moved from .*tolerance 0.02)$' "$OUT"
+# cllr is in bits: `tolerance: 0.02` (stated for fractions) gives it 0.04 bits (issue 25 item 3)
+t_ok "tolerances: cllr flagged with the default of its unit" grep -q '^REGRESSION eval.lazy_informed cllr moved from .*tolerance 0.04 bits)$' "$OUT"
 t_ok "tolerances: one regression only" test "$(count '^REGRESSION' "$OUT")" = 1
 t_ok "tolerances: eer within its own tolerance" not_grep 'eer moved' "$OUT"
 scn "$T/s/badtol.yaml" "tolerances: {eer: 0.2, n_target: 3}"
@@ -93,12 +104,22 @@ t_run "larger move: significant" 3 -- gate "$T/far.json" --baseline "$T/old.json
 t_ok "significant: the line says so" grep -q '^REGRESSION e.a eer moved from 0.3 to 0.22 (-0.08, lower is leakier; tolerance 0.01; beyond the two intervals: significant)$' "$OUT"
 t_run "significant: real intervals of B against A" 3 -- gate "$B" --baseline "$A" --significant --metrics eer
 t_ok "significant: eer 0.27 -> 0.12 is" grep -q 'eer moved from 0.271858 to 0.1225 .*significant)$' "$OUT"
+# issue 25 item 3: --significant says which comparisons the intervals decided and which were
+# made on the tolerance alone (only eer, cllr_min and linkability have intervals)
+t_run "significant: every metric" 3 -- gate "$B" --baseline "$A" --significant
+t_ok "significant: the intervals' metrics and the others named" grep -qx 'BASELINE --significant: 9 comparisons against the intervals of both files (eer, cllr_min, linkability); 15 on the tolerance alone, without an interval in both files (eer_sweep, cllr, min_dcf, zebra.dece, zebra.log10_lr_worst)' "$OUT"
+t_ok "significant: a regression without intervals says so" grep -q '^REGRESSION eval.lazy_informed eer_sweep moved .*; no interval in either file: on the tolerance alone)$' "$OUT"
+printf '{"schema": "vpaudit.results/1", "records": [{"attack": "e", "sub": "a", "layer": null, "sweep": null, "metrics": {"eer": 0.30}}]}\n' > "$T/old-noci.json"
+t_run "significant: an interval in one file only" 3 -- gate "$T/far.json" --baseline "$T/old-noci.json" --tolerance 0.01 --significant
+t_ok "significant: names the file without it" grep -q '^REGRESSION e.a eer moved from 0.3 to 0.22 (-0.08, lower is leakier; tolerance 0.01; no interval in the baseline: on the tolerance alone)$' "$OUT"
+t_ok "significant: counted as tolerance alone" grep -qx 'BASELINE --significant: 0 comparisons against the intervals of both files; 1 on the tolerance alone, without an interval in both files (eer)' "$OUT"
 
 # gate --junit
 t_run "gate --junit" 3 -- gate "$B" --baseline "$A" --junit "$T/g.xml"
 t_ok "junit: one testcase per comparison" test "$(count 'classname="vpaudit.baseline"' "$T/g.xml")" = 24
 t_ok "junit: regressions are failures" test "$(count '<failure type="regression"' "$T/g.xml")" = "$(count '^REGRESSION' "$OUT")"
-t_ok "junit: gates counted" grep -q '<testsuite name="ci" tests="24" failures="' "$T/g.xml"
+t_ok "junit: cases counted (24 comparisons, 1 attack without a gate)" grep -q '<testsuite name="ci" tests="25" failures="' "$T/g.xml"
+t_ok "junit: the attack without a gate is a skipped case with its values" grep -q '<testcase classname="vpaudit.attacks" name="eval: no gate" time="0">' "$T/g.xml"
 t_run "gate --junit to a folder that does not exist" 1 -- gate "$B" --junit "$T/none/g.xml"
 t_ok "gate --junit: one error line" test "$(wc -l < "$ERR")" = 1
 # one error style for every subcommand: "vpaudit CMD: error: ...", one line
@@ -120,15 +141,27 @@ t_ok "run --baseline: junit failures" grep -q '<failure type="regression" messag
 t_ok "run --baseline: results.json status fail" grep -q '"status": "fail"' "$T/rb/results.json"
 t_ok "run --baseline: results.json keeps the comparison" grep -q '"matched": 3' "$T/rb/results.json"
 t_run "run --baseline: stable exits 0" 0 -- run "$T/s/a.yaml" -o "$T/ra" --baseline "$A" --quiet
-t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline" name="eval.[a-z_]* [a-z_.0-9]* against the baseline" time="0"/>' "$T/ra/junit.xml")" = 24
+t_ok "run --baseline: passing cases" test "$(count 'classname="vpaudit.baseline" name="eval.[a-z_]* [a-z_.0-9]* against the baseline" time="0">$' "$T/ra/junit.xml")" = 24
+t_ok "run --baseline: passing cases carry the measured values" test "$(count '<system-out>eval.[a-z_]* [a-z_.0-9]* moved from ' "$T/ra/junit.xml")" = 24
 t_run "vpaudit report re-renders the comparison" 3 -- report "$T/rb/results.json" -o "$T/rr" --no-plots
 t_ok "report: junit has the comparisons" test "$(count 'classname="vpaudit.baseline"' "$T/rr/junit.xml")" = 24
 t_run "run --baseline --strict: a renamed sub fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --strict --quiet
-t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure with --strict)"' "$T/rs/junit.xml"
-t_run "run --baseline without --strict: unmatched records are skipped cases" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
-t_ok "run --baseline: skipped cases counted" grep -q 'skipped="2"' "$T/rs/junit.xml"
+t_ok "run --baseline --strict: junit failure for the unmatched record" grep -q '<failure type="unmatched" message="eval.lazy_informed: only in the results (a failure with --strict)"' "$T/rs/junit.xml"
+t_run "run --baseline without --strict: the record only in the baseline fails" 3 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/renamed.json" --quiet
+t_ok "run --baseline: junit failure for the record only in the baseline" grep -q '<failure type="unmatched" message="eval.lazy: only in the baseline (a failure: no longer compared)"' "$T/rs/junit.xml"
+t_run "run --baseline without --strict: a new record is a skipped case" 0 -- run "$T/s/a.yaml" -o "$T/rs" --baseline "$T/fewer.json" --quiet
+t_ok "run --baseline: skipped cases counted (the new record, the attack without a gate)" grep -q 'skipped="2"' "$T/rs/junit.xml"
 t_run "run --baseline --significant" 3 -- run "$T/s/b.yaml" -o "$T/rsig" --baseline "$A" --significant --quiet
 t_ok "run --significant: stored" grep -q '"significant": true' "$T/rsig/results.json"
+# --strict with a baseline of another audit: an error before the computation (here the
+# scores cannot even be read, and the error is the baseline's), and --seed counts
+sed 's/"seed": 1,/"seed": 7,/' "$A" > "$T/seed7.json"
+printf '0.5 target\nnan nontarget\n' > "$T/unreadable.txt"
+scn "$T/s/unreadable.yaml" "" "$T/unreadable.txt"
+t_run "run --baseline --strict: another seed is an error before the run" 1 -- run "$T/s/unreadable.yaml" -o "$T/rse" --baseline "$T/seed7.json" --strict --quiet
+t_ok "run --strict: the baseline named, not the scores" grep -qx "vpaudit run: error: $T/seed7.json: the baseline is not of the same audit (an error with --strict): the baseline's seed is 7, the results' 1" "$ERR"
+t_ok "run --strict: no results.json" test ! -e "$T/rse/results.json"
+t_run "run --baseline --strict --seed 7: the same audit" 0 -- run "$T/s/a.yaml" -o "$T/rse7" --baseline "$T/seed7.json" --strict --seed 7 --quiet
 t_run "run --strict without --baseline" 2 -- run "$T/s/a.yaml" --strict
 t_run "run --baseline: missing baseline is an error before the run" 1 -- run "$T/s/a.yaml" -o "$T/rm" --baseline "$T/none.json" --quiet
 t_ok "run --baseline: missing file named" grep -q "^vpaudit run: error: $T/none.json: " "$ERR"

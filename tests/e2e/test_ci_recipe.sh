@@ -2,9 +2,10 @@
 # tests/e2e/test_ci_recipe.sh - the "Use in CI" recipes of README.md, run
 # without the CI service: the `run:` steps of the GitHub Actions job and the
 # `script:` lines of the GitLab CI job are extracted from README.md (so the
-# recipe cannot rot) and run in a scratch workspace, three times: no baseline
-# yet, the kept baseline (stable), and a baseline that makes the new results
-# a regression (exit 3, the baseline is not replaced, junit.xml says why).
+# recipe cannot rot) and run in a scratch workspace, four times: no baseline
+# yet, the kept baseline (stable), a baseline that makes the new results
+# a regression (exit 3, the baseline is not replaced, junit.xml says why), and
+# a baseline with a record the results lack (a renamed attacker: exit 3).
 # The install-and-build step is the README's own first command (`sh .ci/deps
 # && make -j2`), which .ci/run exercises on a clean clone; here the binary
 # under test stands in for its result.
@@ -52,5 +53,12 @@ for job in gh gl; do
 	t_ok "$job: regression fails the job with exit 3" bash -c "test $rc = 3 && grep -q '^REGRESSION eval.ignorant eer moved from 0.6 to 0.454582' '$W/log'"
 	t_ok "$job: junit.xml has the regression" grep -q '<failure type="regression" message="eval.ignorant eer moved from 0.6' "$W/out/audit/junit.xml"
 	t_ok "$job: the failed run did not become the baseline" cmp -s "$W/tampered" "$W/baseline/results.json"
+	# an attacker renamed since the baseline: its record is no longer compared, which fails the
+	# job without --strict in the recipe (issue 25 item 3: it stayed green)
+	sed 's/"sub": "ignorant"/"sub": "ignorant_v0"/; s/"name": "ignorant"/"name": "ignorant_v0"/' "$W/out/audit/results.json" > "$W/renamed"
+	cp "$W/renamed" "$W/baseline/results.json"
+	steps "$W" "$T/$job.steps"; rc=$?
+	t_ok "$job: a record only in the baseline fails the job with exit 3" bash -c "test $rc = 3 && grep -qx 'UNMATCHED eval.ignorant_v0: only in the baseline (a failure: no longer compared)' '$W/log'"
+	t_ok "$job: junit.xml has the unmatched record" grep -q '<failure type="unmatched" message="eval.ignorant_v0: only in the baseline' "$W/out/audit/junit.xml"
 done
 t_done

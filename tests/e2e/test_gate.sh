@@ -46,10 +46,26 @@ t_ok "error names the gate's line" grep -qx "vpaudit gate: error: $T/s/other.yam
 scn "$T/s/leaky.yaml" "$D/semi_informed.scores, key: $D/semi_informed.trials" "tolerance: 0.02"
 t_run "leaky results" 0 -- run "$T/s/leaky.yaml" -o "$T/b" --quiet --no-plots
 t_run "--baseline flags the leak" 3 -- gate "$T/b/results.json" --baseline "$R"
+cp "$ERR" "$T/leak.err"
 t_ok "eer flagged (lower is leakier)" grep -q '^REGRESSION eval.lazy_informed eer moved from 0.271858 to 0.1225 (-0.149, lower is leakier; tolerance 0.02)$' "$OUT"
 t_ok "linkability flagged (higher is leakier)" grep -q '^REGRESSION eval.lazy_informed linkability moved from 0.35854 to ' "$OUT"
 t_ok "unchanged sets not flagged" not_grep '^REGRESSION eval.ignorant' "$OUT"
+# a baseline of another audit (issue 25 item 3): a warning per difference, an error with --strict
+t_ok "another scenario: warned" grep -qx "vpaudit: warning: $R: the baseline is of scenario 'scores-example', the results of 'g' (--strict makes this an error)" "$T/leak.err"
+# the same files at other paths (absolute here, relative there) match by their SHA-256
+t_ok "another input file: warned" grep -qx "vpaudit: warning: $R: 1 input file differs from the baseline's: scenarios/data/lazy_informed.txt (only in the baseline) (--strict makes this an error)" "$T/leak.err"
+sed 's/"seed": 1,/"seed": 7,/' "$R" > "$T/seed7.json"
+t_run "another seed: passes with a warning" 0 -- gate "$R" --baseline "$T/seed7.json" --junit "$T/seed7.xml"
+t_ok "another seed: a junit.xml property" grep -q "<property name=\"baseline_mismatch\" value=\"the baseline&#39;s seed is 7, the results&#39; 1\"/>" "$T/seed7.xml"
+t_ok "another seed: the warning" test "$(cat "$ERR")" = "vpaudit: warning: $T/seed7.json: the baseline's seed is 7, the results' 1 (--strict makes this an error)"
+t_run "another seed: --strict is an error" 1 -- gate "$R" --baseline "$T/seed7.json" --strict
+t_ok "--strict: one error line" test "$(cat "$ERR")" = "vpaudit gate: error: $T/seed7.json: the baseline is not of the same audit (an error with --strict): the baseline's seed is 7, the results' 1"
+t_ok "--strict: nothing on stdout" test ! -s "$OUT"
+sed 's/"id": "vpc"/"id": "vpc2"/; s/"target": "vpc"/"target": "vpc2"/' "$R" > "$T/vpc2.json"
+t_run "other target ids: a warning" 0 -- gate "$R" --baseline "$T/vpc2.json"
+t_ok "other target ids: named" grep -qx "vpaudit: warning: $T/vpc2.json: the baseline has targets \[vpc2\], the results \[vpc\] (--strict makes this an error)" "$ERR"
 t_run "no change against itself" 0 -- gate "$R" --baseline "$R"
+t_ok "no change against itself: no warning" test ! -s "$ERR"
 t_ok "matched line" grep -qx 'BASELINE matched 3 of 3 records (3 in the baseline)' "$OUT"
 t_ok "STABLE line per record" test "$(grep -c '^STABLE eval\.[a-z_]*: 8 metrics within tolerance$' "$OUT")" = 3
 t_run "the other direction is not a leak" 0 -- gate "$R" --baseline "$T/b/results.json"

@@ -145,7 +145,7 @@ t_ok "identification sizes 10, 20, 40, 80" test "$(nrec '10\|20\|40\|80' "$T/sim
 # DET + 3 linkability + bar chart, 2 x 2 identification, 2 slicing
 t_ok "11 figures" test "$(nfig "$T/sim/results.json")" = 11
 t_ok "one <svg per figure (simulate)" test "$(nsvg "$T/sim/report.html")" = 11
-t_ok "junit: 3 testcases" grep -q 'tests="3" failures="0"' "$T/sim/junit.xml"
+t_ok "junit: 3 gates and 1 skipped case for slice, which no gate checks" grep -q 'tests="4" failures="0" errors="0" skipped="1"' "$T/sim/junit.xml"
 # a failing gate: exit 3, files still written
 sed 's/metric: eer, max: 0.1}/metric: eer, max: 0.0001}/' "$T/sim.yaml" > "$T/sim3.yaml"
 t_run "a broken gate exits 3" 3 -- run "$T/sim3.yaml" -o "$T/sim3" --quiet

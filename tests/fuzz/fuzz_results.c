@@ -5,7 +5,8 @@
  *           gnuplot runs in memory (report.html without plots, junit.xml, the
  *           gates table, every figure's gnuplot script, the document model
  *           and report.pdf typeset from it without figures);
- *   gate:   the stored gates (or none) re-evaluated with vpa_gates_evaluate,
+ *   gate:   vpa_results_check (what `gate` refuses); when it passes, the
+ *           stored gates (or none) re-evaluated with vpa_gates_evaluate,
  *           and vpa_gates_baseline against the file itself (nothing can move).
  * Any error must be one non-empty line; nothing may crash or leak.
  */
@@ -63,12 +64,15 @@ static void report_side(const struct vpa_json *r)
 
 static void gate_side(const struct vpa_json *r)
 {
-	if (r->type != VPA_JSON_OBJ || !vpa_json_get(r, "records"))
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_results_check(r, "results.json", &err)) {
+		one_line(&err);
 		return; /* `vpaudit gate` refuses it before evaluating */
+	}
 	struct vpa_json *copy = vpa_json_clone(r);
 	const struct vpa_json *g = vpa_json_get(r, "gates");
 	struct vpa_json *gates = g ? vpa_json_clone(g) : vpa_json_arr();
-	struct vpa_err err;
 	vpa_err_init(&err);
 	int rc = vpa_gates_evaluate(copy, gates, &err);
 	if (rc && rc != VPA_EGATE)

@@ -238,13 +238,18 @@ static void test_baseline(void)
 	const struct vpa_json *u = vpa_json_get(sum, "unmatched");
 	CHECK(u && u->n == 2);
 	if (u && u->n == 2) {
-		CHECK_STR(vpa_json_get_str(u->items[0], "message"), "e.c: only in the results");
-		CHECK_STR(vpa_json_get_str(u->items[1], "message"), "e.b: only in the baseline");
+		CHECK_STR(vpa_json_get_str(u->items[0], "message"), "e.c: only in the results (new: not compared)");
+		CHECK_STR(vpa_json_get_str(u->items[1], "message"),
+			  "e.b: only in the baseline (a failure: no longer compared)");
+		/* what the baseline checked must not drop out unnoticed (issue 25 item 3) */
+		CHECK(vpa_json_get(u->items[0], "fail")->boolean == 0);
+		CHECK(vpa_json_get(u->items[1], "fail")->boolean == 1);
 	}
 	vpa_json_free(sum);
-	/* a larger tolerance flags nothing */
-	CHECK(regressions(n, o, 0.2, &sum, &flags) == 0);
+	/* a larger tolerance flags no metric; b, only in the baseline, still fails */
+	CHECK(regressions(n, o, 0.2, &sum, &flags) == VPA_EGATE);
 	CHECK(flags && flags->n == 0);
+	CHECK(vpa_json_get_num(sum, "failures", 0) == 1);
 	vpa_json_free(sum);
 	/* tolerance 0: the linkability rise is flagged too */
 	CHECK(regressions(n, o, 0, &sum, &flags) == VPA_EGATE);
@@ -265,7 +270,8 @@ static void test_baseline(void)
 	vpa_json_free(sum);
 	bo.metrics = only;
 	bo.n_metrics = 2;
-	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == 0); /* dece not compared */
+	CHECK(vpa_gates_baseline(n, o, &bo, &sum, &err) == VPA_EGATE); /* dece not compared */
+	CHECK(vpa_json_get_num(sum, "regressions", 1) == 0 && vpa_json_get_num(sum, "failures", 0) == 1);
 	CHECK(vpa_json_get(sum, "comparisons")->n == 2);
 	vpa_json_free(sum);
 	bo.strict = 1;
@@ -290,6 +296,119 @@ static void test_baseline(void)
 	vpa_json_free(o);
 	vpa_json_free(n);
 	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
+}
+
+/* Tolerances by unit (issue 25 item 3): one number is not the tolerance of an EER, a rank and
+ * a number of bits alike. */
+static void test_tolerance_units(void)
+{
+	double f = 0;
+	CHECK_STR(vpa_metric_unit("eer", &f), "fraction");
+	CHECK(f == 1);
+	CHECK_STR(vpa_metric_unit("cllr_min", &f), "bits");
+	CHECK(f == 2);
+	CHECK_STR(vpa_metric_unit("zebra.log10_lr_worst", &f), "log10 LR");
+	CHECK_STR(vpa_metric_unit("mean_rank", &f), "rank");
+	CHECK(f == 100);
+	CHECK_STR(vpa_metric_unit("exposure", NULL), "bits of exposure");
+	CHECK_STR(vpa_metric_unit("epsilon", NULL), "epsilon");
+	CHECK(vpa_metric_unit("n_target", &f) == NULL);
+	for (size_t i = 0; vpa_compared_metric(i); i++) /* every compared metric has a unit */
+		CHECK(vpa_metric_unit(vpa_compared_metric(i), NULL) != NULL);
+	/* the default, then `tolerance: 0.02`, then `tolerances:` (absolute, the metric's unit) */
+	CHECK_NEAR(vpa_baseline_tolerance("eer", NAN, NULL), 0.01, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("mean_rank", NAN, NULL), 1, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("eer", 0.02, NULL), 0.02, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("cllr", 0.02, NULL), 0.04, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("zebra.log10_lr_worst", 0.02, NULL), 0.2, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("mean_rank", 0.02, NULL), 2, 1e-15);
+	CHECK_NEAR(vpa_baseline_tolerance("d_exposure", 0.02, NULL), 0.2, 1e-15);
+	CHECK(vpa_baseline_tolerance("mean_rank", 0, NULL) == 0); /* 0 stays exact everywhere */
+	struct vpa_json *tols = J("{\"mean_rank\": 0.5}");
+	CHECK(vpa_baseline_tolerance("mean_rank", 0.02, tols) == 0.5);
+	vpa_json_free(tols);
+	/* end to end: mean rank 160 -> 158.5 (1.5 places) with tolerance 0.02 is within 2 ranks;
+	 * before, 0.02 ranks flagged it; cllr_min 0.5 -> 0.45 exceeds 0.04 bits */
+	struct vpa_json *o = J("{\"records\":[{\"attack\":\"i\",\"sub\":null,\"metrics\":{\"mean_rank\":160,\"cllr_min\":0.5}}]}");
+	struct vpa_json *n = J("{\"records\":[{\"attack\":\"i\",\"sub\":null,\"metrics\":{\"mean_rank\":158.5,\"cllr_min\":0.45}}]}");
+	struct vpa_json *sum = NULL;
+	const struct vpa_json *flags = NULL;
+	CHECK(regressions(n, o, 0.02, &sum, &flags) == VPA_EGATE);
+	CHECK(flags && flags->n == 1);
+	if (flags && flags->n == 1)
+		CHECK_STR(vpa_json_get_str(flags->items[0], "message"),
+			  "i cllr_min moved from 0.5 to 0.45 (-0.05, lower is leakier; tolerance 0.04 bits)");
+	const struct vpa_json *c = vpa_json_get(sum, "comparisons");
+	CHECK(c && c->n == 2);
+	if (c && c->n == 2) {
+		CHECK_STR(vpa_json_get_str(c->items[0], "unit"), "rank");
+		CHECK_STR(vpa_json_get_str(c->items[0], "status"), "stable");
+		CHECK(vpa_json_get_num(c->items[0], "tolerance", 0) == 2);
+	}
+	vpa_json_free(sum);
+	vpa_json_free(o);
+	vpa_json_free(n);
+	regressions(NULL, NULL, 0, &sum, &flags); /* frees the static list */
+}
+
+/* Is the baseline of the same audit?  (vpa_baseline_provenance; issue 25 item 3) */
+static void test_provenance(void)
+{
+	const char *a =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"s\",\"file\":\"s.yaml\"},\"seed\":1,"
+		"\"targets\":[{\"id\":\"b\"},{\"id\":\"a\"}],\"baseline\":{\"file\":\"old.json\"},"
+		"\"inputs\":[{\"path\":\"s.yaml\",\"sha256\":\"11\"},{\"path\":\"x.txt\",\"sha256\":\"aa\"},"
+		" {\"path\":\"/abs/y.txt\",\"sha256\":\"bb\"},{\"path\":\"old.json\",\"sha256\":\"c1\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	/* the same audit: targets in another order, y.txt at another path, an edited scenario
+	 * file, another baseline file read by `run --baseline` */
+	const char *same =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"s\",\"file\":\"s.yaml\"},\"seed\":1,"
+		"\"targets\":[{\"id\":\"a\"},{\"id\":\"b\"}],\"baseline\":{\"file\":\"old.json\"},"
+		"\"inputs\":[{\"path\":\"s.yaml\",\"sha256\":\"22\"},{\"path\":\"x.txt\",\"sha256\":\"aa\"},"
+		" {\"path\":\"y.txt\",\"sha256\":\"bb\"},{\"path\":\"old.json\",\"sha256\":\"c0\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	const char *other =
+		"{\"schema\":\"vpaudit.results/1\",\"scenario\":{\"name\":\"t\"},\"seed\":2,"
+		"\"targets\":[{\"id\":\"a\"}],"
+		"\"inputs\":[{\"path\":\"x.txt\",\"sha256\":\"ab\"},{\"path\":\"z.txt\",\"sha256\":\"cc\"}],"
+		"\"records\":[{\"attack\":\"e\",\"sub\":null,\"metrics\":{\"eer\":0.3}}]}";
+	struct vpa_json *ja = J(a), *js = J(same), *jo = J(other), *m = vpa_json_arr();
+	vpa_baseline_provenance(ja, js, "old.json", m);
+	CHECK(m->n == 0);
+	/* a file that lists a path twice with two hashes does not differ from itself */
+	struct vpa_json *twice = J("{\"inputs\":[{\"path\":\"x\",\"sha256\":\"1\"},{\"path\":\"x\",\"sha256\":\"2\"}]}");
+	vpa_baseline_provenance(twice, twice, NULL, m);
+	CHECK(m->n == 0);
+	vpa_json_free(twice);
+	vpa_baseline_provenance(ja, jo, "other.json", m);
+	CHECK(m->n == 4);
+	if (m->n == 4) {
+		CHECK_STR(m->items[0]->str, "the baseline is of scenario 't', the results of 's'");
+		CHECK_STR(m->items[1]->str, "the baseline has targets [a], the results [a, b]");
+		CHECK_STR(m->items[2]->str, "the baseline's seed is 2, the results' 1");
+		CHECK_STR(m->items[3]->str, "3 input files differ from the baseline's: x.txt (sha256 ab in the "
+					    "baseline, aa in the results), /abs/y.txt (only in the results), z.txt "
+					    "(only in the baseline)");
+	}
+	/* --strict: an error naming every difference; without: stored, the comparison goes on */
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_baseline_opts bo = {"other.json", 0, NULL, NULL, 0, 0, 1};
+	struct vpa_json *sum = NULL;
+	CHECK(vpa_gates_baseline(ja, jo, &bo, &sum, &err) == VPA_EINPUT && !sum);
+	CHECK(!strncmp(err.msg, "other.json: the baseline is not of the same audit (an error with "
+				"--strict): the baseline is of scenario 't', the results of 's'; the baseline has",
+		       strlen("other.json: the baseline is not of the same audit (an error with --strict): "
+			      "the baseline is of scenario 't', the results of 's'; the baseline has")));
+	bo.strict = 0;
+	CHECK(vpa_gates_baseline(ja, jo, &bo, &sum, &err) == 0);
+	CHECK(vpa_json_get(sum, "mismatches") && vpa_json_get(sum, "mismatches")->n == 4);
+	vpa_json_free(sum);
+	vpa_json_free(m);
+	vpa_json_free(ja);
+	vpa_json_free(js);
+	vpa_json_free(jo);
 }
 
 /* The --significant rule on hand-computed cases. */
@@ -413,5 +532,7 @@ int main(void)
 	RUN(test_significance);
 	RUN(test_selection_and_reliability);
 	RUN(test_tolerance_keys);
+	RUN(test_provenance);
+	RUN(test_tolerance_units);
 	return DONE();
 }

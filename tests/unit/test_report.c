@@ -166,6 +166,18 @@ static void test_check(void)
 		  "r.json:1:103: warning 1 must be a string");
 	check_msg(HEAD "\"attacks\": [], \"records\": [], \"targets\": [{\"id\": \"t\", \"simulated\": 1}]}",
 		  "r.json:1:127: target 1: 'simulated' must be true or false");
+	/* issue 26 item 7: what `vpaudit gate` refuses too (vpa_results_check) */
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"layer\": 1, \"metrics\": {}},"
+		  "\n{\"attack\": \"a\", \"layer\": 2, \"metrics\": {}}, {\"attack\": \"a\", \"layer\": 1, \"metrics\": {}}]}",
+		  "r.json:2:45: record 3 has the same (attack, sub, layer, sweep) as record 1: a [layer 1]");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"metrics\": {\"eer\": \"0.1\"}}]}",
+		  "r.json:1:133: record 1: metric 'eer' must be a number or null, got a string");
+	check_msg(HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\", \"layer\": \"3\", \"metrics\": {}}]}",
+		  "r.json:1:123: record 1: 'layer' must be a number or null");
+	struct vpa_json *ok = load_text("r.json", HEAD "\"attacks\": [{\"id\": \"a\"}], \"records\": [{\"attack\": \"a\","
+					" \"metrics\": {\"zebra\": {\"category\": \"C\"}, \"reliable\": true, \"x\": null}}]}", &err);
+	CHECK(ok && vpa_results_check(ok, "r.json", &err) == 0);
+	vpa_json_free(ok);
 }
 
 static void test_tables(void)
@@ -321,21 +333,44 @@ static void test_junit(void)
 	CHECK(count(s, "<testsuite ") == 1);
 	CHECK(count(s, "<testcase ") == 3);
 	CHECK(count(s, "<failure ") == 2);
-	CHECK(strstr(s, "<testcase classname=\"vpaudit.gates\" name=\"eval.ignorant eer &gt;= 0.3\" time=\"0\"/>") != NULL);
+	/* a passing case carries the measured value (issue 25 item 3); its name stays stable */
+	CHECK(strstr(s, "<testcase classname=\"vpaudit.gates\" name=\"eval.ignorant eer &gt;= 0.3\" time=\"0\">\n"
+			"      <system-out>eval.ignorant eer = 0.3 &gt;= 0.3 (worst sweep value 0.5)</system-out>\n"
+			"    </testcase>\n") != NULL);
 	CHECK(strstr(s, "<failure type=\"gate\" message=\"linkability = 0.42, bound &lt;= 0.1\">") != NULL);
 	CHECK(strstr(s, "message=\"accuracy = undefined, bound &lt;= 0.6\"") != NULL);
 	CHECK(strstr(s, "name=\"layers accuracy &lt;= 0.6 (layer 3)\"") != NULL);
 	CHECK(strstr(s, "scenarios/golden.yaml:21:5: eval.lazy_informed linkability = 0.42 &gt; 0.1 &lt;leaky&gt; &amp; &quot;bad&quot;") != NULL);
 	CHECK(strstr(s, "<leaky>") == NULL);
 
-	/* no gates: one empty testsuite */
+	/* no gates: one skipped case per attack with its values (a tests="0" file fails
+	 * Jenkins' junit step; issue 25 item 3) */
 	vpa_json_set(g, "gates", vpa_json_arr());
 	j.len = 0;
 	vpa_report_junit(g, &j);
 	s = vpa_buf_str(&j);
-	CHECK(strstr(s, "<testsuites name=\"vpaudit\" tests=\"0\" failures=\"0\"") != NULL);
-	CHECK(count(s, "<testsuite ") == 1 && count(s, "<testcase") == 0);
-	CHECK(strstr(s, "tests=\"0\"") != NULL);
+	CHECK(strstr(s, "<testsuites name=\"vpaudit\" tests=\"2\" failures=\"0\"") != NULL);
+	CHECK(strstr(s, "tests=\"2\" failures=\"0\" errors=\"0\" skipped=\"2\"") != NULL);
+	CHECK(count(s, "<testsuite ") == 1 && count(s, "<testcase") == 2 && count(s, "<skipped ") == 2);
+	CHECK(strstr(s, "<testcase classname=\"vpaudit.attacks\" name=\"eval: no gate\" time=\"0\">\n"
+			"      <skipped message=\"no gate checks attack &#39;eval&#39;: its values are measured, "
+			"not checked\"/>\n      <system-out>eval.ignorant [sweep 0.1]: eer ") != NULL);
+	CHECK(strstr(s, "name=\"[simulated] layers: no gate\"") != NULL || strstr(s, "name=\"layers: no gate\"") != NULL);
+	CHECK(strstr(s, "tests=\"0\"") == NULL);
+	/* an attack a gate checks has no such case */
+	vpa_json_free(g);
+	g = golden();
+	{ /* only the two gates on eval */
+		const struct vpa_json *all = vpa_json_get(g, "gates");
+		struct vpa_json *two = vpa_json_arr();
+		for (size_t i = 0; all && i < all->n && i < 2; i++)
+			vpa_json_push(two, vpa_json_clone(all->items[i]));
+		vpa_json_set(g, "gates", two);
+	}
+	j.len = 0;
+	vpa_report_junit(g, &j);
+	s = vpa_buf_str(&j);
+	CHECK(count(s, "classname=\"vpaudit.attacks\"") == 1 && strstr(s, "layers: no gate\"") != NULL);
 	vpa_buf_release(&j);
 	vpa_json_free(g);
 }
