@@ -127,9 +127,10 @@ void vpa_record_mark_undefined(struct vpa_json *rec);
  *    "anti_correlated": bool (vpa_metrics_judge_reversal),
  *    "anti_correlation": {eer_sweep_ci: [lo, hi] | null, level, method, reps}
  *                (null members when the sweep EER is at most 0.5: no interval
- *                is drawn; else a VPA_REVERSAL_LEVEL bootstrap with ci_reps
- *                replicates, on the record's bootstrap stream, or the record's
- *                own interval when ci_level is that level),
+ *                is drawn; else a VPA_REVERSAL_LEVEL bootstrap with
+ *                vpa_reversal_reps(ci_reps, N) replicates, on the record's
+ *                bootstrap stream, or the record's own interval when ci_level
+ *                is that level),
  *    "unreliable": {PATH: REASON, ...} (vpa_metrics_reliability, and
  *                "undefined value" for every null metric; {} when all hold),
  *    "ci": {level, method, reps, reps_used, interval: "BCa", extended, eer,

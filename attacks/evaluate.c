@@ -445,7 +445,7 @@ static void eval_compute(const struct vpa_trials *t, const struct vpa_eval_opts 
 	/* what an attacker who reverses the scores reaches, and whether they are
 	 * anti-correlated: the sweep EER's 95% interval, drawn only when the sweep
 	 * EER exceeds 0.5 (below, the interval cannot lie above 0.5) */
-	if ((r->rc = vpa_metrics_flipped(&s, &o->m, &r->m, &r->err)))
+	if ((r->rc = vpa_metrics_flipped(tar, t->n_tar, non, t->n_non, &o->m, &r->m, &r->err)))
 		goto out;
 	vpa_metrics_judge_reversal(&r->m, NAN, NAN);
 	if (r->m.eer_sweep > 0.5) {
@@ -453,7 +453,9 @@ static void eval_compute(const struct vpa_trials *t, const struct vpa_eval_opts 
 		const struct vpa_ci *use = &r->ci;
 		if (!r->have_ci || o->ci_level != VPA_REVERSAL_LEVEL) {
 			struct vpa_ci_opts co = {
-				.level = VPA_REVERSAL_LEVEL, .reps = o->ci_reps, .seed = seed,
+				.level = VPA_REVERSAL_LEVEL, .seed = seed,
+				.reps = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
+				.jack_max = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
 				.tar_e = te, .tar_t = tt, .non_e = ne, .non_t = nt,
 				.n_e = ids ? t->n_ids_e : 0, .n_t = ids ? t->n_ids_t : 0,
 				.omega = o->m.omega, .bins = o->m.bins, .sweep_only = 1,

@@ -112,7 +112,8 @@ static int jackknife(const struct vpa_scores *s, const struct vpa_ci_opts *o, in
 		size_t units = by_id ? (j == 0 ? o->n_e : o->n_t) : nt + nn;
 		const uint32_t *idt = by_id ? (j == 0 ? o->tar_e : o->tar_t) : NULL;
 		const uint32_t *idn = by_id ? (j == 0 ? o->non_e : o->non_t) : NULL;
-		size_t G = units > VPA_JACK_MAX_GROUPS ? VPA_JACK_MAX_GROUPS : units;
+		size_t maxg = o->jack_max ? o->jack_max : VPA_JACK_MAX_GROUPS;
+		size_t G = units > maxg ? maxg : units;
 		out->jack_groups[j] = G;
 		out->jack_grouped |= units > G;
 		double *th = xmalloc(xmul(G ? G : 1, NSTAT * sizeof(double)));

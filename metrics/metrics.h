@@ -239,12 +239,15 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
  *
  * vpa_metrics_flipped: m->eer_flipped, cllr_min_flipped, min_dcf_flipped, the
  * ROCCH-EER, Cllr_min and min DCF (o's prior and costs; NULL: defaults) of
- * the negated scores.  s sorted ascending (as vpa_metrics_all); works on a
- * negated copy (2 x the scores in memory for the call).  Errors: an empty
- * class.
+ * the negated scores of the unweighted set tar (n_tar), non (n_non), each
+ * sorted ascending.  No copy (a score set can be 1 GB): the arrays are
+ * reversed and negated in place for the call and restored bit for bit
+ * before it returns, so no other thread may read them meanwhile.  Errors:
+ * an empty class.
  */
-int vpa_metrics_flipped(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
-			struct vpa_metrics *m /* IN/OUT */, struct vpa_err *err);
+int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
+			const struct vpa_metrics_opts *o, struct vpa_metrics *m /* IN/OUT */,
+			struct vpa_err *err);
 
 /*
  * The rule: the scores are anti-correlated with identity when the lower end
@@ -256,6 +259,15 @@ int vpa_metrics_flipped(const struct vpa_scores *s, const struct vpa_metrics_opt
  */
 #define VPA_REVERSAL_LEVEL 0.95
 void vpa_metrics_judge_reversal(struct vpa_metrics *m, double lo, double hi);
+
+/*
+ * The replicates (and jackknife groups) of the bootstrap drawn for the rule
+ * on n trials when no interval at VPA_REVERSAL_LEVEL was asked for: reps,
+ * but at most max(50, 2e8 / n), so that a reversed file of 10^8 trials
+ * costs about 100 sweeps, not 2,000 (its interval is then a few 1e-4 wide,
+ * and only a sweep EER that close to 0.5 could be judged otherwise).
+ */
+size_t vpa_reversal_reps(size_t reps, size_t n);
 
 /* ---- reliability (metrics/reliability.c) --------------------------------- */
 
@@ -311,6 +323,7 @@ struct vpa_ci_opts {
 	double omega;
 	size_t bins;
 	int sweep_only;   /* 1: only the sweep EER interval (the others stay NAN) */
+	size_t jack_max;  /* jackknife units per sample at most (0: VPA_JACK_MAX_GROUPS) */
 };
 struct vpa_ci {
 	int by_identity;  /* 1: identities resampled; 0: trials */

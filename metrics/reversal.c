@@ -6,19 +6,27 @@
 #include "sv_metrics.h"
 
 #include <math.h>
-#include <stdlib.h>
 
-/* the negation of a sorted array, sorted again: reversed */
-static double *negated(const double *a, size_t n)
+/* reverse a[0..n), negating it when neg: applied twice, a is as before (negation is exact) */
+static void reverse(double *a, size_t n, int neg)
 {
-	double *b = xmalloc(xmul(n ? n : 1, sizeof(double)));
-	for (size_t i = 0; i < n; i++)
-		b[i] = -a[n - 1 - i];
-	return b;
+	for (size_t i = 0, j = n; a && i + 1 < j; i++, j--) {
+		double t = a[i];
+		a[i] = a[j - 1];
+		a[j - 1] = t;
+	}
+	for (size_t i = 0; a && neg && i < n; i++)
+		a[i] = -a[i];
 }
 
-int vpa_metrics_flipped(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
-			struct vpa_metrics *m, struct vpa_err *err)
+static void flip(double *tar, size_t n_tar, double *non, size_t n_non)
+{
+	reverse(tar, n_tar, 1);
+	reverse(non, n_non, 1);
+}
+
+int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
+			const struct vpa_metrics_opts *o, struct vpa_metrics *m, struct vpa_err *err)
 {
 	struct vpa_metrics_opts def;
 	struct vpa_pav p = { NULL, 0, 0, 0 };
@@ -29,33 +37,29 @@ int vpa_metrics_flipped(const struct vpa_scores *s, const struct vpa_metrics_opt
 		vpa_metrics_opts_init(&def);
 		o = &def;
 	}
-	if ((rc = sv_check(s, err)))
+	struct vpa_scores s = { tar, n_tar, non, n_non, NULL, NULL };
+	if ((rc = sv_check(&s, err)))
 		return rc;
-	double *tar = negated(s->tar, s->n_tar), *non = negated(s->non, s->n_non);
-	double *wt = NULL, *wn = NULL;
-	if (s->w_tar)
-		wt = negated(s->w_tar, s->n_tar);
-	if (s->w_non)
-		wn = negated(s->w_non, s->n_non);
-	/* negated() negates: the weights want the order only */
-	for (size_t i = 0; wt && i < s->n_tar; i++)
-		wt[i] = -wt[i];
-	for (size_t i = 0; wn && i < s->n_non; i++)
-		wn[i] = -wn[i];
-	struct vpa_scores f = { tar, s->n_tar, non, s->n_non, wt, wn };
-	if ((rc = vpa_pav_fit(&f, 0, &p, err)))
+	/* -s sorted is s reversed and negated: done in place, undone below */
+	flip(tar, n_tar, non, n_non);
+	if ((rc = vpa_pav_fit(&s, 0, &p, err)))
 		goto out;
 	m->eer_flipped = vpa_eer_rocch(&p, NULL);
 	m->cllr_min_flipped = vpa_cllr_min(&p);
-	sv_sweep(&f, o->p_target, o->c_miss, o->c_fa, &w);
+	sv_sweep(&s, o->p_target, o->c_miss, o->c_fa, &w);
 	m->min_dcf_flipped = w.min_dcf;
 out:
+	flip(tar, n_tar, non, n_non);
 	vpa_pav_release(&p);
-	free(wn);
-	free(wt);
-	free(non);
-	free(tar);
 	return rc;
+}
+
+size_t vpa_reversal_reps(size_t reps, size_t n)
+{
+	size_t cap = n ? (size_t)(2e8 / (double)n) : reps;
+	if (cap < 50)
+		cap = 50;
+	return reps < cap ? reps : cap;
 }
 
 void vpa_metrics_judge_reversal(struct vpa_metrics *m, double lo, double hi)

@@ -58,7 +58,7 @@ static void judge(const struct vpa_scores *s, struct vpa_metrics *m)
 	struct vpa_err e;
 	vpa_err_init(&e);
 	CHECK(vpa_metrics_all(s, NULL, m, &e) == 0);
-	CHECK(vpa_metrics_flipped(s, NULL, m, &e) == 0);
+	CHECK(vpa_metrics_flipped(tar, NT, non, NN, NULL, m, &e) == 0);
 	vpa_metrics_judge_reversal(m, NAN, NAN);
 	if (m->eer_sweep > 0.5) {
 		struct vpa_ci_opts o = opts(1);
@@ -90,7 +90,12 @@ static void test_flipped_is_negation(void)
 			non[NN - 1 - i] = t;
 		}
 		CHECK(vpa_metrics_all(&s, NULL, &f, &e) == 0);
-		CHECK(vpa_metrics_flipped(&s, NULL, &f, &e) == 0);
+		static double tar0[NT], non0[NN];
+		memcpy(tar0, tar, sizeof tar);
+		memcpy(non0, non, sizeof non);
+		CHECK(vpa_metrics_flipped(tar, NT, non, NN, NULL, &f, &e) == 0);
+		/* in place, and restored bit for bit */
+		CHECK(!memcmp(tar0, tar, sizeof tar) && !memcmp(non0, non, sizeof non));
 		CHECK_NEAR(f.eer_flipped, m.eer, 1e-15);
 		CHECK_NEAR(f.cllr_min_flipped, m.cllr_min, 1e-12);
 		CHECK_NEAR(f.min_dcf_flipped, m.min_dcf, 1e-15);
@@ -171,6 +176,26 @@ static void test_sweep_interval(void)
 	CHECK(isfinite(a.eer_lo) && isnan(b.eer_lo) && isnan(b.cllr_min_lo) && isnan(b.link_lo));
 }
 
+/* The judgement's bootstrap on large sets: at most max(50, 2e8 / n) replicates. */
+static void test_reps_cap(void)
+{
+	CHECK(vpa_reversal_reps(1000, 2200) == 1000);
+	CHECK(vpa_reversal_reps(1000, 200000) == 1000);
+	CHECK(vpa_reversal_reps(1000, 2020000) == 99);
+	CHECK(vpa_reversal_reps(1000, 115568560) == 50);
+	CHECK(vpa_reversal_reps(30, 115568560) == 30);
+	/* capped: the rule still holds on reversed scores, and the jackknife obeys jack_max */
+	struct vpa_scores s = draw(-2, 0);
+	struct vpa_ci_opts o = opts(1);
+	o.reps = o.jack_max = 50;
+	struct vpa_ci ci;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	CHECK(vpa_bootstrap_ci(&s, &o, &ci, &e) == 0);
+	CHECK(ci.reps == 50 && ci.jack_groups[0] == 50 && ci.jack_grouped);
+	CHECK(ci.eer_sweep_lo > 0.5);
+}
+
 int main(void)
 {
 	RUN(test_flipped_is_negation);
@@ -178,5 +203,6 @@ int main(void)
 	RUN(test_normal);
 	RUN(test_borderline);
 	RUN(test_sweep_interval);
+	RUN(test_reps_cap);
 	return DONE();
 }
