@@ -61,7 +61,7 @@ static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
-	"linkability_hist",
+	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped",
 	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", NULL,
 };
 

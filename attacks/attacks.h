@@ -68,14 +68,19 @@ struct vpa_eval_opts {
 	uint64_t seed;             /* the scenario seed; split per attack/sub/layer */
 	size_t det_points;         /* at most this many DET points per series (300) */
 	int chance_expected;       /* 1: the attacker is expected at chance (ignorant):
-				      no "scores may be reversed" warning */
+				      no "scores may be reversed" hint (an
+				      anti-correlated record is still said) */
 };
 void vpa_eval_opts_init(struct vpa_eval_opts *o);
 
 /*
- * The sanity warnings of a score set (never silent): sweep EER above 50%
- * ("scores may be reversed"; not when chance_expected: an attacker expected
- * at chance, the ignorant attacker, may read above 50% as a finding), fewer
+ * The sanity warnings of a score set (never silent): scores anti-correlated
+ * with identity (m->anti_correlated, vpa_metrics_judge_reversal: "the scores
+ * are anti-correlated with identity (...): an attacker who reverses them
+ * reaches EER X%", for every attacker), else a sweep EER above 50% ("scores
+ * may be reversed"; not when chance_expected: for an attacker expected at
+ * chance, the ignorant attacker, a sweep EER whose interval reaches 50% is
+ * chance), fewer
  * than 100 trials of a class, more than 10% tied scores, undefined or
  * unreliable linkability, Cllr above 1 bit (not calibrated: read Cllr_min).
  * emit(ctx, msg) is called once per warning; msg starts with label.  Used by
@@ -117,11 +122,19 @@ void vpa_record_mark_undefined(struct vpa_json *rec);
  *    "metrics": {n_target, n_nontarget, eer, eer_threshold, eer_sweep, cllr,
  *                cllr_min, linkability, min_dcf, zebra: {dece, log10_lr_worst,
  *                category}, tied_fraction, linkability_hist,
- *                linkability_reliable},
+ *                linkability_reliable, eer_flipped, cllr_min_flipped,
+ *                min_dcf_flipped},
+ *    "anti_correlated": bool (vpa_metrics_judge_reversal),
+ *    "anti_correlation": {eer_sweep_ci: [lo, hi] | null, level, method, reps}
+ *                (null members when the sweep EER is at most 0.5: no interval
+ *                is drawn; else a VPA_REVERSAL_LEVEL bootstrap with
+ *                vpa_reversal_reps(ci_reps, N) replicates, on the record's
+ *                bootstrap stream, or the record's own interval when ci_level
+ *                is that level),
  *    "unreliable": {PATH: REASON, ...} (vpa_metrics_reliability, and
  *                "undefined value" for every null metric; {} when all hold),
  *    "ci": {level, method, reps, reps_used, interval: "BCa", extended, eer,
- *           cllr_min, linkability} (when ci_level > 0)}
+ *           cllr_min, eer_sweep, linkability} (when ci_level > 0)}
  * appended to out->records; its linkability figure (when defined) appended to
  * out->figures; its DET series {"name", "p_miss", "p_fa", "eer"} appended to
  * det_series (an array, may be NULL).  Sanity warnings (vpa_sanity_warnings)

@@ -26,12 +26,14 @@ void vpa_eval_opts_init(struct vpa_eval_opts *o)
  * per attack and condition, with the count of records and the range of the
  * values (vpa_warn_groups_flush); alone, they are given at once.
  */
-enum { W_REVERSED, W_FEW_TAR, W_FEW_NON, W_TIES, W_LINK_UNDEF, W_LINK, W_CLLR, W_N };
+enum { W_ANTI, W_REVERSED, W_FEW_TAR, W_FEW_NON, W_TIES, W_LINK_UNDEF, W_LINK, W_CLLR, W_N };
 static const struct {
 	const char *what;    /* "LABEL: what (value): then" */
 	const char *unit;    /* value format: "%" (x 100, %.1f%%) or "n" (count) or "b" (bits) */
 	const char *then;
 } cond[W_N] = {
+	[W_ANTI] = {"the scores are anti-correlated with identity", "%",
+		    "an attacker who reverses them reaches EER"},
 	[W_REVERSED] = {"EER (threshold sweep) above 50%", "%",
 			"scores may be reversed (higher must mean same source)"},
 	[W_FEW_TAR] = {"fewer than 100 target trials", "n", "the metrics are unreliable"},
@@ -78,6 +80,8 @@ static void one_line(char *msg, size_t n, const char *label, int c, double v, co
 	fmt_value(val, sizeof val, c, v);
 	if (c == W_LINK)
 		snprintf(msg, n, "%s: linkability is unreliable: %s", label, detail);
+	else if (c == W_ANTI) /* detail: the sweep EER and its interval */
+		snprintf(msg, n, "%s: %s (%s): %s %s", label, cond[c].what, detail, cond[c].then, val);
 	else if (c == W_FEW_TAR || c == W_FEW_NON)
 		snprintf(msg, n, "%s: only %s %s trials (fewer than 100): %s", label, val,
 			 c == W_FEW_TAR ? "target" : "non-target", cond[c].then);
@@ -133,6 +137,12 @@ void vpa_warn_groups_flush(struct vpa_run_ctx *ctx)
 			if (a->c == W_LINK)
 				snprintf(msg, sizeof msg, "%s: linkability is unreliable in %zu records "
 					 "(first, %s: %s)", a->attack, cnt, a->label, a->detail);
+			else if (a->c == W_ANTI && lo == hi)
+				snprintf(msg, sizeof msg, "%s: %s in %zu records: %s %s", a->attack,
+					 cond[a->c].what, cnt, cond[a->c].then, vl);
+			else if (a->c == W_ANTI)
+				snprintf(msg, sizeof msg, "%s: %s in %zu records: %s %s to %s", a->attack,
+					 cond[a->c].what, cnt, cond[a->c].then, vl, vh);
 			else if (!vl[0])
 				snprintf(msg, sizeof msg, "%s: %s in %zu records: %s", a->attack,
 					 cond[a->c].what, cnt, cond[a->c].then);
@@ -235,10 +245,20 @@ static void conditions(const struct vpa_metrics *m, int chance_expected,
 		       void (*f)(void *ctx, int c, double v, const char *detail), void *ctx)
 {
 	/* The ROCCH-EER never exceeds 50% (the hull includes the chance line), so
-	 * reversed scores show in the sweep EER.  Not for an attacker expected at
-	 * chance (the ignorant attacker): there an EER above 50% is a finding. */
-	if (m->eer_sweep > 0.5 && !chance_expected)
+	 * reversed scores show in the sweep EER.  When its interval lies above 50%
+	 * the scores are anti-correlated with identity (vpa_metrics_judge_reversal):
+	 * a finding for every attacker, the ignorant one included.  A sweep EER
+	 * above 50% whose interval reaches 50% is only a hint, not said for an
+	 * attacker expected at chance (the ignorant attacker). */
+	if (m->anti_correlated) {
+		char d[128];
+		snprintf(d, sizeof d, "threshold-sweep EER %.1f%%, %g%% interval %.1f-%.1f%%, above 50%%",
+			 100 * m->eer_sweep, 100 * m->eer_sweep_level, 100 * m->eer_sweep_lo,
+			 100 * m->eer_sweep_hi);
+		f(ctx, W_ANTI, m->eer_flipped, d);
+	} else if (m->eer_sweep > 0.5 && !chance_expected) {
 		f(ctx, W_REVERSED, m->eer_sweep, NULL);
+	}
 	if (m->n_tar < VPA_MIN_TARGET)
 		f(ctx, W_FEW_TAR, (double)m->n_tar, NULL);
 	if (m->n_non < VPA_MIN_NONTARGET)
@@ -345,6 +365,8 @@ struct eval_res {
 	double *pm, *pf; /* (n_det), owned */
 	int have_ci;
 	struct vpa_ci ci;
+	int rev_by_identity;  /* the reversal interval: identities (1) or trials (0) resampled */
+	size_t rev_reps;      /* its replicates; 0: no interval was needed */
 };
 
 static void res_release(struct eval_res *r)
@@ -420,6 +442,32 @@ static void eval_compute(const struct vpa_trials *t, const struct vpa_eval_opts 
 			goto out;
 		r->have_ci = 1;
 	}
+	/* what an attacker who reverses the scores reaches, and whether they are
+	 * anti-correlated: the sweep EER's 95% interval, drawn only when the sweep
+	 * EER exceeds 0.5 (below, the interval cannot lie above 0.5) */
+	if ((r->rc = vpa_metrics_flipped(tar, t->n_tar, non, t->n_non, &o->m, &r->m, &r->err)))
+		goto out;
+	vpa_metrics_judge_reversal(&r->m, NAN, NAN);
+	if (r->m.eer_sweep > 0.5) {
+		struct vpa_ci sw;
+		const struct vpa_ci *use = &r->ci;
+		if (!r->have_ci || o->ci_level != VPA_REVERSAL_LEVEL) {
+			struct vpa_ci_opts co = {
+				.level = VPA_REVERSAL_LEVEL, .seed = seed,
+				.reps = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
+				.jack_max = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
+				.tar_e = te, .tar_t = tt, .non_e = ne, .non_t = nt,
+				.n_e = ids ? t->n_ids_e : 0, .n_t = ids ? t->n_ids_t : 0,
+				.omega = o->m.omega, .bins = o->m.bins, .sweep_only = 1,
+			};
+			if ((r->rc = vpa_bootstrap_ci(&s, &co, &sw, &r->err)))
+				goto out;
+			use = &sw;
+		}
+		vpa_metrics_judge_reversal(&r->m, use->eer_sweep_lo, use->eer_sweep_hi);
+		r->rev_by_identity = use->by_identity;
+		r->rev_reps = use->reps;
+	}
 out:
 	free(tar);
 	free(non);
@@ -431,10 +479,10 @@ out:
 
 struct vpa_json *vpa_ci_extended_json(const struct vpa_ci *ci)
 {
-	static const char *const names[3] = {"eer", "cllr_min", "linkability"};
+	static const char *const names[4] = {"eer", "cllr_min", "linkability", "eer_sweep"};
 	struct vpa_buf b;
 	vpa_buf_init(&b);
-	for (int k = 0; k < 3; k++)
+	for (int k = 0; k < 4; k++)
 		if (ci->extended & (1u << k))
 			vpa_buf_printf(&b, "%s%s", b.len ? ", " : "", names[k]);
 	struct vpa_json *j = b.len ? vpa_json_str(b.data) : vpa_json_null();
@@ -506,7 +554,21 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 	vpa_json_set_num(mj, "tied_fraction", m->tied_fraction);
 	vpa_json_set(mj, "linkability_hist", vpa_json_num(m->linkability_hist)); /* NAN -> null */
 	vpa_json_set(mj, "linkability_reliable", vpa_json_bool(m->linkability_reliable));
+	vpa_json_set_num(mj, "eer_flipped", m->eer_flipped);
+	vpa_json_set_num(mj, "cllr_min_flipped", m->cllr_min_flipped);
+	vpa_json_set_num(mj, "min_dcf_flipped", m->min_dcf_flipped);
 	vpa_json_set(rec, "metrics", mj);
+	vpa_json_set(rec, "anti_correlated", vpa_json_bool(m->anti_correlated));
+	struct vpa_json *ac = vpa_json_obj();
+	int have_rev = r->rev_reps > 0;
+	vpa_json_set(ac, "eer_sweep_ci", have_rev ? pair(m->eer_sweep_lo, m->eer_sweep_hi)
+						  : vpa_json_null());
+	vpa_json_set(ac, "level", vpa_json_num(m->eer_sweep_level)); /* NAN -> null */
+	vpa_json_set(ac, "method", !have_rev ? vpa_json_null()
+				   : vpa_json_str(r->rev_by_identity ? "bootstrap-identities"
+								     : "bootstrap-trials"));
+	vpa_json_set(ac, "reps", have_rev ? vpa_json_num((double)r->rev_reps) : vpa_json_null());
+	vpa_json_set(rec, "anti_correlation", ac);
 	struct vpa_json *un = vpa_json_obj();
 	struct vpa_metrics mc = *m;
 	vpa_metrics_reliability(&mc, &o->m, unrel_emit, un);
@@ -523,6 +585,7 @@ static void eval_emit(struct vpa_run_ctx *ctx, const char *attack, const char *s
 		vpa_json_set(ci, "extended", vpa_ci_extended_json(&r->ci));
 		vpa_json_set(ci, "eer", pair(r->ci.eer_lo, r->ci.eer_hi));
 		vpa_json_set(ci, "cllr_min", pair(r->ci.cllr_min_lo, r->ci.cllr_min_hi));
+		vpa_json_set(ci, "eer_sweep", pair(r->ci.eer_sweep_lo, r->ci.eer_sweep_hi));
 		vpa_json_set(ci, "linkability", m->linkability_defined
 							? pair(r->ci.link_lo, r->ci.link_hi)
 							: vpa_json_null());
@@ -625,7 +688,7 @@ static const char *const target_kinds[] = {"scores", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
-	"linkability_hist", NULL,
+	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,

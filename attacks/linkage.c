@@ -56,7 +56,7 @@ static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
-	"linkability_hist", "gvd",
+	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", "gvd",
 	NULL,
 };
 

@@ -79,7 +79,7 @@ static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
-	"linkability_hist", NULL,
+	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
 static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,

@@ -36,7 +36,8 @@ static const struct vpa_schema schema = {"attack text_linkage", keys};
 static const char *const target_kinds[] = {"language_model", NULL};
 static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
-	"zebra.log10_lr_worst", "n_target", "n_nontarget", NULL,
+	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_flipped",
+	"cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
 static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,

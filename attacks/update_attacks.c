@@ -306,7 +306,7 @@ static const struct vpa_schema link_schema = {"attack update_linkage", link_keys
 static const char *const link_metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
-	"linkability_hist", NULL,
+	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
 /* Per-input mean and population std over the rows (hidden units) of the first weight. */

@@ -37,12 +37,17 @@ static const char usage_text[] =
 	"  --det FILE         write DET points: threshold p_miss p_fa\n"
 	"  --plot DIR         DET curve and linkability figure as SVG and PDF (gnuplot)\n"
 	"  --ci LEVEL         BCa bootstrap confidence intervals (e.g. 0.95) for EER,\n"
-	"                     Cllr_min, linkability; resamples identities when ids are given\n"
-	"  --ci-reps N        bootstrap replicates (default 1000)\n"
+	"                     Cllr_min, linkability, sweep EER; resamples identities when\n"
+	"                     ids are given\n"
+	"  --ci-reps N        bootstrap replicates (default 1000; also of the 95% sweep EER\n"
+	"                     interval that decides 'anti-correlated', drawn when the sweep\n"
+	"                     EER is above 50%)\n"
 	"  --seed N           bootstrap seed (default 1)\n"
 	"  -h, --help         this text\n"
 	"\n"
-	"Scores are 'higher = same source'; Cllr reads them as natural-log LRs.\n"
+	"Scores are 'higher = same source'; Cllr reads them as natural-log LRs.  Scores\n"
+	"whose sweep EER lies above 50% with its 95% interval are anti-correlated with\n"
+	"identity (said, with the EER of the negated scores, eer_flipped).\n"
 	"Exit status: 0 ok, 1 bad input, 2 usage.\n";
 
 struct opts {
@@ -210,6 +215,20 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 	vpa_json_set_str(z, "category", cat);
 	vpa_json_set(j, "zebra", z);
 	vpa_json_set_num(j, "tied_fraction", m->tied_fraction);
+	vpa_json_set_num(j, "eer_flipped", m->eer_flipped);
+	vpa_json_set_num(j, "cllr_min_flipped", m->cllr_min_flipped);
+	vpa_json_set_num(j, "min_dcf_flipped", m->min_dcf_flipped);
+	vpa_json_set(j, "anti_correlated", vpa_json_bool(m->anti_correlated));
+	struct vpa_json *ac = vpa_json_obj(), *p = vpa_json_null();
+	if (isfinite(m->eer_sweep_lo)) {
+		vpa_json_free(p);
+		p = vpa_json_arr();
+		vpa_json_push(p, vpa_json_num(m->eer_sweep_lo));
+		vpa_json_push(p, vpa_json_num(m->eer_sweep_hi));
+	}
+	vpa_json_set(ac, "eer_sweep_ci", p);
+	vpa_json_set(ac, "level", vpa_json_num(m->eer_sweep_level)); /* NAN -> null */
+	vpa_json_set(j, "anti_correlation", ac);
 	if (ci) {
 		struct vpa_json *c = vpa_json_obj(), *a;
 		vpa_json_set_num(c, "level", o->ci_level);
@@ -220,10 +239,10 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 		vpa_json_set_num(c, "seed", (double)o->seed);
 		vpa_json_set_str(c, "interval", "BCa");
 		vpa_json_set(c, "extended", vpa_ci_extended_json(ci));
-		double v[3][2] = {{ci->eer_lo, ci->eer_hi}, {ci->cllr_min_lo, ci->cllr_min_hi},
-				  {ci->link_lo, ci->link_hi}};
-		const char *names[3] = {"eer", "cllr_min", "linkability"};
-		for (int i = 0; i < 3; i++) {
+		double v[4][2] = {{ci->eer_lo, ci->eer_hi}, {ci->cllr_min_lo, ci->cllr_min_hi},
+				  {ci->link_lo, ci->link_hi}, {ci->eer_sweep_lo, ci->eer_sweep_hi}};
+		const char *names[4] = {"eer", "cllr_min", "linkability", "eer_sweep"};
+		for (int i = 0; i < 4; i++) {
 			a = vpa_json_arr();
 			vpa_json_push(a, vpa_json_num(v[i][0]));
 			vpa_json_push(a, vpa_json_num(v[i][1]));
@@ -278,6 +297,11 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 	vpa_buf_printf(b, "ZEBRA D_ECE     %8.4f bits\n", m->zebra.dece);
 	vpa_buf_printf(b, "ZEBRA log10 LR  %8.4f     worst case, category %c\n", m->zebra.log10_lr_worst,
 		       m->zebra.category);
+	vpa_buf_printf(b, "EER (reversed)  %8.4f %%   the scores negated: what an attacker who reverses them reaches\n",
+		       100 * m->eer_flipped);
+	if (m->anti_correlated)
+		vpa_buf_printf(b, "ANTI-CORRELATED with identity: sweep EER %g%% interval [%.4f %%, %.4f %%] above 50%%\n",
+			       100 * m->eer_sweep_level, 100 * m->eer_sweep_lo, 100 * m->eer_sweep_hi);
 	struct vpa_buf u;
 	vpa_buf_init(&u);
 	struct vpa_metrics mc = *m;
@@ -292,6 +316,8 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 			       ci->reps, ci->reps_used, o->seed);
 		vpa_buf_printf(b, "  EER           [%.4f %%, %.4f %%]\n", 100 * ci->eer_lo, 100 * ci->eer_hi);
 		vpa_buf_printf(b, "  Cllr_min      [%.4f, %.4f] bits\n", ci->cllr_min_lo, ci->cllr_min_hi);
+		vpa_buf_printf(b, "  EER (sweep)   [%.4f %%, %.4f %%]\n", 100 * ci->eer_sweep_lo,
+			       100 * ci->eer_sweep_hi);
 		if (m->linkability_defined && ci->link_reps_used > 0)
 			vpa_buf_printf(b, "  linkability   [%.4f, %.4f]  (%zu replicates with >= 10 target scores)\n",
 				       ci->link_lo, ci->link_hi, ci->link_reps_used);
@@ -423,8 +449,11 @@ int cmd_metrics(int argc, char **argv)
 		rc = vpa_fail(&err, VPA_EINPUT, &where, "--ci supports at most 2^32 trials per class");
 		goto out;
 	}
-	sort_class(tr.tar, o.ci_level > 0 ? tr.tar_e : NULL, tr.tar_t, tr.n_tar);
-	sort_class(tr.non, o.ci_level > 0 ? tr.non_e : NULL, tr.non_t, tr.n_non);
+	/* ids travel with the scores: any bootstrap (--ci, or the sweep EER's
+	 * interval for anti-correlation) resamples identities */
+	int ids = tr.tar_e && tr.n_tar <= UINT32_MAX && tr.n_non <= UINT32_MAX;
+	sort_class(tr.tar, ids ? tr.tar_e : NULL, tr.tar_t, tr.n_tar);
+	sort_class(tr.non, ids ? tr.non_e : NULL, tr.non_t, tr.n_non);
 	struct vpa_scores s = {tr.tar, tr.n_tar, tr.non, tr.n_non, NULL, NULL};
 	if ((rc = vpa_metrics_all(&s, &o.m, &m, &err)))
 		goto out;
@@ -432,7 +461,7 @@ int cmd_metrics(int argc, char **argv)
 	if (o.ci_level > 0) {
 		struct vpa_ci_opts co = {.level = o.ci_level, .reps = o.ci_reps, .seed = o.seed,
 					 .omega = o.m.omega, .bins = o.m.bins};
-		if (tr.tar_e) {
+		if (ids) {
 			co.tar_e = tr.tar_e;
 			co.tar_t = tr.tar_t;
 			co.non_e = tr.non_e;
@@ -443,6 +472,30 @@ int cmd_metrics(int argc, char **argv)
 		if ((rc = vpa_bootstrap_ci(&s, &co, &ci, &err)))
 			goto out;
 		have_ci = 1;
+	}
+	/* reversed scores (metrics/README.md "Reversed scores") */
+	if ((rc = vpa_metrics_flipped(tr.tar, tr.n_tar, tr.non, tr.n_non, &o.m, &m, &err)))
+		goto out;
+	vpa_metrics_judge_reversal(&m, NAN, NAN);
+	if (m.eer_sweep > 0.5 && have_ci && o.ci_level == VPA_REVERSAL_LEVEL) {
+		vpa_metrics_judge_reversal(&m, ci.eer_sweep_lo, ci.eer_sweep_hi);
+	} else if (m.eer_sweep > 0.5) {
+		struct vpa_ci sw;
+		size_t reps = vpa_reversal_reps(o.ci_reps, tr.n_tar + tr.n_non);
+		struct vpa_ci_opts co = {.level = VPA_REVERSAL_LEVEL, .reps = reps,
+					 .seed = o.seed, .omega = o.m.omega, .bins = o.m.bins,
+					 .sweep_only = 1, .jack_max = reps};
+		if (ids) {
+			co.tar_e = tr.tar_e;
+			co.tar_t = tr.tar_t;
+			co.non_e = tr.non_e;
+			co.non_t = tr.non_t;
+			co.n_e = tr.n_ids_e;
+			co.n_t = tr.n_ids_t;
+		}
+		if ((rc = vpa_bootstrap_ci(&s, &co, &sw, &err)))
+			goto out;
+		vpa_metrics_judge_reversal(&m, sw.eer_sweep_lo, sw.eer_sweep_hi);
 	}
 	if (o.det)
 		vpa_det_walk(&s, det_emit, &det);

@@ -34,6 +34,8 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	m->linkability = m->linkability_hist = m->tied_fraction = NAN;
 	m->zebra.dece = m->zebra.log10_lr_worst = NAN;
 	m->zebra.category = '0';
+	m->eer_flipped = m->cllr_min_flipped = m->min_dcf_flipped = NAN;
+	m->eer_sweep_lo = m->eer_sweep_hi = m->eer_sweep_level = NAN;
 	if (!o) {
 		vpa_metrics_opts_init(&def);
 		o = &def;

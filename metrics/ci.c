@@ -50,6 +50,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define NSTAT 4 /* eer, cllr_min, linkability, eer_sweep */
+
 static double quantile(double *v, size_t m, double q)
 {
 	double pos = q * (double)(m - 1);
@@ -60,15 +62,24 @@ static double quantile(double *v, size_t m, double q)
 	return v[lo] + f * (v[lo + 1] - v[lo]);
 }
 
-/* The metrics of one weighting: eer, cllr_min, linkability (NAN: undefined). */
-static int stats_of(const struct vpa_scores *rs, const struct vpa_ci_opts *o, double th[3],
+/*
+ * The metrics of one weighting: eer, cllr_min, linkability, eer_sweep (NAN:
+ * undefined; with o->sweep_only only eer_sweep).
+ */
+static int stats_of(const struct vpa_scores *rs, const struct vpa_ci_opts *o, double th[NSTAT],
 		    struct vpa_err *err)
 {
 	struct vpa_pav p;
 	struct vpa_linkability l;
+	struct sv_sweep w;
 	int rc;
-	th[0] = th[1] = th[2] = NAN;
+	th[0] = th[1] = th[2] = th[3] = NAN;
 	if (!(sv_total(rs->w_tar, rs->n_tar) > 0) || !(sv_total(rs->w_non, rs->n_non) > 0))
+		return 0;
+	/* the weighted sweep: a trial of weight 0 adds a threshold that moves nothing */
+	sv_sweep(rs, 0.01, 1, 1, &w);
+	th[3] = w.eer;
+	if (o->sweep_only)
 		return 0;
 	if ((rc = vpa_pav_fit(rs, 0, &p, err)))
 		return rc;
@@ -93,7 +104,7 @@ static int jackknife(const struct vpa_scores *s, const struct vpa_ci_opts *o, in
 		     struct vpa_ci *out, struct vpa_err *err)
 {
 	size_t nt = s->n_tar, nn = s->n_non;
-	double num[3] = {0, 0, 0}, den[3] = {0, 0, 0};
+	double num[NSTAT] = {0, 0, 0, 0}, den[NSTAT] = {0, 0, 0, 0};
 	double *wt = xmalloc(xmul(nt ? nt : 1, sizeof *wt)), *wn = xmalloc(xmul(nn ? nn : 1, sizeof *wn));
 	int rc = 0;
 	int n_samples = by_id ? 2 : 1;
@@ -101,10 +112,11 @@ static int jackknife(const struct vpa_scores *s, const struct vpa_ci_opts *o, in
 		size_t units = by_id ? (j == 0 ? o->n_e : o->n_t) : nt + nn;
 		const uint32_t *idt = by_id ? (j == 0 ? o->tar_e : o->tar_t) : NULL;
 		const uint32_t *idn = by_id ? (j == 0 ? o->non_e : o->non_t) : NULL;
-		size_t G = units > VPA_JACK_MAX_GROUPS ? VPA_JACK_MAX_GROUPS : units;
+		size_t maxg = o->jack_max ? o->jack_max : VPA_JACK_MAX_GROUPS;
+		size_t G = units > maxg ? maxg : units;
 		out->jack_groups[j] = G;
 		out->jack_grouped |= units > G;
-		double *th = xmalloc(xmul(G ? G : 1, 3 * sizeof(double)));
+		double *th = xmalloc(xmul(G ? G : 1, NSTAT * sizeof(double)));
 		for (size_t g = 0; g < G && !rc; g++) {
 			for (size_t i = 0; i < nt; i++) {
 				size_t u = by_id ? idt[i] : i;
@@ -115,21 +127,21 @@ static int jackknife(const struct vpa_scores *s, const struct vpa_ci_opts *o, in
 				wn[i] = u % G == g ? 0 : SV_W(s->w_non, i);
 			}
 			struct vpa_scores rs = {s->tar, nt, s->non, nn, wt, wn};
-			rc = stats_of(&rs, o, th + 3 * g, err);
+			rc = stats_of(&rs, o, th + NSTAT * g, err);
 		}
-		for (int k = 0; k < 3 && !rc; k++) {
+		for (int k = 0; k < NSTAT && !rc; k++) {
 			double sum = 0;
 			size_t n = 0;
 			for (size_t g = 0; g < G; g++)
-				if (isfinite(th[3 * g + k])) {
-					sum += th[3 * g + k];
+				if (isfinite(th[NSTAT * g + k])) {
+					sum += th[NSTAT * g + k];
 					n++;
 				}
 			if (n < 2)
 				continue;
 			double mean = sum / (double)n, dn = (double)n;
 			for (size_t g = 0; g < G; g++) {
-				double t = th[3 * g + k];
+				double t = th[NSTAT * g + k];
 				if (!isfinite(t))
 					continue;
 				double U = (dn - 1) * (mean - t);
@@ -139,8 +151,8 @@ static int jackknife(const struct vpa_scores *s, const struct vpa_ci_opts *o, in
 		}
 		free(th);
 	}
-	double *a[3] = {&out->eer_a, &out->cllr_min_a, &out->link_a};
-	for (int k = 0; k < 3; k++)
+	double *a[NSTAT] = {&out->eer_a, &out->cllr_min_a, &out->link_a, &out->eer_sweep_a};
+	for (int k = 0; k < NSTAT; k++)
 		*a[k] = den[k] > 0 ? num[k] / (6 * pow(den[k], 1.5)) : 0;
 	free(wn);
 	free(wt);
@@ -206,7 +218,8 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 	int rc;
 	memset(out, 0, sizeof *out);
 	out->eer_lo = out->eer_hi = out->cllr_min_lo = out->cllr_min_hi = NAN;
-	out->link_lo = out->link_hi = NAN;
+	out->link_lo = out->link_hi = out->eer_sweep_lo = out->eer_sweep_hi = NAN;
+	out->eer_z0 = out->cllr_min_z0 = out->link_z0 = out->eer_sweep_z0 = NAN;
 	rc = sv_check(s, err);
 	if (rc)
 		return rc;
@@ -240,6 +253,7 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 	double *v_eer = xmalloc(xmul(reps, sizeof(double)));
 	double *v_cmin = xmalloc(xmul(reps, sizeof(double)));
 	double *v_link = xmalloc(xmul(reps, sizeof(double)));
+	double *v_sweep = xmalloc(xmul(reps, sizeof(double)));
 	double *ce = NULL, *ct = NULL;
 	size_t used = 0, used_link = 0;
 	struct vpa_rng rng;
@@ -284,11 +298,12 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 			continue; /* a class is missing: skipped, counted */
 
 		struct vpa_scores rs = { s->tar, nt, s->non, nn, wt, wn };
-		double th[3];
+		double th[NSTAT];
 		if ((rc = stats_of(&rs, o, th, err)))
 			goto out;
 		v_eer[used] = th[0];
 		v_cmin[used] = th[1];
+		v_sweep[used] = th[3];
 		used++;
 		if (isfinite(th[2]))
 			v_link[used_link++] = th[2];
@@ -308,6 +323,10 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 		    (rc = jackknife(s, o, by_id, out, err)))
 			goto out;
 	}
+	interval(v_sweep, used, out->estimate[3], out->eer_sweep_a, o->level, &out->eer_sweep_lo,
+		 &out->eer_sweep_hi, &out->eer_sweep_z0, &out->extended, 8);
+	if (o->sweep_only)
+		goto out;
 	interval(v_eer, used, out->estimate[0], out->eer_a, o->level, &out->eer_lo, &out->eer_hi,
 		 &out->eer_z0, &out->extended, 1);
 	interval(v_cmin, used, out->estimate[1], out->cllr_min_a, o->level, &out->cllr_min_lo,
@@ -317,6 +336,7 @@ int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 out:
 	free(ct);
 	free(ce);
+	free(v_sweep);
 	free(v_link);
 	free(v_cmin);
 	free(v_eer);

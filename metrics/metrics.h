@@ -217,11 +217,57 @@ struct vpa_metrics {
 	char linkability_why[256]; /* why not reliable ("" when reliable) */
 	struct vpa_zebra zebra;
 	double tied_fraction; /* fraction of trials whose score equals another trial's */
+	/* The same metrics of the negated scores (what an attacker who reverses
+	 * them reaches; vpa_metrics_flipped), NAN until computed. */
+	double eer_flipped, cllr_min_flipped, min_dcf_flipped;
+	/* vpa_metrics_judge_reversal: 1 when the scores are anti-correlated with
+	 * identity; the sweep EER interval it read (NAN: none was needed) */
+	int anti_correlated;
+	double eer_sweep_lo, eer_sweep_hi, eer_sweep_level;
 };
 
 /* All of the above on one sorted score set.  Errors: an empty class. */
 int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
 		    struct vpa_metrics *m /* OUT */, struct vpa_err *err);
+
+/* ---- reversed scores (metrics/reversal.c) -------------------------------- */
+
+/*
+ * ROCCH-EER cannot exceed 0.5 (the hull includes the chance line), so scores
+ * where higher means a *different* source read EER 0.5, Cllr_min 1, min DCF 1
+ * ("no leak"), while an attacker who reverses them links identities.
+ *
+ * vpa_metrics_flipped: m->eer_flipped, cllr_min_flipped, min_dcf_flipped, the
+ * ROCCH-EER, Cllr_min and min DCF (o's prior and costs; NULL: defaults) of
+ * the negated scores of the unweighted set tar (n_tar), non (n_non), each
+ * sorted ascending.  No copy (a score set can be 1 GB): the arrays are
+ * reversed and negated in place for the call and restored bit for bit
+ * before it returns, so no other thread may read them meanwhile.  Errors:
+ * an empty class.
+ */
+int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
+			const struct vpa_metrics_opts *o, struct vpa_metrics *m /* IN/OUT */,
+			struct vpa_err *err);
+
+/*
+ * The rule: the scores are anti-correlated with identity when the lower end
+ * of a VPA_REVERSAL_LEVEL bootstrap interval [lo, hi] of the sweep EER (BCa,
+ * vpa_bootstrap_ci) lies above 0.5, i.e. lo > 0.5 (and so eer_sweep > 0.5:
+ * every interval contains its estimate).  A sweep EER of at most 0.5 needs
+ * no interval (pass NAN): not anti-correlated.  Sets m->anti_correlated and
+ * m->eer_sweep_lo/hi/level.
+ */
+#define VPA_REVERSAL_LEVEL 0.95
+void vpa_metrics_judge_reversal(struct vpa_metrics *m, double lo, double hi);
+
+/*
+ * The replicates (and jackknife groups) of the bootstrap drawn for the rule
+ * on n trials when no interval at VPA_REVERSAL_LEVEL was asked for: reps,
+ * but at most max(50, 2e8 / n), so that a reversed file of 10^8 trials
+ * costs about 100 sweeps, not 2,000 (its interval is then a few 1e-4 wide,
+ * and only a sweep EER that close to 0.5 could be judged otherwise).
+ */
+size_t vpa_reversal_reps(size_t reps, size_t n);
 
 /* ---- reliability (metrics/reliability.c) --------------------------------- */
 
@@ -238,7 +284,9 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 /*
  * Calls emit(ctx, path, reason) once for each metric of m that cannot be
  * trusted, in a fixed order: eer, eer_sweep, cllr, cllr_min, min_dcf, zebra,
- * linkability, linkability_hist.  path is the gate key (zebra covers
+ * linkability, linkability_hist, then (when vpa_metrics_flipped has filled
+ * them) eer_flipped, cllr_min_flipped, min_dcf_flipped with the reasons of
+ * eer, cllr_min and min_dcf.  path is the gate key (zebra covers
  * zebra.dece and zebra.log10_lr_worst); reason is a short plain phrase
  * ("12 mated scores (fewer than 100)"; several joined by "; "); an undefined
  * value gives "undefined value ...".  o gives p_target and the costs for
@@ -253,7 +301,8 @@ void vpa_metrics_reliability(struct vpa_metrics *m, const struct vpa_metrics_opt
 
 /*
  * Bootstrap intervals (BCa: bias-corrected and accelerated, metrics/ci.c)
- * for EER (ROCCH), Cllr_min and linkability.
+ * for EER (ROCCH), Cllr_min, linkability and the sweep EER (the last one
+ * decides vpa_metrics_judge_reversal; `sweep_only` computes it alone).
  * If ids are given (tar_e/tar_t/non_e/non_t: enrolment and test identity
  * index of each trial in the sorted order, in [0, n_e) and [0, n_t)), each
  * replicate resamples enrolment identities and test identities with
@@ -273,6 +322,8 @@ struct vpa_ci_opts {
 	size_t n_e, n_t;
 	double omega;
 	size_t bins;
+	int sweep_only;   /* 1: only the sweep EER interval (the others stay NAN) */
+	size_t jack_max;  /* jackknife units per sample at most (0: VPA_JACK_MAX_GROUPS) */
 };
 struct vpa_ci {
 	int by_identity;  /* 1: identities resampled; 0: trials */
@@ -280,11 +331,12 @@ struct vpa_ci {
 	double eer_lo, eer_hi, cllr_min_lo, cllr_min_hi, link_lo, link_hi;
 	size_t link_reps_used; /* replicates with linkability defined (>= 10 mated
 				  draws); link_lo/hi are NAN when 0 */
-	double estimate[3];    /* eer, cllr_min, linkability on the full set (NAN: undefined) */
-	double eer_a, cllr_min_a, link_a;    /* jackknife acceleration */
-	double eer_z0, cllr_min_z0, link_z0; /* bias; NAN when BCa was undefined
-						(every replicate on one side) */
-	unsigned extended;     /* bit 0 eer, 1 cllr_min, 2 linkability: widened to the estimate */
+	double eer_sweep_lo, eer_sweep_hi;
+	double estimate[4];    /* eer, cllr_min, linkability, eer_sweep on the full set (NAN: undefined) */
+	double eer_a, cllr_min_a, link_a, eer_sweep_a;     /* jackknife acceleration */
+	double eer_z0, cllr_min_z0, link_z0, eer_sweep_z0; /* bias; NAN when BCa was undefined
+							      (every replicate on one side) */
+	unsigned extended;     /* bit 0 eer, 1 cllr_min, 2 linkability, 3 eer_sweep: widened to the estimate */
 	size_t jack_groups[2]; /* jackknife units (or groups) of each sample (1 used by trials) */
 	int jack_grouped;      /* 1: a sample had more than VPA_JACK_MAX_GROUPS units */
 };

@@ -104,6 +104,7 @@ void vpa_metrics_reliability(struct vpa_metrics *m, const struct vpa_metrics_opt
 			"p_target %g)", pm / norm / (double)m->n_tar, m->n_tar,
 		    ceil(pm / norm / VPA_DCF_MAX_STEP), o->p_target);
 	emit_if(emit, ctx, "min_dcf", &w);
+	struct why w_dcf = w; /* min_dcf_flipped: the same counts */
 
 	w.s[0] = 0;
 	if (!isfinite(m->zebra.dece) || !isfinite(m->zebra.log10_lr_worst))
@@ -137,4 +138,11 @@ void vpa_metrics_reliability(struct vpa_metrics *m, const struct vpa_metrics_opt
 		add(&w, "undefined value");
 	counts(&w, m->n_tar, m->n_non, "mated scores", "non-mated scores");
 	emit_if(emit, ctx, "linkability_hist", &w);
+
+	/* the metrics of the reversed scores, once vpa_metrics_flipped has computed them */
+	if (isfinite(m->eer_flipped)) {
+		plain(emit, ctx, "eer_flipped", m->eer_flipped, m);
+		plain(emit, ctx, "cllr_min_flipped", m->cllr_min_flipped, m);
+		emit_if(emit, ctx, "min_dcf_flipped", &w_dcf);
+	}
 }

@@ -8,6 +8,10 @@
  * decides, for a "max" gate the largest.  Fail closed: an undefined metric
  * (null) or one the record marks unreliable fails its gate (the latter
  * unless "allow_unreliable"): a leak that cannot be measured is not a pass.
+ * So does a metric that reads the score direction (eer, cllr_min, min_dcf,
+ * ...) of a record whose scores are anti-correlated with identity, unless
+ * "allow_anti_correlated": reversed scores read as chance there, while an
+ * attacker who reverses them links identities.
  */
 #include "reports/report.h"
 
@@ -185,6 +189,8 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	const struct vpa_json *lo = vpa_json_get(g, "min"), *hi = vpa_json_get(g, "max");
 	const struct vpa_json *au = vpa_json_get(g, "allow_unreliable");
 	int allow = au && au->type == VPA_JSON_BOOL && au->boolean;
+	const struct vpa_json *aa = vpa_json_get(g, "allow_anti_correlated");
+	int allow_anti = aa && aa->type == VPA_JSON_BOOL && aa->boolean;
 	int has_lo = lo && lo->type == VPA_JSON_NUM, has_hi = hi && hi->type == VPA_JSON_NUM;
 	if (!attack || !metric)
 		return vpa_fail(err, VPA_EINPUT, lp, "a gate needs 'attack' and 'metric'");
@@ -215,8 +221,10 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 
 	size_t n_attack = 0, n_sub = 0, n_match = 0, n_present = 0, n_unrel = 0;
 	const struct vpa_json *worst_lo = NULL, *worst_hi = NULL, *undef = NULL, *unrel = NULL;
+	const struct vpa_json *anti = NULL;
 	const char *unrel_why = NULL;
-	double v_lo = INFINITY, v_hi = -INFINITY, unrel_v = NAN;
+	double v_lo = INFINITY, v_hi = -INFINITY, unrel_v = NAN, anti_v = NAN;
+	int reads_dir = !allow_anti && vpa_metric_reads_direction(metric);
 	for (size_t i = 0; records && i < records->n; i++) {
 		const struct vpa_json *r = records->items[i];
 		if (!selected(&sel, r, 0))
@@ -245,6 +253,10 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 			if (!undef)
 				undef = r;
 			continue;
+		}
+		if (reads_dir && !anti && vpa_rec_anti_correlated(r, 0, NULL)) {
+			anti = r;
+			anti_v = v->num;
 		}
 		if (why) {
 			if (!n_unrel++) {
@@ -311,17 +323,26 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	if (rc)
 		return rc;
 
-	/* decide: undefined, then unreliable, then the bounds (fail closed) */
+	/* decide: undefined, anti-correlated, unreliable, then the bounds (fail closed) */
 	int pass;
 	double value = NAN;
 	const struct vpa_json *worst = NULL;
-	struct vpa_buf msg;
+	struct vpa_buf msg, anti_why;
 	vpa_buf_init(&msg);
+	vpa_buf_init(&anti_why);
+	if (anti)
+		vpa_rec_anti_correlated(anti, 1, &anti_why);
 	vpa_buf_printf(&msg, "%s %s%s%s", attack, metric, side < 0 ? "" : " ", side < 0 ? "" : on);
 	if (undef) {
 		pass = 0;
 		worst = undef;
 		vpa_buf_puts(&msg, " is undefined and fails closed, unreliable: undefined value");
+	} else if (anti) {
+		pass = 0;
+		worst = anti;
+		value = anti_v;
+		vpa_buf_printf(&msg, " = %.6g fails closed, anti-correlated: %s", anti_v,
+			       vpa_buf_str(&anti_why));
 	} else if (unrel) {
 		pass = 0;
 		worst = unrel;
@@ -343,12 +364,12 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		if (pass && has_lo && has_hi)
 			vpa_buf_printf(&msg, " and %.6g <= %.6g", v_hi, hi->num);
 	}
-	if (n_match > 1 || undef || unrel) {
+	if (n_match > 1 || undef || unrel || anti) {
 		vpa_buf_init(&d);
 		vpa_record_describe(&d, worst, !sel.sub);
 		if (d.len && n_match > 1)
 			vpa_buf_printf(&msg, " (%s of %zu records: %s)",
-				       undef || unrel ? "first" : "worst", n_match, d.data);
+				       undef || unrel || anti ? "first" : "worst", n_match, d.data);
 		else if (d.len)
 			vpa_buf_printf(&msg, " (%s)", d.data);
 		vpa_buf_release(&d);
@@ -370,10 +391,14 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		vpa_json_set_str(o, "on", on);
 	if (allow)
 		vpa_json_set(o, "allow_unreliable", vpa_json_bool(1));
+	if (allow_anti)
+		vpa_json_set(o, "allow_anti_correlated", vpa_json_bool(1));
 	vpa_json_set(o, "value", vpa_json_num(value)); /* NAN -> null */
 	vpa_json_set(o, "pass", vpa_json_bool(pass));
-	if (!pass && (undef || unrel))
+	if (!pass && (undef || (unrel && !anti)))
 		vpa_json_set_str(o, "unreliable", undef ? "undefined value" : unrel_why);
+	if (!pass && !undef && anti)
+		vpa_json_set_str(o, "anti_correlated", vpa_buf_str(&anti_why));
 	vpa_json_set(o, "simulated", vpa_json_bool(vpa_results_simulated(results, attack)));
 	vpa_json_set_str(o, "message", vpa_buf_str(&msg));
 	if (loc.file) {
@@ -386,6 +411,7 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		vpa_json_set(o, "col", vpa_json_null());
 	}
 	vpa_json_push(out, o);
+	vpa_buf_release(&anti_why);
 	vpa_buf_release(&msg);
 	return pass ? 0 : 1;
 }

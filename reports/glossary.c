@@ -12,9 +12,22 @@ static const struct {
 	{"EER (equal error rate)",
 	 "The error rate of an attacker's same-speaker/different-speaker decisions at the threshold "
 	 "where misses and false alarms are equally frequent.",
-	 "For privacy, higher is better: 50% is chance (the attacker learns nothing); below about "
-	 "20% speakers are told apart most of the time; near 0% the identity is not protected.",
+	 "For privacy, higher is better: 50% is chance (the attacker learns nothing), unless the "
+	 "scores are anti-correlated with identity (below); below about 20% speakers are told "
+	 "apart most of the time; near 0% the identity is not protected.",
 	 "NIST speaker recognition evaluations; Tomashenko et al. 2020 (VoicePrivacy evaluation plan)"},
+	{"Anti-correlated scores (eer_flipped)",
+	 "Scores where a higher value means a different speaker (a distance, or an anonymiser that "
+	 "pushes each voice away from its source). The EER, Cllr_min and min DCF read them as "
+	 "chance; vpaudit calls a score set anti-correlated when its threshold-sweep EER is above "
+	 "50% with all of its 95% bootstrap interval, and gives the EER, Cllr_min and min DCF an "
+	 "attacker reaches who reverses the scores (eer_flipped, cllr_min_flipped, "
+	 "min_dcf_flipped).",
+	 "For privacy, an anti-correlated score set is a leak, not chance: read eer_flipped as its "
+	 "EER. A gate on the EER, Cllr_min or min DCF of such a set fails unless it says "
+	 "allow_anti_correlated.",
+	 "Fawcett 2006, An introduction to ROC analysis (a classifier below the diagonal, negated, "
+	 "lies above it)"},
 	{"Cllr / Cllr_min",
 	 "The log-likelihood-ratio cost in bits: how much the scores say about identity, "
 	 "calibration included (Cllr) or after the best calibration (Cllr_min).",

@@ -273,6 +273,8 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 		vpa_gate_bound(&t, g, 1);
 		if (why)
 			vpa_buf_printf(&t, ", unreliable: %s", why);
+		if (vpa_json_get_str(g, "anti_correlated"))
+			vpa_buf_printf(&t, ", anti-correlated: %s", vpa_json_get_str(g, "anti_correlated"));
 		vpa_buf_puts(b, ">\n      <failure type=\"gate\" message=\"");
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "\">");

@@ -105,7 +105,7 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
  * Gates.  `gates` is a JSON array of
  *   {"attack":"ID[.SUB]", "metric":NAME, "min":X | "max":X, ["layer":N],
  *    ["sweep":V], ["subs":[S,..]], ["exclude":[S,..]], ["on":"value"|"ci_low"|"ci_high"],
- *    ["allow_unreliable":bool], "file":F, "line":L, "col":C}
+ *    ["allow_unreliable":bool], ["allow_anti_correlated":bool], "file":F, "line":L, "col":C}
  * (the scenario loader converts YAML gates to this form, keeping their marks).
  * Evaluates each against results["records"], sets results["gates"] to
  * [{..., "value":V, "pass":bool, "simulated":bool, ["unreliable":REASON],
@@ -113,7 +113,10 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
  * selected record whose value is undefined, or whose "unreliable" object
  * names the metric (or a dotted prefix of it) fails the gate with
  * "unreliable: REASON" in its message; "allow_unreliable" waives the latter
- * only.  Returns 0 when all hold, VPA_EGATE when one fails, or an error
+ * only.  A record marked "anti_correlated" fails a gate on a metric that
+ * reads the score direction (vpa_metric_reads_direction) with
+ * "anti-correlated: FINDING" in its message and "anti_correlated":FINDING
+ * in the gate's object, unless the gate says "allow_anti_correlated".  Returns 0 when all hold, VPA_EGATE when one fails, or an error
  * (VPA_EINPUT: a gate names an attack/sub/layer/sweep value/metric not in the
  * results, selects no record, or asks for an interval the records lack,
  * blaming the gate's file:line:col).
@@ -127,6 +130,21 @@ void vpa_gate_line(struct vpa_buf *out, const struct vpa_json *gate);
 int vpa_results_simulated(const struct vpa_json *results, const char *attack);
 /* 1 for the metrics attacks store bootstrap intervals of (ci[METRIC] = [lo, hi]). */
 int vpa_metric_has_interval(const char *metric);
+
+/*
+ * Reversed scores (reports/reversal.c).  vpa_rec_anti_correlated: 1 when
+ * record rec says "anti_correlated": true (metrics/README.md "Reversed
+ * scores"), and then, when b is not NULL, appends the finding "the scores are
+ * anti-correlated with identity: an attacker who reverses them reaches EER
+ * 12.2%" (lowercase, no full stop; with evidence, the sweep EER and its
+ * interval in parentheses after "identity").  0 otherwise, b untouched.
+ * vpa_metric_reads_direction: 1 for the metrics that read scores as "higher
+ * = same source" and so read reversed scores as chance (eer, eer_sweep,
+ * cllr, cllr_min, min_dcf, zebra.*), the ones a gate fails closed on for an
+ * anti-correlated record unless it says "allow_anti_correlated".
+ */
+int vpa_rec_anti_correlated(const struct vpa_json *rec, int evidence, struct vpa_buf *b);
+int vpa_metric_reads_direction(const char *metric);
 /* The value at a dotted path ("zebra.dece") in an object; *present 0 when absent. */
 const struct vpa_json *vpa_metric_at(const struct vpa_json *m, const char *path, int *present);
 /* Equal scalars (numbers, strings, booleans; null or absent equal each other). */

@@ -193,6 +193,23 @@ static void unreliable_words(const struct vpa_json *r, const struct vpa_json *re
 	vpa_buf_release(&t);
 }
 
+/*
+ * The finding of a record whose scores are anti-correlated with identity, as
+ * a sentence ("The scores are anti-correlated with identity: an attacker who
+ * reverses them reaches EER 12.2%."), or nothing (reports/reversal.c decides).
+ */
+static int anti_correlated_words(const struct vpa_json *rec, struct vpa_buf *b)
+{
+	struct vpa_buf t;
+	vpa_buf_init(&t);
+	int anti = vpa_rec_anti_correlated(rec, 0, &t);
+	if (anti)
+		vpa_buf_printf(b, " T%s (the EER above reads a higher score as the same speaker).",
+			       t.data + 1);
+	vpa_buf_release(&t);
+	return anti;
+}
+
 /* One sentence for a record with an EER (verification-like attacks). */
 static void eer_sentence(const struct vpa_json *r, const char *kind, const char *attack,
 			 const struct vpa_json *rec, int *explained, struct vpa_buf *b)
@@ -231,10 +248,11 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 		vpa_buf_puts(b, "); chance is 50%");
 		if (eer < 0.05)
 			vpa_buf_puts(b, ", so the identity is effectively not protected");
-		else if (eer >= 0.4)
+		else if (eer >= 0.4 && !vpa_rec_anti_correlated(rec, 0, NULL))
 			vpa_buf_puts(b, ", so this attacker learns little");
 		vpa_buf_puts(b, ".");
 	}
+	anti_correlated_words(rec, b);
 	if (isfinite(link)) {
 		vpa_buf_printf(b, " Its linkability D\u2194sys is %.2f", link);
 		if (!*explained)
@@ -478,6 +496,45 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 
 /* ---- limitations ---- */
 
+/* One item per attack with records whose scores are anti-correlated with identity. */
+static void anti_correlated_limits(const struct vpa_json *r, struct vpa_blk *l)
+{
+	const struct vpa_json *recs = vpa_json_get(r, "records"), *atts = vpa_json_get(r, "attacks");
+	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {
+		const char *id = vpa_json_get_str(atts->items[a], "id");
+		const struct vpa_json *first = NULL;
+		size_t n_rec = 0, n_anti = 0;
+		for (size_t i = 0; id && recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+			const char *ra = vpa_json_get_str(recs->items[i], "attack");
+			if (!ra || strcmp(ra, id))
+				continue;
+			n_rec++;
+			if (vpa_rec_anti_correlated(recs->items[i], 0, NULL) && !n_anti++)
+				first = recs->items[i];
+		}
+		if (!first)
+			continue;
+		struct vpa_buf t, where;
+		vpa_buf_init(&t);
+		vpa_buf_init(&where);
+		vpa_rec_anti_correlated(first, 1, &t);
+		vpa_record_describe(&where, first, 1);
+		if (n_anti == 1)
+			vpa_doc_item(l, "%s%s%s%s: %s. Its EER, Cllr_min and min DCF read a higher "
+				     "score as the same speaker and so do not measure this attacker (gates "
+				     "on them fail unless they say allow_anti_correlated).", id, where.len ? " (" : "",
+				     vpa_buf_str(&where), where.len ? ")" : "", t.data);
+		else
+			vpa_doc_item(l, "%s: in %zu of %zu records %s (first, %s). Their EER, Cllr_min "
+				     "and min DCF read a higher score as the same speaker and so do not "
+				     "measure this attacker (gates on them fail unless they say "
+				     "allow_anti_correlated).", id, n_anti, n_rec,
+				     t.data, vpa_buf_str(&where));
+		vpa_buf_release(&where);
+		vpa_buf_release(&t);
+	}
+}
+
 void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 {
 	vpa_doc_head(d, 1, "limitations", "Limitations", 1);
@@ -503,6 +560,7 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 				     "attacker links here shows the method, not what it would link on "
 				     "recordings.", tid ? tid : "?", speech);
 	}
+	anti_correlated_limits(r, l);
 	const struct vpa_json *recs = vpa_json_get(r, "records"), *atts = vpa_json_get(r, "attacks");
 	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {
 		const char *id = vpa_json_get_str(atts->items[a], "id");

@@ -58,6 +58,11 @@ static const struct vpa_key gate_keys[] = {
 	{"allow_unreliable", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "accept a value its record marks unreliable (e.g. too few trials); by default such a "
 	 "gate fails closed with the reason. An undefined value fails in any case"},
+	{"allow_anti_correlated", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "accept eer, eer_sweep, cllr, cllr_min, min_dcf or zebra of a record whose scores are "
+	 "anti-correlated with identity (its threshold-sweep EER lies above 50% with its 95% "
+	 "interval): such scores read as chance there while an attacker who reverses them "
+	 "links identities (eer_flipped), so by default the gate fails closed with that finding"},
 	{NULL},
 };
 static const struct vpa_schema gate_schema = {"gate", gate_keys};
@@ -1033,6 +1038,8 @@ struct vpa_json *vpa_scenario_gates(const struct vpa_scenario *s)
 			vpa_json_set_str(o, "on", on);
 		if (vpa_cfg_bool(g, &gate_schema, "allow_unreliable"))
 			vpa_json_set(o, "allow_unreliable", vpa_json_bool(1));
+		if (vpa_cfg_bool(g, &gate_schema, "allow_anti_correlated"))
+			vpa_json_set(o, "allow_anti_correlated", vpa_json_bool(1));
 		vpa_json_set_str(o, "file", s->file);
 		vpa_json_set_num(o, "line", (double)g->line);
 		vpa_json_set_num(o, "col", (double)g->col);

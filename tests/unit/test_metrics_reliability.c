@@ -333,18 +333,21 @@ static void test_grouped_warnings(void)
 {
 	struct vpa_json *warn = vpa_json_arr();
 	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn, vpa_warn_groups_new()};
-	/* three reversed sets of 12 + 60: the EER and count warnings of the three
-	 * come as one line each, with the count */
+	/* three reversed sets of 12 + 60: the finding and the count warnings of
+	 * the three come as one line each, with the count */
 	const char *subs[3] = {"one", "two", "three"};
 	for (int i = 0; i < 3; i++)
 		vpa_json_free(record_of(&ctx, 12, 1, subs[i], 0));
-	/* the ignorant attacker above 50%: no "reversed" */
+	/* the ignorant attacker's perfectly reversed scores: anti-correlated with
+	 * identity is a finding for it too (issue 25: it was left out) */
 	vpa_json_free(record_of(&ctx, 12, 1, "ignorant", 1));
 	CHECK(warn->n == 0); /* nothing until the flush */
 	vpa_warn_groups_flush(&ctx);
 	CHECK(ctx.warn_groups == NULL);
-	CHECK(count_with(warn, "scores may be reversed") == 1);
-	CHECK(count_with(warn, "a: EER (threshold sweep) above 50% in 3 records (100.0%)") == 1);
+	/* the finding replaces the weaker "may be reversed" */
+	CHECK(count_with(warn, "scores may be reversed") == 0);
+	CHECK(count_with(warn, "a: the scores are anti-correlated with identity in 4 records: an "
+			       "attacker who reverses them reaches EER 0.0%") == 1);
 	CHECK(count_with(warn, "a: fewer than 100 target trials in 4 records (60)") == 1);
 	CHECK(count_with(warn, "a: fewer than 100 non-target trials in 4 records (12)") == 1);
 	for (size_t i = 0; i < warn->n; i++)
@@ -356,9 +359,51 @@ static void test_grouped_warnings(void)
 	struct vpa_run_ctx c2 = {"x.yaml", ".", 1, 1, warn, vpa_warn_groups_new()};
 	vpa_json_free(record_of(&c2, 12, 1, "ignorant", 0));
 	vpa_warn_groups_flush(&c2);
-	CHECK(count_with(warn, "a.ignorant: EER (threshold sweep) above 50% (100.0%): scores may be "
-			       "reversed") == 1);
+	CHECK(count_with(warn, "a.ignorant: the scores are anti-correlated with identity "
+			       "(threshold-sweep EER 100.0%, 95% interval 100.0-100.0%, above 50%): "
+			       "an attacker who reverses them reaches EER 0.0%") == 1);
 	vpa_json_free(warn);
+}
+
+static void push(void *ctx, const char *msg);
+
+/*
+ * The sweep EER above 50%: a finding when its interval lies above 50% (for
+ * every attacker), a hint when it does not (not for an attacker expected at
+ * chance), nothing at or below 50%.
+ */
+static void test_reversal_warnings(void)
+{
+	struct vpa_metrics m;
+	memset(&m, 0, sizeof m);
+	m.n_tar = m.n_non = 1000;
+	m.linkability_defined = m.linkability_reliable = 1;
+	m.cllr = 0.9;
+	m.eer_sweep = 0.53;
+	m.eer_flipped = 0.47;
+	vpa_metrics_judge_reversal(&m, 0.48, 0.58); /* borderline: the interval reaches 0.5 */
+	CHECK(!m.anti_correlated);
+	for (int chance = 0; chance < 2; chance++) {
+		struct vpa_json *w = vpa_json_arr();
+		vpa_sanity_warnings("set", &m, chance, push, w);
+		CHECK(count_with(w, "anti-correlated") == 0);
+		CHECK(count_with(w, "set: EER (threshold sweep) above 50% (53.0%): scores may be "
+				    "reversed") == !chance);
+		vpa_json_free(w);
+	}
+	m.eer_sweep = 0.68;
+	m.eer_flipped = 0.31;
+	vpa_metrics_judge_reversal(&m, 0.62, 0.71);
+	CHECK(m.anti_correlated);
+	for (int chance = 0; chance < 2; chance++) {
+		struct vpa_json *w = vpa_json_arr();
+		vpa_sanity_warnings("set", &m, chance, push, w);
+		CHECK(w->n == 1);
+		CHECK(count_with(w, "set: the scores are anti-correlated with identity (threshold-sweep "
+				    "EER 68.0%, 95% interval 62.0-71.0%, above 50%): an attacker who "
+				    "reverses them reaches EER 31.0%") == 1);
+		vpa_json_free(w);
+	}
 }
 
 static void push(void *ctx, const char *msg)
@@ -412,6 +457,7 @@ int main(void)
 	RUN(test_limits);
 	RUN(test_record);
 	RUN(test_grouped_warnings);
+	RUN(test_reversal_warnings);
 	RUN(test_cllr_warning);
 	return DONE();
 }

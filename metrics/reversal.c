@@ -1,0 +1,71 @@
+/*
+ * metrics/reversal.c - reversed scores: the metrics an attacker reaches who
+ * negates them, and the rule that calls a score set anti-correlated with
+ * identity (metrics.h, metrics/README.md "Reversed scores").
+ */
+#include "sv_metrics.h"
+
+#include <math.h>
+
+/* reverse a[0..n), negating it when neg: applied twice, a is as before (negation is exact) */
+static void reverse(double *a, size_t n, int neg)
+{
+	for (size_t i = 0, j = n; a && i + 1 < j; i++, j--) {
+		double t = a[i];
+		a[i] = a[j - 1];
+		a[j - 1] = t;
+	}
+	for (size_t i = 0; a && neg && i < n; i++)
+		a[i] = -a[i];
+}
+
+static void flip(double *tar, size_t n_tar, double *non, size_t n_non)
+{
+	reverse(tar, n_tar, 1);
+	reverse(non, n_non, 1);
+}
+
+int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
+			const struct vpa_metrics_opts *o, struct vpa_metrics *m, struct vpa_err *err)
+{
+	struct vpa_metrics_opts def;
+	struct vpa_pav p = { NULL, 0, 0, 0 };
+	struct sv_sweep w;
+	int rc;
+	m->eer_flipped = m->cllr_min_flipped = m->min_dcf_flipped = NAN;
+	if (!o) {
+		vpa_metrics_opts_init(&def);
+		o = &def;
+	}
+	struct vpa_scores s = { tar, n_tar, non, n_non, NULL, NULL };
+	if ((rc = sv_check(&s, err)))
+		return rc;
+	/* -s sorted is s reversed and negated: done in place, undone below */
+	flip(tar, n_tar, non, n_non);
+	if ((rc = vpa_pav_fit(&s, 0, &p, err)))
+		goto out;
+	m->eer_flipped = vpa_eer_rocch(&p, NULL);
+	m->cllr_min_flipped = vpa_cllr_min(&p);
+	sv_sweep(&s, o->p_target, o->c_miss, o->c_fa, &w);
+	m->min_dcf_flipped = w.min_dcf;
+out:
+	flip(tar, n_tar, non, n_non);
+	vpa_pav_release(&p);
+	return rc;
+}
+
+size_t vpa_reversal_reps(size_t reps, size_t n)
+{
+	size_t cap = n ? (size_t)(2e8 / (double)n) : reps;
+	if (cap < 50)
+		cap = 50;
+	return reps < cap ? reps : cap;
+}
+
+void vpa_metrics_judge_reversal(struct vpa_metrics *m, double lo, double hi)
+{
+	m->eer_sweep_lo = lo;
+	m->eer_sweep_hi = hi;
+	m->eer_sweep_level = isfinite(lo) ? VPA_REVERSAL_LEVEL : NAN;
+	m->anti_correlated = m->eer_sweep > 0.5 && isfinite(lo) && lo > 0.5;
+}
