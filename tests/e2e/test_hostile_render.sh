@@ -10,6 +10,65 @@ has() { grep -q -- "$2" "$1"; }
 now() { date +%s.%N; }
 elapsed_lt() { awk -v a="$1" -v b="$2" -v lim="$3" 'BEGIN { exit !(b - a < lim) }'; }
 
+# ---- item 4: a long word in free text ----
+# A word of 100,000 characters took 32-51 s to typeset (quadratic in Pango).
+# The scenario's description is capped at 1000 characters by validate and by
+# report; any other text (here a warning of the run) gets break opportunities.
+S=$PWD/scenarios/data
+word() { head -c "$1" /dev/zero | tr '\0' "$2"; }
+scenario() { # $1 = description
+	printf 'name: long\ndescription: %s\ntargets:\n  - {id: t, kind: scores, sets: [{name: s, scores: %s}]}\nattacks:\n  - {id: e, kind: evaluate, target: t}\n' \
+		"$1" "$S/ignorant.txt"
+}
+scenario "$(word 100000 x)" > "$T/long.yaml"
+t0=$(now)
+t_run "validate: a description of 100,000 characters is refused" 1 -- validate "$T/long.yaml"
+t1=$(now)
+t_ok "validate: in < 20 s" elapsed_lt "$t0" "$t1" 20
+t_ok "validate: the error names the file, the key and the limit" test "$(head -n 1 "$ERR")" = \
+	"vpaudit validate: error: $T/long.yaml:2:14: 'description' must be at most 1000 characters, got 100000"
+t_ok "validate: the offending line is echoed shortened (< 300 characters)" \
+	sh -c "test \$(wc -L < '$ERR') -lt 300"
+scenario "$(word 1000 x)" > "$T/max.yaml"
+t_run "validate: a description of 1000 characters is fine" 0 -- validate "$T/max.yaml"
+scenario "$(python3 -c "print('\u00e9' * 1000, end='')")" > "$T/max8.yaml"
+t_run "validate: 1000 characters are counted as characters, not bytes" 0 -- validate "$T/max8.yaml"
+
+# the same caps in a results file given to `report`
+python3 - "$G" "$T" <<'PY'
+import json, sys
+g, t = sys.argv[1], sys.argv[2]
+def write(name, f):
+    r = json.load(open(g)); f(r)
+    json.dump(r, open(t + '/' + name, 'w'), indent=1)
+write('desc100k.json', lambda r: r['scenario'].__setitem__('description', 'x' * 100000))
+write('desc1000.json', lambda r: r['scenario'].__setitem__('description', 'x' * 1000))
+write('warn100k.json', lambda r: r['warnings'].append('y' * 100000))
+write('warn1m.json', lambda r: r['warnings'].append('y' * (1 << 20 | 1)))
+PY
+t0=$(now)
+t_run "report: a description of 100,000 characters is refused" 1 -- report "$T/desc100k.json" -o "$T/d100k"
+t1=$(now)
+t_ok "report: in < 20 s" elapsed_lt "$t0" "$t1" 20
+t_ok "report: the error names the file, the place and the limit" test "$(cat "$ERR")" = \
+	"vpaudit report: error: $T/desc100k.json:6:18: scenario: 'description' must be at most 1000 characters, got 100000"
+t_ok "report: nothing written" test ! -e "$T/d100k"
+t_run "report: a description of 1000 characters is typeset" 3 -- report "$T/desc1000.json" -o "$T/d1000"
+t_ok "report: ... on the title page with the verdict" sh -c \
+	"pdftotext -f 1 -l 1 '$T/d1000/report.pdf' - | grep -q 'FAIL: 2 of 3 gates failed'"
+t0=$(now)
+t_run "report: a warning of one word of 100,000 characters" 3 -- report "$T/warn100k.json" -o "$T/w100k"
+t1=$(now)
+t_ok "report: the 100,000-character word is typeset in < 20 s (was 32 s)" elapsed_lt "$t0" "$t1" 20
+# (a paragraph taller than a page is cut at the page's end, as before: only
+# its first 3,500 characters are on paper)
+t_ok "report: the word is in the PDF" sh -c \
+	"test \$(pdftotext '$T/w100k/report.pdf' - | tr -cd y | wc -c) -ge 3000"
+t_run "report: a string over 1 MiB is refused" 1 -- report "$T/warn1m.json" -o "$T/w1m"
+t_ok "report: ... with one line naming the place" sh -c \
+	"test \$(wc -l < '$ERR') = 1 && grep -qx 'vpaudit report: error: $T/warn1m.json:[0-9]*:[0-9]*: a string of 1048577 bytes (at most 1048576 in a results file)' '$ERR'"
+t_ok "report: ... nothing written" test ! -e "$T/w1m"
+
 # ---- item 11: a gnuplot that closes its output and stays alive ----
 # The fake gnuplot closes stdout and stderr, then sleeps as the same process
 # (exec), so its pid file names the process vpaudit must kill.  Before the fix
