@@ -839,7 +839,7 @@ int vpa_report_pdf(const struct vpa_json *r, struct vpa_buf *out, struct vpa_err
 	if (!rc) {
 		struct vpa_doc d;
 		vpa_doc_build(r, &d);
-		rc = vpa_pdf_doc(&d, svgs, n_figs, out, err);
+		rc = vpa_pdf_doc_child(&d, svgs, n_figs, out, err);
 		vpa_doc_release(&d);
 	}
 	for (size_t i = 0; i < n_figs; i++)
@@ -862,7 +862,7 @@ int vpa_report_html_pdf(const struct vpa_json *r, struct vpa_buf *html, struct v
 		struct vpa_doc d;
 		vpa_doc_build(r, &d);
 		vpa_html_doc(&d, svgs, n_figs, html);
-		rc = vpa_pdf_doc(&d, svgs, n_figs, pdf, err);
+		rc = vpa_pdf_doc_child(&d, svgs, n_figs, pdf, err);
 		vpa_doc_release(&d);
 	}
 	for (size_t i = 0; i < n_figs; i++)

@@ -69,6 +69,51 @@ t_ok "report: ... with one line naming the place" sh -c \
 	"test \$(wc -l < '$ERR') = 1 && grep -qx 'vpaudit report: error: $T/warn1m.json:[0-9]*:[0-9]*: a string of 1048577 bytes (at most 1048576 in a results file)' '$ERR'"
 t_ok "report: ... nothing written" test ! -e "$T/w1m"
 
+# ---- item 5: out of memory while typesetting the PDF ----
+# GLib aborts the process when an allocation fails (SIGTRAP, exit 133, two
+# lines of GLib's own); the PDF is now typeset in a child process whose death
+# is one error line.  VPAUDIT_TEST_PDF_HEADROOM_MB=N lets that child's address
+# space grow by N MiB only; where it then dies (our allocator, GLib, librsvg,
+# fontconfig) depends on the machine, so every outcome is checked for the
+# rule: exit 1 with one error line about report.pdf and nothing written, or
+# the complete reports.
+ONE_LINE='^vpaudit report: error: (out of memory \(allocating [0-9 *]+ bytes\) while typesetting report\.pdf|out of memory while typesetting report\.pdf: .*|report\.pdf: the typesetter .*)$'
+VPAUDIT_TEST_PDF_HEADROOM_MB=0 t_run "PDF without memory: exit 1" 1 -- report "$G" -o "$T/oom"
+t_ok "PDF without memory: one error line" sh -c "test \$(wc -l < '$ERR') = 1 && grep -Eq '$ONE_LINE' '$ERR'"
+head -n 1 "$ERR" | sed 's/^/# headroom 0: /'
+t_ok "PDF without memory: nothing written" test ! -e "$T/oom"
+bad=0; failed=0
+for mb in 0 1 2 4 8 16 24 32 40 48 56 64 96 128; do
+	rm -rf "$T/scan"
+	VPAUDIT_TEST_PDF_HEADROOM_MB=$mb "$VPAUDIT" report "$G" -o "$T/scan" > /dev/null 2> "$T/scan.err"; rc=$?
+	if [ $rc = 1 ]; then
+		failed=$((failed + 1))
+		if [ "$(wc -l < "$T/scan.err")" != 1 ] || ! grep -Eq "$ONE_LINE" "$T/scan.err" || [ -e "$T/scan" ]; then
+			bad=$((bad + 1)); echo "# headroom $mb MiB: exit 1 but:"; head -n 3 "$T/scan.err" | sed 's/^/#   /'
+		fi
+	elif [ $rc = 3 ]; then
+		if [ ! -s "$T/scan/report.pdf" ] || [ ! -s "$T/scan/report.html" ]; then
+			bad=$((bad + 1)); echo "# headroom $mb MiB: exit 3 without the reports"
+		fi
+	else
+		bad=$((bad + 1)); echo "# headroom $mb MiB: exit $rc"; head -n 3 "$T/scan.err" | sed 's/^/#   /'
+	fi
+done
+echo "# $failed of 14 headrooms ran out of memory"
+t_ok "PDF memory from 0 to 128 MiB: one error line or complete reports, never an abort" test $bad = 0
+# all or nothing: a failed re-render leaves the previous reports as they were
+t_run "complete reports first" 3 -- report "$G" -o "$T/keep"
+(cd "$T/keep" && sha256sum * > "$T/keep.sums")
+VPAUDIT_TEST_PDF_HEADROOM_MB=0 t_run "PDF without memory over earlier reports: exit 1" 1 -- report "$G" -o "$T/keep"
+t_ok "... the earlier reports unchanged" sh -c "cd '$T/keep' && sha256sum -c --quiet '$T/keep.sums'"
+t_ok "... and no temporaries" test "$(ls "$T/keep" | wc -l)" = "$(wc -l < "$T/keep.sums")"
+# `run` writes its reports the same way
+VPAUDIT_TEST_PDF_HEADROOM_MB=0 t_run "run: PDF without memory: exit 1" 1 -- run scenarios/scores-example.yaml -o "$T/run0" --quiet
+t_ok "run: one error line (after the run's warnings)" sh -c \
+	"test \$(grep -vc '^vpaudit: warning: ' '$ERR') = 1 && grep -v '^vpaudit: warning: ' '$ERR' | sed 's/^vpaudit run:/vpaudit report:/' | grep -Eq '$ONE_LINE'"
+t_ok "run: no results.json, report.html or report.pdf" \
+	test ! -e "$T/run0/results.json" -a ! -e "$T/run0/report.html" -a ! -e "$T/run0/report.pdf"
+
 # ---- item 11: a gnuplot that closes its output and stays alive ----
 # The fake gnuplot closes stdout and stderr, then sleeps as the same process
 # (exec), so its pid file names the process vpaudit must kill.  Before the fix
