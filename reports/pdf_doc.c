@@ -227,11 +227,43 @@ static void rect(struct pdf *p, double x, double y, double w, double h, double r
 	cairo_fill(p->cr);
 }
 
-/* A paragraph; whole paragraphs move to the next page. */
+/*
+ * A paragraph taller than a page (p->lay holds it, laid out): line by line,
+ * continued on the next pages.  A copy of the layout is walked, because the
+ * footers of new pages are laid out in p->lay.
+ */
+static void para_lines(struct pdf *p, double x, double r, double g, double b)
+{
+	PangoLayout *l = pango_layout_copy(p->lay);
+	PangoLayoutIter *it = pango_layout_get_iter(l);
+	do {
+		PangoRectangle lr;
+		pango_layout_iter_get_line_extents(it, NULL, &lr);
+		double lh = (double)lr.height / PANGO_SCALE;
+		if (!fits(p, lh) && p->y > M_T)
+			new_page(p);
+		if (p->draw) {
+			double base = (double)(pango_layout_iter_get_baseline(it) - lr.y) / PANGO_SCALE;
+			cairo_set_source_rgb(p->cr, r, g, b);
+			cairo_move_to(p->cr, x, p->y + base);
+			pango_cairo_show_layout_line(p->cr, pango_layout_iter_get_line_readonly(it));
+		}
+		p->y += lh;
+	} while (pango_layout_iter_next_line(it));
+	pango_layout_iter_free(it);
+	g_object_unref(l);
+}
+
+/* A paragraph; whole paragraphs move to the next page (unless taller than one). */
 static void para(struct pdf *p, const char *font, const char *text, double x, double w,
 		 double r, double g, double b, double after)
 {
 	double h = layout(p, font, text, w);
+	if (h > PAGE_H - M_T - M_B) {
+		para_lines(p, x, r, g, b);
+		p->y += after;
+		return;
+	}
 	ensure(p, h);
 	layout(p, font, text, w);
 	show(p, x, p->y, r, g, b);
