@@ -208,7 +208,7 @@ static int check_figures(const struct vpa_json *figs, const char *name, struct v
 /*
  * What reaches the renderers is bounded: no string (value or key) of a
  * results file is longer than this.  Pango's memory and time grow with a
- * paragraph's length (a 1 MiB word typesets in about 15 s); vpaudit writes
+ * paragraph's length (a 1 MiB word: 5-7 s and 170 MB in Pango); vpaudit writes
  * strings of a few hundred bytes.
  */
 #define RESULTS_STR_MAX (1 << 20)
