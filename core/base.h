@@ -19,6 +19,13 @@
 
 #define VPA_VERSION "0.1.0"
 
+/*
+ * The longest free text a report shows, in characters: a scenario's
+ * `description` (checked by `validate`, and by `report` in a results file).
+ * The title page has room for this much even in wide characters.
+ */
+#define VPA_DESCRIPTION_MAX 1000
+
 enum vpa_status {
 	VPA_OK = 0,
 	VPA_EINPUT = -1, /* bad user input: file contents, options, scenario */

@@ -223,11 +223,11 @@ static void names_text(struct vpa_buf *out, const struct vpa_buf *names)
 /*
  * With --significant, the line after "BASELINE matched ..." that says which
  * comparisons the intervals could decide and which were made on the
- * tolerance alone (only eer, cllr_min and linkability have intervals, and
- * only when the attack has `ci:` in both runs):
- *   "BASELINE --significant: 9 comparisons against the intervals of both files (eer,
- *    cllr_min, linkability); 15 on the tolerance alone, without an interval in both
- *    files (eer_sweep, cllr, ...)"
+ * tolerance alone (only eer, eer_sweep, cllr_min and linkability have
+ * intervals, and only when the attack has `ci:` in both runs):
+ *   "BASELINE --significant: 12 comparisons against the intervals of both files (eer,
+ *    eer_sweep, cllr_min, linkability); 12 on the tolerance alone, without an interval
+ *    in both files (cllr, ...)"
  */
 static void significance_line(const struct vpa_json *comps, struct vpa_json *lines)
 {

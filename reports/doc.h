@@ -137,6 +137,15 @@ void vpa_threat_markdown(struct vpa_buf *out);
 /* svgs: one per figure in vpa_collect_figures order, or NULL (no_plots). */
 void vpa_html_doc(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_figs,
 		  struct vpa_buf *out);
+/*
+ * vpa_pdf_doc (below) in a forked child (reports/pdf_child.c): the same result and
+ * errors, and whatever ends the child (GLib's abort when memory runs out
+ * included) is one error: "out of memory (allocating N bytes) while
+ * typesetting report.pdf" (VPA_ENOMEM) or "report.pdf: the typesetter was
+ * killed by signal N (...)" (VPA_EIO).  The PDF is appended to out.
+ */
+int vpa_pdf_doc_child(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_figs,
+		      struct vpa_buf *out, struct vpa_err *err);
 /* report.pdf with cairo + Pango; figures drawn from the SVGs with librsvg
  * (svgs NULL: figures omitted, a note instead). */
 int vpa_pdf_doc(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_figs,

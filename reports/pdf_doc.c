@@ -54,6 +54,7 @@ struct pdf {
 	double *plan_size; /* per block: their font size */
 	double **plan_h;   /* per block: header and row heights from pass 1 */
 	size_t cur;        /* the block being laid out */
+	struct vpa_buf words; /* scratch of breakable() */
 	int failed;
 };
 
@@ -72,6 +73,78 @@ static void set_font(struct pdf *p, const char *desc)
 	pango_font_description_free(fd);
 }
 
+/*
+ * Pango wraps a line by shaping ahead to the next break opportunity, so a word
+ * of n characters without one costs O(n^2) even with PANGO_WRAP_WORD_CHAR (a
+ * 100,000-character description took 32 s; issue 26 item 4).  A run of more
+ * than WORD_MAX characters without white space gets a zero-width space
+ * (U+200B, a break opportunity that draws nothing) after every WORD_CUT
+ * characters: the cost is linear, and the run wraps like words of 8
+ * characters (with cuts every 256 characters, each cut also ended a line
+ * early).  Shorter runs (SHA-256 sums, paths) are laid out as given.  Never
+ * before a combining mark or a joiner, which belong to the character before.
+ */
+#define WORD_MAX 256
+#define WORD_CUT 8
+
+static int joins_previous(const unsigned char *s)
+{
+	unsigned c;
+	if ((s[0] & 0xe0) == 0xc0 && s[1])
+		c = (unsigned)(s[0] & 0x1f) << 6 | (s[1] & 0x3f);
+	else if ((s[0] & 0xf0) == 0xe0 && s[1] && s[2])
+		c = (unsigned)(s[0] & 0x0f) << 12 | (unsigned)(s[1] & 0x3f) << 6 | (s[2] & 0x3f);
+	else
+		return 0;
+	return (c >= 0x300 && c <= 0x36f) || (c >= 0x1ab0 && c <= 0x1aff) ||
+	       (c >= 0x1dc0 && c <= 0x1dff) || (c >= 0x20d0 && c <= 0x20ff) ||
+	       (c >= 0xfe00 && c <= 0xfe0f) || (c >= 0xfe20 && c <= 0xfe2f) || c == 0x200d;
+}
+
+static int is_space(const unsigned char *s)
+{
+	return *s == ' ' || *s == '\t' || *s == '\n' || (s[0] == 0xe2 && s[1] == 0x80 && s[2] == 0x8b);
+}
+
+/* text, or a copy in *tmp with break opportunities in long runs (above). */
+static const char *breakable(const char *text, struct vpa_buf *tmp)
+{
+	const unsigned char *s = (const unsigned char *)text;
+	size_t done = 0, i = 0;
+	int copied = 0;
+	while (s[i]) {
+		if (is_space(s + i)) {
+			i++;
+			continue;
+		}
+		size_t start = i, n = 0;
+		for (; s[i] && !is_space(s + i); i++)
+			n += (s[i] & 0xc0) != 0x80;
+		if (n <= WORD_MAX)
+			continue;
+		if (!copied)
+			tmp->len = 0, copied = 1;
+		vpa_buf_add(tmp, text + done, start - done);
+		size_t from = start, k = 0;
+		for (size_t j = start; j < i; j++) {
+			if ((s[j] & 0xc0) == 0x80)
+				continue;
+			if (k++ >= WORD_CUT && !joins_previous(s + j)) {
+				vpa_buf_add(tmp, text + from, j - from);
+				vpa_buf_puts(tmp, "\xe2\x80\x8b");
+				from = j;
+				k = 1;
+			}
+		}
+		vpa_buf_add(tmp, text + from, i - from);
+		done = i;
+	}
+	if (!copied)
+		return text;
+	vpa_buf_puts(tmp, text + done);
+	return tmp->data;
+}
+
 /* Lay out text in the given width (pt); returns its height (pt). */
 static double layout(struct pdf *p, const char *font, const char *text, double width)
 {
@@ -79,7 +152,7 @@ static double layout(struct pdf *p, const char *font, const char *text, double w
 	pango_layout_set_width(p->lay, width > 0 ? (int)(width * PANGO_SCALE) : -1);
 	pango_layout_set_wrap(p->lay, PANGO_WRAP_WORD_CHAR);
 	pango_layout_set_alignment(p->lay, PANGO_ALIGN_LEFT);
-	pango_layout_set_text(p->lay, text ? text : "", -1);
+	pango_layout_set_text(p->lay, breakable(text ? text : "", &p->words), -1);
 	int w, h;
 	pango_layout_get_size(p->lay, &w, &h);
 	return (double)h / PANGO_SCALE;
@@ -154,11 +227,43 @@ static void rect(struct pdf *p, double x, double y, double w, double h, double r
 	cairo_fill(p->cr);
 }
 
-/* A paragraph; whole paragraphs move to the next page. */
+/*
+ * A paragraph taller than a page (p->lay holds it, laid out): line by line,
+ * continued on the next pages.  A copy of the layout is walked, because the
+ * footers of new pages are laid out in p->lay.
+ */
+static void para_lines(struct pdf *p, double x, double r, double g, double b)
+{
+	PangoLayout *l = pango_layout_copy(p->lay);
+	PangoLayoutIter *it = pango_layout_get_iter(l);
+	do {
+		PangoRectangle lr;
+		pango_layout_iter_get_line_extents(it, NULL, &lr);
+		double lh = (double)lr.height / PANGO_SCALE;
+		if (!fits(p, lh) && p->y > M_T)
+			new_page(p);
+		if (p->draw) {
+			double base = (double)(pango_layout_iter_get_baseline(it) - lr.y) / PANGO_SCALE;
+			cairo_set_source_rgb(p->cr, r, g, b);
+			cairo_move_to(p->cr, x, p->y + base);
+			pango_cairo_show_layout_line(p->cr, pango_layout_iter_get_line_readonly(it));
+		}
+		p->y += lh;
+	} while (pango_layout_iter_next_line(it));
+	pango_layout_iter_free(it);
+	g_object_unref(l);
+}
+
+/* A paragraph; whole paragraphs move to the next page (unless taller than one). */
 static void para(struct pdf *p, const char *font, const char *text, double x, double w,
 		 double r, double g, double b, double after)
 {
 	double h = layout(p, font, text, w);
+	if (h > PAGE_H - M_T - M_B) {
+		para_lines(p, x, r, g, b);
+		p->y += after;
+		return;
+	}
 	ensure(p, h);
 	layout(p, font, text, w);
 	show(p, x, p->y, r, g, b);
@@ -182,6 +287,7 @@ static void title_page(struct pdf *p)
 	} else if (d->status == VPA_P_FAIL) {
 		fr = 0.69, fg = 0, fb = 0.13, br = 0.99, bg = 0.93, bb = 0.93;
 	}
+	ensure(p, h + 24); /* after a long title and description: not over the footer */
 	rect(p, M_L, p->y, CW, h + 24, fr, fg, fb);
 	rect(p, M_L + 2, p->y + 2, CW - 4, h + 20, br, bg, bb);
 	layout(p, FONT " Bold 12", d->verdict, CW - 24);
@@ -749,6 +855,7 @@ out:
 	free(p.plan_h);
 	free(p.plan_w);
 	free(p.plan_size);
+	vpa_buf_release(&p.words);
 	return rc;
 }
 
@@ -764,7 +871,7 @@ int vpa_report_pdf(const struct vpa_json *r, struct vpa_buf *out, struct vpa_err
 	if (!rc) {
 		struct vpa_doc d;
 		vpa_doc_build(r, &d);
-		rc = vpa_pdf_doc(&d, svgs, n_figs, out, err);
+		rc = vpa_pdf_doc_child(&d, svgs, n_figs, out, err);
 		vpa_doc_release(&d);
 	}
 	for (size_t i = 0; i < n_figs; i++)
@@ -787,7 +894,7 @@ int vpa_report_html_pdf(const struct vpa_json *r, struct vpa_buf *html, struct v
 		struct vpa_doc d;
 		vpa_doc_build(r, &d);
 		vpa_html_doc(&d, svgs, n_figs, html);
-		rc = vpa_pdf_doc(&d, svgs, n_figs, pdf, err);
+		rc = vpa_pdf_doc_child(&d, svgs, n_figs, pdf, err);
 		vpa_doc_release(&d);
 	}
 	for (size_t i = 0; i < n_figs; i++)

@@ -33,6 +33,8 @@
 #include "reports/table.h"
 
 #define GNUPLOT_TIMEOUT_S 300
+/* A gnuplot exits as it closes its output; one that lingers is killed. */
+#define GNUPLOT_EXIT_GRACE_S 10
 
 /* ---- process ---- */
 
@@ -249,6 +251,23 @@ static int finish_job(struct job *j, struct vpa_err *err)
 	return rc;
 }
 
+/*
+ * Reap the job by `deadline` (vpa_now() seconds): 1 when it exited (or is
+ * not our child: j->status stays 0), 0 when it is still running then.
+ */
+static int reap_by(struct job *j, double deadline)
+{
+	for (;;) {
+		pid_t w = waitpid(j->pid, &j->status, WNOHANG);
+		if (w == j->pid || (w < 0 && errno != EINTR))
+			return 1;
+		if (vpa_now() >= deadline)
+			return 0;
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+	}
+}
+
 int vpa_gnuplot_run_many(const char *const *scripts, const size_t *lens, size_t n,
 			 struct vpa_buf *outs, struct vpa_err *err)
 {
@@ -325,16 +344,25 @@ int vpa_gnuplot_run_many(const char *const *scripts, const size_t *lens, size_t 
 				close_fd(fd);
 		}
 	}
+	/* Every output is closed (or we failed): reap the children, but a
+	 * gnuplot that closed its output and stays alive is not waited for
+	 * without limit (issue 26 item 11). */
+	double deadline = vpa_now() + GNUPLOT_EXIT_GRACE_S;
 	for (size_t i = 0; i < n; i++) {
 		struct job *j = &jobs[i];
 		if (j->pid <= 0)
 			continue;
-		if (rc)
-			kill(j->pid, SIGKILL);
+		if (!rc && reap_by(j, deadline)) {
+			rc = finish_job(j, err);
+			continue;
+		}
+		if (!rc)
+			rc = vpa_fail(err, VPA_EIO, NULL,
+				      "gnuplot did not exit within %d s of closing its output: killed it",
+				      GNUPLOT_EXIT_GRACE_S);
+		kill(j->pid, SIGKILL);
 		while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
 			;
-		if (!rc)
-			rc = finish_job(j, err);
 	}
 	for (size_t i = 0; i < n; i++) {
 		close_fd(&jobs[i].in);

@@ -260,7 +260,9 @@ int vpa_results_check(const struct vpa_json *results, const char *name, struct v
  * a string "name"), "attacks" (objects with a string "id" and optional valid
  * "figures"), "records" (objects with a string "attack" and an object
  * "metrics"); optional "targets", "figures", "gates" (objects with string
- * "attack", "metric" and a boolean "pass"), "warnings" (strings).  `name`
+ * "attack", "metric" and a boolean "pass"), "warnings" (strings); the
+ * scenario's "description" at most VPA_DESCRIPTION_MAX characters and no
+ * string or key longer than 1 MiB (what reaches the renderers).  `name`
  * (borrowed) names the file in messages:
  *   "results.json: missing 'records'"
  *   "results.json:3:13: unsupported schema 'x' (expected 'vpaudit.results/1')"

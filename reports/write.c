@@ -335,6 +335,34 @@ int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err
 	return 0;
 }
 
+/*
+ * What reaches the renderers is bounded: no string (value or key) of a
+ * results file is longer than this.  Pango's memory and time grow with a
+ * paragraph's length (a 1 MiB word: 5-7 s and 170 MB in Pango); vpaudit writes
+ * strings of a few hundred bytes.
+ */
+#define RESULTS_STR_MAX (1 << 20)
+
+/* The length of the longest string or key in v; *at its value (or object). */
+static size_t longest_string(const struct vpa_json *v, const struct vpa_json **at)
+{
+	size_t best = 0;
+	*at = v;
+	if (v->type == VPA_JSON_STR)
+		return strlen(v->str);
+	if (v->type != VPA_JSON_ARR && v->type != VPA_JSON_OBJ)
+		return 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const struct vpa_json *a;
+		size_t l = longest_string(v->items[i], &a);
+		if (v->type == VPA_JSON_OBJ && strlen(v->keys[i]) > l)
+			l = strlen(v->keys[i]), a = v;
+		if (l > best)
+			best = l, *at = a;
+	}
+	return best;
+}
+
 int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
 {
 	const struct vpa_json *v, *arr;
@@ -346,9 +374,14 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 		return rc;
 	if (strcmp(v->str, SCHEMA))
 		return bad(err, name, v, "unsupported schema '%s' (expected '%s')", v->str, SCHEMA);
-	if ((rc = want(r, "scenario", VPA_JSON_OBJ, 1, "an object", NULL, name, &v, err)) ||
-	    (rc = want(v, "name", VPA_JSON_STR, 1, "a string", "scenario", name, &v, err)))
+	const struct vpa_json *sc;
+	if ((rc = want(r, "scenario", VPA_JSON_OBJ, 1, "an object", NULL, name, &sc, err)) ||
+	    (rc = want(sc, "name", VPA_JSON_STR, 1, "a string", "scenario", name, &v, err)) ||
+	    (rc = want(sc, "description", VPA_JSON_STR, 0, "a string", "scenario", name, &v, err)))
 		return rc;
+	if (v && vpa_utf8_width(v->str) > VPA_DESCRIPTION_MAX)
+		return bad(err, name, v, "scenario: 'description' must be at most %d characters, got %zu",
+			   VPA_DESCRIPTION_MAX, vpa_utf8_width(v->str));
 	static const char *const opt_str[] = {"vpaudit_version", "started", "status"};
 	for (size_t k = 0; k < sizeof(opt_str) / sizeof(*opt_str); k++)
 		if ((rc = want(r, opt_str[k], VPA_JSON_STR, 0, "a string", NULL, name, &v, err)))
@@ -430,6 +463,11 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 	for (size_t i = 0; arr && i < arr->n; i++)
 		if (arr->items[i]->type != VPA_JSON_STR)
 			return bad(err, name, arr->items[i], "warning %zu must be a string", i + 1);
+	const struct vpa_json *at;
+	size_t len = longest_string(r, &at);
+	if (len > RESULTS_STR_MAX)
+		return bad(err, name, at, "a string of %zu bytes (at most %d in a results file)", len,
+			   RESULTS_STR_MAX);
 	return 0;
 }
 

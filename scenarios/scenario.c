@@ -105,7 +105,7 @@ static const struct vpa_key top_keys[] = {
 	{"name", VPA_K_NAME, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "vpc-b1",
 	 "the scenario's name; the default output folder is `out/NAME/` (so `.` and `..` are "
 	 "refused)"},
-	{"description", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL,
+	{"description", VPA_K_STR, 0, NULL, -INFINITY, VPA_DESCRIPTION_MAX, 0, NULL, NULL,
 	 "\"B1 anonymiser, 3 attackers\"", "free text shown at the top of the report"},
 	{"seed", VPA_K_INT, 0, "1", 0, 9007199254740991.0, 0, NULL, NULL, "42",
 	 "the seed every random stream is split from (`--seed` overrides)"},

@@ -93,7 +93,8 @@ struct vpa_key {
 	enum vpa_ktype type;
 	int required;
 	const char *dflt;    /* default as YAML text ("1", "0.01", "html,pdf"), NULL = none */
-	double lo, hi;       /* INT/NUM range, -INFINITY/INFINITY when unbounded */
+	double lo, hi;       /* INT/NUM range, -INFINITY/INFINITY when unbounded;
+			      * STR: hi = the most characters (UTF-8 code points) */
 	unsigned flags;
 	const char *choices; /* ENUM/ENUMLIST: "a|b|c" */
 	const struct vpa_schema *sub; /* MAP/MAPLIST */

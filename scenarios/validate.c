@@ -229,6 +229,14 @@ static int name_ok(const char *s, int allow_dot)
 	return 1;
 }
 
+static size_t utf8_chars(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
 /* The text of a scalar for messages: quoted and shortened. */
 static const char *shown(const struct vpa_ynode *v, char *store, size_t cap)
 {
@@ -274,6 +282,10 @@ int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
 				      "'%s' must use only letters, digits, '.', '_' and '-', got %s",
 				      k->name, shown(v, st, sizeof(st)));
+		} else if (k->type == VPA_K_STR && isfinite(k->hi) && utf8_chars(v->str) > k->hi) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' must be at most %.0f characters, got %zu", k->name, k->hi,
+				      utf8_chars(v->str));
 		}
 		break;
 	case VPA_K_PATHS:
@@ -552,7 +564,11 @@ struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key
 static const char *type_text(const struct vpa_key *k, struct vpa_buf *b)
 {
 	switch (k->type) {
-	case VPA_K_STR: return "string";
+	case VPA_K_STR:
+		if (!isfinite(k->hi))
+			return "string";
+		vpa_buf_printf(b, "string (at most %.0f characters)", k->hi);
+		return vpa_buf_str(b);
 	case VPA_K_NAME: return "name ([A-Za-z0-9._-])";
 	case VPA_K_ID: return "id ([A-Za-z0-9_-])";
 	case VPA_K_INT:

@@ -105,10 +105,10 @@ t_ok "significant: the line says so" grep -q '^REGRESSION e.a eer moved from 0.3
 t_run "significant: real intervals of B against A" 3 -- gate "$B" --baseline "$A" --significant --metrics eer
 t_ok "significant: eer 0.27 -> 0.12 is" grep -q 'eer moved from 0.271858 to 0.1225 .*significant)$' "$OUT"
 # issue 25 item 3: --significant says which comparisons the intervals decided and which were
-# made on the tolerance alone (only eer, cllr_min and linkability have intervals)
+# made on the tolerance alone (only eer, eer_sweep, cllr_min and linkability have intervals)
 t_run "significant: every metric" 3 -- gate "$B" --baseline "$A" --significant
-t_ok "significant: the intervals' metrics and the others named" grep -qx 'BASELINE --significant: 9 comparisons against the intervals of both files (eer, cllr_min, linkability); 15 on the tolerance alone, without an interval in both files (eer_sweep, cllr, min_dcf, zebra.dece, zebra.log10_lr_worst)' "$OUT"
-t_ok "significant: a regression without intervals says so" grep -q '^REGRESSION eval.lazy_informed eer_sweep moved .*; no interval in either file: on the tolerance alone)$' "$OUT"
+t_ok "significant: the intervals' metrics and the others named" grep -qx 'BASELINE --significant: 12 comparisons against the intervals of both files (eer, eer_sweep, cllr_min, linkability); 12 on the tolerance alone, without an interval in both files (cllr, min_dcf, zebra.dece, zebra.log10_lr_worst)' "$OUT"
+t_ok "significant: a regression without intervals says so" grep -q '^REGRESSION eval.lazy_informed min_dcf moved .*; no interval in either file: on the tolerance alone)$' "$OUT"
 printf '{"schema": "vpaudit.results/1", "records": [{"attack": "e", "sub": "a", "layer": null, "sweep": null, "metrics": {"eer": 0.30}}]}\n' > "$T/old-noci.json"
 t_run "significant: an interval in one file only" 3 -- gate "$T/far.json" --baseline "$T/old-noci.json" --tolerance 0.01 --significant
 t_ok "significant: names the file without it" grep -q '^REGRESSION e.a eer moved from 0.3 to 0.22 (-0.08, lower is leakier; tolerance 0.01; no interval in the baseline: on the tolerance alone)$' "$OUT"
