@@ -128,6 +128,7 @@ struct vpa_datadir {
 	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
 	int channel;        /* --channel for every file (-1: mono required) */
 	char *bad_line;     /* after an error in a list file: that line (owned), else NULL */
+	size_t rec_cap, utt_cap; /* allocated length of the rec_* and utt_* / seg_* arrays */
 };
 void vpa_datadir_init(struct vpa_datadir *d);
 void vpa_datadir_release(struct vpa_datadir *d);

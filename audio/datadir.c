@@ -264,17 +264,32 @@ static int parse_command(struct vpa_datadir *d, const char *file, const struct l
 	return 0;
 }
 
+/*
+ * The capacity for n elements: doubled when full, so that N lines cost
+ * O(log N) reallocations of each array (one at a time, a 1M-line segments
+ * file made nine reallocations a line).
+ */
+static size_t grow(size_t n, size_t cap)
+{
+	if (n <= cap)
+		return cap;
+	return cap ? xmul(cap, 2) : 64;
+}
+
 static void add_rec(struct vpa_datadir *d, const char *id, char *path, int channel, double rate,
 		    long line, const char *text)
 {
-	size_t n = d->n_rec + 1;
-	d->rec_text = xrealloc(d->rec_text, xmul(n, sizeof(char *)));
+	size_t n = d->n_rec + 1, cap = grow(n, d->rec_cap);
+	if (cap != d->rec_cap) {
+		d->rec_text = xrealloc(d->rec_text, xmul(cap, sizeof(char *)));
+		d->rec = xrealloc(d->rec, xmul(cap, sizeof(char *)));
+		d->rec_path = xrealloc(d->rec_path, xmul(cap, sizeof(char *)));
+		d->rec_channel = xrealloc(d->rec_channel, xmul(cap, sizeof(int)));
+		d->rec_rate = xrealloc(d->rec_rate, xmul(cap, sizeof(double)));
+		d->rec_line = xrealloc(d->rec_line, xmul(cap, sizeof(long)));
+		d->rec_cap = cap;
+	}
 	d->rec_text[d->n_rec] = text ? xstrdup(text) : NULL;
-	d->rec = xrealloc(d->rec, xmul(n, sizeof(char *)));
-	d->rec_path = xrealloc(d->rec_path, xmul(n, sizeof(char *)));
-	d->rec_channel = xrealloc(d->rec_channel, xmul(n, sizeof(int)));
-	d->rec_rate = xrealloc(d->rec_rate, xmul(n, sizeof(double)));
-	d->rec_line = xrealloc(d->rec_line, xmul(n, sizeof(long)));
 	d->rec[d->n_rec] = xstrdup(id);
 	d->rec_path[d->n_rec] = path;
 	d->rec_channel[d->n_rec] = channel;
@@ -283,19 +298,27 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 	d->n_rec = n;
 }
 
+/* seg_text NULL: no segments file (then no utterance of d has one). */
 static void add_utt(struct vpa_datadir *d, const char *id, size_t rec, double s, double e,
 		    int ch, long line, const char *seg_text)
 {
-	size_t n = d->n_utt + 1;
+	size_t n = d->n_utt + 1, cap = grow(n, d->utt_cap);
 	int segs = seg_text != NULL;
-	d->utt = xrealloc(d->utt, xmul(n, sizeof(char *)));
-	d->utt_rec = xrealloc(d->utt_rec, xmul(n, sizeof(size_t)));
-	d->utt_line = xrealloc(d->utt_line, xmul(n, sizeof(long)));
+	if (d->n_utt > 0 && segs != (d->seg_start != NULL))
+		VPA_BUG("utterances with and without segments in one data directory");
+	if (cap != d->utt_cap) {
+		d->utt = xrealloc(d->utt, xmul(cap, sizeof(char *)));
+		d->utt_rec = xrealloc(d->utt_rec, xmul(cap, sizeof(size_t)));
+		d->utt_line = xrealloc(d->utt_line, xmul(cap, sizeof(long)));
+		if (segs) {
+			d->seg_start = xrealloc(d->seg_start, xmul(cap, sizeof(double)));
+			d->seg_end = xrealloc(d->seg_end, xmul(cap, sizeof(double)));
+			d->seg_text = xrealloc(d->seg_text, xmul(cap, sizeof(char *)));
+			d->seg_channel = xrealloc(d->seg_channel, xmul(cap, sizeof(int)));
+		}
+		d->utt_cap = cap;
+	}
 	if (segs) {
-		d->seg_start = xrealloc(d->seg_start, xmul(n, sizeof(double)));
-		d->seg_end = xrealloc(d->seg_end, xmul(n, sizeof(double)));
-		d->seg_text = xrealloc(d->seg_text, xmul(n, sizeof(char *)));
-		d->seg_channel = xrealloc(d->seg_channel, xmul(n, sizeof(int)));
 		d->seg_channel[d->n_utt] = ch;
 		d->seg_start[d->n_utt] = s;
 		d->seg_end[d->n_utt] = e;
