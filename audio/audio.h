@@ -57,7 +57,9 @@ void vpa_wave_release(struct vpa_wave *w);
  * --channel) picks one.  Errors: unreadable or corrupt file, no samples
  * ("FILE: no audio samples"), a non-finite sample ("FILE: sample 17 is not
  * finite").  A truncated file whose header promises more than it holds is an
- * error ("FILE: truncated: 8000 frames announced, 1234 read").
+ * error ("FILE: truncated: 8000 frames announced, 1234 read"; for SPHERE
+ * "FILE: truncated: the SPHERE header announces 8000 samples, the file holds
+ * 1234").  A FLAC of unknown length (STREAMINFO's 0 samples) is read to its end.
  */
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err);
 /* The sample rate of an audio file from its header only (errors as vpa_audio_read's open). */

@@ -364,6 +364,109 @@ static void test_reader_bad(void)
 	free(buf);
 }
 
+/* The bytes of a file (test helper; NULL when unreadable). */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	char *b;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	return vpa_read_file(path, &b, len, &e) ? NULL : (unsigned char *)b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	fwrite(b, 1, len, f);
+	fclose(f);
+}
+
+/*
+ * Lengths the header gets wrong (issue 26 item 11): a FLAC whose STREAMINFO
+ * says 0 samples ("unknown" in the FLAC format; libsndfile reports
+ * SF_COUNT_MAX frames) with no frames, or with frames; a SPHERE header
+ * announcing more samples than the file holds (libsndfile believes the
+ * file's length).
+ */
+static void test_reader_lengths(void)
+{
+	struct vpa_wave w, r;
+	struct vpa_err err;
+	double dur;
+	vpa_wave_init(&w), vpa_wave_init(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(GOLD "g16.wav", -1, &w, &err) == 0);
+	/* "fLaC", the last metadata block (STREAMINFO, 34 bytes): 16 kHz, mono, 16 bits, 0 samples */
+	static const unsigned char zero[42] = {'f', 'L', 'a', 'C', 0x80, 0, 0, 34, 0x10, 0, 0x10, 0,
+					       0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0x00, 0xf0};
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("zero.flac", zero, sizeof(zero), -1, &r, &err) != 0);
+	CHECK_STR(err.msg, "zero.flac: no audio samples");
+	spit(tpath("zero.flac"), zero, sizeof(zero));
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("zero.flac"), -1, &r, &err) != 0);
+	CHECK(strstr(err.msg, "zero.flac: no audio samples") != NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("zero.flac"), -1, 0, 1, &r, &dur, &err) != 0);
+	CHECK(strstr(err.msg, "zero.flac: no audio samples") != NULL);
+	if (strstr(err.msg, "9223372036854775807"))
+		printf("#   %s\n", err.msg);
+	/* a FLAC with frames and total samples 0 (a streaming encoder's): read to its end */
+	write_as(tpath("unk.flac"), &w, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 1);
+	size_t fl;
+	unsigned char *fb = slurp(tpath("unk.flac"), &fl);
+	CHECK(fb && fl > 42 && !memcmp(fb, "fLaC", 4) && (fb[4] & 0x7f) == 0);
+	if (fb && fl > 42) {
+		fb[21] &= 0xf0, fb[22] = fb[23] = fb[24] = fb[25] = 0; /* the low 36 bits */
+		spit(tpath("unk.flac"), fb, fl);
+	}
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("unk.flac"), -1, &r, &err) == 0);
+	if (err.status)
+		printf("#   %s\n", err.msg);
+	CHECK(max_diff(&w, &r, 1.0) == 0);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.1, 0.4, &r, &dur, &err) == 0);
+	CHECK(r.n == 4800 && dur == 0.5 && r.x && r.x[0] == w.x[1600] && r.x[4799] == w.x[6399]);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.25, -1, &r, &dur, &err) == 0);
+	CHECK(r.n == 4000 && dur == 0.5 && r.x && r.x[3999] == w.x[7999]);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.6, 0.9, &r, &dur, &err) != 0);
+	CHECK(dur == 0.5);
+	CHECK(strstr(err.msg, "unk.flac: no samples between 0.6 and 0.9 s (0.5 s long)") != NULL);
+	free(fb);
+	/* SPHERE: 8000 samples announced, 4000 present */
+	write_as(tpath("cut.sph"), &w, SF_FORMAT_NIST | SF_FORMAT_PCM_16, 1);
+	unsigned char *sb = slurp(tpath("cut.sph"), &fl);
+	CHECK(sb && fl == 1024 + 16000 && strstr((char *)sb, "sample_count -i 8000\n"));
+	spit(tpath("cut.sph"), sb, 1024 + 8000);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("cut.sph"), -1, &r, &err) != 0);
+	CHECK(strstr(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples, the file holds 4000") != NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("cut.sph", sb, 1024 + 8000, -1, &r, &err) != 0);
+	CHECK_STR(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples, the file holds 4000");
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("cut.sph"), -1, 0, 0.1, &r, &dur, &err) != 0);
+	CHECK(strstr(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples") != NULL);
+	/* the whole file still reads, and a count it cannot parse is an error */
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("full.sph", sb, fl, -1, &r, &err) == 0 && r.n == 8000);
+	vpa_wave_release(&r);
+	char *c = sb ? strstr((char *)sb, "sample_count -i 8000\n") : NULL;
+	if (c) {
+		memcpy(c, "sample_count -i 8x00\n", 21);
+		vpa_err_init(&err);
+		CHECK(vpa_audio_parse("bad.sph", sb, fl, -1, &r, &err) != 0);
+		CHECK_STR(err.msg, "bad.sph: the SPHERE header's sample_count '8x00' is not a count of samples");
+	}
+	free(sb);
+	vpa_wave_release(&w);
+}
+
 /* Features of utterance i of a data dir. */
 static int dir_feats(const char *path, size_t i, struct vpa_fmat *m, struct vpa_err *err)
 {
@@ -790,6 +893,7 @@ int main(void)
 	RUN(test_golden_vad_cmvn);
 	RUN(test_reader_formats);
 	RUN(test_reader_bad);
+	RUN(test_reader_lengths);
 	RUN(test_datadir_pipes_segments);
 	RUN(test_datadir_bad);
 	RUN(test_short_and_frames);
