@@ -336,7 +336,9 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 	size_t pos = 0;
 	long no = 0;
 	struct line l = {0};
-	int rc = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	if (rc)
+		return rc;
 	while (next_line(buf, len, &pos, &no, &l)) {
 		uint32_t first;
 		if (l.nf < 2) {
@@ -401,7 +403,9 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 	size_t pos = 0;
 	long no = 0;
 	struct line l = {0};
-	int rc = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	if (rc)
+		return rc;
 	struct vpa_strmap utts;
 	vpa_strmap_init(&utts);
 	while (next_line(buf, len, &pos, &no, &l)) {
@@ -566,6 +570,7 @@ static int check_spk2utt(struct lists *c, const char *p, struct vpa_err *err)
 	int rc = vpa_read_file(p, &buf, &len, err);
 	if (rc)
 		return rc;
+	rc = vpa_kaldi_check_bom(p, buf, len, err);
 	while (!rc && next_line(buf, len, &pos, &no, &l)) {
 		for (int k = 1; k < l.nf && !rc; k++) {
 			uint32_t u;
@@ -613,6 +618,7 @@ static int check_utt_list(struct lists *c, const char *p, int kind, struct vpa_e
 	int rc = vpa_read_file(p, &buf, &len, err);
 	if (rc)
 		return rc;
+	rc = vpa_kaldi_check_bom(p, buf, len, err);
 	while (!rc && next_line(buf, len, &pos, &no, &l)) {
 		double x;
 		if (!vpa_strmap_get(&c->utts, l.f[0], NULL))
