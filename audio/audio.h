@@ -176,6 +176,8 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
  * The last when *rate > 0 on entry, or when it differs from the first
  * recording's rate (*rate gets that rate; every recording's header is read:
  * an unreadable file is an error naming its wav.scp line, before any work).
+ * After an error out does not exist (a conflict found while writing it, in
+ * spk2gender, removes what was written).
  */
 int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double *rate,
 		      struct vpa_err *err);
