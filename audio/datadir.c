@@ -60,7 +60,11 @@ struct line {
 	long no;                 /* 1-based */
 };
 
-/* Next line of buf at *pos; 0 at the end.  Blank and '#' lines are skipped. */
+/*
+ * Next line of buf at *pos; 0 at the end.  Blank and '#' lines are skipped;
+ * a NUL byte is a blank (a line of NUL bytes is blank: it had no field, and
+ * the lists' readers took its first field from the previous line's array).
+ */
 static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct line *l)
 {
 	while (*pos < len) {
@@ -73,16 +77,16 @@ static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct 
 		if (te > s && buf[te - 1] == '\r')
 			te--;
 		size_t k = s;
-		while (k < te && isspace((unsigned char)buf[k]))
+		while (k < te && (isspace((unsigned char)buf[k]) || buf[k] == 0))
 			k++;
 		if (k == te || buf[k] == '#')
 			continue;
 		l->text = xmalloc(te - s + 1);
 		memcpy(l->text, buf + s, te - s);
 		l->text[te - s] = 0;
-		for (char *c = l->text; *c; c++) /* a NUL byte would cut the echo */
-			if (*c == 0 || *c == '\t')
-				*c = ' ';
+		for (size_t i = 0; i < te - s; i++) /* a NUL byte would cut the echo and the fields */
+			if (l->text[i] == 0 || l->text[i] == '\t')
+				l->text[i] = ' ';
 		l->buf = xstrdup(l->text);
 		l->nf = 0;
 		l->no = *no;

@@ -688,6 +688,30 @@ static void test_datadir_bad(void)
 	}
 	/* a complete valid directory opens */
 	CHECK_STR(open_msg(scp, NULL, "r1 s1\n", "enrolls", "r1\n", NULL, 0), "");
+	/* a line of NUL bytes first in text / utt2dur / enrolls is blank (found by fuzz_datadir:
+	 * the reader took field 0 of a line that had none, a NULL array: SEGV) */
+	{
+		static const char *const lists[] = {"text", "utt2dur", "enrolls"};
+		for (size_t k = 0; k < 3; k++) {
+			char dir[128], p[256];
+			snprintf(dir, sizeof(dir), "%s/nul%zu", tmpdir, k);
+			mkdir(dir, 0777);
+			snprintf(p, sizeof(p), "%s/wav.scp", dir);
+			write_text(p, scp);
+			snprintf(p, sizeof(p), "%s/%s", dir, lists[k]);
+			FILE *f = fopen(p, "wb");
+			fwrite("\0\0\n\0\n", 1, 5, f);
+			fclose(f);
+			struct vpa_datadir d;
+			struct vpa_err err;
+			vpa_datadir_init(&d);
+			vpa_err_init(&err);
+			CHECK(vpa_datadir_open(&d, dir, -1, &err) == 0);
+			if (err.status)
+				printf("#   %s\n", err.msg);
+			vpa_datadir_release(&d);
+		}
+	}
 	/* a UTF-8 byte order mark names its own file (issue 26 item 11): in wav.scp it
 	 * became part of the first id and utt2spk was blamed */
 	{
