@@ -15,9 +15,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Every word gets an id (ids 0.. in order of first lookup, at most 4096). */
+/* Every word gets an id (ids 0.. in order of first lookup, at most 4096; copies). */
 struct ids {
-	const char *w[4096];
+	char *w[4096];
 	uint32_t n;
 };
 
@@ -29,7 +29,7 @@ static uint32_t lookup(void *ctx, const char *w)
 			return i;
 	if (v->n == 4096)
 		return UINT32_MAX;
-	v->w[v->n] = w;
+	v->w[v->n] = strdup(w); /* the template's words are freed when it is parsed */
 	return v->n++;
 }
 
@@ -83,6 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (strncmp(err.msg, "canary 'x': ", 12) || strchr(err.msg, '\n')) {
 		abort();
 	}
+	for (uint32_t i = 0; i < v.n; i++)
+		free(v.w[i]);
 	for (size_t i = 0; i < n; i++)
 		free(names[i]);
 	free(names);
