@@ -57,7 +57,9 @@ void vpa_wave_release(struct vpa_wave *w);
  * --channel) picks one.  Errors: unreadable or corrupt file, no samples
  * ("FILE: no audio samples"), a non-finite sample ("FILE: sample 17 is not
  * finite").  A truncated file whose header promises more than it holds is an
- * error ("FILE: truncated: 8000 frames announced, 1234 read").
+ * error ("FILE: truncated: 8000 frames announced, 1234 read"; for SPHERE
+ * "FILE: truncated: the SPHERE header announces 8000 samples, the file holds
+ * 1234").  A FLAC of unknown length (STREAMINFO's 0 samples) is read to its end.
  */
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err);
 /* The sample rate of an audio file from its header only (errors as vpa_audio_read's open). */
@@ -128,6 +130,7 @@ struct vpa_datadir {
 	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
 	int channel;        /* --channel for every file (-1: mono required) */
 	char *bad_line;     /* after an error in a list file: that line (owned), else NULL */
+	size_t rec_cap, utt_cap; /* allocated length of the rec_* and utt_* / seg_* arrays */
 };
 void vpa_datadir_init(struct vpa_datadir *d);
 void vpa_datadir_release(struct vpa_datadir *d);
@@ -173,6 +176,8 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
  * The last when *rate > 0 on entry, or when it differs from the first
  * recording's rate (*rate gets that rate; every recording's header is read:
  * an unreadable file is an error naming its wav.scp line, before any work).
+ * After an error out does not exist (a conflict found while writing it, in
+ * spk2gender, removes what was written).
  */
 int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double *rate,
 		      struct vpa_err *err);

@@ -60,7 +60,11 @@ struct line {
 	long no;                 /* 1-based */
 };
 
-/* Next line of buf at *pos; 0 at the end.  Blank and '#' lines are skipped. */
+/*
+ * Next line of buf at *pos; 0 at the end.  Blank and '#' lines are skipped;
+ * a NUL byte is a blank (a line of NUL bytes is blank: it had no field, and
+ * the lists' readers took its first field from the previous line's array).
+ */
 static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct line *l)
 {
 	while (*pos < len) {
@@ -73,16 +77,16 @@ static int next_line(const char *buf, size_t len, size_t *pos, long *no, struct 
 		if (te > s && buf[te - 1] == '\r')
 			te--;
 		size_t k = s;
-		while (k < te && isspace((unsigned char)buf[k]))
+		while (k < te && (isspace((unsigned char)buf[k]) || buf[k] == 0))
 			k++;
 		if (k == te || buf[k] == '#')
 			continue;
 		l->text = xmalloc(te - s + 1);
 		memcpy(l->text, buf + s, te - s);
 		l->text[te - s] = 0;
-		for (char *c = l->text; *c; c++) /* a NUL byte would cut the echo */
-			if (*c == 0 || *c == '\t')
-				*c = ' ';
+		for (size_t i = 0; i < te - s; i++) /* a NUL byte would cut the echo and the fields */
+			if (l->text[i] == 0 || l->text[i] == '\t')
+				l->text[i] = ' ';
 		l->buf = xstrdup(l->text);
 		l->nf = 0;
 		l->no = *no;
@@ -264,17 +268,32 @@ static int parse_command(struct vpa_datadir *d, const char *file, const struct l
 	return 0;
 }
 
+/*
+ * The capacity for n elements: doubled when full, so that N lines cost
+ * O(log N) reallocations of each array (one at a time, a 1M-line segments
+ * file made nine reallocations a line).
+ */
+static size_t grow(size_t n, size_t cap)
+{
+	if (n <= cap)
+		return cap;
+	return cap ? xmul(cap, 2) : 64;
+}
+
 static void add_rec(struct vpa_datadir *d, const char *id, char *path, int channel, double rate,
 		    long line, const char *text)
 {
-	size_t n = d->n_rec + 1;
-	d->rec_text = xrealloc(d->rec_text, xmul(n, sizeof(char *)));
+	size_t n = d->n_rec + 1, cap = grow(n, d->rec_cap);
+	if (cap != d->rec_cap) {
+		d->rec_text = xrealloc(d->rec_text, xmul(cap, sizeof(char *)));
+		d->rec = xrealloc(d->rec, xmul(cap, sizeof(char *)));
+		d->rec_path = xrealloc(d->rec_path, xmul(cap, sizeof(char *)));
+		d->rec_channel = xrealloc(d->rec_channel, xmul(cap, sizeof(int)));
+		d->rec_rate = xrealloc(d->rec_rate, xmul(cap, sizeof(double)));
+		d->rec_line = xrealloc(d->rec_line, xmul(cap, sizeof(long)));
+		d->rec_cap = cap;
+	}
 	d->rec_text[d->n_rec] = text ? xstrdup(text) : NULL;
-	d->rec = xrealloc(d->rec, xmul(n, sizeof(char *)));
-	d->rec_path = xrealloc(d->rec_path, xmul(n, sizeof(char *)));
-	d->rec_channel = xrealloc(d->rec_channel, xmul(n, sizeof(int)));
-	d->rec_rate = xrealloc(d->rec_rate, xmul(n, sizeof(double)));
-	d->rec_line = xrealloc(d->rec_line, xmul(n, sizeof(long)));
 	d->rec[d->n_rec] = xstrdup(id);
 	d->rec_path[d->n_rec] = path;
 	d->rec_channel[d->n_rec] = channel;
@@ -283,19 +302,27 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 	d->n_rec = n;
 }
 
+/* seg_text NULL: no segments file (then no utterance of d has one). */
 static void add_utt(struct vpa_datadir *d, const char *id, size_t rec, double s, double e,
 		    int ch, long line, const char *seg_text)
 {
-	size_t n = d->n_utt + 1;
+	size_t n = d->n_utt + 1, cap = grow(n, d->utt_cap);
 	int segs = seg_text != NULL;
-	d->utt = xrealloc(d->utt, xmul(n, sizeof(char *)));
-	d->utt_rec = xrealloc(d->utt_rec, xmul(n, sizeof(size_t)));
-	d->utt_line = xrealloc(d->utt_line, xmul(n, sizeof(long)));
+	if (d->n_utt > 0 && segs != (d->seg_start != NULL))
+		VPA_BUG("utterances with and without segments in one data directory");
+	if (cap != d->utt_cap) {
+		d->utt = xrealloc(d->utt, xmul(cap, sizeof(char *)));
+		d->utt_rec = xrealloc(d->utt_rec, xmul(cap, sizeof(size_t)));
+		d->utt_line = xrealloc(d->utt_line, xmul(cap, sizeof(long)));
+		if (segs) {
+			d->seg_start = xrealloc(d->seg_start, xmul(cap, sizeof(double)));
+			d->seg_end = xrealloc(d->seg_end, xmul(cap, sizeof(double)));
+			d->seg_text = xrealloc(d->seg_text, xmul(cap, sizeof(char *)));
+			d->seg_channel = xrealloc(d->seg_channel, xmul(cap, sizeof(int)));
+		}
+		d->utt_cap = cap;
+	}
 	if (segs) {
-		d->seg_start = xrealloc(d->seg_start, xmul(n, sizeof(double)));
-		d->seg_end = xrealloc(d->seg_end, xmul(n, sizeof(double)));
-		d->seg_text = xrealloc(d->seg_text, xmul(n, sizeof(char *)));
-		d->seg_channel = xrealloc(d->seg_channel, xmul(n, sizeof(int)));
 		d->seg_channel[d->n_utt] = ch;
 		d->seg_start[d->n_utt] = s;
 		d->seg_end[d->n_utt] = e;
@@ -313,7 +340,9 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 	size_t pos = 0;
 	long no = 0;
 	struct line l = {0};
-	int rc = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	if (rc)
+		return rc;
 	while (next_line(buf, len, &pos, &no, &l)) {
 		uint32_t first;
 		if (l.nf < 2) {
@@ -378,7 +407,9 @@ static int parse_segments(struct vpa_datadir *d, const char *name, const char *b
 	size_t pos = 0;
 	long no = 0;
 	struct line l = {0};
-	int rc = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	if (rc)
+		return rc;
 	struct vpa_strmap utts;
 	vpa_strmap_init(&utts);
 	while (next_line(buf, len, &pos, &no, &l)) {
@@ -543,6 +574,7 @@ static int check_spk2utt(struct lists *c, const char *p, struct vpa_err *err)
 	int rc = vpa_read_file(p, &buf, &len, err);
 	if (rc)
 		return rc;
+	rc = vpa_kaldi_check_bom(p, buf, len, err);
 	while (!rc && next_line(buf, len, &pos, &no, &l)) {
 		for (int k = 1; k < l.nf && !rc; k++) {
 			uint32_t u;
@@ -590,6 +622,7 @@ static int check_utt_list(struct lists *c, const char *p, int kind, struct vpa_e
 	int rc = vpa_read_file(p, &buf, &len, err);
 	if (rc)
 		return rc;
+	rc = vpa_kaldi_check_bom(p, buf, len, err);
 	while (!rc && next_line(buf, len, &pos, &no, &l)) {
 		double x;
 		if (!vpa_strmap_get(&c->utts, l.f[0], NULL))

@@ -10,10 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "audio/audio.h"
 #include "core/embset.h"
 #include "core/kaldi.h"
+
+/* The files of a merged copy, in the order they are written. */
+static const char *const outs[6] = {"wav.scp", "segments", "utt2spk", "text", "utt2dur",
+				    "spk2gender"};
 
 static char *join2(const char *a, const char *b)
 {
@@ -169,6 +174,7 @@ int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double
 	static const char *const names[4] = {"utt2spk", "text", "utt2dur", "spk2gender"};
 	FILE *o = NULL;
 	char *p = NULL;
+	int made = 0; /* out was made here: removed again on an error */
 	for (size_t k = 0; k < n; k++)
 		vpa_datadir_init(&d[k]);
 	for (size_t k = 0; k < n && !rc; k++)
@@ -192,9 +198,8 @@ int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double
 		rc = vpa_fail(err, VPA_EIO, NULL, "cannot make '%s': %s", out, strerror(errno));
 		goto out;
 	}
+	made = 1;
 	for (int f = 0; f < 6 && !rc; f++) {
-		static const char *const outs[6] = {"wav.scp", "segments", "utt2spk", "text",
-						    "utt2dur", "spk2gender"};
 		if ((f == 1 && !segs) || (f >= 2 && !lists[f - 2]))
 			continue;
 		free(p);
@@ -226,6 +231,14 @@ int vpa_datadir_merge(const char *const *dirs, size_t n, const char *out, double
 		o = NULL;
 	}
 out:
+	if (rc && made) { /* a conflict found while writing (spk2gender): no partial copy */
+		for (int f = 0; f < 6; f++) {
+			free(p);
+			p = join2(out, outs[f]);
+			unlink(p);
+		}
+		rmdir(out);
+	}
 	free(p);
 	for (size_t k = 0; k < n; k++)
 		vpa_datadir_release(&d[k]);

@@ -8,6 +8,11 @@
  * libsndfile accepts a WAV whose header promises more data than the file
  * holds (it reads what is there); its parse log says "data : N (should be
  * M)", which we turn into an error: a cut file must not pass silently.
+ * It also believes the length of a NIST SPHERE file over the header's
+ * sample_count, so we read that count ourselves and refuse a file that holds
+ * fewer samples.  A FLAC whose STREAMINFO gives 0 samples has an unknown
+ * length (the FLAC format's convention; libsndfile says SF_COUNT_MAX frames):
+ * it is read to its end.
  */
 #include <errno.h>
 #include <math.h>
@@ -78,6 +83,79 @@ static const char *sf_msg(SNDFILE *s)
 }
 
 /*
+ * The sample_count of a NIST SPHERE header: "NIST_1A\n   1024\n", then
+ * "KEY -TYPE VALUE" lines up to "end_head".  0 with *count = -1 when h is not
+ * SPHERE or has no sample_count; -1 when the value is not a count (then bad
+ * gets it, for the message).  Never reads past len.
+ */
+static int sphere_count(const unsigned char *h, size_t len, long long *count, char *bad,
+			size_t badcap)
+{
+	*count = -1;
+	if (len < 8 || memcmp(h, "NIST_1A\n", 8))
+		return 0;
+	size_t pos = 8, lineno = 0;
+	while (pos < len) {
+		size_t e = pos;
+		while (e < len && h[e] != '\n')
+			e++;
+		char line[256];
+		size_t l = e - pos < sizeof(line) - 1 ? e - pos : sizeof(line) - 1;
+		memcpy(line, h + pos, l);
+		line[l] = 0;
+		pos = e + 1;
+		if (lineno++ == 0) /* the header's size */
+			continue;
+		char key[64], type[8], val[128];
+		int nf = sscanf(line, "%63s %7s %127s", key, type, val);
+		if (nf >= 1 && !strcmp(key, "end_head"))
+			break;
+		if (nf < 1 || strcmp(key, "sample_count"))
+			continue;
+		char *end;
+		errno = 0;
+		long long c = nf == 3 && !strcmp(type, "-i") ? strtoll(val, &end, 10) : -1;
+		if (nf != 3 || strcmp(type, "-i") || end == val || *end || errno || c < 0) {
+			snprintf(bad, badcap, "%s", nf == 3 ? val : "");
+			return -1;
+		}
+		*count = c;
+		return 0;
+	}
+	return 0;
+}
+
+/* sphere_count of the file at path (SPHERE headers are at most a few KiB). */
+static int sphere_count_file(const char *path, long long *count, char *bad, size_t badcap)
+{
+	unsigned char h[65536];
+	FILE *f = fopen(path, "rb");
+	*count = -1;
+	if (!f)
+		return 0; /* libsndfile opened it: a race; the read reports it */
+	size_t n = fread(h, 1, sizeof(h), f);
+	fclose(f);
+	return sphere_count(h, n, count, bad, badcap);
+}
+
+/* The SPHERE check: an error when the header announces more samples than the file holds. */
+static int sphere_check(const char *name, const SF_INFO *info, int rc_count, long long count,
+			const char *bad, struct vpa_err *err)
+{
+	if ((info->format & SF_FORMAT_TYPEMASK) != SF_FORMAT_NIST)
+		return 0;
+	if (rc_count)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"%s: the SPHERE header's sample_count '%s' is not a count of samples",
+				name, bad);
+	if (count > info->frames)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"%s: truncated: the SPHERE header announces %lld samples, the file holds %lld",
+				name, count, (long long)info->frames);
+	return 0;
+}
+
+/*
  * Frames [first, first + count) (count < 0: to the end) of an open file.
  * The caller has checked first <= info->frames.
  */
@@ -109,7 +187,8 @@ static int read_frames(SNDFILE *s, const SF_INFO *info, const char *name, int ch
 	if (d && strstr(d, "(should be") && strstr(d, "(should be") < strchr(d + 1, '\n'))
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"%s: truncated: the data chunk is longer than the file", name);
-	sf_count_t want = count >= 0 ? count : info->frames - first;
+	/* -1: read to the end (a FLAC of unknown length: SF_COUNT_MAX frames) */
+	sf_count_t want = count >= 0 ? count : info->frames == SF_COUNT_MAX ? -1 : info->frames - first;
 	if (first > 0 && sf_seek(s, first, SEEK_SET) != first)
 		return vpa_fail(err, VPA_EINPUT, NULL, "%s: cannot seek to sample %lld: %s", name,
 				(long long)first, sf_msg(s));
@@ -187,9 +266,20 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
 	}
 	fclose(probe);
 	SNDFILE *s = sf_open(path, SFM_READ, info);
-	if (!s)
+	if (!s) {
 		vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
 			 sf_msg(NULL));
+		return NULL;
+	}
+	if ((info->format & SF_FORMAT_TYPEMASK) == SF_FORMAT_NIST) {
+		long long count;
+		char bad[128] = "";
+		int rc = sphere_count_file(path, &count, bad, sizeof(bad));
+		if (sphere_check(path, info, rc, count, bad, err)) {
+			sf_close(s);
+			return NULL;
+		}
+	}
 	return s;
 }
 
@@ -206,6 +296,28 @@ int vpa_audio_read_part(const char *path, int channel, double start, double end,
 		rc = read_all(s, &info, path, channel, out, err); /* gives the right message */
 		if (!rc)
 			VPA_BUG("audio without frames read");
+		goto out;
+	}
+	if (info.frames == SF_COUNT_MAX) { /* unknown length: read it all, then cut */
+		struct vpa_wave all;
+		vpa_wave_init(&all);
+		if ((rc = read_all(s, &info, path, channel, &all, err)))
+			goto out;
+		*dur = (double)all.n / info.samplerate;
+		sf_count_t a = (sf_count_t)llround(start * info.samplerate), n = (sf_count_t)all.n;
+		sf_count_t b = end < 0 ? n : (sf_count_t)llround(end * info.samplerate);
+		if (b > n)
+			b = n;
+		if (a >= b) {
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no samples between %g and %g s (%g s long)",
+				      path, start, end, *dur);
+		} else {
+			out->n = (size_t)(b - a);
+			out->x = xmalloc(xmul(out->n, sizeof(float)));
+			memcpy(out->x, all.x + a, out->n * sizeof(float));
+			out->rate = all.rate;
+		}
+		vpa_wave_release(&all);
 		goto out;
 	}
 	*dur = (double)info.frames / info.samplerate;
@@ -257,7 +369,12 @@ int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int 
 	if (!s)
 		return vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", name,
 				sf_msg(NULL));
-	int rc = read_all(s, &info, name, channel, out, err);
+	long long count;
+	char bad[128] = "";
+	int rc = sphere_count(buf, len, &count, bad, sizeof(bad));
+	rc = sphere_check(name, &info, rc, count, bad, err);
+	if (!rc)
+		rc = read_all(s, &info, name, channel, out, err);
 	sf_close(s);
 	return rc;
 }

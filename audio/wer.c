@@ -11,6 +11,7 @@
 
 #include "audio/anon.h"
 #include "core/embset.h"
+#include "core/kaldi.h"
 
 struct cell {
 	size_t cost, ins, del, sub;
@@ -95,6 +96,9 @@ static int text_parse(struct text *t, const char *name, const char *data, size_t
 {
 	memset(t, 0, sizeof(*t));
 	vpa_strmap_init(&t->map);
+	int rc0 = vpa_kaldi_check_bom(name, data, len, err);
+	if (rc0)
+		return rc0;
 	t->buf = xmalloc(len + 1);
 	memcpy(t->buf, data, len);
 	t->buf[len] = 0;

@@ -357,9 +357,22 @@ void vpa_kaldi_where(const struct vpa_kaldi_ark *a, size_t i, char *buf, size_t 
 		snprintf(buf, cap, "%s:%ld", a->name, e->line);
 }
 
+int vpa_kaldi_check_bom(const char *name, const char *buf, size_t len, struct vpa_err *err)
+{
+	if (len < 3 || memcmp(buf, "\xEF\xBB\xBF", 3))
+		return 0;
+	struct vpa_loc loc = {name, 1, 0};
+	return vpa_fail(err, VPA_EINPUT, &loc,
+			"the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would "
+			"become part of the first id: save it without the mark");
+}
+
 int vpa_kaldi_parse(const char *name, const unsigned char *buf, size_t len, int mode,
 		    struct vpa_kaldi_ark *out, struct vpa_err *err)
 {
+	int rc0 = vpa_kaldi_check_bom(name, (const char *)buf, len, err);
+	if (rc0)
+		return rc0;
 	struct parser p = { name, buf, len, 0, 1, 0, NULL, 0, 0, err };
 	struct vpa_strmap keys;
 	struct vpa_kaldi_entry *ents = NULL;
@@ -592,7 +605,9 @@ int vpa_kaldi_parse_list(const char *name, const char *buf, size_t len, size_t n
 	struct vpa_kaldi_list l;
 	vpa_kaldi_list_init(&l);
 	size_t cap = 0;
-	int rc = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	if (rc)
+		return rc;
 	long line = 0;
 	const char *fs[8];
 	size_t fl[8];

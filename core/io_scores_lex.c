@@ -8,6 +8,7 @@
  * fast path, strtod otherwise).
  */
 #include "io_scores_int.h"
+#include "kaldi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -253,6 +254,9 @@ int vpa_scores_lines_next(struct lines *L, struct vpa_err *err)
 		L->p = nl ? nl + 1 : L->end;
 		L->line++;
 		L->ls = p;
+		int bom = L->line == 1 ? vpa_kaldi_check_bom(L->name, p, (size_t)(le - p), err) : 0;
+		if (bom)
+			return bom;
 		if ((size_t)(le - p) > MAX_LINE) {
 			struct vpa_loc loc = {L->name, L->line, 0};
 			return vpa_fail(err, VPA_EINPUT, &loc,

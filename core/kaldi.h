@@ -92,6 +92,17 @@ int vpa_kaldi_parse_object(const char *name, const unsigned char *buf, size_t le
 			   size_t *rows /* OUT */, size_t *cols /* OUT */, int *is_matrix /* OUT */,
 			   struct vpa_err *err);
 
+/*
+ * A Kaldi text file (lists, wav.scp, segments, text, trials, text archives,
+ * score files) must not start with a UTF-8 byte order mark: Kaldi reads it as
+ * part of the first id, so that id matches nothing and the error would blame
+ * another file.  Returns 0, or fails with
+ *   "wav.scp:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF),
+ *    which would become part of the first id: save it without the mark"
+ * (one line).  buf need not be NUL-terminated.
+ */
+int vpa_kaldi_check_bom(const char *name, const char *buf, size_t len, struct vpa_err *err);
+
 /* --------------------------------------------------------------- lists */
 
 /*

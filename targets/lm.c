@@ -354,25 +354,9 @@ static int read_names(const char *path, char ***names, size_t *n, struct vpa_err
 	int rc = vpa_read_file(path, &buf, &len, err);
 	if (rc)
 		return rc;
-	size_t cap = 0;
-	char *save = NULL;
-	for (char *line = strtok_r(buf, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
-		while (*line == ' ' || *line == '\t')
-			line++;
-		if (!*line || *line == '#')
-			continue;
-		char *e = line + strlen(line);
-		while (e > line && (e[-1] == ' ' || e[-1] == '\t'))
-			*--e = 0;
-		for (char *q = line; *q; q++)
-			if (*q >= 'A' && *q <= 'Z')
-				*q = (char)(*q - 'A' + 'a');
-		if (*n == cap)
-			*names = xrealloc(*names, xmul(cap = cap ? 2 * cap : 64, sizeof(char *)));
-		(*names)[(*n)++] = xstrdup(line);
-	}
+	rc = vpa_lm_parse_names(path, buf, len, names, n, err);
 	free(buf);
-	return 0;
+	return rc;
 }
 
 /* Canaries of a model: parse templates, choose secrets (tracked + others). */

@@ -131,6 +131,21 @@ int vpa_lm_parse_template(const char *cname, const char *tmpl,
 			  const char *const *names, size_t n_names, const uint32_t *vocab_ids,
 			  size_t n_vocab_ids, struct vpa_lm_canary *out, struct vpa_err *err);
 
+/*
+ * The `names` file of a target `lm` (extra first names for {name} and the
+ * gazetteer) in memory (buf need not be NUL-terminated); name is for messages.
+ * One name per line: blank lines and lines starting with '#' are skipped,
+ * blanks around a name are dropped, A-Z is lowered, CRLF is accepted.
+ * Errors, one line each ("names.txt:3: ..."): a UTF-8 byte order mark, a NUL
+ * byte (before, the rest of the file was dropped without a word), a line of
+ * two words or more ("expected one name per line, got 'mary ann'": a name is
+ * one token of a canary and of the gazetteer), a word the model reserves
+ * (<s>, </s>, <unk>).  On success *names (caller frees each and the array)
+ * gets *n names (none for a file of comments); on error nothing is returned.
+ */
+int vpa_lm_parse_names(const char *name, const char *buf, size_t len, char ***names /* OUT */,
+		       size_t *n /* OUT */, struct vpa_err *err);
+
 /* The built-in list of first names ({name} slot, gazetteer). */
 extern const char *const vpa_first_names[];
 extern const size_t vpa_n_first_names;

@@ -1,10 +1,11 @@
 /*
  * targets/lm_canary.c - canaries of the `language_model` kind: the template
  * language (`PIN: <digit> <digit>`, word slots and alternatives) parsed into
- * positions and their candidate words (contracts in targets/lm.h; split from
- * targets/lm.c).
+ * positions and their candidate words, and the `names` file that fills the
+ * {name} slot (contracts in targets/lm.h; split from targets/lm.c).
  */
 #include "targets/lm.h"
+#include "core/kaldi.h"
 
 
 #include <stdlib.h>
@@ -223,4 +224,70 @@ int vpa_lm_parse_template(const char *cname, const char *tmpl,
 		c->tmpl = xstrdup(tmpl);
 	}
 	return rc;
+}
+
+/* ---- the `names` list -------------------------------------------------------- */
+
+static int is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+int vpa_lm_parse_names(const char *name, const char *buf, size_t len, char ***names,
+		       size_t *n, struct vpa_err *err)
+{
+	char **out = NULL;
+	size_t m = 0, cap = 0;
+	long no = 0;
+	int rc = vpa_kaldi_check_bom(name, buf, len, err);
+	for (size_t pos = 0; !rc && pos < len;) {
+		size_t s = pos, e = pos;
+		while (e < len && buf[e] != '\n')
+			e++;
+		pos = e + 1;
+		no++;
+		struct vpa_loc loc = {name, no, 0};
+		if (memchr(buf + s, 0, e - s)) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "NUL byte: expected one name per line");
+			break;
+		}
+		while (s < e && is_blank(buf[s]))
+			s++;
+		while (e > s && is_blank(buf[e - 1]))
+			e--;
+		if (s == e || buf[s] == '#')
+			continue;
+		for (size_t k = s; k < e; k++)
+			if (is_blank(buf[k])) {
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "expected one name per line, got '%.*s%s'",
+					      (int)(e - s > 60 ? 60 : e - s), buf + s,
+					      e - s > 60 ? "..." : "");
+				break;
+			}
+		if (rc)
+			break;
+		char *w = xstrndup(buf + s, e - s);
+		for (char *q = w; *q; q++)
+			if (*q >= 'A' && *q <= 'Z')
+				*q = (char)(*q - 'A' + 'a');
+		if (!strcmp(w, "<s>") || !strcmp(w, "</s>") || !strcmp(w, "<unk>")) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "'%s' is a word the model reserves, not a name", w);
+			free(w);
+			break;
+		}
+		if (m == cap)
+			out = xrealloc(out, xmul(cap = cap ? 2 * cap : 64, sizeof(char *)));
+		out[m++] = w;
+	}
+	if (rc) {
+		for (size_t i = 0; i < m; i++)
+			free(out[i]);
+		free(out);
+		return rc;
+	}
+	*names = out;
+	*n = m;
+	return 0;
 }

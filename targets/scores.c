@@ -5,6 +5,7 @@
  * joined with a trial key `enroll test target|nontarget`.
  */
 #include "targets/targets.h"
+#include "core/embset.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -61,25 +62,26 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		    struct vpa_err *err)
 {
 	const struct vpa_ynode *sets = vpa_ymap_get(cfg, "sets");
-	for (size_t i = 0; i < sets->n; i++) {
+	struct vpa_strmap seen; /* set name -> its index (keys borrowed from the YAML) */
+	int rc = 0;
+	vpa_strmap_init(&seen);
+	for (size_t i = 0; i < sets->n && !rc; i++) {
 		const struct vpa_ynode *name = vpa_ymap_get(sets->items[i], "name");
-		for (size_t j = 0; j < i; j++) {
+		uint32_t j;
+		if (vpa_strmap_put(&seen, name->str, (uint32_t)i, &j)) {
 			const struct vpa_ynode *o = vpa_ymap_get(sets->items[j], "name");
-			if (!strcmp(o->str, name->str)) {
-				struct vpa_loc loc = vpa_node_loc(ctx->file, name);
-				return vpa_fail(err, VPA_EINPUT, &loc,
-						"duplicate set name '%s' (first at line %ld)", name->str,
-						o->line);
-			}
+			struct vpa_loc loc = vpa_node_loc(ctx->file, name);
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "duplicate set name '%s' (first at line %ld)",
+				      name->str, o->line);
+			break;
 		}
-		int rc = file_ok(ctx, vpa_ymap_get(sets->items[i], "scores"), err);
+		rc = file_ok(ctx, vpa_ymap_get(sets->items[i], "scores"), err);
 		const struct vpa_ynode *key = vpa_ymap_get(sets->items[i], "key");
 		if (!rc && key)
 			rc = file_ok(ctx, key, err);
-		if (rc)
-			return rc;
 	}
-	return 0;
+	vpa_strmap_release(&seen);
+	return rc;
 }
 
 /*

@@ -156,6 +156,10 @@ static void test_wer_text(void)
 	vpa_err_init(&err);
 	CHECK(vpa_wer_text("ref", empty, strlen(empty), "hyp", empty, strlen(empty), &w, &err) == VPA_EINPUT);
 	CHECK_STR(err.msg, "ref: no reference words (WER undefined)");
+	const char *bom = "\xEF\xBB\xBFu1 the cat sat on the mat\n";
+	vpa_err_init(&err);
+	CHECK(vpa_wer_text("ref", ref, strlen(ref), "hyp", bom, strlen(bom), &w, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "hyp:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
 }
 
 /* -------------------------------------------------------------- pitch */

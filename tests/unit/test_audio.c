@@ -364,6 +364,109 @@ static void test_reader_bad(void)
 	free(buf);
 }
 
+/* The bytes of a file (test helper; NULL when unreadable). */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	char *b;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	return vpa_read_file(path, &b, len, &e) ? NULL : (unsigned char *)b;
+}
+
+static void spit(const char *path, const unsigned char *b, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	fwrite(b, 1, len, f);
+	fclose(f);
+}
+
+/*
+ * Lengths the header gets wrong (issue 26 item 11): a FLAC whose STREAMINFO
+ * says 0 samples ("unknown" in the FLAC format; libsndfile reports
+ * SF_COUNT_MAX frames) with no frames, or with frames; a SPHERE header
+ * announcing more samples than the file holds (libsndfile believes the
+ * file's length).
+ */
+static void test_reader_lengths(void)
+{
+	struct vpa_wave w, r;
+	struct vpa_err err;
+	double dur;
+	vpa_wave_init(&w), vpa_wave_init(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(GOLD "g16.wav", -1, &w, &err) == 0);
+	/* "fLaC", the last metadata block (STREAMINFO, 34 bytes): 16 kHz, mono, 16 bits, 0 samples */
+	static const unsigned char zero[42] = {'f', 'L', 'a', 'C', 0x80, 0, 0, 34, 0x10, 0, 0x10, 0,
+					       0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0x00, 0xf0};
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("zero.flac", zero, sizeof(zero), -1, &r, &err) != 0);
+	CHECK_STR(err.msg, "zero.flac: no audio samples");
+	spit(tpath("zero.flac"), zero, sizeof(zero));
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("zero.flac"), -1, &r, &err) != 0);
+	CHECK(strstr(err.msg, "zero.flac: no audio samples") != NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("zero.flac"), -1, 0, 1, &r, &dur, &err) != 0);
+	CHECK(strstr(err.msg, "zero.flac: no audio samples") != NULL);
+	if (strstr(err.msg, "9223372036854775807"))
+		printf("#   %s\n", err.msg);
+	/* a FLAC with frames and total samples 0 (a streaming encoder's): read to its end */
+	write_as(tpath("unk.flac"), &w, SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 1);
+	size_t fl;
+	unsigned char *fb = slurp(tpath("unk.flac"), &fl);
+	CHECK(fb && fl > 42 && !memcmp(fb, "fLaC", 4) && (fb[4] & 0x7f) == 0);
+	if (fb && fl > 42) {
+		fb[21] &= 0xf0, fb[22] = fb[23] = fb[24] = fb[25] = 0; /* the low 36 bits */
+		spit(tpath("unk.flac"), fb, fl);
+	}
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("unk.flac"), -1, &r, &err) == 0);
+	if (err.status)
+		printf("#   %s\n", err.msg);
+	CHECK(max_diff(&w, &r, 1.0) == 0);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.1, 0.4, &r, &dur, &err) == 0);
+	CHECK(r.n == 4800 && dur == 0.5 && r.x && r.x[0] == w.x[1600] && r.x[4799] == w.x[6399]);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.25, -1, &r, &dur, &err) == 0);
+	CHECK(r.n == 4000 && dur == 0.5 && r.x && r.x[3999] == w.x[7999]);
+	vpa_wave_release(&r);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("unk.flac"), -1, 0.6, 0.9, &r, &dur, &err) != 0);
+	CHECK(dur == 0.5);
+	CHECK(strstr(err.msg, "unk.flac: no samples between 0.6 and 0.9 s (0.5 s long)") != NULL);
+	free(fb);
+	/* SPHERE: 8000 samples announced, 4000 present */
+	write_as(tpath("cut.sph"), &w, SF_FORMAT_NIST | SF_FORMAT_PCM_16, 1);
+	unsigned char *sb = slurp(tpath("cut.sph"), &fl);
+	CHECK(sb && fl == 1024 + 16000 && strstr((char *)sb, "sample_count -i 8000\n"));
+	spit(tpath("cut.sph"), sb, 1024 + 8000);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read(tpath("cut.sph"), -1, &r, &err) != 0);
+	CHECK(strstr(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples, the file holds 4000") != NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("cut.sph", sb, 1024 + 8000, -1, &r, &err) != 0);
+	CHECK_STR(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples, the file holds 4000");
+	vpa_err_init(&err);
+	CHECK(vpa_audio_read_part(tpath("cut.sph"), -1, 0, 0.1, &r, &dur, &err) != 0);
+	CHECK(strstr(err.msg, "cut.sph: truncated: the SPHERE header announces 8000 samples") != NULL);
+	/* the whole file still reads, and a count it cannot parse is an error */
+	vpa_err_init(&err);
+	CHECK(vpa_audio_parse("full.sph", sb, fl, -1, &r, &err) == 0 && r.n == 8000);
+	vpa_wave_release(&r);
+	char *c = sb ? strstr((char *)sb, "sample_count -i 8000\n") : NULL;
+	if (c) {
+		memcpy(c, "sample_count -i 8x00\n", 21);
+		vpa_err_init(&err);
+		CHECK(vpa_audio_parse("bad.sph", sb, fl, -1, &r, &err) != 0);
+		CHECK_STR(err.msg, "bad.sph: the SPHERE header's sample_count '8x00' is not a count of samples");
+	}
+	free(sb);
+	vpa_wave_release(&w);
+}
+
 /* Features of utterance i of a data dir. */
 static int dir_feats(const char *path, size_t i, struct vpa_fmat *m, struct vpa_err *err)
 {
@@ -585,6 +688,60 @@ static void test_datadir_bad(void)
 	}
 	/* a complete valid directory opens */
 	CHECK_STR(open_msg(scp, NULL, "r1 s1\n", "enrolls", "r1\n", NULL, 0), "");
+	/* a line of NUL bytes first in text / utt2dur / enrolls is blank (found by fuzz_datadir:
+	 * the reader took field 0 of a line that had none, a NULL array: SEGV) */
+	{
+		static const char *const lists[] = {"text", "utt2dur", "enrolls"};
+		for (size_t k = 0; k < 3; k++) {
+			char dir[128], p[256];
+			snprintf(dir, sizeof(dir), "%s/nul%zu", tmpdir, k);
+			mkdir(dir, 0777);
+			snprintf(p, sizeof(p), "%s/wav.scp", dir);
+			write_text(p, scp);
+			snprintf(p, sizeof(p), "%s/%s", dir, lists[k]);
+			FILE *f = fopen(p, "wb");
+			fwrite("\0\0\n\0\n", 1, 5, f);
+			fclose(f);
+			struct vpa_datadir d;
+			struct vpa_err err;
+			vpa_datadir_init(&d);
+			vpa_err_init(&err);
+			CHECK(vpa_datadir_open(&d, dir, -1, &err) == 0);
+			if (err.status)
+				printf("#   %s\n", err.msg);
+			vpa_datadir_release(&d);
+		}
+	}
+	/* a UTF-8 byte order mark names its own file (issue 26 item 11): in wav.scp it
+	 * became part of the first id and utt2spk was blamed */
+	{
+		static const char B[] = "\xEF\xBB\xBF", M[] = ":1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark";
+		char bscp[600], want[300], seg[64];
+		snprintf(bscp, sizeof(bscp), "%s%s", B, scp);
+		snprintf(want, sizeof(want), "wav.scp%s", M);
+		CHECK_STR(open_msg(bscp, NULL, "r1 s1\n", NULL, NULL, NULL, 0), want);
+		CHECK_STR(open_msg(bscp, NULL, NULL, NULL, NULL, NULL, 0), want);
+		snprintf(seg, sizeof(seg), "%su1 r1 0 0.2\n", B);
+		snprintf(want, sizeof(want), "segments%s", M);
+		CHECK_STR(open_msg(scp, seg, NULL, NULL, NULL, NULL, 0), want);
+		snprintf(seg, sizeof(seg), "%sr1 s1\n", B);
+		snprintf(want, sizeof(want), "utt2spk%s", M);
+		CHECK_STR(open_msg(scp, NULL, seg, NULL, NULL, NULL, 0), want);
+		static const char *const lists[][2] = {
+			{"spk2utt", "s1 r1\n"}, {"spk2gender", "s1 f\n"}, {"text", "r1 hello\n"},
+			{"utt2dur", "r1 0.5\n"}, {"enrolls", "r1\n"},      {"trials_f", "s1 r1 target\n"},
+		};
+		for (size_t k = 0; k < sizeof(lists) / sizeof(lists[0]); k++) {
+			char body[64];
+			snprintf(body, sizeof(body), "%s%s", B, lists[k][1]);
+			snprintf(want, sizeof(want), "%s%s", lists[k][0], M);
+			const char *got = open_msg(scp, NULL, "r1 s1\n", lists[k][0], body, NULL, 0);
+			size_t gl = strlen(got), wl = strlen(want);
+			CHECK(gl >= wl && !strcmp(got + gl - wl, want));
+			if (!(gl >= wl && !strcmp(got + gl - wl, want)))
+				printf("#   %s: got '%s'\n", lists[k][0], got);
+		}
+	}
 }
 
 static void test_short_and_frames(void)
@@ -790,6 +947,7 @@ int main(void)
 	RUN(test_golden_vad_cmvn);
 	RUN(test_reader_formats);
 	RUN(test_reader_bad);
+	RUN(test_reader_lengths);
 	RUN(test_datadir_pipes_segments);
 	RUN(test_datadir_bad);
 	RUN(test_short_and_frames);

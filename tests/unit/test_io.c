@@ -378,6 +378,7 @@ static void test_scores_errors(void)
 	CHECK_STR(scores_err("a b 1\n"),
 		  "s.txt:1: expected 2 columns (score label) or 4 (enroll test score label), found 3");
 	CHECK_STR(scores_err(""), "s.txt: no trials");
+	CHECK_STR(scores_err("\xEF\xBB\xBF" "1 target\n0 nontarget\n"), "s.txt:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
 	CHECK_STR(scores_err("# only a comment\n\n  \n"), "s.txt: no trials");
 	CHECK_STR(scores_err("a b c target\n"), "s.txt:1:5: expected a number, got 'c'");
 	/* long tokens are cut in messages */
@@ -497,6 +498,9 @@ static void test_key_errors(void)
 		  "k.txt:1:5: unknown label 'yes': expected target, nontarget, tar, non, 1 or 0");
 	CHECK_STR(key_err("a x one\n", "a x target\n"), "s.txt:1:5: expected a number, got 'one'");
 	CHECK_STR(key_err("", "a x target\n"), "s.txt: no trials");
+	/* a byte order mark: the file that has it is named, not the other */
+	CHECK_STR(key_err("\xEF\xBB\xBF" "a x 1\n", "a x target\n"), "s.txt:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
+	CHECK_STR(key_err("a x 1\n", "\xEF\xBB\xBF" "a x target\n"), "k.txt:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
 	/* pairs are ordered: (x, a) is not (a, x) */
 	CHECK_STR(key_err("a x 1\n", "x a target\n"),
 		  "k.txt:1: pair 'x' 'a' is in the key but not in the scores (s.txt)");

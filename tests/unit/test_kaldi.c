@@ -334,6 +334,40 @@ static void test_lists_and_trials(void)
 	vpa_kaldi_trials_release(&t2);
 }
 
+/* A UTF-8 byte order mark starts no Kaldi text file (issue 26 item 11): it
+ * would be part of the first id, and another file would be blamed. */
+static void test_bom(void)
+{
+	struct vpa_kaldi_list l;
+	struct vpa_kaldi_trials tr;
+	struct vpa_kaldi_ark a;
+	struct vpa_err err;
+	vpa_kaldi_list_init(&l);
+	vpa_kaldi_trials_init(&tr);
+	vpa_kaldi_ark_init(&a);
+	const char u[] = "\xEF\xBB\xBFu1 s1\nu2 s2\n";
+	vpa_err_init(&err);
+	CHECK(vpa_kaldi_parse_list("utt2spk", u, sizeof(u) - 1, 2, &l, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "utt2spk:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
+	const char t[] = "\xEF\xBB\xBFs1 u1 target\n";
+	vpa_err_init(&err);
+	CHECK(vpa_kaldi_parse_trials("trials", t, sizeof(t) - 1, &tr, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "trials:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
+	const char x[] = "\xEF\xBB\xBFu1 [ 1 2 ]\n";
+	vpa_err_init(&err);
+	CHECK(vpa_kaldi_parse("xv.ark", (const unsigned char *)x, sizeof(x) - 1, VPA_KALDI_VECTORS, &a,
+			      &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "xv.ark:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which would become part of the first id: save it without the mark");
+	/* the same bytes elsewhere are a (strange) id, as before */
+	const char m[] = "u0 s0\n\xEF\xBB\xBFu1 s1\n";
+	vpa_err_init(&err);
+	CHECK(vpa_kaldi_parse_list("utt2spk", m, sizeof(m) - 1, 2, &l, &err) == 0);
+	CHECK(vpa_kaldi_check_bom("x", "\xEF\xBB", 2, &err) == 0);
+	vpa_kaldi_list_release(&l);
+	vpa_kaldi_trials_release(&tr);
+	vpa_kaldi_ark_release(&a);
+}
+
 static void test_import(void)
 {
 	struct vpa_embset es;
@@ -465,6 +499,7 @@ int main(void)
 	RUN(test_text_errors);
 	RUN(test_write_roundtrip);
 	RUN(test_lists_and_trials);
+	RUN(test_bom);
 	RUN(test_import);
 	const char *names[] = { "xv.ark", "utt2spk", "spk2gender", "utt2dur", "enrolls", "out.ark",
 				"w.ark", "xv.npy", "ids" };

@@ -519,9 +519,52 @@ static void test_candidates_import(void)
 	remove(p);
 }
 
+/* Names of the `names` file: the first error of each kind (issue 26 item 12, found
+ * while writing its fuzz target: a NUL byte dropped the rest of the file). */
+static const char *names_msg(const char *buf, size_t len, char *got, size_t cap)
+{
+	static struct vpa_err err;
+	char **names = NULL;
+	size_t n = 99;
+	vpa_err_init(&err);
+	got[0] = 0;
+	if (!vpa_lm_parse_names("names.txt", buf, len, &names, &n, &err)) {
+		size_t o = 0;
+		for (size_t i = 0; i < n; i++) {
+			o += (size_t)snprintf(got + o, cap - o, "%s%s", i ? "," : "", names[i]);
+			free(names[i]);
+		}
+		free(names);
+	}
+	return err.msg;
+}
+
+static void test_names(void)
+{
+	char got[256];
+	const char ok[] = "# extra names\r\n  Anna \r\n\n\tbOB\nzoë\n#x y\n";
+	CHECK_STR(names_msg(ok, sizeof(ok) - 1, got, sizeof(got)), "");
+	CHECK_STR(got, "anna,bob,zoë");
+	CHECK_STR(names_msg("", 0, got, sizeof(got)), "");
+	CHECK_STR(got, "");
+	const char nul[] = "anna\nbo\0b\ncarl\n";
+	CHECK_STR(names_msg(nul, sizeof(nul) - 1, got, sizeof(got)),
+		  "names.txt:2: NUL byte: expected one name per line");
+	CHECK_STR(names_msg("anna\nmary ann\n", 14, got, sizeof(got)),
+		  "names.txt:2: expected one name per line, got 'mary ann'");
+	CHECK_STR(names_msg("anna\rbob\n", 9, got, sizeof(got)),
+		  "names.txt:1: expected one name per line, got 'anna bob'");
+	CHECK_STR(names_msg("anna\n<UNK>\n", 11, got, sizeof(got)),
+		  "names.txt:2: '<unk>' is a word the model reserves, not a name");
+	CHECK_STR(names_msg("\xEF\xBB\xBF" "anna\n", 8, got, sizeof(got)),
+		  "names.txt:1: the file starts with a UTF-8 byte order mark (bytes EF BB BF), which "
+		  "would become part of the first id: save it without the mark");
+}
+
 int main(void)
 {
 	RUN(test_template);
+	RUN(test_names);
 	RUN(test_scorer_matches_engine_1layer);
 	RUN(test_scorer_matches_engine_2layers);
 	RUN(test_uniform_perplexity);

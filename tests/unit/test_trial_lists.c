@@ -153,6 +153,12 @@ static void test_merge_errors(void)
 	put("gb", "spk2gender", "s1 m\n");
 	rate = 0;
 	CHECK_STR(merge2("ga", "gb", "o4", &rate), "gb/spk2gender:1: speaker 's1' is 'm' here and 'f' in ga/spk2gender:1");
+	{ /* found while writing the merged copy: no partial copy is left (it held wav.scp, utt2spk) */
+		char o4[256];
+		struct stat st;
+		snprintf(o4, sizeof(o4), "%s/o4", tmpdir);
+		CHECK(stat(o4, &st) != 0);
+	}
 	/* text in one only */
 	put("ta", "wav.scp", "t1 " WAV "\n");
 	put("ta", "text", "t1 a b\n");
