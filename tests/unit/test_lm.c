@@ -553,7 +553,7 @@ static void test_names(void)
 	CHECK_STR(names_msg("anna\nmary ann\n", 14, got, sizeof(got)),
 		  "names.txt:2: expected one name per line, got 'mary ann'");
 	CHECK_STR(names_msg("anna\rbob\n", 9, got, sizeof(got)),
-		  "names.txt:1: expected one name per line, got 'anna bob'");
+		  "names.txt:1: expected one name per line, got 'anna\\x0dbob'");
 	CHECK_STR(names_msg("anna\n<UNK>\n", 11, got, sizeof(got)),
 		  "names.txt:2: '<unk>' is a word the model reserves, not a name");
 	CHECK_STR(names_msg("\xEF\xBB\xBF" "anna\n", 8, got, sizeof(got)),
