@@ -46,6 +46,13 @@ int cli_ulong(const char *opt, const char *s, unsigned long lo, unsigned long hi
 /* One line for a getopt_long failure (opterr = 0, optstring starting ':'); returns 2. */
 int cli_getopt_error(const char *cmd, int c, char **argv);
 
+/*
+ * Portable mode for a subcommand (core/cpu.h): argv is the subcommand's
+ * (argv[0] its name, as main passes it); vpaudit is re-executed as
+ * `vpaudit ARGV...` when the arithmetic is not pinned yet, so this returns
+ * only when portable mode is on (0) or on error.
+ */
+int cli_portable(int argc, char **argv, struct vpa_err *err);
 /* A results file (JSON object with "records"); caller frees.  NULL on error. */
 struct vpa_json *cli_read_results(const char *path, struct vpa_err *err);
 /* cli_error, then the offending scenario line with a caret when the message has one. */
