@@ -198,13 +198,24 @@ int vpa_portable_enter(char *const argv[], struct vpa_err *err)
 				"with the portable environment: mpirun -x OPENBLAS_CORETYPE="
 				VPA_PORTABLE_KERNEL " -x GLIBC_TUNABLES=" VPA_PORTABLE_TUNABLE " ...");
 	char *owned = NULL, **env = portable_env(&owned);
+	/* this program's file: /proc/self/exe's target (under valgrind the link
+	 * itself names valgrind's tool, readlink the program), else the link */
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (len > 0 && (size_t)len < sizeof(exe) - 1) {
+		exe[len] = '\0';
+		if (access(exe, X_OK))
+			snprintf(exe, sizeof(exe), "/proc/self/exe");
+	} else {
+		snprintf(exe, sizeof(exe), "/proc/self/exe");
+	}
 	fflush(stdout);
 	fflush(stderr);
-	execve("/proc/self/exe", argv, env);
+	execve(exe, argv, env);
 	int e = errno;
 	free(owned);
 	free(env);
-	return vpa_fail(err, VPA_EIO, NULL, "portable mode: cannot re-execute /proc/self/exe: %s",
+	return vpa_fail(err, VPA_EIO, NULL, "portable mode: cannot re-execute %s: %s", exe,
 			strerror(e));
 #endif
 }

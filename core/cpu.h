@@ -23,9 +23,10 @@
  * CPU since 2013 and AMD since 2015; its GEMM blocking is fixed, not derived
  * from the cache sizes), libm's generic variants and vpaudit's generic paths.
  * Because the first two are read when the libraries load,
- * vpa_portable_enter() re-executes the program itself (execve of
- * /proc/self/exe with the same arguments, no shell) with the two variables
- * set, then checks in the new process that OpenBLAS and glibc took them.
+ * vpa_portable_enter() re-executes the program itself (execve of its file,
+ * the target of /proc/self/exe, with the same arguments, no shell) with the
+ * two variables set, then checks in the new process that OpenBLAS and glibc
+ * took them.
  */
 #ifndef VPA_CPU_H
 #define VPA_CPU_H
@@ -42,9 +43,10 @@
  * Enter portable mode.  When this process already computes with the pinned
  * arithmetic (OpenBLAS kernel Haswell, libm without FMA variants) it only
  * switches vpaudit's own paths to generic and returns 0.  Otherwise it
- * re-executes /proc/self/exe with argv (argv[0] first, NULL-terminated,
- * borrowed) and the environment plus OPENBLAS_CORETYPE, GLIBC_TUNABLES and
- * VPA_PORTABLE_MARK, and returns only on failure.  Errors (VPA_EINPUT): not
+ * re-executes this program (/proc/self/exe's target) with argv (argv[0]
+ * first, NULL-terminated, borrowed) and the environment plus
+ * OPENBLAS_CORETYPE, GLIBC_TUNABLES and VPA_PORTABLE_MARK, and returns only
+ * on failure.  Errors (VPA_EINPUT): not
  * x86-64, a CPU without AVX2/FMA, an OpenBLAS that cannot be pinned (not
  * DYNAMIC_ARCH), under MPI (ranks cannot re-execute: the message gives the
  * mpirun -x options); VPA_EIO when execve fails.  Call it before any output

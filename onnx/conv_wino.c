@@ -17,9 +17,10 @@
  * of 9 m^2: 2.25x fewer for m = 2, 4x for m = 4.  Tiles are processed in
  * blocks of T (a multiple of 8) so V and Z stay in cache; the transforms
  * work on 8 tiles at once (GCC vector extension, compiled for AVX2+FMA as
- * well, taken when the CPU has it and the run is not portable: core/cpu.h).  Float rounding: the transforms' constants
- * (1/6, 1/24, 8, ...) add error that grows with m: tests/unit/test_conv.c
- * bounds it against a double-precision direct convolution.
+ * well, taken when the CPU has it and the run is not portable: core/cpu.h).
+ * Float rounding: the transforms' constants (1/6, 1/24, 8, ...) add error
+ * that grows with m: tests/unit/test_conv.c bounds it against a
+ * double-precision direct convolution.
  */
 #include <pthread.h>
 #include <string.h>
