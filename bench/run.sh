@@ -40,6 +40,7 @@ awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / 
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
+bash bench/portable.sh   # issue 25: the cost of `run --portable` on the quickstart
 
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"

@@ -48,6 +48,13 @@ int cli_getopt_error(const char *cmd, int c, char **argv);
 
 /* One warning per "mismatches" entry of a baseline summary (vpa_gates_baseline). */
 void cli_warn_baseline(const struct vpa_json *summary);
+/*
+ * Portable mode for a subcommand (core/cpu.h): argv is the subcommand's
+ * (argv[0] its name, as main passes it); vpaudit is re-executed as
+ * `vpaudit ARGV...` when the arithmetic is not pinned yet, so this returns
+ * only when portable mode is on (0) or on error.
+ */
+int cli_portable(int argc, char **argv, struct vpa_err *err);
 /* A results file, checked with vpa_results_check; caller frees.  NULL on error. */
 struct vpa_json *cli_read_results(const char *path, struct vpa_err *err);
 /* cli_error, then the offending scenario line with a caret when the message has one. */

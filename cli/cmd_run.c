@@ -1,6 +1,6 @@
 /*
  * cli/cmd_run.c - `vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD]
- * [--seed N] [--threads N] [--no-plots] [--quiet]`: load and validate, check
+ * [--seed N] [--threads N] [--portable] [--no-plots] [--quiet]`: load and validate, check
  * the output folder, build targets, run attacks, evaluate gates and the
  * baseline, write the report.  On error the folder keeps no report file (a
  * junit.xml with the error when junit is asked for).  Exit: 0 all gates
@@ -22,7 +22,8 @@
 
 static const char usage[] =
 	"usage: vpaudit run SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]]\n"
-	"                   [--seed N] [--threads N] [--no-plots] [--quiet] [--allow-writes-outside]\n\n"
+	"                   [--seed N] [--threads N] [--portable] [--no-plots] [--quiet]\n"
+	"                   [--allow-writes-outside]\n\n"
 	"  -o, --output OUTDIR  write the report here (default: the scenario's `output:`,\n"
 	"                       else out/NAME/ in the current directory)\n"
 	"  --baseline OLD.json  compare the results with an older results file in the same run,\n"
@@ -37,6 +38,13 @@ static const char usage[] =
 	"  --threads N          threads for vpaudit's own parallel loops (default: the number\n"
 	"                       of online CPUs); OpenBLAS runs single-threaded, so results\n"
 	"                       are identical for every N\n"
+	"  --portable           the same results.json on every x86-64 CPU with AVX2 and FMA\n"
+	"                       (the scenario key `portable: true` does the same): pins\n"
+	"                       OpenBLAS's Haswell kernel (OPENBLAS_CORETYPE), glibc's libm\n"
+	"                       without its FMA variants (GLIBC_TUNABLES) and vpaudit's generic\n"
+	"                       paths, re-executing vpaudit with the two variables set; 1.02x\n"
+	"                       the CPU time of the quickstart on an AMD EPYC (README.md,\n"
+	"                       \"Reproducible results\")\n"
 	"  --no-plots           no figures in the HTML, no PDF (gnuplot not needed)\n"
 	"  --quiet              no progress lines and no verdicts on stdout\n"
 	"  --allow-writes-outside  let the scenario's `output:`, `dump_*` and `pseudo_out`\n"
@@ -93,7 +101,8 @@ static int strict_early_check(const struct vpa_scenario *s, const struct vpa_run
 
 int cmd_run(int argc, char **argv)
 {
-	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG, O_ALLOW_OUT };
+	enum { O_SEED = 256, O_THREADS, O_NOPLOTS, O_QUIET, O_BASELINE, O_STRICT, O_SIG, O_ALLOW_OUT,
+	       O_PORTABLE };
 	static const struct option opts[] = {
 		{"output", required_argument, NULL, 'o'},
 		{"baseline", required_argument, NULL, O_BASELINE},
@@ -104,13 +113,14 @@ int cmd_run(int argc, char **argv)
 		{"no-plots", no_argument, NULL, O_NOPLOTS},
 		{"quiet", no_argument, NULL, O_QUIET},
 		{"allow-writes-outside", no_argument, NULL, O_ALLOW_OUT},
+		{"portable", no_argument, NULL, O_PORTABLE},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
 	const char *outdir = NULL, *base = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	struct vpa_run_opts ro = {0, 0, ncpu < 1 ? 1 : ncpu > 256 ? 256 : (int)ncpu, 0};
-	int quiet = 0, strict = 0, significant = 0, allow_outside = 0, c;
+	int quiet = 0, strict = 0, significant = 0, allow_outside = 0, portable = 0, c;
 	unsigned long v;
 	optind = 1;
 	opterr = 0;
@@ -152,6 +162,9 @@ int cmd_run(int argc, char **argv)
 		case O_ALLOW_OUT:
 			allow_outside = 1;
 			break;
+		case O_PORTABLE:
+			portable = 1;
+			break;
 		case 'h':
 			fputs(usage, stdout);
 			return 0;
@@ -186,6 +199,9 @@ int cmd_run(int argc, char **argv)
 	if (vpa_scenario_load(argv[optind], &s, &err))
 		goto fail;
 	formats = s->formats;
+	/* before any output: portable mode may re-execute vpaudit (core/cpu.h) */
+	if ((portable || s->portable) && cli_portable(argc, argv, &err))
+		goto fail;
 	if (vpa_dist_test_fault("scenario", &err))
 		goto fail;
 	if (!allow_outside && vpa_scenario_check_writes(s, outdir, &err))

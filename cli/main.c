@@ -23,7 +23,7 @@ static int cmd_help(int argc, char **argv);
 static const struct command commands[] = {
 	{"run", cmd_run,
 	 "SCENARIO.yaml [-o OUTDIR] [--baseline OLD.json [--strict] [--significant]] [--seed N] "
-	 "[--threads N] [--no-plots] [--quiet]",
+	 "[--threads N] [--portable] [--no-plots] [--quiet]",
 	 "build the scenario's targets, run its attacks, write the report, check its gates"},
 	{"validate", cmd_validate, "SCENARIO.yaml", "check a scenario file; silent and exit 0 when valid"},
 	{"report", cmd_report, "RESULTS.json [-o DIR] [--no-plots]",

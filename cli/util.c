@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "core/cpu.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
@@ -211,4 +212,19 @@ void cli_metrics_release(struct cli_metrics *m)
 		free(m->names[i]);
 	free(m->names);
 	memset(m, 0, sizeof(*m));
+}
+
+int cli_portable(int argc, char **argv, struct vpa_err *err)
+{
+	if (vpa_portable())
+		return 0;
+	/* the program's own argv[0] (glibc), then the subcommand's arguments */
+	char **av = xmalloc(((size_t)argc + 2) * sizeof(*av));
+	av[0] = program_invocation_name;
+	for (int i = 0; i < argc; i++)
+		av[i + 1] = argv[i];
+	av[argc + 1] = NULL;
+	int rc = vpa_portable_enter(av, err);
+	free(av);
+	return rc;
 }

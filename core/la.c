@@ -18,6 +18,16 @@ int vpa_la_get_threads(void)
 	return openblas_get_num_threads();
 }
 
+const char *vpa_la_blas_config(void)
+{
+	return openblas_get_config();
+}
+
+const char *vpa_la_blas_kernel(void)
+{
+	return openblas_get_corename();
+}
+
 void vpa_la_run_workers(size_t n, void *(*fn)(void *), void *arg)
 {
 	int blas = vpa_la_get_threads();

@@ -16,6 +16,15 @@
 void vpa_la_set_threads(int n);
 int vpa_la_get_threads(void);
 /*
+ * What OpenBLAS says of itself, borrowed static strings: its build
+ * (openblas_get_config(), e.g. "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH
+ * NO_AFFINITY Haswell MAX_THREADS=64") and the kernel it chose for this CPU
+ * at load (openblas_get_corename(), e.g. "Haswell"; OPENBLAS_CORETYPE forces
+ * it in a DYNAMIC_ARCH build).  core/cpu.c records both in results.json.
+ */
+const char *vpa_la_blas_config(void);
+const char *vpa_la_blas_kernel(void);
+/*
  * vpa_run_workers(n, fn, arg) for workers that call BLAS: with n > 1 BLAS
  * runs single-threaded meanwhile (one BLAS thread per worker; the numbers do
  * not depend on n), and its thread count is restored afterwards.

@@ -17,13 +17,15 @@
  * of 9 m^2: 2.25x fewer for m = 2, 4x for m = 4.  Tiles are processed in
  * blocks of T (a multiple of 8) so V and Z stay in cache; the transforms
  * work on 8 tiles at once (GCC vector extension, compiled for AVX2+FMA as
- * well when the CPU has it).  Float rounding: the transforms' constants
- * (1/6, 1/24, 8, ...) add error that grows with m: tests/unit/test_conv.c
- * bounds it against a double-precision direct convolution.
+ * well, taken when the CPU has it and the run is not portable: core/cpu.h).
+ * Float rounding: the transforms' constants (1/6, 1/24, 8, ...) add error
+ * that grows with m: tests/unit/test_conv.c bounds it against a
+ * double-precision direct convolution.
  */
 #include <pthread.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "core/la.h"
 #include "onnx/conv.h"
 #include "onnx/internal.h"
@@ -317,13 +319,18 @@ static pthread_once_t kern_once = PTHREAD_ONCE_INIT;
 static void kern_init(void)
 {
 #ifdef WINO_AVX2
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+	if (vpa_cpu_simd()) { /* not in portable mode (core/cpu.h) */
 		kern.in = in_avx2;
 		kern.out = out_avx2;
 		kern.wt = wt_avx2;
 	}
 #endif
+}
+
+const char *ox_conv_wino_path(void)
+{
+	pthread_once(&kern_once, kern_init);
+	return kern.in == in_base ? "generic" : "avx2+fma";
 }
 
 static size_t round8(size_t n) { return (n + 7) / 8 * 8; }

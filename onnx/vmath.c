@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "onnx/vmath.h"
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -77,8 +78,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init(void)
 {
 #ifdef VMATH_AVX2
-	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+	if (vpa_cpu_simd()) /* not in portable mode (core/cpu.h) */
 		exp_fn = exp_avx2;
 #endif
 }
@@ -87,4 +87,10 @@ void ox_exp_shift_f32(const float *x, float shift, float *y, size_t n)
 {
 	pthread_once(&once, init);
 	exp_fn(x, shift, y, n);
+}
+
+const char *ox_exp_path(void)
+{
+	pthread_once(&once, init);
+	return exp_fn == exp_base ? "generic" : "avx2+fma";
 }

@@ -1,7 +1,7 @@
 /*
  * onnx/vmath.h - vectorised float maths for the element-wise operators
  * (internal): 8 values at a time, compiled for the baseline x86-64 ISA and
- * for AVX2+FMA (chosen once at run time).
+ * for AVX2+FMA (chosen once at run time, never in portable mode: core/cpu.h).
  */
 #ifndef VPA_ONNX_VMATH_H
 #define VPA_ONNX_VMATH_H
@@ -19,5 +19,8 @@
  * overlap; safe from any number of threads.
  */
 void ox_exp_shift_f32(const float *x, float shift, float *y, size_t n);
+
+/* The path ox_exp_shift_f32 takes in this process: "avx2+fma" or "generic". */
+const char *ox_exp_path(void);
 
 #endif

@@ -403,6 +403,9 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
 	size_t regressions = 0, failures = 0;
 	vpa_buf_printf(&b, "matched %zu of %zu records (%zu in the baseline)", matched, nr->n, orr->n);
 	add_line(lines, "BASELINE", b.data);
+	b.len = 0;
+	if (vpa_machine_mismatch(results, baseline, &b)) /* reports/machine.c */
+		add_line(lines, "WARNING", b.data);
 	for (int side = 0; side < 2; side++) {
 		const struct vpa_json *from = side ? orr : nr, *other = side ? nr : orr;
 		for (size_t i = 0; i < from->n; i++) {

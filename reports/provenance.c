@@ -3,7 +3,8 @@
  * with its size and SHA-256 (results["inputs"], recorded where inputs are
  * read: core/inputs.c), the numbers of speakers / utterances / trials /
  * models per set (from each target's "info", by gender where a set has
- * "female"/"male" counts), seed, version, machine, wall time per stage and
+ * "female"/"male" counts), seed, version, machine (CPU model, and the
+ * arithmetic: BLAS kernel, libm, portable mode), wall time per stage and
  * the scenario as run (echoed).
  */
 #include <math.h>
@@ -12,6 +13,7 @@
 
 #include "core/inputs.h"
 #include "reports/doc.h"
+#include "reports/report.h"
 
 static int has_counts(const struct vpa_json *o)
 {
@@ -138,7 +140,8 @@ void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d)
 		     file ? ")" : "");
 	vpa_doc_item(l, "Software: %s", d->version);
 	if (seed && seed->type == VPA_JSON_NUM)
-		vpa_doc_item(l, "Seed: %.0f (the same seed and inputs give the same numbers)", seed->num);
+		vpa_doc_item(l, "Seed: %.0f (the same seed and inputs give the same numbers with the "
+			     "same arithmetic, below, for any thread count)", seed->num);
 	if (d->started)
 		vpa_doc_item(l, "Started: %s", d->started);
 	if (m && m->type == VPA_JSON_OBJ) {
@@ -146,12 +149,18 @@ void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d)
 		double cpus = vpa_json_get_num(m, "cpus", NAN), thr = vpa_json_get_num(m, "threads", NAN);
 		struct vpa_buf b;
 		vpa_buf_init(&b);
+		const char *cpu = vpa_json_get_str(m, "cpu");
 		vpa_buf_printf(&b, "Machine: %s %s", os ? os : "?", arch ? arch : "");
+		if (cpu)
+			vpa_buf_printf(&b, ", CPU %s", cpu);
 		if (isfinite(cpus))
 			vpa_buf_printf(&b, ", %.0f CPU%s", cpus, cpus == 1 ? "" : "s");
 		if (isfinite(thr))
 			vpa_buf_printf(&b, ", %.0f thread%s", thr, thr == 1 ? "" : "s");
 		vpa_doc_item(l, "%s", b.data);
+		b.len = 0;
+		vpa_machine_describe(&b, m); /* reports/machine.c */
+		vpa_doc_item(l, "Arithmetic: %s", b.data);
 		vpa_buf_release(&b);
 	}
 	const struct vpa_json *wt = vpa_json_get(r, "wall_time");

@@ -180,8 +180,9 @@ void vpa_record_describe(struct vpa_buf *b, const struct vpa_json *rec, int name
  * "failures","status","mismatches":[..],"unmatched":[..],"comparisons":[{"attack","sub","layer",
  * "sweep","name","metric","old","new","delta","tolerance",["significant"],
  * "status":"regression"|"stable","message"}],"lines":[{"kind","text"}]} where
- * lines are the log: BASELINE (the counts), UNMATCHED, REGRESSION, STABLE
- * (one per record without regression); each comparison also has "unit".
+ * lines are the log: BASELINE (the counts), WARNING (other arithmetic:
+ * vpa_machine_mismatch), UNMATCHED, REGRESSION, STABLE (one per record
+ * without regression); each comparison also has "unit".
  * o == NULL: the defaults (VPA_DEFAULT_TOLERANCE,
  * every compared metric, neither significant nor strict).  Returns 0,
  * VPA_EGATE (a failure) or an error.
@@ -213,6 +214,19 @@ int vpa_gates_baseline(const struct vpa_json *results, const struct vpa_json *ba
  */
 void vpa_baseline_provenance(const struct vpa_json *results, const struct vpa_json *baseline,
 			     const char *baseline_name, struct vpa_json *out);
+/*
+ * Whether the baseline and the results were computed with different
+ * arithmetic (their "machine": BLAS version and kernel, libm's FMA variants,
+ * vpaudit's own paths, portable mode, and the CPU model unless both are
+ * portable; reports/machine.c): 1 with the sentence appended to out (the
+ * baseline comparison's WARNING line), 0 when they agree or neither file
+ * records it (older files).
+ */
+int vpa_machine_mismatch(const struct vpa_json *results, const struct vpa_json *baseline,
+			 struct vpa_buf *out);
+/* results["machine"]'s arithmetic in words, appended: "OpenBLAS 0.3.21, kernel
+ * Haswell; glibc 2.36, libm with its FMA variants; ..." (the provenance). */
+void vpa_machine_describe(struct vpa_buf *b, const struct vpa_json *m);
 /* The significance rule of --significant: 1 when the move is beyond the intervals. */
 int vpa_baseline_significance(int dir, double old, double old_lo, double old_hi, double new_v,
 			      double new_lo, double new_hi);

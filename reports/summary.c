@@ -664,6 +664,13 @@ void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d)
 		vpa_buf_puts(&s, "none moved in the leaky direction by more than the tolerance.");
 	vpa_doc_para(d, n_reg ? VPA_P_FAIL : VPA_P_PLAIN, "%s", s.data);
 	vpa_buf_release(&s);
+	const struct vpa_json *ls = vpa_json_get(bl, "lines"); /* other arithmetic: machine.c */
+	for (size_t i = 0; ls && ls->type == VPA_JSON_ARR && i < ls->n; i++) {
+		const char *kind = vpa_json_get_str(ls->items[i], "kind");
+		const char *text = vpa_json_get_str(ls->items[i], "text");
+		if (kind && text && !strcmp(kind, "WARNING"))
+			vpa_doc_para(d, VPA_P_NOTE, "Warning: %s.", text);
+	}
 	const struct vpa_json *un = vpa_json_get(bl, "unmatched");
 	if (un && un->type == VPA_JSON_ARR && un->n)
 		vpa_doc_para(d, VPA_P_NOTE, "%zu record%s could not be matched (present in only one of "

@@ -10,6 +10,7 @@
 #include "scenarios/scenario.h"
 #include "targets/targets.h"
 #include "attacks/attacks.h"
+#include "core/cpu.h"
 #include "core/dist.h"
 
 #include <ctype.h>
@@ -709,6 +710,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		vpa_json_set_str(mach, "arch", un.machine);
 	}
 	vpa_json_set_num(mach, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	vpa_machine_json(mach); /* CPU model, BLAS kernel, libm, portable (core/cpu.h) */
 	vpa_json_set(R, "machine", mach);
 	*results = R;
 	R = NULL;

@@ -134,6 +134,11 @@ static const struct vpa_key top_keys[] = {
 	 "{eer: 0.02, linkability: 0.05}",
 	 "for the baseline comparison: a tolerance per metric (absolute, in the metric's own "
 	 "unit, >= 0), overriding `tolerance` for that metric"},
+	{"portable", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
+	 "compute with one arithmetic on every x86-64 CPU with AVX2 and FMA, as `run --portable` "
+	 "does: OpenBLAS's Haswell kernel, glibc's libm without its FMA variants, vpaudit's "
+	 "generic paths; the same results.json on any such runner (see README, \"Reproducible "
+	 "results\")"},
 	{"sweep", VPA_K_MAP, 0, NULL, -INFINITY, INFINITY, 0, NULL, &sweep_schema,
 	 "{param: attacks.eval.omega, values: [0.5, 1, 2]}",
 	 "run once per value of one key and plot every metric against it"},
@@ -899,6 +904,7 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 	s->description = vpa_cfg_str(s->root, &top_schema, "description");
 	s->seed = (uint64_t)vpa_cfg_int(s->root, &top_schema, "seed");
 	s->output = vpa_cfg_str(s->root, &top_schema, "output");
+	s->portable = vpa_cfg_bool(s->root, &top_schema, "portable");
 	s->tolerance = vpa_ymap_get(s->root, "tolerance")
 			       ? vpa_cfg_num(s->root, &top_schema, "tolerance")
 			       : NAN;

@@ -204,6 +204,7 @@ struct vpa_scenario {
 	const char *output;     /* `output:` or NULL (relative to the current directory) */
 	unsigned formats;       /* VPA_REPORT_* bits (reports/report.h values) */
 	double tolerance;       /* NAN when absent */
+	int portable;           /* `portable: true`: cli/cmd_run.c enters portable mode (core/cpu.h) */
 	struct vpa_scn_target *targets; /* (n_targets), owned */
 	size_t n_targets;
 	struct vpa_scn_attack *attacks; /* (n_attacks), owned */

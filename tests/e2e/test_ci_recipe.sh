@@ -24,6 +24,7 @@ t_ok "both jobs run the same shell steps" cmp -s "$T/gh.steps" "$T/gl.steps"
 t_ok "first step installs and builds as the README says" test "$(head -n 1 "$T/gh.steps")" = "sh .ci/deps && make -j2"
 t_ok "README's test command is the one .ci/run runs" grep -q "^sh .ci/deps && make -j2 test " README.md
 t_ok ".ci/run runs it" grep -q '"sh .ci/deps && make -j2 test"' .ci/run
+t_ok "the audit runs portable (issue 25: the same numbers on every runner)" test "$(sed -n 2p "$T/gh.steps" | grep -o 'vpaudit run --portable' | wc -l)" = 2
 t_ok "GitHub job publishes junit.xml always" bash -c "grep -A 1 'name: publish junit.xml' '$T/gh.yaml' | grep -q 'if: always()'"
 t_ok "GitHub job keeps the baseline only on main" test "$(grep -c "if: github.ref == 'refs/heads/main'" "$T/gh.yaml")" = 2
 t_ok "GitLab job publishes junit.xml always" bash -c "grep -A 1 'artifacts:' '$T/gl.yaml' | grep -q 'when: always' && grep -q 'junit: out/audit/junit.xml' '$T/gl.yaml'"
@@ -41,6 +42,7 @@ for job in gh gl; do
 	t_ok "$job: first run (no baseline) passes" test "$rc" = 0
 	t_ok "$job: junit.xml published" test -s "$W/out/audit/junit.xml"
 	t_ok "$job: results.json kept as the baseline" cmp -s "$W/out/audit/results.json" "$W/baseline/results.json"
+	t_ok "$job: the baseline says it was computed portably" grep -q '"portable": true' "$W/baseline/results.json"
 	steps "$W" "$T/$job.steps"; rc=$?
 	t_ok "$job: second run against the baseline passes" test "$rc" = 0
 	t_ok "$job: every record matched" grep -qx 'BASELINE matched 3 of 3 records (3 in the baseline)' "$W/log"

@@ -287,7 +287,8 @@ static void test_scenario_errors(void)
 	CHECK(with_base("sed: 3\n", "t.yaml:10:1: unknown key 'sed' in the scenario (did you mean 'seed'?)"));
 	CHECK(with_base("zzzz: 3\n",
 			"t.yaml:10:1: unknown key 'zzzz' in the scenario (expected one of: name, "
-			"description, seed, output, report, targets, attacks, gates, tolerance, tolerances, sweep)"));
+			"description, seed, output, report, targets, attacks, gates, tolerance, tolerances, "
+			"portable, sweep)"));
 	CHECK(with_base("seed: -1\n", "t.yaml:10:7: 'seed' must be an integer in [0, 9007199254740991], got '-1'"));
 	CHECK(with_base("seed: 1.5\n", "t.yaml:10:7: 'seed' must be an integer in [0, 9007199254740991], got '1.5'"));
 	CHECK(with_base("seed: '3'\n", "t.yaml:10:7: 'seed' must be an integer in [0, 9007199254740991], got '3'"));
