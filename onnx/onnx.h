@@ -38,6 +38,12 @@
  * Pad and Clip only from 11), else the node is named in the error.
  */
 #define VPA_ONNX_MAX_DIMS 8
+/*
+ * Protobuf messages may nest at most this deep (ModelProto is level 1, its
+ * graph 2, a node 3, an attribute 4, a subgraph 5, ...): a deeper model is
+ * refused before unpacking, whose recursion would overflow the stack.
+ */
+#define VPA_ONNX_MAX_NESTING 64
 
 /* Element types: the TensorProto.DataType codes of those we compute on. */
 enum vpa_onnx_dtype {

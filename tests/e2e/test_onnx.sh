@@ -87,6 +87,11 @@ bad "unknown value" "vpaudit onnx: error: $G/good.onnx: the graph has no value '
 	onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/bad" --outputs y,nope
 bad "missing input" "vpaudit onnx: error: $G/good.onnx: input 'x' is not given" \
 	onnx run $G/good.onnx -o "$T/bad"
+# Issue 26: hostile models (tests/golden/onnx/gen_hostile.c).  bad_deep.onnx nests
+# 12,000 messages (126 KB): it overflowed the stack in the protobuf unpacker (exit 139).
+bad "nesting too deep" "vpaudit onnx: error: $G/bad_deep.onnx: protobuf messages nested more than 64 levels deep (at byte 682; at most 64 are accepted)" \
+	onnx run $G/bad_deep.onnx -o "$T/bad"
+t_run "nesting too deep: info" 1 -- onnx info $G/bad_deep.onnx
 printf 'not a model' > "$T/junk.onnx"
 bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"

@@ -22,6 +22,7 @@
 #include "onnx/conv.h"
 #include "onnx/onnx.h"
 #include "tests/unit/harness.h"
+#include "tests/unit/onnx_craft.h"
 
 #ifndef ONNX_TESTDATA
 #define ONNX_TESTDATA "/usr/include/onnx/backend/test/data"
@@ -850,6 +851,34 @@ static void test_bad_input(void)
 	vpa_onnx_free(m);
 }
 
+/* Issue 26 item 1: nesting is bounded before libprotobuf-c's recursive unpack. */
+static void test_hostile_nesting(void)
+{
+	struct vpa_onnx_load_opts lenient = {.lenient = 1};
+	int depths[] = {64, 65, 12000};
+	for (size_t i = 0; i < 3; i++) {
+		struct pb b = {0};
+		struct vpa_onnx_model *m = NULL;
+		struct vpa_err err;
+		craft_deep(&b, depths[i]);
+		vpa_err_init(&err);
+		int rc = vpa_onnx_load_mem("deep.onnx", pb_data(&b), b.len, NULL, &lenient, &m, &err);
+		if (depths[i] == 64) {
+			/* at the limit: loads (If is unsupported, which a lenient load notes) */
+			CHECK(rc == 0 && m && vpa_onnx_n_nodes(m) == 1);
+			vpa_onnx_free(m);
+		} else {
+			char want[200];
+			snprintf(want, sizeof(want), "deep.onnx: protobuf messages nested more than 64 "
+				 "levels deep (at byte %s; at most 64 are accepted)",
+				 depths[i] == 65 ? "604" : "682");
+			CHECK(rc == VPA_EINPUT && m == NULL);
+			CHECK_STR(err.msg, want);
+		}
+		free(b.buf);
+	}
+}
+
 int main(void)
 {
 	RUN(test_model_tdnn);
@@ -864,6 +893,7 @@ int main(void)
 	RUN(test_plan_leave);
 	RUN(test_threads);
 	RUN(test_bad_input);
+	RUN(test_hostile_nesting);
 	RUN(test_conformance);
 	RUN(test_model_resnet_winograd);
 	RUN(test_conformance_conv_winograd);
