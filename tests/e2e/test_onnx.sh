@@ -92,6 +92,15 @@ bad "missing input" "vpaudit onnx: error: $G/good.onnx: input 'x' is not given" 
 bad "nesting too deep" "vpaudit onnx: error: $G/bad_deep.onnx: protobuf messages nested more than 64 levels deep (at byte 682; at most 64 are accepted)" \
 	onnx run $G/bad_deep.onnx -o "$T/bad"
 t_run "nesting too deep: info" 1 -- onnx info $G/bad_deep.onnx
+# ext_w.onnx: initializer (and output) w = 16 floats in external data w.bin.
+mkdir "$T/m"; cp $G/ext_w.onnx "$T/m/"
+printf 'the secret bytes of a file outside the model folder: %011d' 7 > "$T/secret"
+cp "$T/secret" "$T/m/w.bin"
+t_run "external data in a regular file" 0 -- onnx run "$T/m/ext_w.onnx" -o "$T/ok5"
+t_ok "w.npy holds its bytes" cmp -s <(tail -c 64 "$T/ok5/w.npy") "$T/secret"
+rm "$T/m/w.bin"; ln -s "$T/secret" "$T/m/w.bin"
+bad "external data through a symbolic link" "vpaudit onnx: error: $T/m/ext_w.onnx: tensor 'w': external data '$T/m/w.bin' goes through a symbolic link (not followed: expected a regular file inside the model's folder)" \
+	onnx run "$T/m/ext_w.onnx" -o "$T/bad"
 printf 'not a model' > "$T/junk.onnx"
 bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"

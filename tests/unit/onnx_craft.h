@@ -43,7 +43,7 @@ static inline void pb_put(struct pb *b, const void *p, size_t n)
 		b->cap = cap;
 	}
 	b->len += n;
-	if (n)
+	if (n && p)
 		memcpy(b->buf + b->cap - b->len, p, n);
 }
 

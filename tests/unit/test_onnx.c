@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/io.h"
 #include "onnx/conv.h"
@@ -879,6 +880,98 @@ static void test_hostile_nesting(void)
 	}
 }
 
+static void put_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(p, 1, n, f) == n);
+	if (f)
+		fclose(f);
+}
+
+/* Load a model whose initializer 'w' (16 floats) is external data at location,
+ * from folder dir; returns the status, err->msg says why. */
+static int load_ext(const char *dir, const char *location, struct vpa_err *err)
+{
+	struct pb b = {0};
+	struct vpa_onnx_model *m = NULL;
+	craft_init_model(&b, 13, 16, NULL, location);
+	vpa_err_init(err);
+	alarm(30); /* a FIFO used to block for ever: fail instead of hanging */
+	int rc = vpa_onnx_load_mem("m.onnx", pb_data(&b), b.len, dir, NULL, &m, err);
+	alarm(0);
+	CHECK(rc ? m == NULL : m != NULL);
+	vpa_onnx_free(m);
+	free(b.buf);
+	return rc;
+}
+
+/* Issue 26 item 2: external data never leaves the model's folder through a link. */
+static void test_hostile_external(void)
+{
+	char top[] = "/tmp/vpa-test-onnx-XXXXXX", dir[200], out[200], p[300], q[300], want[600];
+	struct vpa_err err;
+	float w[16] = {0};
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(dir, sizeof(dir), "%s/model", top);
+	snprintf(out, sizeof(out), "%s/outside", top);
+	CHECK(mkdir(dir, 0700) == 0 && mkdir(out, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/w.bin", out);
+	put_file(p, w, sizeof(w)); /* a 64-byte secret outside the folder */
+	snprintf(p, sizeof(p), "%s/real.bin", dir);
+	put_file(p, w, sizeof(w));
+	CHECK(load_ext(dir, "real.bin", &err) == 0);
+	CHECK(load_ext(dir, "./real.bin", &err) == 0);
+	/* weights.bin -> a file outside */
+	snprintf(p, sizeof(p), "%s/w.bin", out);
+	snprintf(q, sizeof(q), "%s/w.bin", dir);
+	CHECK(symlink(p, q) == 0);
+	CHECK(load_ext(dir, "w.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/w.bin' goes through a "
+		 "symbolic link (not followed: expected a regular file inside the model's folder)",
+		 dir);
+	CHECK_STR(err.msg, want);
+	/* a link inside the folder is refused too: no link is followed */
+	CHECK(unlink(q) == 0 && symlink("real.bin", q) == 0);
+	CHECK(load_ext(dir, "w.bin", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, want);
+	/* sub -> the outside folder, location sub/w.bin */
+	snprintf(q, sizeof(q), "%s/sub", dir);
+	CHECK(symlink(out, q) == 0);
+	CHECK(load_ext(dir, "sub/w.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/sub/w.bin' goes through "
+		 "a symbolic link (not followed: expected a regular file inside the model's folder)",
+		 dir);
+	CHECK_STR(err.msg, want);
+	/* a FIFO (blocked for ever before), a folder */
+	snprintf(q, sizeof(q), "%s/fifo.bin", dir);
+	CHECK(mkfifo(q, 0600) == 0);
+	CHECK(load_ext(dir, "fifo.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/fifo.bin' is not a "
+		 "regular file", dir);
+	CHECK_STR(err.msg, want);
+	snprintf(q, sizeof(q), "%s/folder.bin", dir);
+	CHECK(mkdir(q, 0700) == 0);
+	CHECK(load_ext(dir, "folder.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/folder.bin' is not a "
+		 "regular file", dir);
+	CHECK_STR(err.msg, want);
+	/* ".." as the last component */
+	CHECK(load_ext(dir, "folder.bin/..", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "m.onnx: tensor 'w': external data location 'folder.bin/..' must be a "
+			   "path inside the model's folder");
+	const char *rm[] = {"model/real.bin", "model/w.bin", "model/sub", "model/fifo.bin",
+			    "outside/w.bin"};
+	for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", top, rm[i]);
+		unlink(p);
+	}
+	snprintf(p, sizeof(p), "%s/model/folder.bin", top);
+	rmdir(p);
+	rmdir(dir);
+	rmdir(out);
+	rmdir(top);
+}
+
 int main(void)
 {
 	RUN(test_model_tdnn);
@@ -894,6 +987,7 @@ int main(void)
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_hostile_nesting);
+	RUN(test_hostile_external);
 	RUN(test_conformance);
 	RUN(test_model_resnet_winograd);
 	RUN(test_conformance_conv_winograd);
