@@ -114,7 +114,14 @@ static int copy_attr(const char *file, const struct ox_node *n, int64_t opset,
 		if (!a->t)
 			return ox_check_fail(file, n, opset, err, "attribute '%s' has no tensor",
 					     out->name);
-		return ox_tensor_from_proto(file, out->name, a->t, NULL, &out->t, err);
+		if (ox_tensor_from_proto(file, out->name, a->t, NULL, &out->t, err))
+			return err->status;
+		{
+			char what[400]; /* as ox_check_fail names the node */
+			snprintf(what, sizeof(what), "node '%.100s' (%.60s, opset %lld): attribute "
+				 "'%.100s'", n->name, n->op_type, (long long)opset, out->name);
+			return ox_tensor_check_finite(file, what, &out->t, err);
+		}
 	case OX_A_FLOATS:
 		out->n = a->n_floats;
 		out->floats = xmalloc((a->n_floats + 1) * sizeof(float));
@@ -313,6 +320,10 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 		int id = add_value(m, name, OX_V_INIT, &cap);
 		vpa_strmap_put(&m->names, m->values[id].name, (uint32_t)id, NULL);
 		if ((rc = ox_tensor_from_proto(m->name, name, tp, dir, &m->values[id].init, err)))
+			return rc;
+		char what[300];
+		snprintf(what, sizeof(what), "initializer '%.200s'", name);
+		if ((rc = ox_tensor_check_finite(m->name, what, &m->values[id].init, err)))
 			return rc;
 		m->n_params += vpa_onnx_numel(&m->values[id].init);
 	}

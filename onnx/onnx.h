@@ -109,7 +109,8 @@ struct vpa_onnx_load_opts {
  * Load a model file.  External data locations are relative to the model's
  * folder (absolute paths and ".." are refused); each must name a regular file
  * reached without following a symbolic link (openat + O_NOFOLLOW at every
- * component; a link, a FIFO or a folder is an error).  opts may be NULL.
+ * component; a link, a FIFO or a folder is an error).  Float initializers and
+ * tensor attributes must be finite.  opts may be NULL.
  * *out: caller frees with vpa_onnx_free.
  * Errors: VPA_EIO (cannot read), VPA_EINPUT with one line naming the file
  * and, for graph problems, the node, its operator and the opset:

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "core/io.h"
 #include "onnx/internal.h"
 #include "onnx/onnx.pb-c.h"
 
@@ -564,6 +565,18 @@ int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
 		}
 	}
 	return 0;
+}
+
+int ox_tensor_check_finite(const char *file, const char *what, const struct vpa_onnx_tensor *t,
+			   struct vpa_err *err)
+{
+	if (t->dtype != VPA_ONNX_FLOAT && t->dtype != VPA_ONNX_DOUBLE)
+		return 0;
+	size_t shape[VPA_ONNX_MAX_DIMS];
+	for (size_t i = 0; i < t->ndim; i++)
+		shape[i] = (size_t)t->dims[i];
+	return vpa_check_finite_nd(file, what, t->data, (int)vpa_onnx_dtype_size(t->dtype), t->ndim,
+				   shape, err);
 }
 
 int vpa_onnx_tensor_parse(const char *name, const void *buf, size_t len,

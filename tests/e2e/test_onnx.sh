@@ -101,6 +101,14 @@ t_ok "w.npy holds its bytes" cmp -s <(tail -c 64 "$T/ok5/w.npy") "$T/secret"
 rm "$T/m/w.bin"; ln -s "$T/secret" "$T/m/w.bin"
 bad "external data through a symbolic link" "vpaudit onnx: error: $T/m/ext_w.onnx: tensor 'w': external data '$T/m/w.bin' goes through a symbolic link (not followed: expected a regular file inside the model's folder)" \
 	onnx run "$T/m/ext_w.onnx" -o "$T/bad"
+bad "NaN in an initializer" "vpaudit onnx: error: $G/bad_nan_init.onnx: initializer 'w': element 1 (0-based) is not finite (nan)" \
+	onnx run $G/bad_nan_init.onnx -o "$T/bad"
+bad "inf in an initializer" "vpaudit onnx: error: $G/bad_inf_init.onnx: initializer 'w': element 2 (0-based) is not finite (inf)" \
+	onnx run $G/bad_inf_init.onnx -o "$T/bad"
+bad "NaN in an input" "vpaudit onnx: error: $G/good.xnan.npy: element (1, 1) (0-based) is not finite (nan)" \
+	onnx run $G/good.onnx -i x=$G/good.xnan.npy -o "$T/bad"
+bad "-inf in an input" "vpaudit onnx: error: $G/good.xinf.npy: element (1, 3) (0-based) is not finite (inf)" \
+	onnx run $G/good.onnx -i x=$G/good.xinf.npy -o "$T/bad"
 printf 'not a model' > "$T/junk.onnx"
 bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"

@@ -972,6 +972,67 @@ static void test_hostile_external(void)
 	rmdir(top);
 }
 
+/* Issue 26 item 10: NaN and inf in initializers and Constant tensors are refused. */
+static void test_hostile_nonfinite(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err err;
+	struct pb b = {0};
+	craft_init_model(&b, 13, 3, (const float[]){1, 2, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("w.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == 0);
+	vpa_onnx_free(m);
+	free(b.buf);
+	memset(&b, 0, sizeof(b));
+	craft_init_model(&b, 13, 3, (const float[]){1, NAN, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("w.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "w.onnx: initializer 'w': element 1 (0-based) is not finite (nan)");
+	free(b.buf);
+	memset(&b, 0, sizeof(b));
+	/* a Constant node whose value is (2, 2) float32 with -inf at (1, 0) */
+	float v[4] = {0, 1, -INFINITY, 3};
+	size_t g = pb_mark(&b), k = pb_mark(&b);
+	pb_str(&b, 1, "c");
+	pb_end(&b, 12, k); /* graph output c */
+	k = pb_mark(&b);
+	size_t a = pb_mark(&b), t = pb_mark(&b);
+	pb_bytes(&b, 9, v, sizeof(v));
+	pb_int(&b, 2, 1);
+	pb_int(&b, 1, 2);
+	pb_int(&b, 1, 2);
+	pb_end(&b, 5, t); /* AttributeProto.t */
+	pb_int(&b, 20, 4); /* TENSOR */
+	pb_str(&b, 1, "value");
+	pb_end(&b, 5, a); /* NodeProto.attribute */
+	pb_str(&b, 4, "Constant");
+	pb_str(&b, 3, "k");
+	pb_str(&b, 2, "c");
+	pb_end(&b, 1, k); /* GraphProto.node */
+	pb_end(&b, 7, g);
+	craft_model_head(&b, 13);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("k.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "k.onnx: node 'k' (Constant, opset 13): attribute 'value': element (1, 0) "
+			   "(0-based) is not finite (inf)");
+	free(b.buf);
+	/* the index of vpa_check_finite_nd, 0-D to 3-D, float64 */
+	double d[24] = {0};
+	d[23] = NAN;
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d, 8, 3, (size_t[]){2, 3, 4}, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: element (1, 2, 3) (0-based) is not finite (nan)");
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d + 23, 8, 0, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: the value is not finite (nan)");
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", "x", d, 8, 1, (size_t[]){24}, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: x: element 23 (0-based) is not finite (nan)");
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d, 8, 1, (size_t[]){23}, &err) == 0);
+}
+
 int main(void)
 {
 	RUN(test_model_tdnn);
@@ -988,6 +1049,7 @@ int main(void)
 	RUN(test_bad_input);
 	RUN(test_hostile_nesting);
 	RUN(test_hostile_external);
+	RUN(test_hostile_nonfinite);
 	RUN(test_conformance);
 	RUN(test_model_resnet_winograd);
 	RUN(test_conformance_conv_winograd);
