@@ -75,7 +75,10 @@ static int onnx_info(const char *path)
 	char buf[512];
 	printf("model: %s\n", path);
 	printf("producer: %s\n", *vpa_onnx_producer(m) ? vpa_onnx_producer(m) : "(not given)");
-	printf("opset: %lld\n", (long long)vpa_onnx_opset(m));
+	if (vpa_onnx_opset(m) >= 0)
+		printf("opset: %lld\n", (long long)vpa_onnx_opset(m));
+	else
+		printf("opset: (none for the default domain)\n");
 	printf("inputs:\n");
 	for (size_t i = 0; i < vpa_onnx_n_inputs(m); i++) {
 		const struct vpa_onnx_value_info *vi = vpa_onnx_input(m, i);

@@ -285,17 +285,27 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 	if (!g)
 		return vpa_fail(err, VPA_EINPUT, &loc, "the model has no graph");
 	m->opset = -1;
+	int imported = 0;
 	for (size_t i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
+		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) {
 			m->opset = o->has_version ? o->version : -1;
+			imported = 1;
+		}
 	}
 	if (m->opset < 1 || m->opset > OX_OPSET_MAX) {
-		char why[160];
-		snprintf(why, sizeof(why),
-			 "opset %lld of the default domain is not supported (supported: %d-%d; "
-			 "re-export with opset_version=%d)", (long long)m->opset, OX_OPSET_MIN,
-			 OX_OPSET_MAX, OX_OPSET_MAX);
+		char why[200];
+		if (m->opset == -1)
+			snprintf(why, sizeof(why),
+				 "the model %s (expected an opset_import of domain '' with a "
+				 "version %d-%d)", imported ? "imports the default domain without a "
+				 "version" : "imports no opset of the default domain", OX_OPSET_MIN,
+				 OX_OPSET_MAX);
+		else
+			snprintf(why, sizeof(why),
+				 "opset %lld of the default domain is not supported (supported: %d-%d; "
+				 "re-export with opset_version=%d)", (long long)m->opset, OX_OPSET_MIN,
+				 OX_OPSET_MAX, OX_OPSET_MAX);
 		if (!lenient)
 			return vpa_fail(err, VPA_EINPUT, &loc, "%s", why);
 		m->unsupported = xstrdup(why);

@@ -133,6 +133,7 @@ struct vpa_onnx_value_info {
 	int64_t dims[VPA_ONNX_MAX_DIMS];          /* -1 where symbolic or unknown */
 	const char *dim_names[VPA_ONNX_MAX_DIMS]; /* symbolic name or NULL */
 };
+/* The default domain's opset; -1 when the model imports none (lenient loads). */
 int64_t vpa_onnx_opset(const struct vpa_onnx_model *m);
 const char *vpa_onnx_producer(const struct vpa_onnx_model *m); /* "pytorch 1.13.1" or "" */
 size_t vpa_onnx_n_inputs(const struct vpa_onnx_model *m);   /* without initializers */

@@ -109,6 +109,10 @@ bad "NaN in an input" "vpaudit onnx: error: $G/good.xnan.npy: element (1, 1) (0-
 	onnx run $G/good.onnx -i x=$G/good.xnan.npy -o "$T/bad"
 bad "-inf in an input" "vpaudit onnx: error: $G/good.xinf.npy: element (1, 3) (0-based) is not finite (inf)" \
 	onnx run $G/good.onnx -i x=$G/good.xinf.npy -o "$T/bad"
+bad "no opset of the default domain" "vpaudit onnx: error: $G/bad_no_opset.onnx: the model imports no opset of the default domain (expected an opset_import of domain '' with a version 11-17)" \
+	onnx run $G/bad_no_opset.onnx -o "$T/bad"
+t_run "info without an opset" 0 -- onnx info $G/bad_no_opset.onnx
+t_ok "info says there is none" grep -qx "opset: (none for the default domain)" "$OUT"
 printf 'not a model' > "$T/junk.onnx"
 bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"

@@ -1033,6 +1033,25 @@ static void test_hostile_nonfinite(void)
 	CHECK(vpa_check_finite_nd("a.npy", NULL, d, 8, 1, (size_t[]){23}, &err) == 0);
 }
 
+/* Issue 26 item 11: no default-domain opset is said so, not "opset -1". */
+static void test_hostile_no_opset(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_onnx_load_opts lenient = {.lenient = 1};
+	struct vpa_err err;
+	struct pb b = {0};
+	craft_init_model(&b, -1, 3, (const float[]){1, 2, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("o.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "o.onnx: the model imports no opset of the default domain (expected an "
+			   "opset_import of domain '' with a version 11-17)");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("o.onnx", pb_data(&b), b.len, NULL, &lenient, &m, &err) == 0);
+	CHECK(m && vpa_onnx_opset(m) == -1);
+	vpa_onnx_free(m);
+	free(b.buf);
+}
+
 int main(void)
 {
 	RUN(test_model_tdnn);
@@ -1050,6 +1069,7 @@ int main(void)
 	RUN(test_hostile_nesting);
 	RUN(test_hostile_external);
 	RUN(test_hostile_nonfinite);
+	RUN(test_hostile_no_opset);
 	RUN(test_conformance);
 	RUN(test_model_resnet_winograd);
 	RUN(test_conformance_conv_winograd);
