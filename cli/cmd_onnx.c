@@ -35,6 +35,7 @@ static const char usage_text[] =
 	"  -i, --input NAME=FILE.npy  a graph input (every input without an initializer is\n"
 	"                             needed); .npy '<f4' '<f8' '<i8' '<i4' '|b1' '|u1' '|i1'\n"
 	"                             for float32 float64 int64 int32 bool uint8 int8\n"
+	"                             (floats must be finite: NaN and inf are refused)\n"
 	"  -o, --outdir DIR           where the .npy files go (created if missing)\n"
 	"  --outputs A,B              values to write: graph outputs or any intermediate\n"
 	"                             value by its name, fused away or not (default: the\n"
@@ -74,7 +75,10 @@ static int onnx_info(const char *path)
 	char buf[512];
 	printf("model: %s\n", path);
 	printf("producer: %s\n", *vpa_onnx_producer(m) ? vpa_onnx_producer(m) : "(not given)");
-	printf("opset: %lld\n", (long long)vpa_onnx_opset(m));
+	if (vpa_onnx_opset(m) >= 0)
+		printf("opset: %lld\n", (long long)vpa_onnx_opset(m));
+	else
+		printf("opset: (none for the default domain)\n");
 	printf("inputs:\n");
 	for (size_t i = 0; i < vpa_onnx_n_inputs(m); i++) {
 		const struct vpa_onnx_value_info *vi = vpa_onnx_input(m, i);
@@ -229,6 +233,10 @@ static int onnx_run(int argc, char **argv)
 		memcpy(names[i], in_specs[i], (size_t)(eq - in_specs[i]));
 		names[i][eq - in_specs[i]] = '\0';
 		if (vpa_npy_read_nd(eq + 1, &arrs[i], &err))
+			goto fail;
+		if (arrs[i].kind == 'f' &&
+		    vpa_check_finite_nd(eq + 1, NULL, arrs[i].data, arrs[i].itemsize, arrs[i].ndim,
+					arrs[i].shape, &err))
 			goto fail;
 		ins[i].dtype = npy_dtype(&arrs[i]);
 		ins[i].ndim = arrs[i].ndim;

@@ -112,6 +112,15 @@ int vpa_npy_write_nd(const char *path, char kind, int itemsize, const void *data
  */
 int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float32,
 			 struct vpa_err *err);
+/*
+ * The first NaN or inf among float32 (itemsize 4) or float64 (8) values laid
+ * out row-major in shape (ndim axes, at most 8): VPA_EINPUT "NAME: WHAT: element
+ * (1, 2) (0-based) is not finite (nan)" ("WHAT: " only when what is not NULL;
+ * 1-D "element 12 (0-based) ...", 0-D "the value is not finite (inf)").
+ * 0 when every value is finite.
+ */
+int vpa_check_finite_nd(const char *name, const char *what, const void *data, int itemsize,
+			size_t ndim, const size_t *shape, struct vpa_err *err);
 /* Write a float64 array (ndim 1 or 2). */
 int vpa_npy_write(const char *path, const double *data, size_t ndim, const size_t *shape,
 		  struct vpa_err *err);

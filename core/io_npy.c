@@ -402,6 +402,41 @@ int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float
 	return 0;
 }
 
+int vpa_check_finite_nd(const char *name, const char *what, const void *data, int itemsize,
+			size_t ndim, const size_t *shape, struct vpa_err *err)
+{
+	struct vpa_loc loc = {name, 0, 0};
+	size_t n = 1;
+	if (ndim > 8 || (itemsize != 4 && itemsize != 8))
+		VPA_BUG("vpa_check_finite_nd: ndim %zu itemsize %d", ndim, itemsize);
+	for (size_t k = 0; k < ndim; k++)
+		n = xmul(n, shape[k]);
+	for (size_t i = 0; i < n; i++) {
+		double v = itemsize == 4 ? ((const float *)data)[i] : ((const double *)data)[i];
+		if (isfinite(v))
+			continue;
+		/* the index, last axis fastest */
+		char idx[8 * 22 + 8];
+		size_t off = sizeof(idx), rest = i;
+		idx[--off] = '\0';
+		for (size_t k = ndim; k-- > 0;) {
+			char d[24];
+			int len = snprintf(d, sizeof(d), "%s%zu", k ? ", " : "", rest % shape[k]);
+			rest /= shape[k];
+			off -= (size_t)len;
+			memcpy(idx + off, d, (size_t)len);
+		}
+		const char *why = isnan(v) ? "nan" : "inf";
+		if (ndim == 0)
+			return vpa_fail(err, VPA_EINPUT, &loc, "%s%sthe value is not finite (%s)",
+					what ? what : "", what ? ": " : "", why);
+		return vpa_fail(err, VPA_EINPUT, &loc, "%s%selement %s%s%s (0-based) is not finite (%s)",
+				what ? what : "", what ? ": " : "", ndim > 1 ? "(" : "", idx + off,
+				ndim > 1 ? ")" : "", why);
+	}
+	return 0;
+}
+
 void vpa_npy_release(struct vpa_npy *a)
 {
 	free(a->data);

@@ -218,6 +218,10 @@ void ox_copy(struct vpa_onnx_tensor *dst, const struct vpa_onnx_tensor *src);
 /* Decode a protobuf TensorProto (the generated type, passed as void *). */
 int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
 			 const char *dir, struct vpa_onnx_tensor *out, struct vpa_err *err);
+/* A float32/float64 tensor with a NaN or inf: VPA_EINPUT "FILE: WHAT: element
+ * (0, 3) (0-based) is not finite (nan)"; other dtypes and finite data: 0. */
+int ox_tensor_check_finite(const char *file, const char *what, const struct vpa_onnx_tensor *t,
+			   struct vpa_err *err);
 /* Element i of an int64/int32 tensor as int64 (others: VPA_BUG). */
 int64_t ox_geti(const struct vpa_onnx_tensor *t, size_t i);
 /* Element i of any numeric tensor as double. */

@@ -114,7 +114,14 @@ static int copy_attr(const char *file, const struct ox_node *n, int64_t opset,
 		if (!a->t)
 			return ox_check_fail(file, n, opset, err, "attribute '%s' has no tensor",
 					     out->name);
-		return ox_tensor_from_proto(file, out->name, a->t, NULL, &out->t, err);
+		if (ox_tensor_from_proto(file, out->name, a->t, NULL, &out->t, err))
+			return err->status;
+		{
+			char what[400]; /* as ox_check_fail names the node */
+			snprintf(what, sizeof(what), "node '%.100s' (%.60s, opset %lld): attribute "
+				 "'%.100s'", n->name, n->op_type, (long long)opset, out->name);
+			return ox_tensor_check_finite(file, what, &out->t, err);
+		}
 	case OX_A_FLOATS:
 		out->n = a->n_floats;
 		out->floats = xmalloc((a->n_floats + 1) * sizeof(float));
@@ -278,17 +285,27 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 	if (!g)
 		return vpa_fail(err, VPA_EINPUT, &loc, "the model has no graph");
 	m->opset = -1;
+	int imported = 0;
 	for (size_t i = 0; i < mp->n_opset_import; i++) {
 		const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx"))
+		if (!o->domain || !*o->domain || !strcmp(o->domain, "ai.onnx")) {
 			m->opset = o->has_version ? o->version : -1;
+			imported = 1;
+		}
 	}
 	if (m->opset < 1 || m->opset > OX_OPSET_MAX) {
-		char why[160];
-		snprintf(why, sizeof(why),
-			 "opset %lld of the default domain is not supported (supported: %d-%d; "
-			 "re-export with opset_version=%d)", (long long)m->opset, OX_OPSET_MIN,
-			 OX_OPSET_MAX, OX_OPSET_MAX);
+		char why[200];
+		if (m->opset == -1)
+			snprintf(why, sizeof(why),
+				 "the model %s (expected an opset_import of domain '' with a "
+				 "version %d-%d)", imported ? "imports the default domain without a "
+				 "version" : "imports no opset of the default domain", OX_OPSET_MIN,
+				 OX_OPSET_MAX);
+		else
+			snprintf(why, sizeof(why),
+				 "opset %lld of the default domain is not supported (supported: %d-%d; "
+				 "re-export with opset_version=%d)", (long long)m->opset, OX_OPSET_MIN,
+				 OX_OPSET_MAX, OX_OPSET_MAX);
 		if (!lenient)
 			return vpa_fail(err, VPA_EINPUT, &loc, "%s", why);
 		m->unsupported = xstrdup(why);
@@ -313,6 +330,10 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 		int id = add_value(m, name, OX_V_INIT, &cap);
 		vpa_strmap_put(&m->names, m->values[id].name, (uint32_t)id, NULL);
 		if ((rc = ox_tensor_from_proto(m->name, name, tp, dir, &m->values[id].init, err)))
+			return rc;
+		char what[300];
+		snprintf(what, sizeof(what), "initializer '%.200s'", name);
+		if ((rc = ox_tensor_check_finite(m->name, what, &m->values[id].init, err)))
 			return rc;
 		m->n_params += vpa_onnx_numel(&m->values[id].init);
 	}
@@ -427,12 +448,87 @@ out:
 	return rc;
 }
 
+/*
+ * libprotobuf-c unpacks nested messages recursively, a few KB of stack per
+ * level: a crafted chain Graph > Node > Attribute(g) > Graph ... of 4,000
+ * levels (126 KB) overflowed the 8 MB stack.  So the wire format is walked
+ * first, with the message descriptors telling which length-delimited fields
+ * are messages, and a nesting deeper than VPA_ONNX_MAX_NESTING is refused.
+ * The walk recurses at most that deep and reads each byte once.  Bytes it
+ * cannot parse are left to the unpacker, which refuses them as corrupt (a
+ * corrupt tail cannot hide a deeper chain: the unpacker stops there too).
+ * Returns 1 and *where (the byte offset of the message beyond the limit)
+ * when too deep, else 0.
+ */
+static int read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	*v = 0;
+	for (int shift = 0; shift < 70 && *p < end; shift += 7) {
+		uint8_t c = *(*p)++;
+		if (shift < 64)
+			*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return 1;
+	}
+	return 0;
+}
+
+static int too_deep(const ProtobufCMessageDescriptor *desc, const uint8_t *base,
+		    const uint8_t *p, const uint8_t *end, int depth, size_t *where)
+{
+	if (depth > VPA_ONNX_MAX_NESTING) {
+		*where = (size_t)(p - base);
+		return 1;
+	}
+	while (p < end) {
+		uint64_t key, v;
+		if (!read_varint(&p, end, &key))
+			return 0;
+		switch (key & 7) {
+		case 0:
+			if (!read_varint(&p, end, &v))
+				return 0;
+			break;
+		case 1:
+		case 5: {
+			size_t n = (key & 7) == 1 ? 8 : 4;
+			if ((size_t)(end - p) < n)
+				return 0;
+			p += n;
+			break;
+		}
+		case 2: {
+			if (!read_varint(&p, end, &v) || v > (uint64_t)(end - p))
+				return 0;
+			const ProtobufCFieldDescriptor *f =
+				key >> 3 <= UINT32_MAX
+					? protobuf_c_message_descriptor_get_field(desc, (unsigned)(key >> 3))
+					: NULL;
+			if (f && f->type == PROTOBUF_C_TYPE_MESSAGE &&
+			    too_deep(f->descriptor, base, p, p + v, depth + 1, where))
+				return 1;
+			p += v;
+			break;
+		}
+		default: /* groups and invalid wire types: the unpacker refuses them */
+			return 0;
+		}
+	}
+	return 0;
+}
+
 int vpa_onnx_load_mem(const char *name, const void *buf, size_t len, const char *dir,
 		      const struct vpa_onnx_load_opts *opts, struct vpa_onnx_model **out,
 		      struct vpa_err *err)
 {
 	struct vpa_loc loc = {name, 0, 0};
 	*out = NULL;
+	size_t where;
+	if (too_deep(&onnx__model_proto__descriptor, buf, buf, (const uint8_t *)buf + len, 1, &where))
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"protobuf messages nested more than %d levels deep (at byte %zu; "
+				"at most %d are accepted)", VPA_ONNX_MAX_NESTING, where,
+				VPA_ONNX_MAX_NESTING);
 	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
 	if (!mp)
 		return vpa_fail(err, VPA_EINPUT, &loc,

@@ -38,6 +38,12 @@
  * Pad and Clip only from 11), else the node is named in the error.
  */
 #define VPA_ONNX_MAX_DIMS 8
+/*
+ * Protobuf messages may nest at most this deep (ModelProto is level 1, its
+ * graph 2, a node 3, an attribute 4, a subgraph 5, ...): a deeper model is
+ * refused before unpacking, whose recursion would overflow the stack.
+ */
+#define VPA_ONNX_MAX_NESTING 64
 
 /* Element types: the TensorProto.DataType codes of those we compute on. */
 enum vpa_onnx_dtype {
@@ -101,7 +107,10 @@ struct vpa_onnx_load_opts {
 
 /*
  * Load a model file.  External data locations are relative to the model's
- * folder (absolute paths and ".." are refused).  opts may be NULL.
+ * folder (absolute paths and ".." are refused); each must name a regular file
+ * reached without following a symbolic link (openat + O_NOFOLLOW at every
+ * component; a link, a FIFO or a folder is an error).  Float initializers and
+ * tensor attributes must be finite.  opts may be NULL.
  * *out: caller frees with vpa_onnx_free.
  * Errors: VPA_EIO (cannot read), VPA_EINPUT with one line naming the file
  * and, for graph problems, the node, its operator and the opset:
@@ -124,6 +133,7 @@ struct vpa_onnx_value_info {
 	int64_t dims[VPA_ONNX_MAX_DIMS];          /* -1 where symbolic or unknown */
 	const char *dim_names[VPA_ONNX_MAX_DIMS]; /* symbolic name or NULL */
 };
+/* The default domain's opset; -1 when the model imports none (lenient loads). */
 int64_t vpa_onnx_opset(const struct vpa_onnx_model *m);
 const char *vpa_onnx_producer(const struct vpa_onnx_model *m); /* "pytorch 1.13.1" or "" */
 size_t vpa_onnx_n_inputs(const struct vpa_onnx_model *m);   /* without initializers */

@@ -9,7 +9,10 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include "core/io.h"
 #include "onnx/internal.h"
 #include "onnx/onnx.pb-c.h"
 
@@ -314,6 +317,74 @@ void ox_setd(struct vpa_onnx_tensor *t, size_t i, double v)
 
 /* ------------------------------------------------------------ decoding */
 
+/*
+ * Open location (relative, '/'-separated) under dir for reading without
+ * following a symbolic link at any component (openat + O_NOFOLLOW from the
+ * model's folder; ".." refused with EACCES), so that a link planted in a
+ * model archive (weights.bin -> /etc/passwd, sub -> /) cannot take the read
+ * out of the folder; ELOOP when a component is a link.  O_NONBLOCK: a FIFO
+ * opens at once (and is then refused as not a regular file) rather than
+ * blocking until a writer comes.  Returns the fd or -1 with errno.
+ */
+static int open_beneath(const char *dir, const char *location)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char *copy = xstrdup(location), *save = NULL;
+	int fd = -1, e = 0;
+	if (dfd < 0) {
+		e = errno;
+		goto out;
+	}
+	char *comp = strtok_r(copy, "/", &save);
+	while (comp) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (!strcmp(comp, "..")) {
+			e = EACCES;
+			goto out;
+		}
+		if (!next) {
+			fd = openat(dfd, comp, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+			e = errno;
+			goto out;
+		}
+		if (strcmp(comp, ".")) {
+			int sub = openat(dfd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				/* a link to a folder gives ENOTDIR with O_DIRECTORY on some kernels */
+				struct stat st;
+				e = errno == ENOTDIR && fstatat(dfd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+					    S_ISLNK(st.st_mode) ? ELOOP : errno;
+				goto out;
+			}
+			close(dfd);
+			dfd = sub;
+		}
+		comp = next;
+	}
+	e = ENOENT; /* only separators */
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(copy);
+	errno = e;
+	return fd;
+}
+
+/* pread() all of n bytes at off: 0, or -1 (error or end of file first). */
+static int pread_full(int fd, void *p, size_t n, off_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)p + got, n - got, off + (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
 /* Read `length` bytes at `offset` of an external data file. */
 static int read_external(const char *file, const char *what, const Onnx__TensorProto *tp,
 			 const char *dir, void **dst, size_t nbytes, struct vpa_err *err)
@@ -347,8 +418,9 @@ static int read_external(const char *file, const char *what, const Onnx__TensorP
 	if (!dir)
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"tensor '%s': external data '%s' not allowed here", what, location);
+	size_t ll = strlen(location);
 	if (location[0] == '/' || !strncmp(location, "../", 3) || strstr(location, "/../") ||
-	    !strcmp(location, ".."))
+	    !strcmp(location, "..") || (ll >= 3 && !strcmp(location + ll - 3, "/..")))
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"tensor '%s': external data location '%s' must be a path inside "
 				"the model's folder", what, location);
@@ -359,29 +431,38 @@ static int read_external(const char *file, const char *what, const Onnx__TensorP
 	struct vpa_buf path;
 	vpa_buf_init(&path);
 	vpa_buf_printf(&path, "%s/%s", dir, location);
-	int rc = 0;
-	FILE *f = fopen(path.data, "rb");
-	if (!f) {
-		rc = vpa_fail(err, VPA_EIO, &loc, "tensor '%s': cannot open external data '%s': %s",
-			      what, path.data, strerror(errno));
+	int rc = 0, fd = open_beneath(dir, location);
+	struct stat st;
+	if (fd < 0) {
+		if (errno == ELOOP)
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "tensor '%s': external data '%s' goes through a symbolic link "
+				      "(not followed: expected a regular file inside the model's folder)",
+				      what, path.data);
+		else
+			rc = vpa_fail(err, VPA_EIO, &loc,
+				      "tensor '%s': cannot open external data '%s': %s", what,
+				      path.data, strerror(errno));
 		goto out;
 	}
-	struct stat st;
-	if (fstat(fileno(f), &st) != 0 || (unsigned long long)st.st_size < (unsigned long long)offset ||
-	    (unsigned long long)st.st_size - (unsigned long long)offset < nbytes) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "tensor '%s': external data '%s' is not a regular file", what,
+			      path.data);
+	} else if ((unsigned long long)st.st_size < (unsigned long long)offset ||
+		   (unsigned long long)st.st_size - (unsigned long long)offset < nbytes) {
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
 			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
 			      "bytes", what, path.data, offset, nbytes);
 	} else if (!(*dst = malloc(nbytes ? nbytes : 1))) {
 		rc = vpa_fail(err, VPA_ENOMEM, &loc, "tensor '%s': out of memory for %zu bytes",
 			      what, nbytes);
-	} else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-		   (nbytes && fread(*dst, 1, nbytes, f) != nbytes)) {
+	} else if (pread_full(fd, *dst, nbytes, (off_t)offset) != 0) {
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
 			      "tensor '%s': external data '%s' is shorter than offset %lld + %zu "
 			      "bytes", what, path.data, offset, nbytes);
 	}
-	fclose(f);
+	close(fd);
 out:
 	vpa_buf_release(&path);
 	return rc;
@@ -484,6 +565,18 @@ int ox_tensor_from_proto(const char *file, const char *what, const void *proto,
 		}
 	}
 	return 0;
+}
+
+int ox_tensor_check_finite(const char *file, const char *what, const struct vpa_onnx_tensor *t,
+			   struct vpa_err *err)
+{
+	if (t->dtype != VPA_ONNX_FLOAT && t->dtype != VPA_ONNX_DOUBLE)
+		return 0;
+	size_t shape[VPA_ONNX_MAX_DIMS];
+	for (size_t i = 0; i < t->ndim; i++)
+		shape[i] = (size_t)t->dims[i];
+	return vpa_check_finite_nd(file, what, t->data, (int)vpa_onnx_dtype_size(t->dtype), t->ndim,
+				   shape, err);
 }
 
 int vpa_onnx_tensor_parse(const char *name, const void *buf, size_t len,

@@ -87,6 +87,32 @@ bad "unknown value" "vpaudit onnx: error: $G/good.onnx: the graph has no value '
 	onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/bad" --outputs y,nope
 bad "missing input" "vpaudit onnx: error: $G/good.onnx: input 'x' is not given" \
 	onnx run $G/good.onnx -o "$T/bad"
+# Issue 26: hostile models (tests/golden/onnx/gen_hostile.c).  bad_deep.onnx nests
+# 12,000 messages (126 KB): it overflowed the stack in the protobuf unpacker (exit 139).
+bad "nesting too deep" "vpaudit onnx: error: $G/bad_deep.onnx: protobuf messages nested more than 64 levels deep (at byte 682; at most 64 are accepted)" \
+	onnx run $G/bad_deep.onnx -o "$T/bad"
+t_run "nesting too deep: info" 1 -- onnx info $G/bad_deep.onnx
+# ext_w.onnx: initializer (and output) w = 16 floats in external data w.bin.
+mkdir "$T/m"; cp $G/ext_w.onnx "$T/m/"
+printf 'the secret bytes of a file outside the model folder: %011d' 7 > "$T/secret"
+cp "$T/secret" "$T/m/w.bin"
+t_run "external data in a regular file" 0 -- onnx run "$T/m/ext_w.onnx" -o "$T/ok5"
+t_ok "w.npy holds its bytes" cmp -s <(tail -c 64 "$T/ok5/w.npy") "$T/secret"
+rm "$T/m/w.bin"; ln -s "$T/secret" "$T/m/w.bin"
+bad "external data through a symbolic link" "vpaudit onnx: error: $T/m/ext_w.onnx: tensor 'w': external data '$T/m/w.bin' goes through a symbolic link (not followed: expected a regular file inside the model's folder)" \
+	onnx run "$T/m/ext_w.onnx" -o "$T/bad"
+bad "NaN in an initializer" "vpaudit onnx: error: $G/bad_nan_init.onnx: initializer 'w': element 1 (0-based) is not finite (nan)" \
+	onnx run $G/bad_nan_init.onnx -o "$T/bad"
+bad "inf in an initializer" "vpaudit onnx: error: $G/bad_inf_init.onnx: initializer 'w': element 2 (0-based) is not finite (inf)" \
+	onnx run $G/bad_inf_init.onnx -o "$T/bad"
+bad "NaN in an input" "vpaudit onnx: error: $G/good.xnan.npy: element (1, 1) (0-based) is not finite (nan)" \
+	onnx run $G/good.onnx -i x=$G/good.xnan.npy -o "$T/bad"
+bad "-inf in an input" "vpaudit onnx: error: $G/good.xinf.npy: element (1, 3) (0-based) is not finite (inf)" \
+	onnx run $G/good.onnx -i x=$G/good.xinf.npy -o "$T/bad"
+bad "no opset of the default domain" "vpaudit onnx: error: $G/bad_no_opset.onnx: the model imports no opset of the default domain (expected an opset_import of domain '' with a version 11-17)" \
+	onnx run $G/bad_no_opset.onnx -o "$T/bad"
+t_run "info without an opset" 0 -- onnx info $G/bad_no_opset.onnx
+t_ok "info says there is none" grep -qx "opset: (none for the default domain)" "$OUT"
 printf 'not a model' > "$T/junk.onnx"
 bad "not a model" "vpaudit onnx: error: $T/junk.onnx: not a valid ONNX model (truncated or corrupt protobuf)" \
 	onnx run "$T/junk.onnx" -o "$T/bad"

@@ -17,11 +17,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/io.h"
 #include "onnx/conv.h"
 #include "onnx/onnx.h"
 #include "tests/unit/harness.h"
+#include "tests/unit/onnx_craft.h"
 
 #ifndef ONNX_TESTDATA
 #define ONNX_TESTDATA "/usr/include/onnx/backend/test/data"
@@ -850,6 +852,206 @@ static void test_bad_input(void)
 	vpa_onnx_free(m);
 }
 
+/* Issue 26 item 1: nesting is bounded before libprotobuf-c's recursive unpack. */
+static void test_hostile_nesting(void)
+{
+	struct vpa_onnx_load_opts lenient = {.lenient = 1};
+	int depths[] = {64, 65, 12000};
+	for (size_t i = 0; i < 3; i++) {
+		struct pb b = {0};
+		struct vpa_onnx_model *m = NULL;
+		struct vpa_err err;
+		craft_deep(&b, depths[i]);
+		vpa_err_init(&err);
+		int rc = vpa_onnx_load_mem("deep.onnx", pb_data(&b), b.len, NULL, &lenient, &m, &err);
+		if (depths[i] == 64) {
+			/* at the limit: loads (If is unsupported, which a lenient load notes) */
+			CHECK(rc == 0 && m && vpa_onnx_n_nodes(m) == 1);
+			vpa_onnx_free(m);
+		} else {
+			char want[200];
+			snprintf(want, sizeof(want), "deep.onnx: protobuf messages nested more than 64 "
+				 "levels deep (at byte %s; at most 64 are accepted)",
+				 depths[i] == 65 ? "604" : "682");
+			CHECK(rc == VPA_EINPUT && m == NULL);
+			CHECK_STR(err.msg, want);
+		}
+		free(b.buf);
+	}
+}
+
+static void put_file(const char *path, const void *p, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(p, 1, n, f) == n);
+	if (f)
+		fclose(f);
+}
+
+/* Load a model whose initializer 'w' (16 floats) is external data at location,
+ * from folder dir; returns the status, err->msg says why. */
+static int load_ext(const char *dir, const char *location, struct vpa_err *err)
+{
+	struct pb b = {0};
+	struct vpa_onnx_model *m = NULL;
+	craft_init_model(&b, 13, 16, NULL, location);
+	vpa_err_init(err);
+	alarm(30); /* a FIFO used to block for ever: fail instead of hanging */
+	int rc = vpa_onnx_load_mem("m.onnx", pb_data(&b), b.len, dir, NULL, &m, err);
+	alarm(0);
+	CHECK(rc ? m == NULL : m != NULL);
+	vpa_onnx_free(m);
+	free(b.buf);
+	return rc;
+}
+
+/* Issue 26 item 2: external data never leaves the model's folder through a link. */
+static void test_hostile_external(void)
+{
+	char top[] = "/tmp/vpa-test-onnx-XXXXXX", dir[200], out[200], p[300], q[300], want[600];
+	struct vpa_err err;
+	float w[16] = {0};
+	CHECK(mkdtemp(top) != NULL);
+	snprintf(dir, sizeof(dir), "%s/model", top);
+	snprintf(out, sizeof(out), "%s/outside", top);
+	CHECK(mkdir(dir, 0700) == 0 && mkdir(out, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/w.bin", out);
+	put_file(p, w, sizeof(w)); /* a 64-byte secret outside the folder */
+	snprintf(p, sizeof(p), "%s/real.bin", dir);
+	put_file(p, w, sizeof(w));
+	CHECK(load_ext(dir, "real.bin", &err) == 0);
+	CHECK(load_ext(dir, "./real.bin", &err) == 0);
+	/* weights.bin -> a file outside */
+	snprintf(p, sizeof(p), "%s/w.bin", out);
+	snprintf(q, sizeof(q), "%s/w.bin", dir);
+	CHECK(symlink(p, q) == 0);
+	CHECK(load_ext(dir, "w.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/w.bin' goes through a "
+		 "symbolic link (not followed: expected a regular file inside the model's folder)",
+		 dir);
+	CHECK_STR(err.msg, want);
+	/* a link inside the folder is refused too: no link is followed */
+	CHECK(unlink(q) == 0 && symlink("real.bin", q) == 0);
+	CHECK(load_ext(dir, "w.bin", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, want);
+	/* sub -> the outside folder, location sub/w.bin */
+	snprintf(q, sizeof(q), "%s/sub", dir);
+	CHECK(symlink(out, q) == 0);
+	CHECK(load_ext(dir, "sub/w.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/sub/w.bin' goes through "
+		 "a symbolic link (not followed: expected a regular file inside the model's folder)",
+		 dir);
+	CHECK_STR(err.msg, want);
+	/* a FIFO (blocked for ever before), a folder */
+	snprintf(q, sizeof(q), "%s/fifo.bin", dir);
+	CHECK(mkfifo(q, 0600) == 0);
+	CHECK(load_ext(dir, "fifo.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/fifo.bin' is not a "
+		 "regular file", dir);
+	CHECK_STR(err.msg, want);
+	snprintf(q, sizeof(q), "%s/folder.bin", dir);
+	CHECK(mkdir(q, 0700) == 0);
+	CHECK(load_ext(dir, "folder.bin", &err) == VPA_EINPUT);
+	snprintf(want, sizeof(want), "m.onnx: tensor 'w': external data '%s/folder.bin' is not a "
+		 "regular file", dir);
+	CHECK_STR(err.msg, want);
+	/* ".." as the last component */
+	CHECK(load_ext(dir, "folder.bin/..", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "m.onnx: tensor 'w': external data location 'folder.bin/..' must be a "
+			   "path inside the model's folder");
+	const char *rm[] = {"model/real.bin", "model/w.bin", "model/sub", "model/fifo.bin",
+			    "outside/w.bin"};
+	for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]); i++) {
+		snprintf(p, sizeof(p), "%s/%s", top, rm[i]);
+		unlink(p);
+	}
+	snprintf(p, sizeof(p), "%s/model/folder.bin", top);
+	rmdir(p);
+	rmdir(dir);
+	rmdir(out);
+	rmdir(top);
+}
+
+/* Issue 26 item 10: NaN and inf in initializers and Constant tensors are refused. */
+static void test_hostile_nonfinite(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err err;
+	struct pb b = {0};
+	craft_init_model(&b, 13, 3, (const float[]){1, 2, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("w.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == 0);
+	vpa_onnx_free(m);
+	free(b.buf);
+	memset(&b, 0, sizeof(b));
+	craft_init_model(&b, 13, 3, (const float[]){1, NAN, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("w.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "w.onnx: initializer 'w': element 1 (0-based) is not finite (nan)");
+	free(b.buf);
+	memset(&b, 0, sizeof(b));
+	/* a Constant node whose value is (2, 2) float32 with -inf at (1, 0) */
+	float v[4] = {0, 1, -INFINITY, 3};
+	size_t g = pb_mark(&b), k = pb_mark(&b);
+	pb_str(&b, 1, "c");
+	pb_end(&b, 12, k); /* graph output c */
+	k = pb_mark(&b);
+	size_t a = pb_mark(&b), t = pb_mark(&b);
+	pb_bytes(&b, 9, v, sizeof(v));
+	pb_int(&b, 2, 1);
+	pb_int(&b, 1, 2);
+	pb_int(&b, 1, 2);
+	pb_end(&b, 5, t); /* AttributeProto.t */
+	pb_int(&b, 20, 4); /* TENSOR */
+	pb_str(&b, 1, "value");
+	pb_end(&b, 5, a); /* NodeProto.attribute */
+	pb_str(&b, 4, "Constant");
+	pb_str(&b, 3, "k");
+	pb_str(&b, 2, "c");
+	pb_end(&b, 1, k); /* GraphProto.node */
+	pb_end(&b, 7, g);
+	craft_model_head(&b, 13);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("k.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK(m == NULL);
+	CHECK_STR(err.msg, "k.onnx: node 'k' (Constant, opset 13): attribute 'value': element (1, 0) "
+			   "(0-based) is not finite (inf)");
+	free(b.buf);
+	/* the index of vpa_check_finite_nd, 0-D to 3-D, float64 */
+	double d[24] = {0};
+	d[23] = NAN;
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d, 8, 3, (size_t[]){2, 3, 4}, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: element (1, 2, 3) (0-based) is not finite (nan)");
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d + 23, 8, 0, NULL, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: the value is not finite (nan)");
+	vpa_err_init(&err);
+	CHECK(vpa_check_finite_nd("a.npy", "x", d, 8, 1, (size_t[]){24}, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "a.npy: x: element 23 (0-based) is not finite (nan)");
+	CHECK(vpa_check_finite_nd("a.npy", NULL, d, 8, 1, (size_t[]){23}, &err) == 0);
+}
+
+/* Issue 26 item 11: no default-domain opset is said so, not "opset -1". */
+static void test_hostile_no_opset(void)
+{
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_onnx_load_opts lenient = {.lenient = 1};
+	struct vpa_err err;
+	struct pb b = {0};
+	craft_init_model(&b, -1, 3, (const float[]){1, 2, 3}, NULL);
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("o.onnx", pb_data(&b), b.len, NULL, NULL, &m, &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "o.onnx: the model imports no opset of the default domain (expected an "
+			   "opset_import of domain '' with a version 11-17)");
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load_mem("o.onnx", pb_data(&b), b.len, NULL, &lenient, &m, &err) == 0);
+	CHECK(m && vpa_onnx_opset(m) == -1);
+	vpa_onnx_free(m);
+	free(b.buf);
+}
+
 int main(void)
 {
 	RUN(test_model_tdnn);
@@ -864,6 +1066,10 @@ int main(void)
 	RUN(test_plan_leave);
 	RUN(test_threads);
 	RUN(test_bad_input);
+	RUN(test_hostile_nesting);
+	RUN(test_hostile_external);
+	RUN(test_hostile_nonfinite);
+	RUN(test_hostile_no_opset);
 	RUN(test_conformance);
 	RUN(test_model_resnet_winograd);
 	RUN(test_conformance_conv_winograd);
