@@ -130,6 +130,15 @@ struct vpa_threat {
 const struct vpa_threat *vpa_threat_find(const char *kind, const char *sub);
 /* What an attack kind does not cover (limitations), or NULL. */
 const char *vpa_threat_not_covered(const char *kind);
+/* What the DP regime ("none", "local", "central", "central_local") of an FL
+ * target protects and against whom, as a clause starting with the regime's
+ * name, or NULL for another name. */
+const char *vpa_regime_protects(const char *regime);
+/* 1 when the regime's epsilon bounds what one update, as the device sends it,
+ * reveals (local, central_local: its local epsilon); 0 when it does not (none,
+ * central: its noise is added after the server has seen the update); -1 for
+ * another name. */
+int vpa_regime_covers_updates(const char *regime);
 /* The docs section (Markdown table) generated from the same rows. */
 void vpa_threat_markdown(struct vpa_buf *out);
 

@@ -12,8 +12,10 @@
  *     of at most M bits: MEANING."
  *   d_exposure: "A sentence labelled L repeated K times has a d-exposure of
  *     E bits (controls: C bits)."
- *   fl_training: "With the REGIME regime the classifier reaches A% accuracy;
- *     epsilon E / no formal guarantee."
+ *   fl_training: "With the REGIME regime the classifier reaches A% accuracy
+ *     with epsilon E for this run / with no formal guarantee." + what the
+ *     regime protects and against whom (threat.c); update_linkage records
+ *     say whether the regime's epsilon covers the attack.
  * A failed gate, an unreliable value and a simulated target are said in words.
  */
 #include <math.h>
@@ -193,6 +195,8 @@ static void unreliable_words(const struct vpa_json *r, const struct vpa_json *re
 	vpa_buf_release(&t);
 }
 
+static void regime_cover_words(const char *sub, struct vpa_buf *b);
+
 /* One sentence for a record with an EER (verification-like attacks). */
 static void eer_sentence(const struct vpa_json *r, const char *kind, const char *attack,
 			 const struct vpa_json *rec, int *explained, struct vpa_buf *b)
@@ -242,6 +246,8 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 		vpa_buf_puts(b, ".");
 		*explained = 1;
 	}
+	if (kind && !strcmp(kind, "update_linkage"))
+		regime_cover_words(sub, b);
 	static const char *const paths[] = {"eer", "linkability"};
 	unreliable_words(r, rec, paths, 2, b);
 	gate_words(r, attack, sub, b);
@@ -301,12 +307,18 @@ static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 	gate_words(r, attack, sub, b);
 }
 
+/* Each epsilon is said with what it protects and against whom (the regime's
+ * clause from threat.c): a central epsilon covers the trained model, not the
+ * updates the server sees.  No "strong/moderate/weak" ladder: a local epsilon
+ * per user and a central one per model are not on one scale. */
 static void fl_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
 			struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
 	double acc = vpa_rec_num(rec, "accuracy"), eps = vpa_rec_num(rec, "epsilon");
-	double delta = vpa_rec_num(rec, "delta");
+	double delta = vpa_rec_num(rec, "delta"), eps_l = vpa_rec_num(rec, "epsilon_local");
+	double eps_dep = vpa_rec_num(rec, "epsilon_deployment");
+	int local = sub && !strcmp(sub, "local");
 	vpa_buf_printf(b, "With the %s regime%s, the model reaches ", sub ? sub : "(default)",
 		       sub && !strcmp(sub, "none") ? " (no differential privacy)" : "");
 	if (isfinite(acc)) {
@@ -316,15 +328,48 @@ static void fl_sentence(const struct vpa_json *r, const char *attack, const stru
 		vpa_buf_puts(b, "an undefined accuracy");
 	}
 	if (isfinite(eps)) {
-		vpa_buf_printf(b, " with a privacy guarantee of epsilon %.3g", eps);
+		vpa_buf_printf(b, " with epsilon %.3g", eps);
+		if (local && isfinite(eps_l))
+			vpa_buf_printf(b, " per user over this run's releases (%.3g per update)", eps_l);
+		else
+			vpa_buf_puts(b, " for this run");
 		if (isfinite(delta))
 			vpa_buf_printf(b, ", delta %.2g", delta);
-		vpa_buf_puts(b, eps <= 1 ? " (strong)" : eps <= 10 ? " (moderate)" : " (weak: above 10)");
+		if (isfinite(eps_dep))
+			vpa_buf_printf(b, " (for the stated deployment: epsilon %.3g)", eps_dep);
 	} else {
 		vpa_buf_puts(b, " with no formal privacy guarantee");
 	}
 	vpa_buf_puts(b, ".");
+	const char *prot = vpa_regime_protects(sub);
+	if (prot && strcmp(sub, "none")) {
+		vpa_buf_printf(b, " %c%s", prot[0] >= 'a' && prot[0] <= 'z' ? prot[0] - 32 : prot[0],
+			       prot + 1);
+		if (!strcmp(sub, "central_local") && isfinite(eps_l))
+			vpa_buf_printf(b, " (here epsilon_local %.3g)", eps_l);
+		vpa_buf_puts(b, ".");
+	}
 	gate_words(r, attack, sub, b);
+}
+
+/* Whether the regime's epsilon covers an attack on the updates a device sends
+ * (update_linkage): said, so that no one compares the two where it does not. */
+static void regime_cover_words(const char *sub, struct vpa_buf *b)
+{
+	int c = vpa_regime_covers_updates(sub);
+	if (c < 0 || !strcmp(sub, "none"))
+		return;
+	if (!strcmp(sub, "central"))
+		vpa_buf_puts(b, " Central DP does not cover this attack: the server sees each update "
+				"before it adds the noise, so the regime's epsilon bounds only what the "
+				"trained model reveals, not this linkage.");
+	else if (!strcmp(sub, "central_local"))
+		vpa_buf_puts(b, " The central epsilon does not cover this attack (the server sees each "
+				"update before it adds the central noise); the device's local randomiser "
+				"(epsilon_local per update) does.");
+	else
+		vpa_buf_puts(b, " Local DP covers this attack: each update carries the device's noise, "
+				"and the regime's epsilon bounds what linking them can reveal.");
 }
 
 /* For per-layer or per-population records, the one record that speaks for

@@ -473,6 +473,102 @@ static void test_threat_docs(void)
 	CHECK(vpa_threat_find("nosuch", "x") == NULL);
 }
 
+
+/* Every sentence of the report built from `json` (paragraphs, list items,
+ * captions), one per line; caller frees.  For the sentence tests below. */
+static char *doc_text(const char *json)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *r = load_text("sent.json", json, &err);
+	if (!r) {
+		printf("#   %s\n", err.msg);
+		return xstrdup("");
+	}
+	struct vpa_doc d;
+	vpa_doc_build(r, &d);
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	for (size_t i = 0; i < d.n; i++) {
+		if (d.b[i].text)
+			vpa_buf_printf(&b, "%s\n", d.b[i].text);
+		for (size_t k = 0; k < d.b[i].n_items; k++)
+			vpa_buf_printf(&b, "%s\n", d.b[i].items[k]);
+		const struct vpa_table *tb = d.b[i].kind == VPA_B_TABLE ? d.b[i].table : NULL;
+		for (size_t k = 0; tb && k < tb->n_rows * tb->n_cols; k++)
+			vpa_buf_printf(&b, "CELL %s\n", tb->cells[k] ? tb->cells[k] : "");
+		for (size_t k = 0; tb && k < tb->n_cols; k++)
+			vpa_buf_printf(&b, "HEAD %s\n", tb->head[k] ? tb->head[k] : "");
+		if (tb && tb->note)
+			vpa_buf_printf(&b, "%s\n", tb->note);
+	}
+	vpa_buf_printf(&b, "VERDICT %s\n", d.verdict ? d.verdict : "");
+	vpa_doc_release(&d);
+	vpa_json_free(r);
+	char *t = xstrdup(vpa_buf_str(&b));
+	vpa_buf_release(&b);
+	return t;
+}
+
+#define FL_RESULTS(RECS)                                                                       \
+	"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"},"                 \
+	" \"targets\": [{\"id\": \"flv\", \"kind\": \"fl_speaker_classifier\", \"simulated\": true}],"\
+	" \"attacks\": [{\"id\": \"tr\", \"kind\": \"fl_training\", \"target\": \"flv\"},"         \
+	"  {\"id\": \"ln\", \"kind\": \"update_linkage\", \"target\": \"flv\"}],"                   \
+	" \"gates\": [], \"records\": [" RECS "]}"
+
+/* Issue 25 item 4a: every epsilon says what it protects and against whom;
+ * central DP's epsilon is never offered as a bound on what the server learns
+ * from the updates (update_linkage links them 99% of the time). */
+static void test_dp_regime_sentences(void)
+{
+	char *t = doc_text(FL_RESULTS(
+		"{\"attack\": \"tr\", \"sub\": \"central\", \"metrics\": {\"accuracy\": 0.34,"
+		" \"epsilon\": 2, \"delta\": 1e-5, \"epsilon_central\": 2}},"
+		"{\"attack\": \"tr\", \"sub\": \"local\", \"metrics\": {\"accuracy\": 0.14,"
+		" \"epsilon\": 7.99, \"epsilon_local\": 2, \"delta\": 1e-5}},"
+		"{\"attack\": \"ln\", \"sub\": \"central\", \"metrics\": {\"eer\": 0.01,"
+		" \"linkability\": 0.94}},"
+		"{\"attack\": \"ln\", \"sub\": \"local\", \"metrics\": {\"eer\": 0.44,"
+		" \"linkability\": 0.05}}"));
+	/* the old sentence: the regime bounds what a curious server learns */
+	CHECK(strstr(t, "the DP regime bounds what it learns") == NULL);
+	CHECK(strstr(t, "(moderate)") == NULL && strstr(t, "(strong)") == NULL);
+	const char *c = strstr(t, "With the central regime, the model reaches 34.0% test accuracy with "
+				  "epsilon 2 for this run, delta 1e-05. Central DP: the server adds "
+				  "noise to the sum of a cohort's updates, so epsilon bounds what the "
+				  "trained model reveals about a user to anyone who gets it; it does not "
+				  "protect the updates the server sees before adding the noise.");
+	CHECK(c != NULL);
+	const char *l = strstr(t, "With the local regime, the model reaches 14.0% test accuracy with "
+				  "epsilon 7.99 per user over this run's releases (2 per update), delta "
+				  "1e-05. Local DP: each device adds noise before sending its update");
+	CHECK(l != NULL);
+	/* the central one only for central, the local one only for local */
+	CHECK(count(t, "Central DP: the server adds noise") == 1);
+	CHECK(count(t, "Local DP: each device adds noise") == 1);
+	/* update linkage: central DP does not cover it, local DP does, once each */
+	const char *ul = strstr(t, "A server that sees two model updates of the federated training "
+				   "(central) decides correctly");
+	CHECK(ul && strstr(ul, "Central DP does not cover this attack"));
+	CHECK(count(t, "Central DP does not cover this attack") == 1);
+	const char *ll = strstr(t, "(local) decides correctly whether two updates");
+	CHECK(ll && strstr(ll, "Local DP covers this attack"));
+	CHECK(count(t, "Local DP covers this attack") == 1);
+	/* the threat model's row for the training says the same */
+	CHECK(strstr(t, "central DP only what the trained model reveals (not the updates the server "
+			"sees)") != NULL);
+	free(t);
+	/* no regime named (another kind's record): no regime clause, no coverage sentence */
+	t = doc_text(FL_RESULTS("{\"attack\": \"ln\", \"sub\": \"none\", \"metrics\": {\"eer\": 0.01}},"
+				"{\"attack\": \"tr\", \"sub\": \"none\", \"metrics\": {\"accuracy\": 0.5}}"));
+	CHECK(strstr(t, "cover this attack") == NULL && strstr(t, "covers this attack") == NULL);
+	CHECK(strstr(t, "With the none regime (no differential privacy), the model reaches 50.0% test "
+			"accuracy with no formal privacy guarantee.") != NULL);
+	CHECK(strstr(t, "Central DP:") == NULL && strstr(t, "Local DP:") == NULL);
+	free(t);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -680,6 +776,7 @@ int main(void)
 	RUN(test_doc);
 	RUN(test_compare);
 	RUN(test_threat_docs);
+	RUN(test_dp_regime_sentences);
 	RUN(test_write);
 	return DONE();
 }
