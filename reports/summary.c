@@ -92,6 +92,14 @@ static int is_num(const struct vpa_json *v)
 	return v && v->type == VPA_JSON_NUM && isfinite(v->num);
 }
 
+int vpa_link_estimated(const struct vpa_json *rec, double *n_mated)
+{
+	double n = vpa_rec_num(rec, "n_target");
+	if (n_mated)
+		*n_mated = n;
+	return isfinite(vpa_rec_num(rec, "linkability")) && !(n < VPA_LINK_MIN_ESTIMATE);
+}
+
 /* The gates on this attack (and sub) that failed, as a sentence, or nothing. */
 static void gate_words(const struct vpa_json *r, const char *attack, const char *sub,
 		       struct vpa_buf *b)
@@ -239,7 +247,13 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 			vpa_buf_puts(b, ", so this attacker learns little");
 		vpa_buf_puts(b, ".");
 	}
-	if (isfinite(link)) {
+	double n_mated;
+	if (isfinite(link) && !vpa_link_estimated(rec, &n_mated)) {
+		/* one histogram bin: the VoicePrivacy value is 0 whatever the scores */
+		vpa_buf_printf(b, " Its linkability D\u2194sys is not estimated: %.0f mated scores "
+			       "(fewer than %d) make one histogram bin, where it reads 0 whatever the "
+			       "scores.", n_mated, VPA_LINK_MIN_ESTIMATE);
+	} else if (isfinite(link)) {
 		vpa_buf_printf(b, " Its linkability D\u2194sys is %.2f", link);
 		if (!*explained)
 			vpa_buf_puts(b, " (0: recordings cannot be linked, 1: fully linkable)");

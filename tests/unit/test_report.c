@@ -569,6 +569,38 @@ static void test_dp_regime_sentences(void)
 	free(t);
 }
 
+
+#define SC_RESULTS(RECS)                                                                       \
+	"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"},"                 \
+	" \"targets\": [{\"id\": \"sc\", \"kind\": \"scores\"}],"                                 \
+	" \"attacks\": [{\"id\": \"ev\", \"kind\": \"evaluate\", \"target\": \"sc\"}],"            \
+	" \"records\": [" RECS "]}"
+
+/* Issue 25 item 4b: a linkability from fewer than 20 mated scores (one
+ * histogram bin: the VoicePrivacy value is 0 whatever the scores) is "not
+ * estimated" in the summary, never "0.00 (0: recordings cannot be linked)";
+ * from 20 on (and null below 10: no sentence) as before. */
+static void test_link_not_estimated(void)
+{
+	char *t = doc_text(SC_RESULTS(
+		"{\"attack\": \"ev\", \"sub\": \"ignorant\", \"metrics\": {\"eer\": 0.08,"
+		" \"n_target\": 14, \"linkability\": 0}},"
+		"{\"attack\": \"ev\", \"sub\": \"lazy_informed\", \"metrics\": {\"eer\": 0.3,"
+		" \"n_target\": 20, \"linkability\": 0}},"
+		"{\"attack\": \"ev\", \"sub\": \"semi_informed\", \"metrics\": {\"eer\": 0.3,"
+		" \"n_target\": 9, \"linkability\": null}}"));
+	const char *a = strstr(t, "(ignorant) decides correctly");
+	CHECK(a && strstr(a, "Its linkability D\u2194sys is not estimated: 14 mated scores (fewer "
+			       "than 20) make one histogram bin, where it reads 0 whatever the scores."));
+	CHECK(count(t, "is not estimated") == 1);
+	/* 20 mated scores: two bins, an estimate (0 here), explained once */
+	const char *b = strstr(t, "(lazy-informed) decides correctly");
+	CHECK(b && strstr(b, "Its linkability D\u2194sys is 0.00 (0: recordings cannot be linked, 1: "
+			       "fully linkable)."));
+	CHECK(count(t, "Its linkability") == 2);
+	free(t);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -777,6 +809,7 @@ int main(void)
 	RUN(test_compare);
 	RUN(test_threat_docs);
 	RUN(test_dp_regime_sentences);
+	RUN(test_link_not_estimated);
 	RUN(test_write);
 	return DONE();
 }
