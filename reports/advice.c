@@ -12,7 +12,8 @@
  *     evaluation plan: semi-informed is the attacker to report)
  *  R3 exposure >= 90% of its maximum -> DP-SGD and deduplication; and, when a
  *     DP record stays below half the maximum, say so (Carlini et al. 2019)
- *  R4 d-exposure above its controls by 1 bit -> deduplicate / DP (COMPRISE D2.3)
+ *  R4 d-exposure (of the canary's label, else the class mean) above its
+ *     controls by 1 bit -> deduplicate / DP (COMPRISE D2.3)
  *  R5 A1 footprint EER < 10% at a layer -> do not share that layer's update
  *     unprotected (Tomashenko et al. 2022)
  *  R6 update linkage (any regime) linkability >= 0.5 -> local DP or secure
@@ -117,7 +118,14 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 					     a, eps, s ? s : "the canary", e, mx);
 		}
 		if (kind_is(r, rec, "d_exposure")) {
-			double e = vpa_rec_num(rec, "d_exposure"), ch = vpa_rec_num(rec, "d_exposure_chance");
+			/* the canary label's value when there is one (the class mean
+			 * falls as the label is learnt), else the class mean */
+			double e = vpa_rec_num(rec, "d_exposure_label"),
+			       ch = vpa_rec_num(rec, "d_exposure_label_chance");
+			if (!isfinite(e) || !isfinite(ch)) {
+				e = vpa_rec_num(rec, "d_exposure");
+				ch = vpa_rec_num(rec, "d_exposure_chance");
+			}
 			double k = vpa_rec_num(rec, "repetitions");
 			if (isfinite(e) && isfinite(ch) && e > ch + 1)
 				vpa_doc_item(l, "%s: a sentence repeated %.0f times reaches a d-exposure of "

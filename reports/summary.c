@@ -10,8 +10,10 @@
  *     a-b%); chance is 50%." + linkability + gate + unreliable sentences
  *   exposure: "The canary NAME inserted K times reaches an exposure of E bits
  *     of at most M bits: MEANING."
- *   d_exposure: "A sentence labelled L repeated K times has a d-exposure of
- *     E bits (controls: C bits)."
+ *   d_exposure: "A sentence repeated K times in training: the tagger gives its
+ *     canary word the inserted label L with confidence P% (label d-exposure E
+ *     bits; unseen control words: C bits, 90th percentile P90): VERDICT." and
+ *     the class average beside it (older records: the class average only).
  *   fl_training: "With the REGIME regime the classifier reaches A% accuracy
  *     with epsilon E for this run / with no formal guarantee." + what the
  *     regime protects and against whom (threat.c); update_linkage records
@@ -296,19 +298,71 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 	gate_words(r, attack, sub, b);
 }
 
+/* The class whose per-class value is the canary label's (d_exposure_CLASS ==
+ * d_exposure_label), or NULL. */
+static const char *dexp_label_name(const struct vpa_json *rec)
+{
+	const struct vpa_json *m = vpa_json_get(rec, "metrics");
+	double lab = vpa_rec_num(rec, "d_exposure_label");
+	static const char *const not_class[] = {"label", "label_max", "label_chance",
+						"label_chance_p90", "label_excess", "label_no_dp",
+						"max", "chance", "chance_p90", "exchangeable"};
+	for (size_t i = 0; m && m->type == VPA_JSON_OBJ && isfinite(lab) && i < m->n; i++) {
+		const char *k = m->keys[i];
+		if (strncmp(k, "d_exposure_", 11) || m->items[i]->type != VPA_JSON_NUM ||
+		    m->items[i]->num != lab)
+			continue;
+		int skip = 0;
+		for (size_t j = 0; j < sizeof(not_class) / sizeof(not_class[0]); j++)
+			skip |= !strcmp(k + 11, not_class[j]);
+		if (!skip)
+			return k + 11;
+	}
+	return NULL;
+}
+
+/*
+ * d-exposure: the verdict reads the canary label's own value against the
+ * never-inserted control words (d_exposure_label vs its chance and 90th
+ * percentile), not the mean over classes, which falls as the other classes
+ * lose confidence when the label is learnt (issue 25 item 4c).
+ */
 static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 			       const struct vpa_json *rec, struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
 	double e = vpa_rec_num(rec, "d_exposure"), ch = vpa_rec_num(rec, "d_exposure_chance");
 	double k = vpa_rec_num(rec, "repetitions");
-	const char *label = vpa_json_get_str(vpa_json_get(rec, "metrics"), "d_exposure_label");
+	double le = vpa_rec_num(rec, "d_exposure_label"), lc = vpa_rec_num(rec, "d_exposure_label_chance");
+	double lp = vpa_rec_num(rec, "d_exposure_label_chance_p90");
+	double conf = vpa_rec_num(rec, "canary_conf_label");
+	const char *label = dexp_label_name(rec);
 	vpa_buf_puts(b, "A sentence");
-	if (label)
-		vpa_buf_printf(b, " labelled %s", label);
 	if (isfinite(k))
 		vpa_buf_printf(b, " repeated %.0f time%s in training", k, k == 1 ? "" : "s");
-	if (!isfinite(e)) {
+	if (isfinite(le) && isfinite(lc)) {
+		vpa_buf_puts(b, ": the tagger gives its canary word the inserted label");
+		if (label)
+			vpa_buf_printf(b, " %s", label);
+		if (isfinite(conf))
+			vpa_buf_printf(b, " with confidence %.0f%%", 100 * conf);
+		vpa_buf_printf(b, " (label d-exposure %.2f bits; unseen control words: %.2f bits", le,
+			       lc);
+		if (isfinite(lp))
+			vpa_buf_printf(b, ", 90th percentile %.2f", lp);
+		vpa_buf_puts(b, ")");
+		int above = le > (isfinite(lp) ? lp : lc);
+		if (above && le - lc >= 1)
+			vpa_buf_puts(b, ": the tagger has memorised the label of this sentence.");
+		else if (above)
+			vpa_buf_puts(b, ": above the unseen control words, partly memorised.");
+		else
+			vpa_buf_puts(b, ": no more than for unseen sentences, not singled out.");
+		if (isfinite(e))
+			vpa_buf_printf(b, " Averaged over all classes the d-exposure is %.2f bits "
+				       "(controls %.2f); the average can fall as the label is learnt, "
+				       "so the label's value is the one to read.", e, ch);
+	} else if (!isfinite(e)) {
 		vpa_buf_puts(b, " has an undefined d-exposure.");
 	} else {
 		vpa_buf_printf(b, " has a d-exposure of %.2f bits", e);
@@ -316,8 +370,8 @@ static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 			vpa_buf_printf(b, " (unseen control sentences: %.2f bits)", ch);
 		vpa_buf_puts(b, isfinite(ch) && e > ch + 1 ? ": the tagger remembers it." : ".");
 	}
-	static const char *const paths[] = {"d_exposure"};
-	unreliable_words(r, rec, paths, 1, b);
+	static const char *const paths[] = {"d_exposure", "d_exposure_label"};
+	unreliable_words(r, rec, paths, 2, b);
 	gate_words(r, attack, sub, b);
 }
 

@@ -601,6 +601,59 @@ static void test_link_not_estimated(void)
 	free(t);
 }
 
+
+#define DX_RESULTS(RECS)                                                                       \
+	"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"},"                 \
+	" \"targets\": [{\"id\": \"tg\", \"kind\": \"tagger\"}],"                                 \
+	" \"attacks\": [{\"id\": \"dx\", \"kind\": \"d_exposure\", \"target\": \"tg\"}],"          \
+	" \"records\": [" RECS "]}"
+
+/* Issue 25 item 4c: the d-exposure summary reads the canary label's value
+ * against unseen control words (the quickstart: 2.57 vs 0.15 bits at 64
+ * repetitions, confidence 0.08 -> 0.96), not the class average that falls
+ * from 0.81 to 0.52; the verdict only where it holds. */
+static void test_dexposure_sentences(void)
+{
+	char *t = doc_text(DX_RESULTS(
+		"{\"attack\": \"dx\", \"sub\": \"k0\", \"metrics\": {\"d_exposure\": 0.8146,"
+		" \"d_exposure_chance\": 0.555, \"d_exposure_label\": 0.0196, \"d_exposure_label_chance\":"
+		" 0.1695, \"d_exposure_label_chance_p90\": 0.4086, \"d_exposure_NOUN\": 0.94,"
+		" \"d_exposure_VERB\": 0.0196, \"repetitions\": 0, \"canary_conf_label\": 0.077}},"
+		"{\"attack\": \"dx\", \"sub\": \"k64\", \"metrics\": {\"d_exposure\": 0.517,"
+		" \"d_exposure_chance\": 0.7886, \"d_exposure_label\": 2.5656, \"d_exposure_label_chance\":"
+		" 0.1492, \"d_exposure_label_chance_p90\": 0.3329, \"d_exposure_NOUN\": 0.0085,"
+		" \"d_exposure_VERB\": 2.5656, \"repetitions\": 64, \"canary_conf_label\": 0.957}},"
+		"{\"attack\": \"dx\", \"sub\": \"k8\", \"metrics\": {\"d_exposure\": 0.6,"
+		" \"d_exposure_chance\": 0.5, \"d_exposure_label\": 0.6, \"d_exposure_label_chance\":"
+		" 0.15, \"d_exposure_label_chance_p90\": 0.4, \"repetitions\": 8}}"));
+	CHECK(strstr(t, "A sentence repeated 64 times in training: the tagger gives its canary word the "
+			"inserted label VERB with confidence 96% (label d-exposure 2.57 bits; unseen "
+			"control words: 0.15 bits, 90th percentile 0.33): the tagger has memorised the "
+			"label of this sentence. Averaged over all classes the d-exposure is 0.52 bits "
+			"(controls 0.79)") != NULL);
+	CHECK(strstr(t, "A sentence repeated 0 times in training: the tagger gives its canary word the "
+			"inserted label VERB with confidence 8% (label d-exposure 0.02 bits; unseen "
+			"control words: 0.17 bits, 90th percentile 0.41): no more than for unseen "
+			"sentences, not singled out.") != NULL);
+	/* above the 90th percentile by less than a bit: partly, no label name found */
+	CHECK(strstr(t, "A sentence repeated 8 times in training: the tagger gives its canary word the "
+			"inserted label (label d-exposure 0.60 bits; unseen control words: 0.15 bits, "
+			"90th percentile 0.40): above the unseen control words, partly memorised.") != NULL);
+	CHECK(count(t, "has memorised the label") == 1);
+	/* R4 fires on the label's value, for the memorised record only */
+	CHECK(strstr(t, "dx: a sentence repeated 64 times reaches a d-exposure of 2.57 bits against "
+			"0.15 for unseen ones") != NULL);
+	CHECK(count(t, "[R4;") == 1);
+	free(t);
+	/* a record without the label's values: the class average, as before */
+	t = doc_text(DX_RESULTS("{\"attack\": \"dx\", \"sub\": \"import\", \"metrics\": {"
+				"\"d_exposure\": 2.5, \"d_exposure_chance\": 0.5, \"repetitions\": 4}}"));
+	CHECK(strstr(t, "A sentence repeated 4 times in training has a d-exposure of 2.50 bits (unseen "
+			"control sentences: 0.50 bits): the tagger remembers it.") != NULL);
+	CHECK(strstr(t, "inserted label") == NULL);
+	free(t);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -810,6 +863,7 @@ int main(void)
 	RUN(test_threat_docs);
 	RUN(test_dp_regime_sentences);
 	RUN(test_link_not_estimated);
+	RUN(test_dexposure_sentences);
 	RUN(test_write);
 	return DONE();
 }
