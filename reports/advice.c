@@ -90,14 +90,22 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 				     "per speaker, so that one speaker's recordings do not share a voice. "
 				     "[R1; Srivastava et al. 2020, Design choices for x-vector based "
 				     "speaker anonymization]", a, 100 * link, link);
+		/* identification: the largest population, as the summary */
+		int ident = kind_is(r, rec, "identification");
+		char popw[48] = "";
+		if (ident && isfinite(vpa_rec_num(rec, "population")))
+			snprintf(popw, sizeof popw, " in a population of %.0f",
+				 vpa_rec_num(rec, "population"));
 		if ((sub_is(rec, "semi_informed") || sub_is(rec, "informed")) && isfinite(eer) &&
-		    eer < 0.2 && trusted_eer && once(f, "R2", a, s))
+		    eer < 0.2 && trusted_eer &&
+		    (!ident || vpa_rec_representative(recs, i, "identification")) &&
+		    once(f, "R2", a, s))
 			vpa_doc_item(l, "%s: the %s attacker, who retrains on anonymised speech, reaches "
-				     "an EER of %.1f%%: the anonymisation does not resist an attacker who "
+				     "an EER of %.1f%%%s: the anonymisation does not resist an attacker who "
 				     "knows the method. Use a stronger anonymisation (e.g. more distant "
 				     "pseudo-speakers, or one that also alters the content features) and "
 				     "gate on this attacker before release. [R2; Tomashenko et al. 2020, "
-				     "VoicePrivacy evaluation plan]", a, s, 100 * eer);
+				     "VoicePrivacy evaluation plan]", a, s, 100 * eer, popw);
 		if (kind_is(r, rec, "exposure") && !r3_done) {
 			double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
 			double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");

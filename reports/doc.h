@@ -106,6 +106,11 @@ const char *vpa_rec_unreliable(const struct vpa_json *rec, const char *path);
  * paths[0..n) when paths is not NULL.  "undefined value" is left out. */
 void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
 			 const char *const *paths, size_t n_paths, struct vpa_buf *out);
+/* Whether record i of recs speaks for its (attack, sub) in the summary and
+ * the recommendations: records without a layer always; per-layer records the
+ * leakiest layer (lowest EER); identification (kind "identification", whose
+ * "layer" is the population) the largest population. */
+int vpa_rec_representative(const struct vpa_json *recs, size_t i, const char *kind);
 /* Whether the attack's target has "simulated": true. */
 int vpa_attack_simulated(const struct vpa_json *r, const char *attack);
 /* The attack's target object, or NULL. */

@@ -206,6 +206,8 @@ static void unreliable_words(const struct vpa_json *r, const struct vpa_json *re
 }
 
 static void regime_cover_words(const char *sub, struct vpa_buf *b);
+static void ident_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
+			   struct vpa_buf *b);
 
 /* One sentence for a record with an EER (verification-like attacks). */
 static void eer_sentence(const struct vpa_json *r, const char *kind, const char *attack,
@@ -420,6 +422,54 @@ static void fl_sentence(const struct vpa_json *r, const char *attack, const stru
 	gate_words(r, attack, sub, b);
 }
 
+/*
+ * Identification (issue 25 item 4d): what the attacker does in the
+ * population it was measured in, top-1 and top-10 in % against chance, not
+ * the population read as a layer nor a verification EER.
+ *   "WHO picks the true speaker out of N people first time X% of the time
+ *    (chance Y%), and has them among its first 10 Z% of the time (chance W%)."
+ */
+static void ident_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
+			   struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	const struct vpa_threat *th = vpa_threat_find("identification", sub);
+	double n = vpa_rec_num(rec, "population");
+	if (!isfinite(n))
+		n = vpa_json_get_num(rec, "layer", NAN);
+	double t1 = vpa_rec_num(rec, "top1"), t10 = vpa_rec_num(rec, "top10");
+	if (th && (th->sub || !sub))
+		vpa_buf_puts(b, th->who);
+	else if (sub)
+		vpa_buf_printf(b, "The attacker '%s'", sub);
+	else
+		vpa_buf_puts(b, "The attacker");
+	if (!isfinite(t1) || !(n >= 1)) {
+		vpa_buf_puts(b, " has an undefined identification rate.");
+	} else {
+		vpa_buf_printf(b, " picks the true speaker out of %.0f people first time ", n);
+		vpa_put_pct(b, t1);
+		vpa_buf_puts(b, " of the time (chance ");
+		vpa_put_pct(b, 1 / n);
+		vpa_buf_puts(b, ")");
+		if (isfinite(t10) && n > 10) {
+			vpa_buf_puts(b, ", and has them among its first 10 ");
+			vpa_put_pct(b, t10);
+			vpa_buf_puts(b, " of the time (chance ");
+			vpa_put_pct(b, 10 / n);
+			vpa_buf_puts(b, ")");
+		}
+		if (t1 >= 0.5)
+			vpa_buf_puts(b, ": the speaker is singled out");
+		else if (t1 <= 2 / n && (!isfinite(t10) || n <= 10 || t10 <= 2 * 10 / n))
+			vpa_buf_puts(b, ": no better than twice chance");
+		vpa_buf_puts(b, ".");
+	}
+	static const char *const paths[] = {"top1", "top10"};
+	unreliable_words(r, rec, paths, 2, b);
+	gate_words(r, attack, sub, b);
+}
+
 /* Whether the regime's epsilon covers an attack on the updates a device sends
  * (update_linkage): said, so that no one compares the two where it does not. */
 static void regime_cover_words(const char *sub, struct vpa_buf *b)
@@ -442,7 +492,7 @@ static void regime_cover_words(const char *sub, struct vpa_buf *b)
 
 /* For per-layer or per-population records, the one record that speaks for
  * the (attack, sub): the leakiest layer (lowest EER), the largest population. */
-static int representative(const struct vpa_json *recs, size_t i, const char *kind)
+int vpa_rec_representative(const struct vpa_json *recs, size_t i, const char *kind)
 {
 	const struct vpa_json *rec = recs->items[i];
 	const char *a = vpa_json_get_str(rec, "attack"), *s = vpa_json_get_str(rec, "sub");
@@ -559,7 +609,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
 			const struct vpa_json *rec = recs->items[i];
 			const char *ra = vpa_json_get_str(rec, "attack");
-			if (!ra || strcmp(ra, id) || !representative(recs, i, kind))
+			if (!ra || strcmp(ra, id) || !vpa_rec_representative(recs, i, kind))
 				continue;
 			struct vpa_buf s;
 			vpa_buf_init(&s);
@@ -569,6 +619,9 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 				dexposure_sentence(r, id, rec, &s);
 			else if (kind && !strcmp(kind, "fl_training"))
 				fl_sentence(r, id, rec, &s);
+			else if (kind && !strcmp(kind, "identification") &&
+				 vpa_json_get(vpa_json_get(rec, "metrics"), "top1"))
+				ident_sentence(r, id, rec, &s);
 			else if (isfinite(vpa_rec_num(rec, "eer")) ||
 				 vpa_json_get(vpa_json_get(rec, "metrics"), "eer"))
 				eer_sentence(r, kind, id, rec, &explained, &s);

@@ -654,6 +654,61 @@ static void test_dexposure_sentences(void)
 	free(t);
 }
 
+
+#define ID_RESULTS(RECS)                                                                       \
+	"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"},"                 \
+	" \"targets\": [{\"id\": \"an\", \"kind\": \"anonymised_speech\"}],"                      \
+	" \"attacks\": [{\"id\": \"id\", \"kind\": \"identification\", \"target\": \"an\"}],"    \
+	" \"records\": [" RECS "]}"
+
+/* Issue 25 item 4d: identification is said as picking a speaker out of the
+ * population (not "at hidden layer 320", not a verification EER), top-1 and
+ * top-10 both in % against chance; the recommendation quotes the same
+ * (largest) population as the summary. */
+static void test_ident_sentences(void)
+{
+	char *t = doc_text(ID_RESULTS(
+		"{\"attack\": \"id\", \"sub\": \"baseline\", \"layer\": 20, \"metrics\": {"
+		"\"population\": 20, \"eer\": 0.01, \"top1\": 0.98, \"top10\": 1}},"
+		"{\"attack\": \"id\", \"sub\": \"baseline\", \"layer\": 320, \"metrics\": {"
+		"\"population\": 320, \"eer\": 0.019, \"top1\": 0.8875, \"top10\": 0.995}},"
+		"{\"attack\": \"id\", \"sub\": \"ignorant\", \"layer\": 320, \"metrics\": {"
+		"\"population\": 320, \"eer\": 0.39, \"top1\": 0, \"top10\": 0.0025}},"
+		"{\"attack\": \"id\", \"sub\": \"semi_informed\", \"layer\": 20, \"metrics\": {"
+		"\"population\": 20, \"eer\": 0.12, \"top1\": 0.35, \"top10\": 1}},"
+		"{\"attack\": \"id\", \"sub\": \"semi_informed\", \"layer\": 320, \"metrics\": {"
+		"\"population\": 320, \"eer\": 0.188, \"top1\": 0.135, \"top10\": 0.3725}}"));
+	CHECK(strstr(t, "hidden layer") == NULL);
+	CHECK(strstr(t, "Without anonymisation, a speaker-verification attacker (baseline) picks the true "
+			"speaker out of 320 people first time 88.8% of the time (chance 0.3%), and has "
+			"them among its first 10 99.5% of the time (chance 3.1%): the speaker is singled "
+			"out.") != NULL);
+	CHECK(strstr(t, "(ignorant) picks the true speaker out of 320 people first time 0.0% of the "
+			"time (chance 0.3%), and has them among its first 10 0.2% of the time (chance "
+			"3.1%): no better than twice chance.") != NULL);
+	const char *si = strstr(t, "(semi-informed) picks the true speaker out of 320 people first "
+				   "time 13.5% of the time (chance 0.3%), and has them among its first 10 "
+				   "37.2% of the time (chance 3.1%).");
+	CHECK(si != NULL);
+	/* only the largest population in the summary */
+	CHECK(strstr(t, "out of 20 people") == NULL);
+	/* R2 from the same population (EER 18.8% at 320, not 12.0% at 20) */
+	CHECK(strstr(t, "reaches an EER of 18.8% in a population of 320") != NULL);
+	CHECK(strstr(t, "12.0%") == NULL);
+	free(t);
+	/* top-k values in the tables in %, as top1 */
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	struct vpa_json *v = vpa_json_num(0.3725);
+	vpa_report_fmt(&b, "top10", v);
+	CHECK_STR(vpa_buf_str(&b), "37.25%");
+	b.len = 0;
+	vpa_report_fmt(&b, "topk", v);
+	CHECK_STR(vpa_buf_str(&b), "37.25%");
+	vpa_json_free(v);
+	vpa_buf_release(&b);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -864,6 +919,7 @@ int main(void)
 	RUN(test_dp_regime_sentences);
 	RUN(test_link_not_estimated);
 	RUN(test_dexposure_sentences);
+	RUN(test_ident_sentences);
 	RUN(test_write);
 	return DONE();
 }
