@@ -709,6 +709,49 @@ static void test_ident_sentences(void)
 	vpa_buf_release(&b);
 }
 
+
+/* Issue 25 item 4g: with no gates, a risk rating per target instead of "No
+ * verdict"; the references (baseline, none) and untrusted values not rated;
+ * with gates, no rating. */
+static void test_risk_rating(void)
+{
+#define RISK_RESULTS(GATES)                                                                    \
+	"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"s\"},"                 \
+	" \"targets\": [{\"id\": \"an\", \"kind\": \"scores\"}, {\"id\": \"lm\","              \
+	"  \"kind\": \"language_model\"}, {\"id\": \"am\", \"kind\": \"fl_acoustic_models\","    \
+	"  \"simulated\": true}],"                                                                 \
+	" \"attacks\": [{\"id\": \"ev\", \"kind\": \"evaluate\", \"target\": \"an\"},"          \
+	"  {\"id\": \"ex\", \"kind\": \"exposure\", \"target\": \"lm\"},"                        \
+	"  {\"id\": \"fp\", \"kind\": \"a1_footprint\", \"target\": \"am\"}],"                   \
+	" \"gates\": " GATES ", \"records\": ["                                                   \
+	"{\"attack\": \"ev\", \"sub\": \"baseline\", \"metrics\": {\"eer\": 0.01}},"            \
+	"{\"attack\": \"ev\", \"sub\": \"ignorant\", \"metrics\": {\"eer\": 0.45}},"            \
+	"{\"attack\": \"ev\", \"sub\": \"semi_informed\", \"metrics\": {\"eer\": 0.122}},"      \
+	"{\"attack\": \"ex\", \"sub\": \"pin-x1\", \"metrics\": {\"exposure\": 4.7,"           \
+	"  \"max_exposure\": 13.3}},"                                                              \
+	"{\"attack\": \"fp\", \"sub\": \"mu\", \"layer\": 1, \"metrics\": {\"eer\": 0.07},"    \
+	"  \"unreliable\": {\"eer\": \"19 target trials (fewer than 100)\"}}]}"
+	char *t = doc_text(RISK_RESULTS("[]"));
+	CHECK(strstr(t, "No verdict") == NULL);
+	CHECK(strstr(t, "VERDICT No gates: the scenario requires nothing of the system") != NULL);
+	CHECK(strstr(t, "an: MEDIUM (the strongest attack: ev (semi_informed) reaches an EER of "
+			"12.2%).") != NULL);
+	CHECK(strstr(t, "lm: LOW (the strongest attack: the canary pin-x1 reaches an exposure of 4.7 "
+			"of at most 13.3 bits).") != NULL);
+	CHECK(strstr(t, "am: not rated: no attack on it gave a value that can be trusted. 1 value "
+			"that cannot be trusted (too few trials) is not rated. The target is "
+			"simulated") != NULL);
+	CHECK(strstr(t, "(baseline) reaches") == NULL); /* the reference is not rated */
+	free(t);
+	/* a gate: the verdict is PASS/FAIL and there is no rating */
+	t = doc_text(RISK_RESULTS("[{\"attack\": \"ev\", \"metric\": \"eer\", \"min\": 0.1,"
+				  " \"value\": 0.122, \"pass\": true}]"));
+	CHECK(strstr(t, "VERDICT PASS: all 1 gate held") != NULL);
+	CHECK(strstr(t, "Risk rating") == NULL && strstr(t, "MEDIUM") == NULL);
+	free(t);
+#undef RISK_RESULTS
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -920,6 +963,7 @@ int main(void)
 	RUN(test_link_not_estimated);
 	RUN(test_dexposure_sentences);
 	RUN(test_ident_sentences);
+	RUN(test_risk_rating);
 	RUN(test_write);
 	return DONE();
 }
