@@ -49,6 +49,16 @@ static int sub_is(const struct vpa_json *rec, const char *sub)
 	return s && !strcmp(s, sub);
 }
 
+/* Whether the attack's target is anonymised by the x-vector anonymiser
+ * (pseudo-speakers: its info has "anonymiser"), whose advice (pseudo-speaker
+ * choice and assignment) does not apply to signal-level methods (McAdams). */
+static int xvec_anon(const struct vpa_json *r, const char *attack)
+{
+	const struct vpa_json *a = vpa_json_get(vpa_json_get(vpa_attack_target(r, attack), "info"),
+						"anonymiser");
+	return a && a->type == VPA_JSON_OBJ;
+}
+
 /* Whether rule `rule` already fired for (attack, sub); marks it fired. */
 struct fired {
 	char key[128][96];
@@ -85,11 +95,16 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 		int trusted_eer = !vpa_rec_unreliable(rec, "eer");
 		if (sub_is(rec, "lazy_informed") && isfinite(link) && link >= 0.3 && trusted_link &&
 		    once(f, "R1", a, s))
-			vpa_doc_item(l, "%s: the lazy-informed attacker links %.0f%% of pairs "
-				     "(linkability %.2f): assign pseudo-speakers per utterance rather than "
-				     "per speaker, so that one speaker's recordings do not share a voice. "
+			vpa_doc_item(l, "%s: the lazy-informed attacker reaches a linkability of %.2f "
+				     "(D\u2194sys, 0: recordings cannot be linked, 1: fully linkable): %s "
 				     "[R1; Srivastava et al. 2020, Design choices for x-vector based "
-				     "speaker anonymization]", a, 100 * link, link);
+				     "speaker anonymization]", a, link,
+				     xvec_anon(r, a) ? "assign pseudo-speakers per utterance rather than "
+						       "per speaker, so that one speaker's recordings do "
+						       "not share a voice."
+						     : "anonymise each utterance with its own parameters "
+						       "rather than one setting per speaker, so that one "
+						       "speaker's recordings do not share a voice.");
 		/* identification: the largest population, as the summary */
 		int ident = kind_is(r, rec, "identification");
 		char popw[48] = "";
@@ -102,10 +117,14 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 		    once(f, "R2", a, s))
 			vpa_doc_item(l, "%s: the %s attacker, who retrains on anonymised speech, reaches "
 				     "an EER of %.1f%%%s: the anonymisation does not resist an attacker who "
-				     "knows the method. Use a stronger anonymisation (e.g. more distant "
-				     "pseudo-speakers, or one that also alters the content features) and "
+				     "knows the method. Use a stronger anonymisation (%s) and "
 				     "gate on this attacker before release. [R2; Tomashenko et al. 2020, "
-				     "VoicePrivacy evaluation plan]", a, s, 100 * eer, popw);
+				     "VoicePrivacy evaluation plan]", a, s, 100 * eer, popw,
+				     xvec_anon(r, a) ? "e.g. more distant pseudo-speakers, or one that "
+						       "also alters the content features"
+						     : "e.g. for a signal-level method such as McAdams, "
+						       "a setting farther from the original voice, or "
+						       "an x-vector-based anonymiser");
 		if (kind_is(r, rec, "exposure") && !r3_done) {
 			double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
 			double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");

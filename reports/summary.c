@@ -194,14 +194,59 @@ void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const str
 	}
 }
 
+/* The reliability reasons in words a reader can repeat (metrics/reliability.c
+ * writes them for the tables); NULL to keep the reason as it is. */
+static const char *plain_reason(const char *why)
+{
+	if (!strncmp(why, "the integral over bin centres misses", 36))
+		return "the VoicePrivacy linkability leaves out part of what the score histogram "
+		       "shows (linkability_hist is higher)";
+	if (!strncmp(why, "mated scores occupy", 19))
+		return "the same-speaker scores fill too few histogram bins for the linkability to "
+		       "show a leak";
+	if (!strncmp(why, "all scores are equal", 20))
+		return "all scores are equal";
+	return NULL;
+}
+
 static void unreliable_words(const struct vpa_json *r, const struct vpa_json *rec,
 			     const char *const *paths, size_t n, struct vpa_buf *b)
 {
 	struct vpa_buf t;
 	vpa_buf_init(&t);
 	vpa_unreliable_note(r, NULL, rec, paths, n, &t);
-	if (t.len)
-		vpa_buf_printf(b, " These values cannot be trusted (%s).", t.data);
+	if (t.len) {
+		/* one metric or several: "This value" / "These values" */
+		size_t n_flag = 0;
+		const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+		for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++)
+			for (size_t j = 0; j < n; j++)
+				if (!strcmp(u->keys[k], paths[j]) && u->items[k]->type == VPA_JSON_STR &&
+				    strcmp(u->items[k]->str, "undefined value"))
+					n_flag++;
+		struct vpa_buf p;
+		vpa_buf_init(&p);
+		/* "key: reason; key: reason": reword the jargon reasons */
+		for (const char *c = t.data; *c;) {
+			const char *end = strstr(c, "; ");
+			size_t len = end ? (size_t)(end - c) : strlen(c);
+			const char *colon = memchr(c, ':', len);
+			const char *plain = colon ? plain_reason(colon + 2) : NULL;
+			if (plain)
+				vpa_buf_printf(&p, "%.*s: %s", (int)(colon - c), c, plain);
+			else
+				vpa_buf_printf(&p, "%.*s", (int)len, c);
+			c += len;
+			if (end) {
+				vpa_buf_puts(&p, "; ");
+				c += 2;
+			}
+		}
+		vpa_buf_printf(b, " %s (%s).",
+			       n_flag == 1 ? "This value cannot be trusted" : "These values cannot be trusted",
+			       p.data);
+		vpa_buf_release(&p);
+	}
 	vpa_buf_release(&t);
 }
 
@@ -214,10 +259,22 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 			 const struct vpa_json *rec, int *explained, struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
-	const struct vpa_threat *th = vpa_threat_find(kind, sub);
+	/* per-gender and per-list records: "ATTACKER/LIST" with "gender" */
+	char base[96];
+	const char *slash = sub ? strchr(sub, '/') : NULL;
+	snprintf(base, sizeof base, "%.*s", slash ? (int)(slash - sub) : 0, slash ? sub : "");
+	const struct vpa_threat *th = vpa_threat_find(kind, slash ? base : sub);
 	double eer = vpa_rec_num(rec, "eer"), link = vpa_rec_num(rec, "linkability");
 	const struct vpa_json *layer = vpa_json_get(rec, "layer");
-	if (th && (th->sub || !sub))
+	const char *gender = vpa_json_get_str(rec, "gender");
+	if (slash && th && th->sub) {
+		vpa_buf_puts(b, th->who);
+		if (gender && (!strcmp(gender, "f") || !strcmp(gender, "m")))
+			vpa_buf_printf(b, ", on %s speakers only (%s),",
+				       !strcmp(gender, "f") ? "female" : "male", slash + 1);
+		else
+			vpa_buf_printf(b, ", on the trials %s,", slash + 1);
+	} else if (th && (th->sub || !sub))
 		vpa_buf_puts(b, th->who);
 	else if (th)
 		vpa_buf_printf(b, "%s (%s)", th->who, sub);
@@ -287,9 +344,19 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 		if (isfinite(mx) && mx > 0) {
 			vpa_buf_printf(b, " of at most %.1f bits", mx);
 			double q = e / mx;
-			vpa_buf_puts(b, q >= 0.9 ? ": the model has memorised it and can give it away"
-				       : q >= 0.5 ? ": the model ranks it well above chance (partly memorised)"
-						  : ": close to chance, it is not singled out");
+			/* a random candidate reaches e bits or more with probability
+			 * 2^-e (exposure = -log2 of the rank fraction; its mean is
+			 * 1/ln 2 = 1.4 bits): "chance" only where that is common */
+			if (q >= 0.9)
+				vpa_buf_puts(b, ": the model has memorised it and can give it away");
+			else if (q >= 0.5)
+				vpa_buf_puts(b, ": the model ranks it well above chance (partly memorised)");
+			else if (e >= log2(20))
+				vpa_buf_printf(b, ": above chance, a random canary ranks this high only "
+					       "1 time in %.0f (it averages 1.4 bits)", pow(2, e));
+			else
+				vpa_buf_puts(b, ": within chance, a random canary averages 1.4 bits and "
+						"ranks this high 1 time in 20 or more");
 		}
 		if (isfinite(eps))
 			vpa_buf_printf(b, " (trained with DP, epsilon %.3g)", eps);
@@ -816,7 +883,7 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 		const char *id = vpa_json_get_str(atts->items[a], "id");
 		size_t n_rec = 0, n_unrel = 0, n_small = 0, n_undef = 0;
 		double min_t = INFINITY;
-		const char *example = NULL, *example_key = NULL;
+		const char *example = NULL, *example_key = NULL, *undef_key = NULL;
 		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
 			const struct vpa_json *rec = recs->items[i];
 			const char *ra = vpa_json_get_str(rec, "attack");
@@ -833,7 +900,8 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 			for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++) {
 				const char *why = u->items[k]->type == VPA_JSON_STR ? u->items[k]->str : "";
 				if (!strcmp(why, "undefined value")) {
-					n_undef++;
+					if (!n_undef++)
+						undef_key = u->keys[k];
 					continue;
 				}
 				any = 1;
@@ -850,11 +918,19 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 				     "percentage points.", id, n_small, n_rec, min_t);
 		if (n_unrel)
 			vpa_doc_item(l, "%s: %zu of %zu records have values that cannot be trusted "
-				     "(shown grey), e.g. %s: %s.", id, n_unrel, n_rec, example_key, example);
-		if (n_undef)
-			vpa_doc_item(l, "%s: %zu value%s undefined (shown as \"undefined\"), e.g. an "
-				     "epsilon where no differential privacy was applied.", id, n_undef,
-				     n_undef == 1 ? " is" : "s are");
+				     "(shown grey), e.g. %s: %s.", id, n_unrel, n_rec, example_key,
+				     plain_reason(example) ? plain_reason(example) : example);
+		if (n_undef) {
+			/* the example is one of this attack's own undefined values */
+			const char *why = !undef_key ? "" :
+					  !strncmp(undef_key, "epsilon", 7) ?
+						  " (no differential privacy was applied)" :
+					  !strncmp(undef_key, "linkability", 11) ?
+						  " (fewer than 10 same-speaker scores)" : "";
+			vpa_doc_item(l, "%s: %zu value%s undefined (shown as \"undefined\"), e.g. "
+				     "%s%s.", id, n_undef, n_undef == 1 ? " is" : "s are",
+				     undef_key ? undef_key : "?", why);
+		}
 	}
 	/* what the attacks do not cover, once per kind present */
 	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {
