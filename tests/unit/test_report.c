@@ -834,6 +834,79 @@ static void test_smaller_sentences(void)
 	free(t);
 }
 
+
+/* Issue 25 item 4h: the PDF's column headers break between the parts of an
+ * id, never inside a word with an inserted hyphen ("linkabilit-y",
+ * "n_nontar-get"), and a noted cell keeps its '*' on the value's line.
+ * Needs pdftotext (poppler-utils); skipped without it. */
+static void test_pdf_headers(void)
+{
+	static const char text[] =
+		"{\"schema\": \"vpaudit.results/1\", \"scenario\": {\"name\": \"pdf-heads\"}, \"targets\": [{"
+		"\"id\": \"anon\", \"kind\": \"scores\", \"simulated\": false}], \"attacks\": [{\"id\": \"asv\", "
+		"\"kind\": \"evaluate\", \"target\": \"anon\"}], \"gates\": [], \"records\": [{\"attack\": \"asv"
+		"\", \"sub\": \"ignorant\", \"layer\": null, \"metrics\": {\"n_target\": 200, \"n_nontarget\":"
+		" 2000, \"eer\": 0.4546, \"eer_threshold\": -0.3701, \"eer_sweep\": 0.4646, \"cllr\": 1.0"
+		"727, \"cllr_min\": 0.9686, \"linkability\": 0.08, \"min_dcf\": 0.975, \"zebra\": {\"dece\""
+		": 0.0213, \"log10_lr_worst\": 0.8239, \"category\": \"A\"}, \"tied_fraction\": 0.065, \"l"
+		"inkability_hist\": 0.08, \"linkability_reliable\": true}, \"ci\": {\"level\": 0.95, \"me"
+		"thod\": \"bca\", \"eer\": [0.4446, 0.4746], \"linkability\": [0.06, 0.09], \"cllr_min\": "
+		"[0.9586, 0.9886]}}, {\"attack\": \"asv\", \"sub\": \"lazy_informed\", \"layer\": null, \"me"
+		"trics\": {\"n_target\": 200, \"n_nontarget\": 2000, \"eer\": 0.2719, \"eer_threshold\": -"
+		"0.3701, \"eer_sweep\": 0.2819, \"cllr\": 0.8418, \"cllr_min\": 0.7675, \"linkability\": "
+		"0.3585, \"min_dcf\": 0.975, \"zebra\": {\"dece\": 0.0213, \"log10_lr_worst\": 0.8239, \"c"
+		"ategory\": \"A\"}, \"tied_fraction\": 0.065, \"linkability_hist\": 0.3585, \"linkability"
+		"_reliable\": true}, \"ci\": {\"level\": 0.95, \"method\": \"bca\", \"eer\": [0.261899999999"
+		"99997, 0.2919], \"linkability\": [0.33849999999999997, 0.3685], \"cllr_min\": [0.757"
+		"5, 0.7875]}}, {\"attack\": \"asv\", \"sub\": \"semi_informed\", \"layer\": null, \"metrics\""
+		": {\"n_target\": 200, \"n_nontarget\": 2000, \"eer\": 0.1225, \"eer_threshold\": -0.3701"
+		", \"eer_sweep\": 0.1325, \"cllr\": 0.6921, \"cllr_min\": 0.4054, \"linkability\": 0.6813"
+		", \"min_dcf\": 0.975, \"zebra\": {\"dece\": 0.0213, \"log10_lr_worst\": 0.8239, \"categor"
+		"y\": \"A\"}, \"tied_fraction\": 0.065, \"linkability_hist\": 0.6813, \"linkability_relia"
+		"ble\": true}, \"ci\": {\"level\": 0.95, \"method\": \"bca\", \"eer\": [0.1125, 0.1425], \"li"
+		"nkability\": [0.6613, 0.6913], \"cllr_min\": [0.3954, 0.4254]}}]}";
+	if (system("command -v pdftotext > /dev/null 2>&1") != 0) {
+		printf("# skip - test_pdf_headers: pdftotext is not installed\n");
+		return;
+	}
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_json *r = load_text("heads.json", text, &err);
+	CHECK(r != NULL);
+	if (!r)
+		return;
+	struct vpa_buf pdf;
+	vpa_buf_init(&pdf);
+	CHECK(vpa_report_pdf(r, &pdf, &err) == 0);
+	char path[] = "/tmp/vpa-test-heads-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	if (fd >= 0) {
+		CHECK(write(fd, pdf.data, pdf.len) == (ssize_t)pdf.len);
+		close(fd);
+		char cmd[256];
+		snprintf(cmd, sizeof cmd, "pdftotext '%s' -", path);
+		FILE *f = popen(cmd, "r");
+		struct vpa_buf out;
+		vpa_buf_init(&out);
+		char line[512];
+		while (f && fgets(line, sizeof line, f))
+			vpa_buf_puts(&out, line);
+		if (f)
+			pclose(f);
+		const char *o = vpa_buf_str(&out);
+		CHECK(strstr(o, "linkability") != NULL);
+		CHECK(strstr(o, "linkabilit-") == NULL && strstr(o, "nontar-") == NULL &&
+		      strstr(o, "thres-") == NULL && strstr(o, "swee-") == NULL &&
+		      strstr(o, "frac-") == NULL && strstr(o, "de-\nce") == NULL);
+		CHECK(strstr(o, "1.0727*") != NULL);
+		vpa_buf_release(&out);
+		unlink(path);
+	}
+	vpa_buf_release(&pdf);
+	vpa_json_free(r);
+}
+
 /* Number of entries in a folder other than . and .. */
 static int n_entries(const char *dir)
 {
@@ -1047,6 +1120,7 @@ int main(void)
 	RUN(test_ident_sentences);
 	RUN(test_risk_rating);
 	RUN(test_smaller_sentences);
+	RUN(test_pdf_headers);
 	RUN(test_write);
 	return DONE();
 }
