@@ -555,6 +555,12 @@ static void test_dp_regime_sentences(void)
 	const char *ll = strstr(t, "(local) decides correctly whether two updates");
 	CHECK(ll && strstr(ll, "Local DP covers this attack"));
 	CHECK(count(t, "Local DP covers this attack") == 1);
+	/* the glossary neither: no strong/moderate/weak ladder for every epsilon,
+	 * and what central and local DP cover */
+	CHECK(strstr(t, "up to 10 moderate") == NULL);
+	CHECK(strstr(t, "a local epsilon per user or per update is on another scale") != NULL);
+	CHECK(strstr(t, "central DP the trained model (not the updates a server sees before it adds "
+			"the noise)") != NULL);
 	/* the threat model's row for the training says the same */
 	CHECK(strstr(t, "central DP only what the trained model reveals (not the updates the server "
 			"sees)") != NULL);
