@@ -9,6 +9,7 @@
  * The content comes from one builder per section:
  *   summary.c     executive summary (verdict, one sentence per attack and
  *                 metric from templates), limitations, comparison (--baseline)
+ *   risk.c        the risk rating per target (a summary without gates)
  *   threat.c      the threat-model table (also generates the docs section)
  *   glossary.c    metric definitions with interpretation and references
  *   advice.c      rule-based recommendations (each rule with its source)
@@ -94,6 +95,9 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
+/* The risk rating per target (risk.c): a paragraph and one item per target;
+ * the summary adds it when the scenario sets no gates. */
+void vpa_doc_risk(const struct vpa_json *r, struct vpa_doc *d);
 
 /* ---- helpers shared by the section builders (summary.c) ---- */
 /* Value of metric path ("zebra.dece") in a record's metrics, or NAN. */
