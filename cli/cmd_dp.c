@@ -1,8 +1,8 @@
 /*
  * cli/cmd_dp.c - `vpaudit dp`: the differential-privacy accountant.
  *
- *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--json]
- *   vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]
+ *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]
+ *   vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]
  *   vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]
  *
  * epsilon/sigma: RDP of the Poisson-sampled Gaussian mechanism over
@@ -21,8 +21,8 @@
 #include "metrics/metrics.h"
 
 static const char usage_text[] =
-	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--json]\n"
-	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--json]\n"
+	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]\n"
+	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]\n"
 	"       vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]\n"
 	"\n"
 	"epsilon   (epsilon, delta) after T steps of the Poisson-sampled Gaussian mechanism:\n"
@@ -46,6 +46,11 @@ static const char usage_text[] =
 	"                    one line each (at most 10000 lines)\n"
 	"  --delta D         target delta, in (0, 1)\n"
 	"  --epsilon E       target epsilon, > 0\n"
+	"  --series S        'epsilon' and 'sigma': the series of the fractional RDP orders:\n"
+	"                    'signed' (default) keeps the alternating signs of the binomial\n"
+	"                    coefficients, the exact value (TF Privacy, Opacus, older dp_accounting);\n"
+	"                    'unsigned' adds their absolute values, an upper bound, higher where\n"
+	"                    the best order is fractional (today's dp_accounting; metrics/DP.md)\n"
 	"  --sensitivity S   L2 sensitivity for 'gaussian' (default 1), > 0\n"
 	"  --json            one JSON object on stdout: {\"epsilon\", \"order\"} (with --table also\n"
 	"                    \"table\": [{\"steps\", \"epsilon\", \"order\"}, ...]), {\"sigma\"} or\n"
@@ -61,7 +66,8 @@ struct opts {
 	const char *name; /* "dp epsilon" etc. for messages */
 	double q, sigma, steps, delta, eps, sens, cohort, population, table;
 	int has_q, has_sigma, has_steps, has_delta, has_eps, has_sens, json, has_cohort,
-		has_population, has_table;
+		has_population, has_table, has_series;
+	enum vpa_rdp_series series;
 };
 
 /* x in (0, 1): cli_double checks (0, 1], the open upper end is ours */
@@ -77,7 +83,7 @@ static int open_unit(const char *opt, const char *s, double *out)
 }
 
 enum { O_Q = 256, O_SIGMA, O_STEPS, O_DELTA, O_EPS, O_SENS, O_JSON, O_NM, O_ROUNDS, O_COHORT,
-       O_POP, O_TABLE };
+       O_POP, O_TABLE, O_SERIES };
 
 /* A whole number in [lo, hi] given as a double (1e6 accepted). */
 static int whole(const char *opt, const char *s, double lo, double hi, double *out)
@@ -128,6 +134,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"cohort", required_argument, NULL, O_COHORT},
 		{"population", required_argument, NULL, O_POP},
 		{"table", required_argument, NULL, O_TABLE},
+		{"series", required_argument, NULL, O_SERIES},
 		{"delta", required_argument, NULL, O_DELTA},
 		{"epsilon", required_argument, NULL, O_EPS},
 		{"sensitivity", required_argument, NULL, O_SENS},
@@ -180,6 +187,16 @@ static int parse(int argc, char **argv, struct opts *o)
 				return 2;
 			o->has_table = 1;
 			break;
+		case O_SERIES:
+			if (!strcmp(optarg, "signed"))
+				o->series = VPA_RDP_SIGNED;
+			else if (!strcmp(optarg, "unsigned"))
+				o->series = VPA_RDP_UNSIGNED;
+			else
+				return cli_usage_error(o->name, "--series must be 'signed' or 'unsigned', "
+								"got '%s'", optarg);
+			o->has_series = 1;
+			break;
 		case O_DELTA:
 			if (open_unit("--delta", optarg, &o->delta))
 				return 2;
@@ -223,6 +240,8 @@ static int parse(int argc, char **argv, struct opts *o)
 	}
 	if (o->has_table && o->sub != SUB_EPSILON)
 		return cli_usage_error(o->name, "--table is only an option of 'dp epsilon'");
+	if (o->has_series && o->sub == SUB_GAUSSIAN)
+		return cli_usage_error(o->name, "--series is an option of 'dp epsilon' and 'dp sigma'");
 	/* which options each subcommand needs, and which it does not take */
 	const int need_q = o->sub != SUB_GAUSSIAN, need_sigma = o->sub == SUB_EPSILON;
 	const int need_steps = o->sub != SUB_GAUSSIAN, need_eps = o->sub != SUB_EPSILON;
@@ -259,12 +278,19 @@ static void emit_json(struct vpa_json *obj)
 	vpa_json_free(obj);
 }
 
+/* The unsigned series is named: its epsilon is not the exact one. */
+static void accountant_line(const struct opts *o)
+{
+	printf("accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)%s\n",
+	       o->series == VPA_RDP_UNSIGNED ? "; unsigned fractional series (upper bound)" : "");
+}
+
 static int run_epsilon(const struct opts *o)
 {
 	struct vpa_err err;
 	double eps, order;
 	vpa_err_init(&err);
-	if (vpa_dp_epsilon(o->q, o->sigma, o->steps, o->delta, &eps, &order, &err))
+	if (vpa_dp_epsilon_series(o->q, o->sigma, o->steps, o->delta, o->series, &eps, &order, &err))
 		return cli_error(&err);
 	if (!isfinite(eps)) {
 		vpa_fail(&err, VPA_ENUMERIC, NULL,
@@ -285,8 +311,8 @@ static int run_epsilon(const struct opts *o)
 		for (size_t i = 0; i < rows; i++) {
 			double t = i + 1 < rows ? (double)(i + 1) * o->table : o->steps;
 			tab[3 * i] = t;
-			if (vpa_dp_epsilon(o->q, o->sigma, t, o->delta, &tab[3 * i + 1], &tab[3 * i + 2],
-					   &err)) {
+			if (vpa_dp_epsilon_series(o->q, o->sigma, t, o->delta, o->series, &tab[3 * i + 1],
+						  &tab[3 * i + 2], &err)) {
 				free(tab);
 				return cli_error(&err);
 			}
@@ -311,7 +337,7 @@ static int run_epsilon(const struct opts *o)
 		emit_json(j);
 		return 0;
 	}
-	printf("accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)\n");
+	accountant_line(o);
 	printf("sampling rate q   %.10g\n", o->q);
 	printf("noise multiplier  %.10g\n", o->sigma);
 	printf("steps             %.15g\n", o->steps);
@@ -336,9 +362,10 @@ static int run_sigma(const struct opts *o)
 	struct vpa_err err;
 	double sigma, eps = 0, order = 0;
 	vpa_err_init(&err);
-	if (vpa_dp_sigma(o->q, o->eps, o->steps, o->delta, &sigma, &err))
+	if (vpa_dp_sigma_series(o->q, o->eps, o->steps, o->delta, o->series, &sigma, &err))
 		return cli_error(&err);
-	if (sigma > 0 && vpa_dp_epsilon(o->q, sigma, o->steps, o->delta, &eps, &order, &err))
+	if (sigma > 0 &&
+	    vpa_dp_epsilon_series(o->q, sigma, o->steps, o->delta, o->series, &eps, &order, &err))
 		return cli_error(&err);
 	if (o->json) {
 		struct vpa_json *j = vpa_json_obj();
@@ -346,7 +373,7 @@ static int run_sigma(const struct opts *o)
 		emit_json(j);
 		return 0;
 	}
-	printf("accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)\n");
+	accountant_line(o);
 	printf("sampling rate q   %.10g\n", o->q);
 	printf("steps             %.15g\n", o->steps);
 	printf("delta             %.10g\n", o->delta);

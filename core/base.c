@@ -489,6 +489,19 @@ double vpa_rng_normal(struct vpa_rng *r)
 	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
 }
 
+void vpa_progress_note(const char *fmt, ...)
+{
+	if (vpa_quiet || !isatty(2))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("vpaudit: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	fflush(stderr);
+}
+
 void vpa_progress(const char *stage, size_t k, size_t n, double t0)
 {
 	if (vpa_quiet || !isatty(2))

@@ -235,5 +235,10 @@ double vpa_rng_normal(struct vpa_rng *r);           /* N(0, 1) */
 
 /* Progress line on stderr when it is a terminal and not quiet. */
 void vpa_progress(const char *stage, size_t k, size_t n, double t0);
+/* One progress line "vpaudit: ..." (no newline in fmt) on stderr, under the
+ * same rule as vpa_progress: only when stderr is a terminal and not --quiet
+ * (scenarios/README.md "Running"), so a CI log or a captured stderr holds
+ * warnings and errors only. */
+void vpa_progress_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

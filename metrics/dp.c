@@ -6,7 +6,10 @@
  *    Sec. 3.3), computed the way Google's dp_accounting
  *    (rdp/rdp_privacy_accountant.py) computes it, so that our epsilons are the
  *    ones its users get: integer orders by the binomial sum, fractional orders
- *    by the two-series expansion with log-erfc, both summed in log space.
+ *    by the two-series expansion with log-erfc, both summed in log space; the
+ *    fractional series keeps the signs of the binomial coefficients (exact,
+ *    as TF Privacy and Opacus) unless VPA_RDP_UNSIGNED asks for today's
+ *    dp_accounting upper bound.
  *  - Conversion to (epsilon, delta) with the improved bound of Canonne, Kamath
  *    and Steinke 2020 (Prop. 12) / Asoodeh et al. 2020 (Eq. 20), with
  *    dp_accounting's edge cases (KL shortcut, alpha <= 1.01 skipped, negative
@@ -112,32 +115,63 @@ static double log_a_int(double q, double sigma, long alpha)
 	return log_a;
 }
 
+/* log(e^x - e^y) for x >= y; -inf when they are equal (dp_accounting's
+ * _log_sub); NAN when x < y (a negative result has no log). */
+static double log_sub(double x, double y)
+{
+	if (y == -INFINITY)
+		return x;
+	if (x < y)
+		return NAN;
+	if (x == y)
+		return -INFINITY;
+	return log(expm1(x - y)) + y;
+}
+
 /*
  * log A_alpha for fractional alpha, 0 < q < 1 (Mironov et al. 2019, Sec. 3.3):
  * the integral is split at z0 where the two mixture components cross and
- * each half is a series in i.  Terminates when both terms decrease and are
- * 30 nats below the total; after 1000 terms the order is given up (+inf),
- * which removes it from the minimisation, exactly as dp_accounting does.
+ * each half is a series in i with the binomial coefficients C(alpha, i).
+ *
+ * VPA_RDP_SIGNED (the default) keeps their signs: C(alpha, i) < 0 for
+ * i > alpha + 1 with i - 1 - floor(alpha) odd, and those terms are subtracted
+ * (TF Privacy, Opacus and dp_accounting before its _log_comb rewrite:
+ * special.binom and _log_sub).  That is the exact value of the integral.
+ * VPA_RDP_UNSIGNED adds |C(alpha, i)| for every term (today's dp_accounting:
+ * _log_comb and _log_add), an upper bound on A_alpha.  Positive and negative
+ * terms are gathered apart and subtracted once at the end, so no partial sum
+ * can go negative.  Terminates when both terms decrease and are 30 nats below
+ * the total; after 1000 terms the order is given up (+inf), which removes it
+ * from the minimisation, exactly as dp_accounting does.
  */
 #define MAX_STEPS_LOG_A_FRAC 1000
-static double log_a_frac(double q, double sigma, double alpha)
+static double log_a_frac(double q, double sigma, double alpha, enum vpa_rdp_series series)
 {
-	double log_a0 = -INFINITY, log_a1 = -INFINITY;
+	double pos0 = -INFINITY, pos1 = -INFINITY, neg0 = -INFINITY, neg1 = -INFINITY;
 	double z0 = sigma * sigma * log(1 / q - 1) + 0.5;
 	double logq = log(q), log1mq = log1p(-q), s2 = 2 * sigma * sigma;
-	double last_s0 = -INFINITY, last_s1 = -INFINITY;
+	double last_s0 = -INFINITY, last_s1 = -INFINITY, fl = floor(alpha);
 	for (int i = 0; i < MAX_STEPS_LOG_A_FRAC; i++) {
 		double di = i, j = alpha - di;
 		double coef = log_comb(alpha, di);
+		/* sign of C(alpha, i): one negative factor (alpha - k) per k in
+		 * (alpha, i - 1] */
+		int negative = series == VPA_RDP_SIGNED && di - 1 - fl > 0 &&
+			       fmod(di - 1 - fl, 2) == 1;
 		double t0 = coef + di * logq + j * log1mq;
 		double t1 = coef + j * logq + di * log1mq;
 		double e0 = log(0.5) + log_erfc((di - z0) / (SQRT2 * sigma));
 		double e1 = log(0.5) + log_erfc((z0 - j) / (SQRT2 * sigma));
 		double s0 = t0 + (di * di - di) / s2 + e0;
 		double s1 = t1 + (j * j - j) / s2 + e1;
-		log_a0 = log_add(log_a0, s0);
-		log_a1 = log_add(log_a1, s1);
-		double total = log_add(log_a0, log_a1);
+		if (negative) {
+			neg0 = log_add(neg0, s0);
+			neg1 = log_add(neg1, s1);
+		} else {
+			pos0 = log_add(pos0, s0);
+			pos1 = log_add(pos1, s1);
+		}
+		double total = log_sub(log_add(pos0, pos1), log_add(neg0, neg1));
 		if (s0 < last_s0 && s1 < last_s1 && fmax(s0, s1) < total - 30)
 			return total;
 		last_s0 = s0;
@@ -146,7 +180,8 @@ static double log_a_frac(double q, double sigma, double alpha)
 	return INFINITY;
 }
 
-double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha)
+double vpa_rdp_sampled_gaussian_series(double q, double sigma, double alpha,
+				       enum vpa_rdp_series series)
 {
 	if (isnan(q) || isnan(sigma) || isnan(alpha) || q < 0 || q > 1 || sigma < 0 || alpha <= 1)
 		return NAN;
@@ -163,8 +198,13 @@ double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha)
 	if (alpha == floor(alpha) && alpha < 1e15)
 		la = log_a_int(q, sigma, (long)alpha);
 	else
-		la = log_a_frac(q, sigma, alpha);
+		la = log_a_frac(q, sigma, alpha, series);
 	return la / (alpha - 1);
+}
+
+double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha)
+{
+	return vpa_rdp_sampled_gaussian_series(q, sigma, alpha, VPA_RDP_SIGNED);
 }
 
 /* ---- RDP -> (epsilon, delta) -------------------------------------------- */
@@ -208,6 +248,13 @@ int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double
 int vpa_dp_epsilon(double q, double sigma, double steps, double delta, double *eps,
 		   double *order, struct vpa_err *err)
 {
+	return vpa_dp_epsilon_series(q, sigma, steps, delta, VPA_RDP_SIGNED, eps, order, err);
+}
+
+int vpa_dp_epsilon_series(double q, double sigma, double steps, double delta,
+			  enum vpa_rdp_series series, double *eps, double *order,
+			  struct vpa_err *err)
+{
 	if (!(q >= 0 && q <= 1))
 		return vpa_fail(err, VPA_EINPUT, NULL, "sampling rate q must be in [0, 1], got %g", q);
 	if (!(sigma >= 0) || isinf(sigma))
@@ -219,7 +266,7 @@ int vpa_dp_epsilon(double q, double sigma, double steps, double delta, double *e
 	double orders[VPA_RDP_N_ORDERS], rdp[VPA_RDP_N_ORDERS];
 	size_t n = vpa_rdp_orders(orders);
 	for (size_t i = 0; i < n; i++) {
-		double r = vpa_rdp_sampled_gaussian(q, sigma, orders[i]);
+		double r = vpa_rdp_sampled_gaussian_series(q, sigma, orders[i], series);
 		/* 0 * inf: zero steps of an infinitely leaky step leak nothing */
 		rdp[i] = steps == 0 ? 0 : r * steps;
 	}
@@ -229,13 +276,19 @@ int vpa_dp_epsilon(double q, double sigma, double steps, double delta, double *e
 int vpa_dp_sigma(double q, double eps, double steps, double delta, double *sigma,
 		 struct vpa_err *err)
 {
+	return vpa_dp_sigma_series(q, eps, steps, delta, VPA_RDP_SIGNED, sigma, err);
+}
+
+int vpa_dp_sigma_series(double q, double eps, double steps, double delta,
+			enum vpa_rdp_series series, double *sigma, struct vpa_err *err)
+{
 	int rc;
 	double e, lo, hi;
 	if (!(eps > 0) || isinf(eps))
 		return vpa_fail(err, VPA_EINPUT, NULL, "target epsilon must be a finite number > 0, got %g",
 				eps);
 	/* validates q, steps and delta too */
-	if ((rc = vpa_dp_epsilon(q, 1.0, steps, delta, &e, NULL, err)))
+	if ((rc = vpa_dp_epsilon_series(q, 1.0, steps, delta, series, &e, NULL, err)))
 		return rc;
 	if (q == 0 || steps == 0) {
 		*sigma = 0; /* nothing is released: no noise is needed */
@@ -250,14 +303,14 @@ int vpa_dp_sigma(double q, double eps, double steps, double delta, double *sigma
 		if (hi > 1e12)
 			return vpa_fail(err, VPA_ENUMERIC, NULL,
 					"no noise multiplier up to 1e12 reaches epsilon %g", eps);
-		if ((rc = vpa_dp_epsilon(q, hi, steps, delta, &e, NULL, err)))
+		if ((rc = vpa_dp_epsilon_series(q, hi, steps, delta, series, &e, NULL, err)))
 			return rc;
 	}
 	if (lo == 0) {
 		/* target already met at sigma = 1: search down for the boundary */
 		lo = 0.5;
 		for (;;) {
-			if ((rc = vpa_dp_epsilon(q, lo, steps, delta, &e, NULL, err)))
+			if ((rc = vpa_dp_epsilon_series(q, lo, steps, delta, series, &e, NULL, err)))
 				return rc;
 			if (e > eps)
 				break;
@@ -274,7 +327,7 @@ int vpa_dp_sigma(double q, double eps, double steps, double delta, double *sigma
 		double mid = lo + (hi - lo) / 2;
 		if (mid <= lo || mid >= hi)
 			break;
-		if ((rc = vpa_dp_epsilon(q, mid, steps, delta, &e, NULL, err)))
+		if ((rc = vpa_dp_epsilon_series(q, mid, steps, delta, series, &e, NULL, err)))
 			return rc;
 		if (e > eps)
 			lo = mid;

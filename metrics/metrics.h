@@ -428,11 +428,23 @@ int vpa_dexposure(const struct vpa_dexp_class *c, size_t k, double *per_class /*
 size_t vpa_rdp_orders(double *orders /* OUT, at least VPA_RDP_N_ORDERS (156) */);
 
 /*
+ * The series of the fractional orders (metrics/DP.md "Rényi DP of one step"):
+ * SIGNED keeps the alternating signs of the binomial coefficients, the exact
+ * value (TF Privacy, Opacus, dp_accounting before its _log_comb rewrite);
+ * UNSIGNED adds their absolute values, an upper bound (dp_accounting today).
+ * Integer orders are the same under both.
+ */
+enum vpa_rdp_series { VPA_RDP_SIGNED = 0, VPA_RDP_UNSIGNED = 1 };
+
+/*
  * RDP of one step of the Poisson-sampled Gaussian mechanism at order alpha
  * (Mironov, Talwar, Zhang 2019; integer and fractional orders).  q in [0,1],
- * sigma = noise multiplier > 0.
+ * sigma = noise multiplier > 0.  The _series form chooses the fractional
+ * series; the plain form is VPA_RDP_SIGNED.
  */
 double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha);
+double vpa_rdp_sampled_gaussian_series(double q, double sigma, double alpha,
+				       enum vpa_rdp_series series);
 
 /*
  * (epsilon, delta) after `steps` steps, minimised over the order grid with
@@ -441,6 +453,9 @@ double vpa_rdp_sampled_gaussian(double q, double sigma, double alpha);
 int vpa_dp_epsilon(double q, double sigma, double steps, double delta,
 		   double *eps /* OUT */, double *order /* OUT, may be NULL */,
 		   struct vpa_err *err);
+int vpa_dp_epsilon_series(double q, double sigma, double steps, double delta,
+			  enum vpa_rdp_series series, double *eps /* OUT */,
+			  double *order /* OUT, may be NULL */, struct vpa_err *err);
 
 /*
  * The conversion alone (dp_accounting compute_epsilon): orders (n) >= 1 and
@@ -459,6 +474,8 @@ int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double
  */
 int vpa_dp_sigma(double q, double eps, double steps, double delta,
 		 double *sigma /* OUT */, struct vpa_err *err);
+int vpa_dp_sigma_series(double q, double eps, double steps, double delta,
+			enum vpa_rdp_series series, double *sigma /* OUT */, struct vpa_err *err);
 
 /* Classical Gaussian mechanism: S sqrt(2 ln(1.25/delta)) / eps (valid for eps < 1). */
 double vpa_gauss_classic_sigma(double eps, double delta, double sens);

@@ -12,7 +12,8 @@
  *     evaluation plan: semi-informed is the attacker to report)
  *  R3 exposure >= 90% of its maximum -> DP-SGD and deduplication; and, when a
  *     DP record stays below half the maximum, say so (Carlini et al. 2019)
- *  R4 d-exposure above its controls by 1 bit -> deduplicate / DP (COMPRISE D2.3)
+ *  R4 d-exposure (of the canary's label, else the class mean) above its
+ *     controls by 1 bit -> deduplicate / DP (COMPRISE D2.3)
  *  R5 A1 footprint EER < 10% at a layer -> do not share that layer's update
  *     unprotected (Tomashenko et al. 2022)
  *  R6 update linkage (any regime) linkability >= 0.5 -> local DP or secure
@@ -46,6 +47,16 @@ static int sub_is(const struct vpa_json *rec, const char *sub)
 {
 	const char *s = vpa_json_get_str(rec, "sub");
 	return s && !strcmp(s, sub);
+}
+
+/* Whether the attack's target is anonymised by the x-vector anonymiser
+ * (pseudo-speakers: its info has "anonymiser"), whose advice (pseudo-speaker
+ * choice and assignment) does not apply to signal-level methods (McAdams). */
+static int xvec_anon(const struct vpa_json *r, const char *attack)
+{
+	const struct vpa_json *a = vpa_json_get(vpa_json_get(vpa_attack_target(r, attack), "info"),
+						"anonymiser");
+	return a && a->type == VPA_JSON_OBJ;
 }
 
 /* Whether rule `rule` already fired for (attack, sub); marks it fired. */
@@ -84,19 +95,36 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 		int trusted_eer = !vpa_rec_unreliable(rec, "eer");
 		if (sub_is(rec, "lazy_informed") && isfinite(link) && link >= 0.3 && trusted_link &&
 		    once(f, "R1", a, s))
-			vpa_doc_item(l, "%s: the lazy-informed attacker links %.0f%% of pairs "
-				     "(linkability %.2f): assign pseudo-speakers per utterance rather than "
-				     "per speaker, so that one speaker's recordings do not share a voice. "
+			vpa_doc_item(l, "%s: the lazy-informed attacker reaches a linkability of %.2f "
+				     "(D\u2194sys, 0: recordings cannot be linked, 1: fully linkable): %s "
 				     "[R1; Srivastava et al. 2020, Design choices for x-vector based "
-				     "speaker anonymization]", a, 100 * link, link);
+				     "speaker anonymization]", a, link,
+				     xvec_anon(r, a) ? "assign pseudo-speakers per utterance rather than "
+						       "per speaker, so that one speaker's recordings do "
+						       "not share a voice."
+						     : "anonymise each utterance with its own parameters "
+						       "rather than one setting per speaker, so that one "
+						       "speaker's recordings do not share a voice.");
+		/* identification: the largest population, as the summary */
+		int ident = kind_is(r, rec, "identification");
+		char popw[48] = "";
+		if (ident && isfinite(vpa_rec_num(rec, "population")))
+			snprintf(popw, sizeof popw, " in a population of %.0f",
+				 vpa_rec_num(rec, "population"));
 		if ((sub_is(rec, "semi_informed") || sub_is(rec, "informed")) && isfinite(eer) &&
-		    eer < 0.2 && trusted_eer && once(f, "R2", a, s))
+		    eer < 0.2 && trusted_eer &&
+		    (!ident || vpa_rec_representative(recs, i, "identification")) &&
+		    once(f, "R2", a, s))
 			vpa_doc_item(l, "%s: the %s attacker, who retrains on anonymised speech, reaches "
-				     "an EER of %.1f%%: the anonymisation does not resist an attacker who "
-				     "knows the method. Use a stronger anonymisation (e.g. more distant "
-				     "pseudo-speakers, or one that also alters the content features) and "
+				     "an EER of %.1f%%%s: the anonymisation does not resist an attacker who "
+				     "knows the method. Use a stronger anonymisation (%s) and "
 				     "gate on this attacker before release. [R2; Tomashenko et al. 2020, "
-				     "VoicePrivacy evaluation plan]", a, s, 100 * eer);
+				     "VoicePrivacy evaluation plan]", a, s, 100 * eer, popw,
+				     xvec_anon(r, a) ? "e.g. more distant pseudo-speakers, or one that "
+						       "also alters the content features"
+						     : "e.g. for a signal-level method such as McAdams, "
+						       "a setting farther from the original voice, or "
+						       "an x-vector-based anonymiser");
 		if (kind_is(r, rec, "exposure") && !r3_done) {
 			double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
 			double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");
@@ -117,7 +145,14 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 					     a, eps, s ? s : "the canary", e, mx);
 		}
 		if (kind_is(r, rec, "d_exposure")) {
-			double e = vpa_rec_num(rec, "d_exposure"), ch = vpa_rec_num(rec, "d_exposure_chance");
+			/* the canary label's value when there is one (the class mean
+			 * falls as the label is learnt), else the class mean */
+			double e = vpa_rec_num(rec, "d_exposure_label"),
+			       ch = vpa_rec_num(rec, "d_exposure_label_chance");
+			if (!isfinite(e) || !isfinite(ch)) {
+				e = vpa_rec_num(rec, "d_exposure");
+				ch = vpa_rec_num(rec, "d_exposure_chance");
+			}
 			double k = vpa_rec_num(rec, "repetitions");
 			if (isfinite(e) && isfinite(ch) && e > ch + 1)
 				vpa_doc_item(l, "%s: a sentence repeated %.0f times reaches a d-exposure of "

@@ -9,6 +9,7 @@
  * The content comes from one builder per section:
  *   summary.c     executive summary (verdict, one sentence per attack and
  *                 metric from templates), limitations, comparison (--baseline)
+ *   risk.c        the risk rating per target (a summary without gates)
  *   threat.c      the threat-model table (also generates the docs section)
  *   glossary.c    metric definitions with interpretation and references
  *   advice.c      rule-based recommendations (each rule with its source)
@@ -94,6 +95,9 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
+/* The risk rating per target (risk.c): a paragraph and one item per target;
+ * the summary adds it when the scenario sets no gates. */
+void vpa_doc_risk(const struct vpa_json *r, struct vpa_doc *d);
 
 /* ---- helpers shared by the section builders (summary.c) ---- */
 /* Value of metric path ("zebra.dece") in a record's metrics, or NAN. */
@@ -106,6 +110,11 @@ const char *vpa_rec_unreliable(const struct vpa_json *rec, const char *path);
  * paths[0..n) when paths is not NULL.  "undefined value" is left out. */
 void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
 			 const char *const *paths, size_t n_paths, struct vpa_buf *out);
+/* Whether record i of recs speaks for its (attack, sub) in the summary and
+ * the recommendations: records without a layer always; per-layer records the
+ * leakiest layer (lowest EER); identification (kind "identification", whose
+ * "layer" is the population) the largest population. */
+int vpa_rec_representative(const struct vpa_json *recs, size_t i, const char *kind);
 /* Whether the attack's target has "simulated": true. */
 int vpa_attack_simulated(const struct vpa_json *r, const char *attack);
 /* The attack's target object, or NULL. */
@@ -130,6 +139,15 @@ struct vpa_threat {
 const struct vpa_threat *vpa_threat_find(const char *kind, const char *sub);
 /* What an attack kind does not cover (limitations), or NULL. */
 const char *vpa_threat_not_covered(const char *kind);
+/* What the DP regime ("none", "local", "central", "central_local") of an FL
+ * target protects and against whom, as a clause starting with the regime's
+ * name, or NULL for another name. */
+const char *vpa_regime_protects(const char *regime);
+/* 1 when the regime's epsilon bounds what one update, as the device sends it,
+ * reveals (local, central_local: its local epsilon); 0 when it does not (none,
+ * central: its noise is added after the server has seen the update); -1 for
+ * another name. */
+int vpa_regime_covers_updates(const char *regime);
 /* The docs section (Markdown table) generated from the same rows. */
 void vpa_threat_markdown(struct vpa_buf *out);
 

@@ -67,10 +67,15 @@ static const struct {
 	 "For privacy, lower is better: close to the unseen controls means nothing was memorised.",
 	 "COMPRISE D2.3 2021 (transformation library, privacy guarantees), d-exposure"},
 	{"epsilon / delta",
-	 "The differential-privacy guarantee of a training: with probability 1 - delta, one "
-	 "person's data changes the probability of any outcome by at most a factor e^epsilon.",
-	 "Lower epsilon is stronger: at most 1 is strong, up to 10 moderate, above 10 weak; "
-	 "delta should be far below 1 / (number of users). Undefined: no DP was applied.",
+	 "The differential-privacy guarantee of a mechanism: adding or removing one person's data "
+	 "changes the probability of any outcome by at most a factor e^epsilon, plus delta. It "
+	 "covers what its regime releases, against anyone who sees that: central DP the trained "
+	 "model (not the updates a server sees before it adds the noise), local DP each update a "
+	 "device sends.",
+	 "Lower epsilon is stronger. For a central epsilon over a whole training, about 1 or less "
+	 "is strong and above 10 weak; a local epsilon per user or per update is on another scale "
+	 "(local DP needs far more noise for the same value), so the report puts no adjective on "
+	 "either. delta should be far below 1 / (number of users). Undefined: no DP was applied.",
 	 "Dwork and Roth 2014, The Algorithmic Foundations of Differential Privacy"},
 	{"SNR (signal-to-noise ratio)",
 	 "In DP federated training, the norm of the true update over the norm of the added noise.",

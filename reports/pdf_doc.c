@@ -153,6 +153,12 @@ static double layout(struct pdf *p, const char *font, const char *text, double w
 	pango_layout_set_wrap(p->lay, PANGO_WRAP_WORD_CHAR);
 	pango_layout_set_alignment(p->lay, PANGO_ALIGN_LEFT);
 	pango_layout_set_text(p->lay, breakable(text ? text : "", &p->words), -1);
+	/* a word broken to fit is not given a hyphen: "linkabilit-y" read as a
+	 * different word (metric ids are quoted verbatim elsewhere) */
+	PangoAttrList *al = pango_attr_list_new();
+	pango_attr_list_insert(al, pango_attr_insert_hyphens_new(FALSE));
+	pango_layout_set_attributes(p->lay, al);
+	pango_attr_list_unref(al);
 	int w, h;
 	pango_layout_get_size(p->lay, &w, &h);
 	return (double)h / PANGO_SCALE;
@@ -372,6 +378,39 @@ static double natural(struct pdf *p, const char *font, const char *s)
 	return layout_width(p);
 }
 
+/* A header id ("zebra.log10_lr_worst") with a break opportunity (U+200B)
+ * after each '_' and '.', so a narrow column wraps it between its parts
+ * rather than inside one. */
+static void head_text(const char *s, struct vpa_buf *out)
+{
+	for (; s && *s; s++) {
+		vpa_buf_add(out, s, 1);
+		if ((*s == '_' || *s == '.') && s[1])
+			vpa_buf_puts(out, "\xe2\x80\x8b");
+	}
+}
+
+/* The widest part of a header between ' ', '/', '_' and '.' (each part kept
+ * with the separator that ends it, as head_text breaks after it). */
+static double longest_part(struct pdf *p, const char *font, const char *s)
+{
+	double best = 0;
+	while (s && *s) {
+		size_t l = strcspn(s, " /_.");
+		if (s[l] == '_' || s[l] == '.')
+			l++;
+		char part[160];
+		snprintf(part, sizeof(part), "%.*s", (int)(l < 159 ? l : 159), s);
+		double x = natural(p, font, part);
+		if (x > best)
+			best = x;
+		s += l;
+		while (*s == ' ' || *s == '/')
+			s++;
+	}
+	return best;
+}
+
 static double longest_word(struct pdf *p, const char *font, const char *s)
 {
 	if (!strpbrk(s, " /"))
@@ -403,8 +442,14 @@ static int table_plan(struct pdf *p, const struct vpa_table *t, double size, dou
 		double m = 0, head = natural(p, fb, t->head[c]);
 		for (size_t r = 0; r < t->n_rows; r++) {
 			const char *s = t->cells[r * t->n_cols + c];
-			double x = natural(p, f, s ? s : "") +
-				   (t->cell_note && t->cell_note[r * t->n_cols + c] ? size * 0.6 : 0);
+			/* the '*' of a noted cell measured with the value: an estimate
+			 * of its width let it wrap under the number, clipped */
+			struct vpa_buf sv;
+			vpa_buf_init(&sv);
+			vpa_buf_printf(&sv, "%s%s", s ? s : "",
+				       t->cell_note && t->cell_note[r * t->n_cols + c] ? "*" : "");
+			double x = natural(p, f, vpa_buf_str(&sv));
+			vpa_buf_release(&sv);
 			if (x > m)
 				m = x;
 		}
@@ -419,7 +464,10 @@ static int table_plan(struct pdf *p, const struct vpa_table *t, double size, dou
 		}
 		if (t->numeric[c])
 			cw = m;
-		double hw = fmin(longest_word(p, fb, t->head[c]), fmax(cw, size * 7.5));
+		/* headers break between the parts of an id (head_text), so the
+		 * longest part sets the minimum; only a part longer than 12 em may
+		 * still break inside */
+		double hw = fmin(longest_part(p, fb, t->head[c]), fmax(cw, size * 12));
 		nat[c] = fmax(m, head) + 2 * PAD;
 		minw[c] = fmax(cw, hw) + 2 * PAD;
 		if (t->numeric[c] || nat[c] <= minw[c])
@@ -478,7 +526,15 @@ static double row_height(struct pdf *p, const struct vpa_table *t, long r, const
 	double h = 0;
 	for (size_t c = 0; c < t->n_cols; c++) {
 		const char *s = r < 0 ? t->head[c] : t->cells[(size_t)r * t->n_cols + c];
-		double x = layout(p, f, s ? s : "", w[c] - 2 * PAD);
+		struct vpa_buf hs;
+		vpa_buf_init(&hs);
+		if (r < 0)
+			head_text(s, &hs);
+		else
+			vpa_buf_printf(&hs, "%s%s", s ? s : "",
+				       t->cell_note && t->cell_note[(size_t)r * t->n_cols + c] ? "*" : "");
+		double x = layout(p, f, vpa_buf_str(&hs), w[c] - 2 * PAD);
+		vpa_buf_release(&hs);
 		if (x > h)
 			h = x;
 	}
@@ -513,7 +569,10 @@ static void draw_row(struct pdf *p, const struct vpa_table *t, long r, const dou
 		int marked = r >= 0 && t->cell_note && t->cell_note[at];
 		struct vpa_buf txt;
 		vpa_buf_init(&txt);
-		vpa_buf_puts(&txt, s ? s : "");
+		if (r < 0)
+			head_text(s, &txt);
+		else
+			vpa_buf_puts(&txt, s ? s : "");
 		if (marked)
 			vpa_buf_puts(&txt, "*");
 		layout(p, f, vpa_buf_str(&txt), w[c] - 2 * PAD);

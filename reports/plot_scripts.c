@@ -104,14 +104,19 @@ static void det_script(const struct vpa_json *fig, const char *tag, struct vpa_b
 	int wide = max_eer > 0.30;
 	const double lo = 0.001, hi = wide ? 0.999 : 0.40;
 	static const double narrow_ticks[] = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4};
-	static const double wide_ticks[] = {0.001, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4, 0.6,
-					    0.8, 0.9, 0.95, 0.98, 0.99, 0.999};
+	/* no 2% / 98%: on the probit scale they sit 0.27 from 1% / 99%, and their
+	 * labels ran into each other ("98 99") */
+	static const double wide_ticks[] = {0.001, 0.01, 0.05, 0.1, 0.2, 0.4, 0.6,
+					    0.8, 0.9, 0.95, 0.99, 0.999};
 	const double *ticks = wide ? wide_ticks : narrow_ticks;
 	size_t nt = wide ? sizeof(wide_ticks) / sizeof(*wide_ticks)
 			 : sizeof(narrow_ticks) / sizeof(*narrow_ticks);
 
 	set_title(s, fig, NULL);
-	vpa_buf_puts(s, "set size square\nset grid\nset key bottom left opaque box\n"
+	/* the key outside the plot: inside (even opaque) it hid the lower-left
+	 * part of the curves, where a baseline's EER dot sits; an opaque key is
+	 * also drawn twice by the SVG terminal, which duplicated its ids */
+	vpa_buf_puts(s, "set size square\nset grid\nset key outside right top box\n"
 			"set xlabel 'false alarm rate (%)'\nset ylabel 'miss rate (%)'\n");
 	vpa_buf_printf(s, "set xrange [invnorm(%g):invnorm(%g)]\nset yrange [invnorm(%g):invnorm(%g)]\n",
 		       lo, hi, lo, hi);
@@ -216,7 +221,7 @@ static void linkability_script(const struct vpa_json *fig, const char *tag, stru
 	}
 	if (!isfinite(width))
 		width = 1;
-	vpa_buf_puts(s, "set grid\nset key top left opaque box\n"
+	vpa_buf_puts(s, "set grid\nset key outside right top box\n"
 			"set style fill transparent solid 0.45 noborder\n"
 			"set xlabel 'score'\nset ylabel 'probability density'\n"
 			"set y2label 'D\xe2\x86\x94(s)'\nset y2range [0:1]\nset y2tics 0.2\n"

@@ -30,6 +30,15 @@ enum {
 	VPA_REPORT_ALL = 31,
 };
 
+/* Whether a record's linkability (the VoicePrivacy D<->sys) is an estimate
+ * worth printing: defined (not null) and from at least VPA_LINK_MIN_ESTIMATE mated
+ * scores (n_target).  With 10..19 the VoicePrivacy histogram has one bin and
+ * D<->sys is 0 whatever the scores, so the report and vpc2022_results.txt say
+ * "not estimated" where results.json keeps the reference's 0 (flagged in
+ * "unreliable").  *n_mated (may be NULL) gets n_target or NAN. */
+#define VPA_LINK_MIN_ESTIMATE 20
+int vpa_link_estimated(const struct vpa_json *rec, double *n_mated /* OUT */);
+
 /*
  * The VoicePrivacy text formats of the linkage records of anonymised speech
  * (reports/vpc_format.c, reports/README.md "VoicePrivacy formats"): the VPC

@@ -10,10 +10,14 @@
  *     a-b%); chance is 50%." + linkability + gate + unreliable sentences
  *   exposure: "The canary NAME inserted K times reaches an exposure of E bits
  *     of at most M bits: MEANING."
- *   d_exposure: "A sentence labelled L repeated K times has a d-exposure of
- *     E bits (controls: C bits)."
- *   fl_training: "With the REGIME regime the classifier reaches A% accuracy;
- *     epsilon E / no formal guarantee."
+ *   d_exposure: "A sentence repeated K times in training: the tagger gives its
+ *     canary word the inserted label L with confidence P% (label d-exposure E
+ *     bits; unseen control words: C bits, 90th percentile P90): VERDICT." and
+ *     the class average beside it (older records: the class average only).
+ *   fl_training: "With the REGIME regime the classifier reaches A% accuracy
+ *     with epsilon E for this run / with no formal guarantee." + what the
+ *     regime protects and against whom (threat.c); update_linkage records
+ *     say whether the regime's epsilon covers the attack.
  * A failed gate, an unreliable value and a simulated target are said in words.
  */
 #include <math.h>
@@ -88,6 +92,14 @@ void vpa_put_pct(struct vpa_buf *b, double x)
 static int is_num(const struct vpa_json *v)
 {
 	return v && v->type == VPA_JSON_NUM && isfinite(v->num);
+}
+
+int vpa_link_estimated(const struct vpa_json *rec, double *n_mated)
+{
+	double n = vpa_rec_num(rec, "n_target");
+	if (n_mated)
+		*n_mated = n;
+	return isfinite(vpa_rec_num(rec, "linkability")) && !(n < VPA_LINK_MIN_ESTIMATE);
 }
 
 /* The gates on this attack (and sub) that failed, as a sentence, or nothing. */
@@ -182,14 +194,59 @@ void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const str
 	}
 }
 
+/* The reliability reasons in words a reader can repeat (metrics/reliability.c
+ * writes them for the tables); NULL to keep the reason as it is. */
+static const char *plain_reason(const char *why)
+{
+	if (!strncmp(why, "the integral over bin centres misses", 36))
+		return "the VoicePrivacy linkability leaves out part of what the score histogram "
+		       "shows (linkability_hist is higher)";
+	if (!strncmp(why, "mated scores occupy", 19))
+		return "the same-speaker scores fill too few histogram bins for the linkability to "
+		       "show a leak";
+	if (!strncmp(why, "all scores are equal", 20))
+		return "all scores are equal";
+	return NULL;
+}
+
 static void unreliable_words(const struct vpa_json *r, const struct vpa_json *rec,
 			     const char *const *paths, size_t n, struct vpa_buf *b)
 {
 	struct vpa_buf t;
 	vpa_buf_init(&t);
 	vpa_unreliable_note(r, NULL, rec, paths, n, &t);
-	if (t.len)
-		vpa_buf_printf(b, " These values cannot be trusted (%s).", t.data);
+	if (t.len) {
+		/* one metric or several: "This value" / "These values" */
+		size_t n_flag = 0;
+		const struct vpa_json *u = vpa_json_get(rec, "unreliable");
+		for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++)
+			for (size_t j = 0; j < n; j++)
+				if (!strcmp(u->keys[k], paths[j]) && u->items[k]->type == VPA_JSON_STR &&
+				    strcmp(u->items[k]->str, "undefined value"))
+					n_flag++;
+		struct vpa_buf p;
+		vpa_buf_init(&p);
+		/* "key: reason; key: reason": reword the jargon reasons */
+		for (const char *c = t.data; *c;) {
+			const char *end = strstr(c, "; ");
+			size_t len = end ? (size_t)(end - c) : strlen(c);
+			const char *colon = memchr(c, ':', len);
+			const char *plain = colon ? plain_reason(colon + 2) : NULL;
+			if (plain)
+				vpa_buf_printf(&p, "%.*s: %s", (int)(colon - c), c, plain);
+			else
+				vpa_buf_printf(&p, "%.*s", (int)len, c);
+			c += len;
+			if (end) {
+				vpa_buf_puts(&p, "; ");
+				c += 2;
+			}
+		}
+		vpa_buf_printf(b, " %s (%s).",
+			       n_flag == 1 ? "This value cannot be trusted" : "These values cannot be trusted",
+			       p.data);
+		vpa_buf_release(&p);
+	}
 	vpa_buf_release(&t);
 }
 
@@ -209,16 +266,31 @@ static int anti_correlated_words(const struct vpa_json *rec, struct vpa_buf *b)
 	vpa_buf_release(&t);
 	return anti;
 }
+static void regime_cover_words(const char *sub, struct vpa_buf *b);
+static void ident_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
+			   struct vpa_buf *b);
 
 /* One sentence for a record with an EER (verification-like attacks). */
 static void eer_sentence(const struct vpa_json *r, const char *kind, const char *attack,
 			 const struct vpa_json *rec, int *explained, struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
-	const struct vpa_threat *th = vpa_threat_find(kind, sub);
+	/* per-gender and per-list records: "ATTACKER/LIST" with "gender" */
+	char base[96];
+	const char *slash = sub ? strchr(sub, '/') : NULL;
+	snprintf(base, sizeof base, "%.*s", slash ? (int)(slash - sub) : 0, slash ? sub : "");
+	const struct vpa_threat *th = vpa_threat_find(kind, slash ? base : sub);
 	double eer = vpa_rec_num(rec, "eer"), link = vpa_rec_num(rec, "linkability");
 	const struct vpa_json *layer = vpa_json_get(rec, "layer");
-	if (th && (th->sub || !sub))
+	const char *gender = vpa_json_get_str(rec, "gender");
+	if (slash && th && th->sub) {
+		vpa_buf_puts(b, th->who);
+		if (gender && (!strcmp(gender, "f") || !strcmp(gender, "m")))
+			vpa_buf_printf(b, ", on %s speakers only (%s),",
+				       !strcmp(gender, "f") ? "female" : "male", slash + 1);
+		else
+			vpa_buf_printf(b, ", on the trials %s,", slash + 1);
+	} else if (th && (th->sub || !sub))
 		vpa_buf_puts(b, th->who);
 	else if (th)
 		vpa_buf_printf(b, "%s (%s)", th->who, sub);
@@ -253,13 +325,21 @@ static void eer_sentence(const struct vpa_json *r, const char *kind, const char 
 		vpa_buf_puts(b, ".");
 	}
 	anti_correlated_words(rec, b);
-	if (isfinite(link)) {
+	double n_mated;
+	if (isfinite(link) && !vpa_link_estimated(rec, &n_mated)) {
+		/* one histogram bin: the VoicePrivacy value is 0 whatever the scores */
+		vpa_buf_printf(b, " Its linkability D\u2194sys is not estimated: %.0f mated scores "
+			       "(fewer than %d) make one histogram bin, where it reads 0 whatever the "
+			       "scores.", n_mated, VPA_LINK_MIN_ESTIMATE);
+	} else if (isfinite(link)) {
 		vpa_buf_printf(b, " Its linkability D\u2194sys is %.2f", link);
 		if (!*explained)
 			vpa_buf_puts(b, " (0: recordings cannot be linked, 1: fully linkable)");
 		vpa_buf_puts(b, ".");
 		*explained = 1;
 	}
+	if (kind && !strcmp(kind, "update_linkage"))
+		regime_cover_words(sub, b);
 	static const char *const paths[] = {"eer", "linkability"};
 	unreliable_words(r, rec, paths, 2, b);
 	gate_words(r, attack, sub, b);
@@ -281,9 +361,19 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 		if (isfinite(mx) && mx > 0) {
 			vpa_buf_printf(b, " of at most %.1f bits", mx);
 			double q = e / mx;
-			vpa_buf_puts(b, q >= 0.9 ? ": the model has memorised it and can give it away"
-				       : q >= 0.5 ? ": the model ranks it well above chance (partly memorised)"
-						  : ": close to chance, it is not singled out");
+			/* a random candidate reaches e bits or more with probability
+			 * 2^-e (exposure = -log2 of the rank fraction; its mean is
+			 * 1/ln 2 = 1.4 bits): "chance" only where that is common */
+			if (q >= 0.9)
+				vpa_buf_puts(b, ": the model has memorised it and can give it away");
+			else if (q >= 0.5)
+				vpa_buf_puts(b, ": the model ranks it well above chance (partly memorised)");
+			else if (e >= log2(20))
+				vpa_buf_printf(b, ": above chance, a random canary ranks this high only "
+					       "1 time in %.0f (it averages 1.4 bits)", pow(2, e));
+			else
+				vpa_buf_puts(b, ": within chance, a random canary averages 1.4 bits and "
+						"ranks this high 1 time in 20 or more");
 		}
 		if (isfinite(eps))
 			vpa_buf_printf(b, " (trained with DP, epsilon %.3g)", eps);
@@ -294,19 +384,71 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 	gate_words(r, attack, sub, b);
 }
 
+/* The class whose per-class value is the canary label's (d_exposure_CLASS ==
+ * d_exposure_label), or NULL. */
+static const char *dexp_label_name(const struct vpa_json *rec)
+{
+	const struct vpa_json *m = vpa_json_get(rec, "metrics");
+	double lab = vpa_rec_num(rec, "d_exposure_label");
+	static const char *const not_class[] = {"label", "label_max", "label_chance",
+						"label_chance_p90", "label_excess", "label_no_dp",
+						"max", "chance", "chance_p90", "exchangeable"};
+	for (size_t i = 0; m && m->type == VPA_JSON_OBJ && isfinite(lab) && i < m->n; i++) {
+		const char *k = m->keys[i];
+		if (strncmp(k, "d_exposure_", 11) || m->items[i]->type != VPA_JSON_NUM ||
+		    m->items[i]->num != lab)
+			continue;
+		int skip = 0;
+		for (size_t j = 0; j < sizeof(not_class) / sizeof(not_class[0]); j++)
+			skip |= !strcmp(k + 11, not_class[j]);
+		if (!skip)
+			return k + 11;
+	}
+	return NULL;
+}
+
+/*
+ * d-exposure: the verdict reads the canary label's own value against the
+ * never-inserted control words (d_exposure_label vs its chance and 90th
+ * percentile), not the mean over classes, which falls as the other classes
+ * lose confidence when the label is learnt (issue 25 item 4c).
+ */
 static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 			       const struct vpa_json *rec, struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
 	double e = vpa_rec_num(rec, "d_exposure"), ch = vpa_rec_num(rec, "d_exposure_chance");
 	double k = vpa_rec_num(rec, "repetitions");
-	const char *label = vpa_json_get_str(vpa_json_get(rec, "metrics"), "d_exposure_label");
+	double le = vpa_rec_num(rec, "d_exposure_label"), lc = vpa_rec_num(rec, "d_exposure_label_chance");
+	double lp = vpa_rec_num(rec, "d_exposure_label_chance_p90");
+	double conf = vpa_rec_num(rec, "canary_conf_label");
+	const char *label = dexp_label_name(rec);
 	vpa_buf_puts(b, "A sentence");
-	if (label)
-		vpa_buf_printf(b, " labelled %s", label);
 	if (isfinite(k))
 		vpa_buf_printf(b, " repeated %.0f time%s in training", k, k == 1 ? "" : "s");
-	if (!isfinite(e)) {
+	if (isfinite(le) && isfinite(lc)) {
+		vpa_buf_puts(b, ": the tagger gives its canary word the inserted label");
+		if (label)
+			vpa_buf_printf(b, " %s", label);
+		if (isfinite(conf))
+			vpa_buf_printf(b, " with confidence %.0f%%", 100 * conf);
+		vpa_buf_printf(b, " (label d-exposure %.2f bits; unseen control words: %.2f bits", le,
+			       lc);
+		if (isfinite(lp))
+			vpa_buf_printf(b, ", 90th percentile %.2f", lp);
+		vpa_buf_puts(b, ")");
+		int above = le > (isfinite(lp) ? lp : lc);
+		if (above && le - lc >= 1)
+			vpa_buf_puts(b, ": the tagger has memorised the label of this sentence.");
+		else if (above)
+			vpa_buf_puts(b, ": above the unseen control words, partly memorised.");
+		else
+			vpa_buf_puts(b, ": no more than for unseen sentences, not singled out.");
+		if (isfinite(e))
+			vpa_buf_printf(b, " Averaged over all classes the d-exposure is %.2f bits "
+				       "(controls %.2f); the average can fall as the label is learnt, "
+				       "so the label's value is the one to read.", e, ch);
+	} else if (!isfinite(e)) {
 		vpa_buf_puts(b, " has an undefined d-exposure.");
 	} else {
 		vpa_buf_printf(b, " has a d-exposure of %.2f bits", e);
@@ -314,17 +456,23 @@ static void dexposure_sentence(const struct vpa_json *r, const char *attack,
 			vpa_buf_printf(b, " (unseen control sentences: %.2f bits)", ch);
 		vpa_buf_puts(b, isfinite(ch) && e > ch + 1 ? ": the tagger remembers it." : ".");
 	}
-	static const char *const paths[] = {"d_exposure"};
-	unreliable_words(r, rec, paths, 1, b);
+	static const char *const paths[] = {"d_exposure", "d_exposure_label"};
+	unreliable_words(r, rec, paths, 2, b);
 	gate_words(r, attack, sub, b);
 }
 
+/* Each epsilon is said with what it protects and against whom (the regime's
+ * clause from threat.c): a central epsilon covers the trained model, not the
+ * updates the server sees.  No "strong/moderate/weak" ladder: a local epsilon
+ * per user and a central one per model are not on one scale. */
 static void fl_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
 			struct vpa_buf *b)
 {
 	const char *sub = vpa_json_get_str(rec, "sub");
 	double acc = vpa_rec_num(rec, "accuracy"), eps = vpa_rec_num(rec, "epsilon");
-	double delta = vpa_rec_num(rec, "delta");
+	double delta = vpa_rec_num(rec, "delta"), eps_l = vpa_rec_num(rec, "epsilon_local");
+	double eps_dep = vpa_rec_num(rec, "epsilon_deployment");
+	int local = sub && !strcmp(sub, "local");
 	vpa_buf_printf(b, "With the %s regime%s, the model reaches ", sub ? sub : "(default)",
 		       sub && !strcmp(sub, "none") ? " (no differential privacy)" : "");
 	if (isfinite(acc)) {
@@ -334,20 +482,101 @@ static void fl_sentence(const struct vpa_json *r, const char *attack, const stru
 		vpa_buf_puts(b, "an undefined accuracy");
 	}
 	if (isfinite(eps)) {
-		vpa_buf_printf(b, " with a privacy guarantee of epsilon %.3g", eps);
+		vpa_buf_printf(b, " with epsilon %.3g", eps);
+		if (local && isfinite(eps_l))
+			vpa_buf_printf(b, " per user over this run's releases (%.3g per update)", eps_l);
+		else
+			vpa_buf_puts(b, " for this run");
 		if (isfinite(delta))
 			vpa_buf_printf(b, ", delta %.2g", delta);
-		vpa_buf_puts(b, eps <= 1 ? " (strong)" : eps <= 10 ? " (moderate)" : " (weak: above 10)");
+		if (isfinite(eps_dep))
+			vpa_buf_printf(b, " (for the stated deployment: epsilon %.3g)", eps_dep);
 	} else {
 		vpa_buf_puts(b, " with no formal privacy guarantee");
 	}
 	vpa_buf_puts(b, ".");
+	const char *prot = vpa_regime_protects(sub);
+	if (prot && strcmp(sub, "none")) {
+		vpa_buf_printf(b, " %c%s", prot[0] >= 'a' && prot[0] <= 'z' ? prot[0] - 32 : prot[0],
+			       prot + 1);
+		if (!strcmp(sub, "central_local") && isfinite(eps_l))
+			vpa_buf_printf(b, " (here epsilon_local %.3g)", eps_l);
+		vpa_buf_puts(b, ".");
+	}
 	gate_words(r, attack, sub, b);
+}
+
+/*
+ * Identification (issue 25 item 4d): what the attacker does in the
+ * population it was measured in, top-1 and top-10 in % against chance, not
+ * the population read as a layer nor a verification EER.
+ *   "WHO picks the true speaker out of N people first time X% of the time
+ *    (chance Y%), and has them among its first 10 Z% of the time (chance W%)."
+ */
+static void ident_sentence(const struct vpa_json *r, const char *attack, const struct vpa_json *rec,
+			   struct vpa_buf *b)
+{
+	const char *sub = vpa_json_get_str(rec, "sub");
+	const struct vpa_threat *th = vpa_threat_find("identification", sub);
+	double n = vpa_rec_num(rec, "population");
+	if (!isfinite(n))
+		n = vpa_json_get_num(rec, "layer", NAN);
+	double t1 = vpa_rec_num(rec, "top1"), t10 = vpa_rec_num(rec, "top10");
+	if (th && (th->sub || !sub))
+		vpa_buf_puts(b, th->who);
+	else if (sub)
+		vpa_buf_printf(b, "The attacker '%s'", sub);
+	else
+		vpa_buf_puts(b, "The attacker");
+	if (!isfinite(t1) || !(n >= 1)) {
+		vpa_buf_puts(b, " has an undefined identification rate.");
+	} else {
+		vpa_buf_printf(b, " picks the true speaker out of %.0f people first time ", n);
+		vpa_put_pct(b, t1);
+		vpa_buf_puts(b, " of the time (chance ");
+		vpa_put_pct(b, 1 / n);
+		vpa_buf_puts(b, ")");
+		if (isfinite(t10) && n > 10) {
+			vpa_buf_puts(b, ", and has them among its first 10 ");
+			vpa_put_pct(b, t10);
+			vpa_buf_puts(b, " of the time (chance ");
+			vpa_put_pct(b, 10 / n);
+			vpa_buf_puts(b, ")");
+		}
+		if (t1 >= 0.5)
+			vpa_buf_puts(b, ": the speaker is singled out");
+		else if (t1 <= 2 / n && (!isfinite(t10) || n <= 10 || t10 <= 2 * 10 / n))
+			vpa_buf_puts(b, ": no better than twice chance");
+		vpa_buf_puts(b, ".");
+	}
+	static const char *const paths[] = {"top1", "top10"};
+	unreliable_words(r, rec, paths, 2, b);
+	gate_words(r, attack, sub, b);
+}
+
+/* Whether the regime's epsilon covers an attack on the updates a device sends
+ * (update_linkage): said, so that no one compares the two where it does not. */
+static void regime_cover_words(const char *sub, struct vpa_buf *b)
+{
+	int c = vpa_regime_covers_updates(sub);
+	if (c < 0 || !strcmp(sub, "none"))
+		return;
+	if (!strcmp(sub, "central"))
+		vpa_buf_puts(b, " Central DP does not cover this attack: the server sees each update "
+				"before it adds the noise, so the regime's epsilon bounds only what the "
+				"trained model reveals, not this linkage.");
+	else if (!strcmp(sub, "central_local"))
+		vpa_buf_puts(b, " The central epsilon does not cover this attack (the server sees each "
+				"update before it adds the central noise); the device's local randomiser "
+				"(epsilon_local per update) does.");
+	else
+		vpa_buf_puts(b, " Local DP covers this attack: each update carries the device's noise, "
+				"and the regime's epsilon bounds what linking them can reveal.");
 }
 
 /* For per-layer or per-population records, the one record that speaks for
  * the (attack, sub): the leakiest layer (lowest EER), the largest population. */
-static int representative(const struct vpa_json *recs, size_t i, const char *kind)
+int vpa_rec_representative(const struct vpa_json *recs, size_t i, const char *kind)
 {
 	const struct vpa_json *rec = recs->items[i];
 	const char *a = vpa_json_get_str(rec, "attack"), *s = vpa_json_get_str(rec, "sub");
@@ -389,8 +618,9 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 	struct vpa_buf v;
 	vpa_buf_init(&v);
 	if (n_g == 0 && !fail) {
-		vpa_buf_puts(&v, "No verdict: the scenario sets no gates, so nothing was required of "
-				 "the system. Read the findings below.");
+		vpa_buf_puts(&v, "No gates: the scenario requires nothing of the system, so there is "
+				 "no PASS or FAIL. The risk rating per target below is vpaudit's "
+				 "reading of the findings.");
 		d->status = VPA_P_PLAIN;
 	} else if (fail) {
 		vpa_buf_printf(&v, "FAIL: %zu of %zu gate%s failed. The system does not meet the privacy "
@@ -405,6 +635,8 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 	}
 	d->verdict = v.data;
 	vpa_doc_para(d, d->status, "%s", d->verdict);
+	if (n_g == 0 && !fail)
+		vpa_doc_risk(r, d);
 	if (n_g) {
 		struct vpa_table t;
 		char cap[96];
@@ -464,7 +696,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
 			const struct vpa_json *rec = recs->items[i];
 			const char *ra = vpa_json_get_str(rec, "attack");
-			if (!ra || strcmp(ra, id) || !representative(recs, i, kind))
+			if (!ra || strcmp(ra, id) || !vpa_rec_representative(recs, i, kind))
 				continue;
 			struct vpa_buf s;
 			vpa_buf_init(&s);
@@ -474,6 +706,9 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 				dexposure_sentence(r, id, rec, &s);
 			else if (kind && !strcmp(kind, "fl_training"))
 				fl_sentence(r, id, rec, &s);
+			else if (kind && !strcmp(kind, "identification") &&
+				 vpa_json_get(vpa_json_get(rec, "metrics"), "top1"))
+				ident_sentence(r, id, rec, &s);
 			else if (isfinite(vpa_rec_num(rec, "eer")) ||
 				 vpa_json_get(vpa_json_get(rec, "metrics"), "eer"))
 				eer_sentence(r, kind, id, rec, &explained, &s);
@@ -566,7 +801,7 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 		const char *id = vpa_json_get_str(atts->items[a], "id");
 		size_t n_rec = 0, n_unrel = 0, n_small = 0, n_undef = 0;
 		double min_t = INFINITY;
-		const char *example = NULL, *example_key = NULL;
+		const char *example = NULL, *example_key = NULL, *undef_key = NULL;
 		for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
 			const struct vpa_json *rec = recs->items[i];
 			const char *ra = vpa_json_get_str(rec, "attack");
@@ -583,7 +818,8 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 			for (size_t k = 0; u && u->type == VPA_JSON_OBJ && k < u->n; k++) {
 				const char *why = u->items[k]->type == VPA_JSON_STR ? u->items[k]->str : "";
 				if (!strcmp(why, "undefined value")) {
-					n_undef++;
+					if (!n_undef++)
+						undef_key = u->keys[k];
 					continue;
 				}
 				any = 1;
@@ -600,11 +836,19 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 				     "percentage points.", id, n_small, n_rec, min_t);
 		if (n_unrel)
 			vpa_doc_item(l, "%s: %zu of %zu records have values that cannot be trusted "
-				     "(shown grey), e.g. %s: %s.", id, n_unrel, n_rec, example_key, example);
-		if (n_undef)
-			vpa_doc_item(l, "%s: %zu value%s undefined (shown as \"undefined\"), e.g. an "
-				     "epsilon where no differential privacy was applied.", id, n_undef,
-				     n_undef == 1 ? " is" : "s are");
+				     "(shown grey), e.g. %s: %s.", id, n_unrel, n_rec, example_key,
+				     plain_reason(example) ? plain_reason(example) : example);
+		if (n_undef) {
+			/* the example is one of this attack's own undefined values */
+			const char *why = !undef_key ? "" :
+					  !strncmp(undef_key, "epsilon", 7) ?
+						  " (no differential privacy was applied)" :
+					  !strncmp(undef_key, "linkability", 11) ?
+						  " (fewer than 10 same-speaker scores)" : "";
+			vpa_doc_item(l, "%s: %zu value%s undefined (shown as \"undefined\"), e.g. "
+				     "%s%s.", id, n_undef, n_undef == 1 ? " is" : "s are",
+				     undef_key ? undef_key : "?", why);
+		}
 	}
 	/* what the attacks do not cover, once per kind present */
 	for (size_t a = 0; atts && atts->type == VPA_JSON_ARR && a < atts->n; a++) {

@@ -44,12 +44,13 @@ static const struct vpa_threat rows[] = {
 	 "through them; compares the hidden-layer statistics of two models",
 	 '-', '-', '-', 'y', 'y', "Tomashenko et al. 2022, Privacy attacks for automatic speech recognition acoustic models in a federated learning framework"},
 	{"update_linkage", NULL, "A server that sees two model updates of the federated training",
-	 "two released model updates (after the chosen DP regime); decides whether one user sent "
-	 "both",
+	 "two model updates as the devices send them (after any local DP noise, before the server "
+	 "adds central DP noise); decides whether one user sent both",
 	 '-', '-', '-', 'y', 'n', "Granqvist et al. 2020, Improving on-device speaker verification using federated learning with privacy"},
 	{"fl_training", NULL, "The federated training of the vocal classifier",
-	 "a curious server sees every update of every round; the DP regime bounds what it learns "
-	 "(epsilon, delta)",
+	 "a curious server sees every update of every round, and anyone may get the trained model; "
+	 "local DP bounds what the updates reveal, central DP only what the trained model reveals "
+	 "(not the updates the server sees)",
 	 '-', '-', '-', 'y', 'n', "Granqvist et al. 2020, Improving on-device speaker verification using federated learning with privacy"},
 	/* language models */
 	{"exposure", NULL, "An attacker who can query the language model",
@@ -79,8 +80,9 @@ static const struct {
 			 "attacks on gradients or on the training data itself are not run"},
 	{"update_linkage", "update linkage tests two updates of one user; it does not reconstruct "
 			   "the speech behind an update"},
-	{"fl_training", "the epsilon of a DP regime is an upper bound on the leak of the training, "
-			"not a measured attack"},
+	{"fl_training", "the epsilon of a DP regime is an upper bound, not a measured attack, and it "
+			"covers only what its regime protects: central DP the trained model, not the "
+			"updates the server sees; local DP each user's updates"},
 	{"exposure", "exposure tests the canaries inserted on purpose; other secrets in the "
 		     "training text are not searched for"},
 	{"d_exposure", "d-exposure tests one inserted sentence per label; other memorised sentences "
@@ -99,6 +101,47 @@ const struct vpa_threat *vpa_threat_find(const char *kind, const char *sub)
 		if (!rows[i].sub && !strcmp(rows[i].kind, kind))
 			return &rows[i];
 	return NULL;
+}
+
+/*
+ * The DP regimes of fl_speaker_classifier (targets/fl_speaker.c): what each
+ * one's epsilon protects and against whom.  Central DP adds its noise at the
+ * server, to the sum of a cohort's updates: it bounds what the trained model
+ * reveals, not what the server learns from the updates it receives (only
+ * secure aggregation would hide those; Granqvist et al. 2020, section 3).
+ */
+static const struct {
+	const char *regime, *protects;
+	int covers_updates; /* the guarantee bounds what one released update reveals */
+} regimes[] = {
+	{"none", "no differential privacy: nothing bounds what the server learns from a user's "
+		 "updates or what the trained model reveals", 0},
+	{"local", "local DP: each device adds noise before sending its update, so epsilon bounds "
+		  "what the server, and anyone after it, learns about a user from that user's "
+		  "updates", 1},
+	{"central", "central DP: the server adds noise to the sum of a cohort's updates, so epsilon "
+		    "bounds what the trained model reveals about a user to anyone who gets it; it "
+		    "does not protect the updates the server sees before adding the noise", 0},
+	{"central_local", "central DP bounds what the trained model reveals (as for central); what "
+			  "the server learns from one update is bounded only by the device's local "
+			  "randomiser (PrivUnit2 and the scalar norm mechanism, epsilon_local per "
+			  "update), not by the central epsilon", 1},
+};
+
+const char *vpa_regime_protects(const char *regime)
+{
+	for (size_t i = 0; regime && i < sizeof(regimes) / sizeof(regimes[0]); i++)
+		if (!strcmp(regimes[i].regime, regime))
+			return regimes[i].protects;
+	return NULL;
+}
+
+int vpa_regime_covers_updates(const char *regime)
+{
+	for (size_t i = 0; regime && i < sizeof(regimes) / sizeof(regimes[0]); i++)
+		if (!strcmp(regimes[i].regime, regime))
+			return regimes[i].covers_updates;
+	return -1;
 }
 
 const char *vpa_threat_not_covered(const char *kind)

@@ -20,7 +20,8 @@
  *
  * reports/README.md ("VoicePrivacy formats") gives the mapping of vpaudit's
  * attackers and records to those rows.  Undefined (null) metrics print as
- * "undefined", never NaN.
+ * "undefined", never NaN; a linkability from fewer than VPA_LINK_MIN_ESTIMATE
+ * mated scores (one histogram bin, 0 whatever the scores) as "not estimated".
  */
 #include "reports/report.h"
 
@@ -273,7 +274,13 @@ static void vpc2022_asv(struct vpa_buf *b, const struct vpa_json *results)
 		vpa_buf_puts(b, "\n  ROCCH-EER: ");
 		num(b, r, "eer", 100, "%.3f");
 		vpa_buf_puts(b, "%\n  linkability: ");
-		num(b, r, "linkability", 1, "%.6f");
+		double n_mated;
+		if (metric(r, "linkability") && !vpa_link_estimated(r, &n_mated) &&
+		    isfinite(n_mated))
+			vpa_buf_printf(b, "not estimated (%.0f mated scores, fewer than %d)", n_mated,
+				       VPA_LINK_MIN_ESTIMATE);
+		else
+			num(b, r, "linkability", 1, "%.6f");
 		vpa_buf_puts(b, "\n  Population: ");
 		zebra_pop(b, r);
 		vpa_buf_puts(b, " bit\n  Individual: ");

@@ -67,6 +67,10 @@ static int is_rate_key(const char *k)
 			return 1;
 	if (!strncmp(k, "eer_", 4) && !ends_with(k, "threshold"))
 		return 1;
+	/* top-k of identification, every k and its spread (top10, topk, topk_min):
+	 * all in %, as top1 (issue 25 item 4d) */
+	if (!strncmp(k, "top", 3) && (k[3] == 'k' || (k[3] >= '0' && k[3] <= '9')))
+		return 1;
 	return ends_with(k, "_rate");
 }
 

@@ -522,9 +522,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (sy) {
 		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");
 		char *cdir = vpa_xvec_join(tmp, "corpus");
-		if (!vpa_quiet)
-			fprintf(stderr, "vpaudit: %s: synthesising a corpus of %d speakers\n", t->id,
-				nspk);
+		vpa_progress_note("%s: synthesising a corpus of %d speakers", t->id, nspk);
 		stage_start(&clk);
 		rc = vpa_xvec_synth(nspk, (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "utts"),
 				    vpa_cfg_str(sy, &vpa_anon_synth_schema, "brown"), xo.seed, cdir,
@@ -563,8 +561,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 				continue;
 			free(paths[i + 1]);
 			paths[i + 1] = vpa_xvec_join(tmp, R[i + 1].key);
-			if (!vpa_quiet)
-				fprintf(stderr, "vpaudit: %s: anonymising %s\n", t->id, R[i].key);
+			vpa_progress_note("%s: anonymising %s", t->id, R[i].key);
 			stage_start(&clk);
 			rc = vpa_xvec_anonymise(paths[i], paths[i + 1], kind,
 						i == TR ? train_utt : utt_level, lo, hi,
@@ -574,9 +571,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		if (!rc && paths[EN] && paths[TI]) {
 			free(paths[ENI]);
 			paths[ENI] = vpa_xvec_join(tmp, R[ENI].key);
-			if (!vpa_quiet)
-				fprintf(stderr, "vpaudit: %s: anonymising enroll as the trials "
-						"(informed attacker)\n", t->id);
+			vpa_progress_note("%s: anonymising enroll as the trials (informed attacker)",
+					  t->id);
 			stage_start(&clk);
 			rc = vpa_anon_audio_informed(paths[EN], paths[TI], paths[ENI], kind, utt_level,
 						     lo, hi, xo.seed, ctx->threads, err);

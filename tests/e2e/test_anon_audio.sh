@@ -191,6 +191,10 @@ sed -i -e '/train_anon:/d' -e '/enroll_anon:/d' "$T/lm.yaml"
 t_run "built-in McAdams on a trial list" 0 -- run "$T/lm.yaml" -o "$T/lmo" --quiet
 t_ok "built-in McAdams on a trial list: per-gender records named after the lists" \
 	test -n "$(rv "$T/lmo/results.json" semi_informed/libri_trials_m eer)"
+# progress lines ("a: anonymising trial") go to stderr only when it is a
+# terminal (scenarios/README.md "Running"): here it is a file, and no --quiet
+t_run "built-in McAdams without --quiet, stderr a file" 0 -- run "$T/lm.yaml" -o "$T/lmo2"
+t_ok "no progress line on a stderr that is not a terminal" bash -c "! grep -q 'anonymising' '$ERR'"
 # bad lists: one line naming the user's file, exit 1, nothing written
 bad_list() { # $1 name, $2 yaml, $3 expected message (grep -E)
 	t_run "$1" 1 -- run "$2" -o "$T/blo" --quiet

@@ -8,12 +8,13 @@ jnum() { sed -E "s/.*\"$1\":([^,}]*).*/\1/" "$OUT"; }
 near() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t) }'; }
 rel() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && d <= t * (b < 0 ? -b : b)) }'; }
 
-# dp_accounting's RdpAccountant at q = 0.01, 1000 steps, delta = 1e-5 prints
-# 252.9998 / 15.4721 / 1.01295 (Liu et al.'s Table 5 settings; the paper's
-# 248.6 / 14.2 / 0.9 use an approximate device count, see metrics/DP.md).
+# dp_accounting's RdpAccountant (its unsigned fractional series: --series
+# unsigned) at q = 0.01, 1000 steps, delta = 1e-5 prints 252.9998 / 15.4721 /
+# 1.01295 (Liu et al.'s Table 5 settings; the paper's 248.6 / 14.2 / 0.9 use
+# an approximate device count, see metrics/DP.md).
 for c in "0.2 252.9998 5e-5" "0.5 15.4721 5e-5" "1.5 1.01295 5e-6"; do
 	set -- $c
-	t_run "dp epsilon sigma $1" 0 -- dp epsilon --q 0.01 --sigma "$1" --steps 1000 --delta 1e-5 --json
+	t_run "dp epsilon sigma $1" 0 -- dp epsilon --q 0.01 --sigma "$1" --steps 1000 --delta 1e-5 --json --series unsigned
 	t_ok "sigma $1: epsilon $2 to half a printed digit" near "$(jnum epsilon)" "$2" "$3"
 	t_ok "sigma $1: within 0.1%" rel "$(jnum epsilon)" "$2" 1e-3
 	t_ok "sigma $1: JSON has exactly epsilon and order" grep -Eq '^\{"epsilon":[0-9.e+-]+,"order":[0-9.]+\}$' "$OUT"
@@ -21,6 +22,20 @@ for c in "0.2 252.9998 5e-5" "0.5 15.4721 5e-5" "1.5 1.01295 5e-6"; do
 done
 t_run "order at sigma 1.5" 0 -- dp epsilon --q 0.01 --sigma 1.5 --steps 1000 --delta 1e-5 --json
 t_ok "optimal order 17" test "$(jnum order)" = 17
+
+# issue 25 item 5: the default series keeps the signs of the binomial
+# coefficients (exact: tests/golden/dp/rdp.txt, an mpmath integral, gives
+# 6.09011836 here); --series unsigned is today's dp_accounting upper bound
+t_run "signed series by default" 0 -- dp epsilon --q 0.1 --sigma 0.9 --steps 20 --delta 1e-6
+t_ok "signed: epsilon 6.0901184 at order 3.7" grep -qx 'epsilon           6.0901184' "$OUT"
+t_ok "signed: the accountant line names no series" grep -qx 'accountant        RDP, Poisson-sampled Gaussian (dp_accounting order grid)' "$OUT"
+t_run "--series signed is the default" 0 -- dp epsilon --q 0.1 --sigma 0.9 --steps 20 --delta 1e-6 --series signed
+t_ok "--series signed: epsilon 6.0901184" grep -qx 'epsilon           6.0901184' "$OUT"
+t_run "--series unsigned" 0 -- dp epsilon --q 0.1 --sigma 0.9 --steps 20 --delta 1e-6 --series unsigned
+t_ok "unsigned: epsilon 6.0922744" grep -qx 'epsilon           6.0922744' "$OUT"
+t_ok "unsigned: said on the accountant line" grep -q '; unsigned fractional series (upper bound)$' "$OUT"
+t_run "sigma with --series unsigned" 0 -- dp sigma --q 0.1 --epsilon 6.0901184 --steps 20 --delta 1e-6 --series unsigned --json
+t_ok "unsigned needs more noise for the same epsilon" awk -v s="$(jnum sigma)" 'BEGIN { exit !(s > 0.9) }'
 
 # Monotone: more noise, less epsilon; more steps, more epsilon.
 prev=1e300
@@ -118,8 +133,12 @@ e60=$("$VPAUDIT" dp epsilon --q 0.06 --sigma 1.1 --steps 60 --delta 1e-5 | awk '
 t_ok "--table: the row at 60 is dp epsilon --steps 60" test "$(awk '$1 == 60 {print $2}' "$OUT")" = "$e60"
 t_ok "--table: the last row is the epsilon printed above" test "$(awk '$1 == 100 {print $2}' "$OUT")" = "$(awk '/^epsilon/{print $2}' "$OUT")"
 t_ok "--table: epsilon grows with the steps" bash -c "awk '/^ +steps/{f=1;next} f{ if (\$2 < p) exit 1; p = \$2 }' '$OUT'"
-t_run "--table --json" 0 -- dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --table 50 --json
+t_run "--table --json" 0 -- dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --table 50 --json --series unsigned
 t_ok "--table --json: rows" grep -q '"table":\[{"steps":50,"epsilon":3.04104750643' "$OUT"
+t_run "--table --json, signed" 0 -- dp epsilon --q 0.06 --sigma 1.1 --steps 100 --delta 1e-5 --table 50 --json
+t_ok "--table --json, signed: rows" grep -q '"table":\[{"steps":50,"epsilon":3.04093220836' "$OUT"
+bad "--series other" dp epsilon --q 0.1 --sigma 1 --steps 10 --delta 1e-5 --series exact
+bad "--series on gaussian" dp gaussian --epsilon 1 --delta 1e-5 --series signed
 bad "--table on sigma" dp sigma --q 0.1 --epsilon 1 --steps 10 --delta 1e-5 --table 2
 bad "--table too long" dp epsilon --q 0.1 --sigma 1 --steps 1e6 --delta 1e-5 --table 1
 bad "--table 0" dp epsilon --q 0.1 --sigma 1 --steps 10 --delta 1e-5 --table 0

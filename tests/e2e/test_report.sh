@@ -17,6 +17,9 @@ t_ok "results.json copied verbatim" cmp -s "$G" "$T/out/results.json"
 figs=$(grep -c '"type": "\(det\|linkability\|lines\|bars\)"' "$G")
 t_ok "the sample has 4 figures" test "$figs" = 4
 t_ok "report.html has one <svg per figure" test "$(n_svg "$T/out/report.html")" = "$figs"
+# issue 25 item 4h: gnuplot's SVG terminal drew an opaque key twice, so every
+# plot's group ids appeared twice in the HTML
+t_ok "report.html: every id once" test -z "$(grep -o ' id="[^"]*"' "$T/out/report.html" | sort | uniq -d)"
 t_ok "report.html is self-contained" sh -c "! grep -q -e '<script' -e 'src=' -e '<link' -e '@import' '$T/out/report.html'"
 t_ok "report.html names the simulated target" has "$T/out/report.html" '<strong>SIMULATED</strong> &mdash;.*sim&lt;1&gt;'
 t_ok "report.html summary shows the failed gate" has "$T/out/report.html" '<tr class="fail"><td>eval.lazy_informed</td><td>linkability</td>'

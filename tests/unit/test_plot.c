@@ -447,6 +447,13 @@ static void test_det_clamping(void)
 	CHECK(vpa_plot_script(f, "t", &s, &err) == 0);
 	CHECK(strstr(vpa_buf_str(&s), "$t_s0 << EOD\n0.001 0.999\n0.1 0.6\n") != NULL);
 	CHECK(strstr(s.data, "set yrange [invnorm(0.001):invnorm(0.999)]") != NULL);
+	/* issue 25 item 4h: no 2%/98% tics beside 1%/99% (their labels ran into
+	 * each other), and the key outside the plot (inside it hid the curves'
+	 * lower-left part; an opaque key is drawn twice, duplicating SVG ids) */
+	CHECK(strstr(s.data, "'98' invnorm(0.98)") == NULL && strstr(s.data, "'2' invnorm(0.02)") == NULL);
+	CHECK(strstr(s.data, "'99' invnorm(0.99)") != NULL && strstr(s.data, "'95' invnorm(0.95)") != NULL);
+	CHECK(strstr(s.data, "set key outside right top") != NULL);
+	CHECK(strstr(s.data, "opaque") == NULL);
 	vpa_json_free(f);
 	/* No "eer": the crossing of the curve, here max(0.35, 0.35), picks the wide axes. */
 	s.len = 0;

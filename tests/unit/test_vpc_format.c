@@ -25,7 +25,7 @@ static const char results_text[] =
 	" {\"id\": \"ev\", \"kind\": \"evaluate\", \"target\": \"sc\"}],"
 	" \"records\": ["
 	" {\"attack\": \"ev\", \"sub\": \"baseline\", \"metrics\": {\"eer\": 0.5}},"
-	" {\"attack\": \"dev\", \"sub\": \"baseline\", \"metrics\": {\"eer\": 0.086, "
+	" {\"attack\": \"dev\", \"sub\": \"baseline\", \"metrics\": {\"eer\": 0.086, \"n_target\": 20, "
 	"\"eer_sweep\": 0.08665, \"cllr\": 42.857, \"cllr_min\": 0.304, \"linkability\": 0.801426,"
 	" \"zebra\": {\"dece\": 0.492, \"log10_lr_worst\": 3.829, \"category\": \"C\"}, \"gvd\": 0}},"
 	" {\"attack\": \"dev\", \"sub\": \"baseline/trials_f\", \"trials\": \"trials_f\", "
@@ -38,7 +38,12 @@ static const char results_text[] =
 	"\"log10_lr_worst\": 2.502, \"category\": \"C\"}, \"gvd\": -5.85031}},"
 	" {\"attack\": \"dev\", \"sub\": \"semi_informed\", \"metrics\": {\"eer\": 0.12910, "
 	"\"eer_sweep\": 0.13, \"cllr\": 5.327, \"cllr_min\": 0.627, \"linkability\": 0.504589,"
-	" \"zebra\": {\"dece\": 0.258, \"log10_lr_worst\": 1.825, \"category\": \"B\"}}}"
+	" \"zebra\": {\"dece\": 0.258, \"log10_lr_worst\": 1.825, \"category\": \"B\"}}},"
+	/* issue 25 item 4b: 14 mated scores make one histogram bin, where the
+	 * VoicePrivacy linkability is 0 whatever the scores: not printed as 0 */
+	" {\"attack\": \"dev\", \"sub\": \"informed\", \"metrics\": {\"eer\": 0.02, "
+	"\"n_target\": 14, \"eer_sweep\": 0.02, \"cllr\": 0.5, \"cllr_min\": 0.1, \"linkability\": 0,"
+	" \"zebra\": {\"dece\": 0.6, \"log10_lr_worst\": 2, \"category\": \"C\"}}}"
 	"]}";
 
 static const char rank_expect[] =
@@ -56,6 +61,7 @@ static const char rank_expect[] =
 	"---- ASV_eval^anon results ----\n"
 	"  dataset split gender enrollment trial     EER\n"
 	"0   libri   dev    all       anon  anon  12.910\n"
+	"1   libri   dev    all   informed  anon   2.000\n"
 	"\n";
 
 static const char vpc2022_expect[] =
@@ -87,6 +93,13 @@ static const char vpc2022_expect[] =
 	"  linkability: 0.504589\n"
 	"  Population: 0.258 bit\n"
 	"  Individual: 1.825 (B)\n"
+	"ASV_anon-dev_enrolls_informed-dev_trials_anon\n"
+	"  EER: 2%\n"
+	"  Cllr (min/act): 0.100/0.500\n"
+	"  ROCCH-EER: 2.000%\n"
+	"  linkability: not estimated (14 mated scores, fewer than 20)\n"
+	"  Population: 0.600 bit\n"
+	"  Individual: 2.000 (C)\n"
 	"ASR-libri_trials\n"
 	"  %WER 5.25 [ 2089 / 39783, 172 ins, 250 del, 1667 sub ]\n"
 	"ASR-libri_trials_anon\n"
