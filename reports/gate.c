@@ -11,7 +11,10 @@
  * So does a metric that reads the score direction (eer, cllr_min, min_dcf,
  * ...) of a record whose scores are anti-correlated with identity, unless
  * "allow_anti_correlated": reversed scores read as chance there, while an
- * attacker who reverses them links identities.
+ * attacker who reverses them links identities.  When another record's value
+ * breaks the bound, that is the first reason named (the worst value and its
+ * record), then each record that fails closed (issue 25 item 4f): blaming
+ * only the trial count of a record that passes would hide the leak.
  */
 #include "reports/report.h"
 
@@ -97,6 +100,16 @@ void vpa_gate_line(struct vpa_buf *out, const struct vpa_json *gate)
 		       msg ? msg : "");
 }
 
+int vpa_gate_breached(const struct vpa_json *gate)
+{
+	const struct vpa_json *v = vpa_json_get(gate, "value");
+	const struct vpa_json *lo = vpa_json_get(gate, "min"), *hi = vpa_json_get(gate, "max");
+	if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num))
+		return 0;
+	return (lo && lo->type == VPA_JSON_NUM && v->num < lo->num) ||
+	       (hi && hi->type == VPA_JSON_NUM && v->num > hi->num);
+}
+
 /*
  * The reason why metric `metric` of record r cannot be trusted (the shared
  * contract of reports/README.md): r["unreliable"] has the metric's path or a
@@ -178,6 +191,27 @@ static int selected(const struct selection *s, const struct vpa_json *r, int lev
 	return 1;
 }
 
+/*
+ * After a value that breaks the bound, one record that fails closed: "; and layer 1
+ * fails closed, unreliable: 60 target trials (fewer than 100)", "; and layer 1 (first
+ * of 2 unreliable records) fails closed, ..." when several do, or "; and it fails
+ * closed too, ..." when it is the record of the breach itself.  verb: " fails closed"
+ * or " is undefined and fails closed"; why: ", unreliable: REASON" and the like.
+ */
+static void fail_closed_clause(struct vpa_buf *msg, const struct vpa_json *r,
+			       const struct vpa_json *worst, const struct vpa_buf *where, size_t n,
+			       const char *kind, const char *verb, const char *why)
+{
+	if (r == worst || !where->len) {
+		vpa_buf_printf(msg, "; and it%s too%s", verb, why);
+		return;
+	}
+	vpa_buf_printf(msg, "; and %s", where->data);
+	if (n > 1)
+		vpa_buf_printf(msg, " (first of %zu %s records)", n, kind);
+	vpa_buf_printf(msg, "%s%s", verb, why);
+}
+
 static int eval_one(const struct vpa_json *results, const struct vpa_json *records,
 		    const struct vpa_json *g, struct vpa_json *out, struct vpa_err *err)
 {
@@ -219,7 +253,8 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	if (sel.sweep && sel.sweep->type == VPA_JSON_NULL)
 		sel.sweep = NULL;
 
-	size_t n_attack = 0, n_sub = 0, n_match = 0, n_present = 0, n_unrel = 0;
+	size_t n_attack = 0, n_sub = 0, n_match = 0, n_present = 0, n_unrel = 0, n_undef = 0;
+	size_t n_anti = 0;
 	const struct vpa_json *worst_lo = NULL, *worst_hi = NULL, *undef = NULL, *unrel = NULL;
 	const struct vpa_json *anti = NULL;
 	const char *unrel_why = NULL;
@@ -250,11 +285,11 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		n_present++;
 		const char *why = allow ? NULL : unreliable_reason(r, metric);
 		if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num)) {
-			if (!undef)
+			if (!n_undef++)
 				undef = r;
 			continue;
 		}
-		if (reads_dir && !anti && vpa_rec_anti_correlated(r, 0, NULL)) {
+		if (reads_dir && vpa_rec_anti_correlated(r, 0, NULL) && !n_anti++) {
 			anti = r;
 			anti_v = v->num;
 		}
@@ -323,35 +358,34 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	if (rc)
 		return rc;
 
-	/* decide: undefined, anti-correlated, unreliable, then the bounds (fail closed) */
-	int pass;
+	/*
+	 * decide: a value that breaks the bound is named first (the worst one, with its
+	 * record), then every reason to fail closed: undefined, anti-correlated, unreliable.
+	 * Without a breach the first such reason is the message, as it was.
+	 */
+	int lo_ok = !has_lo || !(v_lo < lo->num); /* no finite value: nothing breaks */
+	int hi_ok = !has_hi || !(v_hi > hi->num);
+	int breach = !lo_ok || !hi_ok, closed = undef || anti || unrel;
+	int pass = !breach && !closed;
 	double value = NAN;
 	const struct vpa_json *worst = NULL;
-	struct vpa_buf msg, anti_why;
+	struct vpa_buf msg, anti_why, rec_d, undef_d, anti_d, unrel_d;
 	vpa_buf_init(&msg);
 	vpa_buf_init(&anti_why);
+	vpa_buf_init(&rec_d);
+	vpa_buf_init(&undef_d);
+	vpa_buf_init(&anti_d);
+	vpa_buf_init(&unrel_d);
 	if (anti)
 		vpa_rec_anti_correlated(anti, 1, &anti_why);
+	if (undef)
+		vpa_record_describe(&undef_d, undef, !sel.sub);
+	if (anti)
+		vpa_record_describe(&anti_d, anti, !sel.sub);
+	if (unrel)
+		vpa_record_describe(&unrel_d, unrel, !sel.sub);
 	vpa_buf_printf(&msg, "%s %s%s%s", attack, metric, side < 0 ? "" : " ", side < 0 ? "" : on);
-	if (undef) {
-		pass = 0;
-		worst = undef;
-		vpa_buf_puts(&msg, " is undefined and fails closed, unreliable: undefined value");
-	} else if (anti) {
-		pass = 0;
-		worst = anti;
-		value = anti_v;
-		vpa_buf_printf(&msg, " = %.6g fails closed, anti-correlated: %s", anti_v,
-			       vpa_buf_str(&anti_why));
-	} else if (unrel) {
-		pass = 0;
-		worst = unrel;
-		value = unrel_v;
-		vpa_buf_printf(&msg, " = %.6g fails closed, unreliable: %s", unrel_v, unrel_why);
-	} else {
-		int lo_ok = !has_lo || v_lo >= lo->num;
-		int hi_ok = !has_hi || v_hi <= hi->num;
-		pass = lo_ok && hi_ok;
+	if (breach || !closed) {
 		if (!lo_ok || (lo_ok && hi_ok && has_lo)) {
 			value = v_lo;
 			worst = worst_lo;
@@ -363,16 +397,45 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		}
 		if (pass && has_lo && has_hi)
 			vpa_buf_printf(&msg, " and %.6g <= %.6g", v_hi, hi->num);
+	} else if (undef) {
+		worst = undef;
+		vpa_buf_puts(&msg, " is undefined and fails closed, unreliable: undefined value");
+	} else if (anti) {
+		worst = anti;
+		value = anti_v;
+		vpa_buf_printf(&msg, " = %.6g fails closed, anti-correlated: %s", anti_v,
+			       vpa_buf_str(&anti_why));
+	} else {
+		worst = unrel;
+		value = unrel_v;
+		vpa_buf_printf(&msg, " = %.6g fails closed, unreliable: %s", unrel_v, unrel_why);
 	}
-	if (n_match > 1 || undef || unrel || anti) {
-		vpa_buf_init(&d);
-		vpa_record_describe(&d, worst, !sel.sub);
-		if (d.len && n_match > 1)
-			vpa_buf_printf(&msg, " (%s of %zu records: %s)",
-				       undef || unrel || anti ? "first" : "worst", n_match, d.data);
-		else if (d.len)
-			vpa_buf_printf(&msg, " (%s)", d.data);
-		vpa_buf_release(&d);
+	if (worst)
+		vpa_record_describe(&rec_d, worst, !sel.sub);
+	if (rec_d.len && n_match > 1)
+		vpa_buf_printf(&msg, " (%s of %zu records: %s)", !breach && closed ? "first" : "worst",
+			       n_match, rec_d.data);
+	else if (rec_d.len && closed)
+		vpa_buf_printf(&msg, " (%s)", rec_d.data);
+	if (breach) {
+		/* each reason to fail closed after the breach: "; and layer 1 fails closed, ..." */
+		if (undef)
+			fail_closed_clause(&msg, undef, worst, &undef_d, n_undef, "undefined",
+					   " is undefined and fails closed", ", unreliable: undefined value");
+		if (anti) {
+			vpa_buf_init(&d);
+			vpa_buf_printf(&d, ", anti-correlated: %s", vpa_buf_str(&anti_why));
+			fail_closed_clause(&msg, anti, worst, &anti_d, n_anti, "anti-correlated",
+					   " fails closed", d.data);
+			vpa_buf_release(&d);
+		}
+		if (unrel) {
+			vpa_buf_init(&d);
+			vpa_buf_printf(&d, ", unreliable: %s", unrel_why);
+			fail_closed_clause(&msg, unrel, worst, &unrel_d, n_unrel, "unreliable",
+					   " fails closed", d.data);
+			vpa_buf_release(&d);
+		}
 	}
 
 	struct vpa_json *o = vpa_json_obj();
@@ -395,10 +458,20 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		vpa_json_set(o, "allow_anti_correlated", vpa_json_bool(1));
 	vpa_json_set(o, "value", vpa_json_num(value)); /* NAN -> null */
 	vpa_json_set(o, "pass", vpa_json_bool(pass));
-	if (!pass && (undef || (unrel && !anti)))
+	/* what failed closed, and where (the record names when the gate selects several) */
+	int say_unrel = breach ? undef || unrel : undef || (unrel && !anti);
+	int say_anti = breach ? anti != NULL : !undef && anti;
+	const struct vpa_buf *unrel_where = undef ? &undef_d : &unrel_d;
+	if (!pass && rec_d.len && n_match > 1 && worst)
+		vpa_json_set_str(o, "record", rec_d.data);
+	if (!pass && say_unrel)
 		vpa_json_set_str(o, "unreliable", undef ? "undefined value" : unrel_why);
-	if (!pass && !undef && anti)
+	if (!pass && say_unrel && unrel_where->len && n_match > 1)
+		vpa_json_set_str(o, "unreliable_record", unrel_where->data);
+	if (!pass && say_anti)
 		vpa_json_set_str(o, "anti_correlated", vpa_buf_str(&anti_why));
+	if (!pass && say_anti && anti_d.len && n_match > 1)
+		vpa_json_set_str(o, "anti_correlated_record", anti_d.data);
 	vpa_json_set(o, "simulated", vpa_json_bool(vpa_results_simulated(results, attack)));
 	vpa_json_set_str(o, "message", vpa_buf_str(&msg));
 	if (loc.file) {
@@ -411,6 +484,10 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 		vpa_json_set(o, "col", vpa_json_null());
 	}
 	vpa_json_push(out, o);
+	vpa_buf_release(&unrel_d);
+	vpa_buf_release(&anti_d);
+	vpa_buf_release(&undef_d);
+	vpa_buf_release(&rec_d);
 	vpa_buf_release(&anti_why);
 	vpa_buf_release(&msg);
 	return pass ? 0 : 1;

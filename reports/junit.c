@@ -269,12 +269,26 @@ void vpa_report_junit(const struct vpa_json *r, struct vpa_buf *b)
 			vpa_buf_printf(&t, "%.6g", v->num);
 		else
 			vpa_buf_puts(&t, "undefined");
+		const char *rec = vpa_json_get_str(g, "record");
+		if (rec)
+			vpa_buf_printf(&t, " at %s", rec);
 		vpa_buf_puts(&t, ", bound ");
 		vpa_gate_bound(&t, g, 1);
-		if (why)
+		/* after a value that breaks the bound, the records that fail closed besides */
+		int breach = vpa_gate_breached(g);
+		const char *anti = vpa_json_get_str(g, "anti_correlated");
+		const char *uwhere = vpa_json_get_str(g, "unreliable_record");
+		const char *awhere = vpa_json_get_str(g, "anti_correlated_record");
+		if (breach && anti)
+			vpa_buf_printf(&t, "; %s fails closed, anti-correlated: %s", awhere ? awhere : "it",
+				       anti);
+		if (breach && why)
+			vpa_buf_printf(&t, "; %s fails closed, unreliable: %s", uwhere ? uwhere : "it",
+				       why);
+		if (!breach && why)
 			vpa_buf_printf(&t, ", unreliable: %s", why);
-		if (vpa_json_get_str(g, "anti_correlated"))
-			vpa_buf_printf(&t, ", anti-correlated: %s", vpa_json_get_str(g, "anti_correlated"));
+		if (!breach && anti)
+			vpa_buf_printf(&t, ", anti-correlated: %s", anti);
 		vpa_buf_puts(b, ">\n      <failure type=\"gate\" message=\"");
 		esc(b, vpa_buf_str(&t));
 		vpa_buf_puts(b, "\">");

@@ -125,14 +125,28 @@ int vpa_plot_files(const struct vpa_json *fig, const char *base, struct vpa_err 
  * only.  A record marked "anti_correlated" fails a gate on a metric that
  * reads the score direction (vpa_metric_reads_direction) with
  * "anti-correlated: FINDING" in its message and "anti_correlated":FINDING
- * in the gate's object, unless the gate says "allow_anti_correlated".  Returns 0 when all hold, VPA_EGATE when one fails, or an error
- * (VPA_EINPUT: a gate names an attack/sub/layer/sweep value/metric not in the
+ * in the gate's object, unless the gate says "allow_anti_correlated".  When
+ * a selected value breaks the bound, the message names that (the worst value
+ * and its record) first and each reason to fail closed after it ("a1 eer =
+ * 0.142 < 0.2 (worst of 3 records: layer 3); and layer 1 fails closed,
+ * unreliable: REASON"), "value" is the worst value and, when the gate selects
+ * several records, "record", "unreliable_record" and "anti_correlated_record"
+ * name them ("layer 3") in a failed gate.  Without a breach the first reason
+ * to fail closed is the message, and "value" that record's.  Returns 0 when
+ * all hold, VPA_EGATE when one fails, or an error (VPA_EINPUT: a gate names an attack/sub/layer/sweep value/metric not in the
  * results, selects no record, or asks for an interval the records lack,
  * blaming the gate's file:line:col).
  */
 int vpa_gates_evaluate(struct vpa_json *results, const struct vpa_json *gates,
 		       struct vpa_err *err);
 
+/*
+ * 1 when the gate object's "value" (a number) breaks its "min" or "max": the gate
+ * failed on the bound, whatever else failed closed (its "unreliable" and
+ * "anti_correlated" then concern other records, "unreliable_record" and
+ * "anti_correlated_record").  0 for an undefined value or one within the bounds.
+ */
+int vpa_gate_breached(const struct vpa_json *gate);
 /* "PASS msg" / "FAIL [simulated] msg": a gate's line on stdout (appended to out). */
 void vpa_gate_line(struct vpa_buf *out, const struct vpa_json *gate);
 /* 1 when attack "ID[.SUB]" of results attacks a target with "simulated": true. */

@@ -123,16 +123,31 @@ static void gate_words(const struct vpa_json *r, const char *attack, const char 
 		vpa_gate_bound(&bound, x, 0);
 		const struct vpa_json *v = vpa_json_get(x, "value");
 		vpa_buf_printf(b, " This FAILS the gate %s %s %s", ga, gm, bound.data ? bound.data : "");
+		const char *rec = vpa_json_get_str(x, "record");
 		if (is_num(v)) {
 			vpa_buf_puts(b, " (value ");
 			vpa_report_fmt(b, gm, v);
+			if (rec)
+				vpa_buf_printf(b, " at %s", rec);
 			vpa_buf_puts(b, ")");
 		} else {
 			vpa_buf_puts(b, " (the value is undefined)");
 		}
+		/* a value that breaks the bound is the reason; what fails closed besides follows */
 		const char *why = vpa_json_get_str(x, "unreliable");
-		if (why)
+		const char *anti = vpa_json_get_str(x, "anti_correlated");
+		if (vpa_gate_breached(x)) {
+			const char *uw = vpa_json_get_str(x, "unreliable_record");
+			const char *aw = vpa_json_get_str(x, "anti_correlated_record");
+			if (why && uw)
+				vpa_buf_printf(b, ", and the value at %s cannot be trusted (%s)", uw, why);
+			else if (why)
+				vpa_buf_printf(b, ", and the value cannot be trusted (%s)", why);
+			if (anti)
+				vpa_buf_printf(b, ", and at %s %s", aw ? aw : "the same record", anti);
+		} else if (why) {
 			vpa_buf_printf(b, ": the value cannot be trusted (%s)", why);
+		}
 		vpa_buf_puts(b, ".");
 		vpa_buf_release(&bound);
 	}

@@ -72,6 +72,54 @@ t_run "the other direction is not a leak" 0 -- gate "$R" --baseline "$T/b/result
 scn "$T/s/tol.yaml" "$D/lazy_informed.txt" "tolerance: 1"
 t_run "a large tolerance (from --scenario) flags nothing" 0 -- gate "$T/b/results.json" --baseline "$R" --scenario "$T/s/tol.yaml"
 
+# issue 25 item 4f: layer 1 fails closed (60 target trials, EER 0.243, within the bound) while
+# layer 3 (0.142) breaks it; the gate named only layer 1 and the trial count
+cat > "$T/layers.json" <<'JSON'
+{"schema": "vpaudit.results/1",
+ "scenario": {"name": "fp"},
+ "targets": [{"id": "m", "simulated": false}],
+ "attacks": [{"id": "a1", "target": "m"}],
+ "records": [
+  {"attack": "a1", "sub": null, "layer": 1, "sweep": null, "metrics": {"eer": 0.243},
+   "unreliable": {"eer": "60 target trials (fewer than 100)"}},
+  {"attack": "a1", "sub": null, "layer": 2, "sweep": null, "metrics": {"eer": 0.31}, "unreliable": {}},
+  {"attack": "a1", "sub": null, "layer": 3, "sweep": null, "metrics": {"eer": 0.142}, "unreliable": {}}],
+ "gates": [{"attack": "a1", "metric": "eer", "min": 0.2}, {"attack": "a1", "metric": "eer", "min": 0.1}]}
+JSON
+t_run "layers: a breach and a fail-closed layer exit 3" 3 -- gate "$T/layers.json" --junit "$T/layers.xml"
+t_ok "layers: the worst layer first, then the fail-closed one" grep -qx 'FAIL a1 eer = 0.142 < 0.2 (worst of 3 records: layer 3); and layer 1 fails closed, unreliable: 60 target trials (fewer than 100)' "$OUT"
+t_ok "layers: without a breach, the fail-closed layer" grep -qx 'FAIL a1 eer = 0.243 fails closed, unreliable: 60 target trials (fewer than 100) (first of 3 records: layer 1)' "$OUT"
+t_ok "layers: junit failure message names both" grep -q 'message="eer = 0.142 at layer 3, bound &gt;= 0.2; layer 1 fails closed, unreliable: 60 target trials (fewer than 100)"' "$T/layers.xml"
+t_ok "layers: junit, without a breach" grep -q 'message="eer = 0.243 at layer 1, bound &gt;= 0.1, unreliable: 60 target trials (fewer than 100)"' "$T/layers.xml"
+
+# the same end to end: sub few (30 target trials, EER 0.35) fails closed, sub many (EER 0.075)
+# breaks the bound; the stdout line, results.json, junit.xml and the report's sentence
+awk 'BEGIN { for (i = 0; i < 30; i++) print i / 30, "target"; for (i = 0; i < 300; i++) print i / 300 - 0.29963, "nontarget" }' > "$T/few.txt"
+awk 'BEGIN { for (i = 0; i < 1000; i++) print i / 1000, "target"; for (i = 0; i < 2000; i++) print i / 2000 - 0.84963, "nontarget" }' > "$T/many.txt"
+cat > "$T/s/mixed.yaml" <<YAML
+name: mixed
+report: [json, junit, html]
+targets:
+  - id: t
+    kind: scores
+    sets:
+      - {name: few, scores: $T/few.txt}
+      - {name: many, scores: $T/many.txt}
+attacks:
+  - {id: eval, kind: evaluate, target: t}
+gates:
+  - {attack: eval, metric: eer, min: 0.2}
+YAML
+t_run "mixed: run exits 3" 3 -- run "$T/s/mixed.yaml" -o "$T/mixed" --no-plots --quiet
+M='eval eer = 0.075 < 0.2 (worst of 2 records: sub many); and sub few fails closed, unreliable: 30 target trials (fewer than 100)'
+t_ok "mixed: the stderr line (--quiet)" grep -qxF "vpaudit: gate failed: $M" "$ERR"
+t_ok "mixed: results.json message" grep -qF "\"message\": \"$M\"" "$T/mixed/results.json"
+t_ok "mixed: results.json value is the worst" grep -q '"value": 0.075,' "$T/mixed/results.json"
+t_ok "mixed: results.json records" test "$(grep -c '"record": "sub many",\|"unreliable_record": "sub few",' "$T/mixed/results.json")" = 2
+t_ok "mixed: junit failure message" grep -q 'message="eer = 0.075 at sub many, bound &gt;= 0.2; sub few fails closed, unreliable: 30 target trials (fewer than 100)"' "$T/mixed/junit.xml"
+t_ok "mixed: report sentence" grep -q 'This FAILS the gate eval eer &gt;= 20.00% (value 7.50% at sub many), and the value at sub few cannot be trusted (30 target trials (fewer than 100))\.' "$T/mixed/report.html"
+t_ok "mixed: report table value" grep -q '<tr class="fail"><td>eval</td><td>eer</td><td class="num">7.50%</td>' "$T/mixed/report.html"
+
 # errors and usage
 printf '{"records": [1, 2,]}\n' > "$T/bad.json"
 t_run "bad JSON" 1 -- gate "$T/bad.json"

@@ -50,10 +50,10 @@ struct outcome {
 	char err[1024];
 };
 
-static struct outcome gate(const char *g)
+static struct outcome gate_on(const char *text, const char *g, struct vpa_json **gate_out)
 {
 	struct outcome o = {0, -1, NAN, "", ""};
-	struct vpa_json *r = J(results_text);
+	struct vpa_json *r = J(text);
 	struct vpa_json *gates = vpa_json_arr();
 	struct vpa_err err;
 	vpa_err_init(&err);
@@ -70,10 +70,17 @@ static struct outcome gate(const char *g)
 		const char *st = vpa_json_get_str(r, "status");
 		if (!st || strcmp(st, o.pass ? "pass" : "fail"))
 			o.pass = -2; /* status disagrees */
+		if (gate_out)
+			*gate_out = vpa_json_clone(out->items[0]);
 	}
 	vpa_json_free(gates);
 	vpa_json_free(r);
 	return o;
+}
+
+static struct outcome gate(const char *g)
+{
+	return gate_on(results_text, g, NULL);
 }
 
 static void test_worst_over_subs_and_sweep(void)
@@ -510,6 +517,77 @@ static void test_selection_and_reliability(void)
 	}
 }
 
+/*
+ * Issue 25 item 4f: per-layer records where layer 1 fails closed (too few trials, EER 0.243,
+ * within the bound) and layer 3 (0.142) breaks it.  The gate named layer 1 and the trial count
+ * only ("a1 eer = 0.243 fails closed, unreliable: ... (first of 3 records: layer 1)"): the
+ * worst value and its layer come first, then the record that fails closed and why.
+ */
+static void test_breach_before_fail_closed(void)
+{
+	const char *text =
+		"{\"records\":["
+		"{\"attack\":\"a1\",\"sub\":null,\"layer\":1,\"sweep\":null,\"metrics\":{\"eer\":0.243},"
+		" \"unreliable\":{\"eer\":\"60 target trials (fewer than 100)\"}},"
+		"{\"attack\":\"a1\",\"sub\":null,\"layer\":2,\"sweep\":null,\"metrics\":{\"eer\":0.31}},"
+		"{\"attack\":\"a1\",\"sub\":null,\"layer\":3,\"sweep\":null,\"metrics\":{\"eer\":0.142}},"
+		"{\"attack\":\"s\",\"sub\":\"a\",\"layer\":null,\"sweep\":null,"
+		" \"anti_correlated\":true,\"metrics\":{\"eer\":0.5,\"eer_flipped\":0.122}},"
+		"{\"attack\":\"s\",\"sub\":\"b\",\"layer\":null,\"sweep\":null,\"metrics\":{\"eer\":0.1}},"
+		"{\"attack\":\"s\",\"sub\":\"c\",\"layer\":null,\"sweep\":null,\"metrics\":{\"eer\":null}},"
+		"{\"attack\":\"u\",\"sub\":null,\"layer\":null,\"sweep\":null,\"metrics\":{\"eer\":0.1},"
+		" \"unreliable\":{\"eer\":\"9 target trials (fewer than 100)\"}}]}";
+	struct vpa_json *g = NULL;
+	struct outcome o = gate_on(text, "{\"attack\":\"a1\",\"metric\":\"eer\",\"min\":0.2}", &g);
+	CHECK(o.rc == VPA_EGATE && o.pass == 0);
+	CHECK_NEAR(o.value, 0.142, 0);
+	CHECK_STR(o.message, "a1 eer = 0.142 < 0.2 (worst of 3 records: layer 3); and layer 1 fails "
+			     "closed, unreliable: 60 target trials (fewer than 100)");
+	CHECK_STR(vpa_json_get_str(g, "record"), "layer 3");
+	CHECK_STR(vpa_json_get_str(g, "unreliable"), "60 target trials (fewer than 100)");
+	CHECK_STR(vpa_json_get_str(g, "unreliable_record"), "layer 1");
+	vpa_json_free(g);
+	/* no value breaks the bound: the fail-closed wording, naming layer 1 */
+	g = NULL;
+	o = gate_on(text, "{\"attack\":\"a1\",\"metric\":\"eer\",\"min\":0.1}", &g);
+	CHECK(o.rc == VPA_EGATE && o.pass == 0);
+	CHECK_NEAR(o.value, 0.243, 0);
+	CHECK_STR(o.message, "a1 eer = 0.243 fails closed, unreliable: 60 target trials (fewer than "
+			     "100) (first of 3 records: layer 1)");
+	CHECK_STR(vpa_json_get_str(g, "unreliable_record"), "layer 1");
+	vpa_json_free(g);
+	/* allow_unreliable: the bound alone decides */
+	o = gate_on(text, "{\"attack\":\"a1\",\"metric\":\"eer\",\"min\":0.2,\"allow_unreliable\":true}",
+		    NULL);
+	CHECK_STR(o.message, "a1 eer = 0.142 < 0.2 (worst of 3 records: layer 3)");
+	/* anti-correlated and undefined records: the breach first, then each fail-closed reason */
+	g = NULL;
+	o = gate_on(text, "{\"attack\":\"s\",\"metric\":\"eer\",\"min\":0.2}", &g);
+	CHECK(o.rc == VPA_EGATE && o.pass == 0);
+	CHECK_NEAR(o.value, 0.1, 0);
+	CHECK_STR(o.message, "s eer = 0.1 < 0.2 (worst of 3 records: sub b); and sub c is undefined "
+			     "and fails closed, unreliable: undefined value; and sub a fails closed, "
+			     "anti-correlated: the scores are anti-correlated with identity: an attacker "
+			     "who reverses them reaches EER 12.2%");
+	CHECK_STR(vpa_json_get_str(g, "anti_correlated_record"), "sub a");
+	CHECK_STR(vpa_json_get_str(g, "unreliable_record"), "sub c");
+	vpa_json_free(g);
+	o = gate_on(text, "{\"attack\":\"s\",\"metric\":\"eer\",\"min\":0.2,\"exclude\":[\"c\"]}", NULL);
+	CHECK_STR(o.message, "s eer = 0.1 < 0.2 (worst of 2 records: sub b); and sub a fails closed, "
+			     "anti-correlated: the scores are anti-correlated with identity: an attacker "
+			     "who reverses them reaches EER 12.2%");
+	/* without the breach: the anti-correlated wording as before */
+	o = gate_on(text, "{\"attack\":\"s\",\"metric\":\"eer\",\"min\":0.05,\"exclude\":[\"c\"]}", NULL);
+	CHECK_STR(o.message, "s eer = 0.5 fails closed, anti-correlated: the scores are anti-correlated "
+			     "with identity: an attacker who reverses them reaches EER 12.2% (first of 2 "
+			     "records: sub a)");
+	/* one record that both breaks the bound and fails closed */
+	o = gate_on(text, "{\"attack\":\"u\",\"metric\":\"eer\",\"min\":0.2}", NULL);
+	CHECK(o.rc == VPA_EGATE && o.pass == 0);
+	CHECK_STR(o.message, "u eer = 0.1 < 0.2; and it fails closed too, unreliable: 9 target trials "
+			     "(fewer than 100)");
+}
+
 /* `tolerances:` accepts exactly the metrics the comparison checks. */
 static void test_tolerance_keys(void)
 {
@@ -531,6 +609,7 @@ int main(void)
 	RUN(test_baseline);
 	RUN(test_significance);
 	RUN(test_selection_and_reliability);
+	RUN(test_breach_before_fail_closed);
 	RUN(test_tolerance_keys);
 	RUN(test_provenance);
 	RUN(test_tolerance_units);
