@@ -222,16 +222,24 @@ static int key_part_cmp(const struct vpa_json *a, const struct vpa_json *b)
 	return 0;
 }
 
-static int record_key_cmp(const void *pa, const void *pb)
+static int key_cmp(const struct vpa_json *a, const struct vpa_json *b)
 {
 	static const char *const keys[] = {"attack", "sub", "layer", "sweep"};
-	const struct vpa_json *a = *(const struct vpa_json *const *)pa;
-	const struct vpa_json *b = *(const struct vpa_json *const *)pb;
 	for (size_t k = 0; k < 4; k++) {
 		int c = key_part_cmp(vpa_json_get(a, keys[k]), vpa_json_get(b, keys[k]));
 		if (c)
 			return c;
 	}
+	return 0;
+}
+
+static int record_key_cmp(const void *pa, const void *pb)
+{
+	const struct vpa_json *a = *(const struct vpa_json *const *)pa;
+	const struct vpa_json *b = *(const struct vpa_json *const *)pb;
+	int c = key_cmp(a, b);
+	if (c)
+		return c;
 	/* equal keys: file order, so the error names the later record */
 	return a->line != b->line ? (a->line < b->line ? -1 : 1) : (a->col > b->col) - (a->col < b->col);
 }
@@ -260,10 +268,10 @@ static const struct vpa_json *bad_metric(const struct vpa_json *m, char *path, s
 	return NULL;
 }
 
-int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
+/* The top level is an object of this schema (the first check of both validators). */
+static int check_schema(const struct vpa_json *r, const char *name, struct vpa_err *err)
 {
-	const struct vpa_json *v, *arr;
-	char ctx[96];
+	const struct vpa_json *v;
 	int rc;
 	if (!r || r->type != VPA_JSON_OBJ)
 		return bad(err, name, r, "expected a JSON object at the top level");
@@ -271,6 +279,16 @@ int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err
 		return rc;
 	if (strcmp(v->str, SCHEMA))
 		return bad(err, name, v, "unsupported schema '%s' (expected '%s')", v->str, SCHEMA);
+	return 0;
+}
+
+int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err *err)
+{
+	const struct vpa_json *v, *arr;
+	char ctx[96];
+	int rc;
+	if ((rc = check_schema(r, name, err)))
+		return rc;
 	if ((rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
 		return rc;
 	for (size_t i = 0; i < arr->n; i++) {
@@ -302,27 +320,19 @@ int vpa_results_check(const struct vpa_json *r, const char *name, struct vpa_err
 		qsort(sorted, arr->n, sizeof(*sorted), record_key_cmp);
 		const struct vpa_json *dup = NULL, *first = NULL;
 		for (size_t i = 1; i < arr->n && !dup; i++)
-			if (!key_part_cmp(vpa_json_get(sorted[i - 1], "attack"), vpa_json_get(sorted[i], "attack")) &&
-			    !key_part_cmp(vpa_json_get(sorted[i - 1], "sub"), vpa_json_get(sorted[i], "sub")) &&
-			    !key_part_cmp(vpa_json_get(sorted[i - 1], "layer"), vpa_json_get(sorted[i], "layer")) &&
-			    !key_part_cmp(vpa_json_get(sorted[i - 1], "sweep"), vpa_json_get(sorted[i], "sweep"))) {
+			if (!key_cmp(sorted[i - 1], sorted[i])) {
 				first = sorted[i - 1];
 				dup = sorted[i];
 			}
 		free(sorted);
 		if (dup) {
+			/* equal keys sort in file order: first comes before dup */
 			size_t a = 0, b = 0;
 			for (size_t i = 0; i < arr->n; i++) {
 				if (arr->items[i] == first)
 					a = i + 1;
 				if (arr->items[i] == dup)
 					b = i + 1;
-			}
-			if (a > b) {
-				size_t t = a;
-				a = b;
-				b = t;
-				dup = arr->items[b - 1];
 			}
 			struct vpa_buf d;
 			vpa_buf_init(&d);
@@ -372,12 +382,8 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 	const struct vpa_json *v, *arr;
 	char ctx[96];
 	int rc;
-	if (!r || r->type != VPA_JSON_OBJ)
-		return bad(err, name, r, "expected a JSON object at the top level");
-	if ((rc = want(r, "schema", VPA_JSON_STR, 1, "a string", NULL, name, &v, err)))
+	if ((rc = check_schema(r, name, err)))
 		return rc;
-	if (strcmp(v->str, SCHEMA))
-		return bad(err, name, v, "unsupported schema '%s' (expected '%s')", v->str, SCHEMA);
 	const struct vpa_json *sc;
 	if ((rc = want(r, "scenario", VPA_JSON_OBJ, 1, "an object", NULL, name, &sc, err)) ||
 	    (rc = want(sc, "name", VPA_JSON_STR, 1, "a string", "scenario", name, &v, err)) ||
@@ -425,14 +431,9 @@ int vpa_report_check(const struct vpa_json *r, const char *name, struct vpa_err 
 	    (rc = want(r, "records", VPA_JSON_ARR, 1, "an array", NULL, name, &arr, err)))
 		return rc;
 	for (size_t i = 0; i < arr->n; i++) {
-		const struct vpa_json *rec = arr->items[i], *id;
+		/* vpa_results_check made every record an object with a string "attack" */
+		const struct vpa_json *id = vpa_json_get(arr->items[i], "attack");
 		snprintf(ctx, sizeof(ctx), "record %zu", i + 1);
-		if (rec->type != VPA_JSON_OBJ)
-			return bad(err, name, rec, "%s must be an object", ctx);
-		if ((rc = want(rec, "attack", VPA_JSON_STR, 1, "a string", ctx, name, &id, err)) ||
-		    (rc = want(rec, "metrics", VPA_JSON_OBJ, 1, "an object", ctx, name, &v, err)) ||
-		    (rc = want(rec, "ci", VPA_JSON_OBJ, 0, "an object", ctx, name, &v, err)))
-			return rc;
 		/* A record of an attack not in "attacks" would be missing from the report. */
 		size_t k = 0;
 		while (k < attacks->n && strcmp(vpa_json_get_str(attacks->items[k], "id"), id->str))
