@@ -431,13 +431,13 @@ static void eval_compute(const struct vpa_trials *t, const struct vpa_eval_opts 
 	r->pm = xmalloc(xmul(cap, sizeof(double)));
 	r->pf = xmalloc(xmul(cap, sizeof(double)));
 	r->n_det = vpa_det_sample(&s, cap, r->pm, r->pf);
+	struct vpa_ci_opts co = {
+		.level = o->ci_level, .reps = o->ci_reps, .seed = seed,
+		.tar_e = te, .tar_t = tt, .non_e = ne, .non_t = nt,
+		.n_e = ids ? t->n_ids_e : 0, .n_t = ids ? t->n_ids_t : 0,
+		.omega = o->m.omega, .bins = o->m.bins,
+	};
 	if (o->ci_level > 0) {
-		struct vpa_ci_opts co = {
-			.level = o->ci_level, .reps = o->ci_reps, .seed = seed,
-			.tar_e = te, .tar_t = tt, .non_e = ne, .non_t = nt,
-			.n_e = ids ? t->n_ids_e : 0, .n_t = ids ? t->n_ids_t : 0,
-			.omega = o->m.omega, .bins = o->m.bins,
-		};
 		if ((r->rc = vpa_bootstrap_ci(&s, &co, &r->ci, &r->err)))
 			goto out;
 		r->have_ci = 1;
@@ -445,29 +445,13 @@ static void eval_compute(const struct vpa_trials *t, const struct vpa_eval_opts 
 	/* what an attacker who reverses the scores reaches, and whether they are
 	 * anti-correlated: the sweep EER's 95% interval, drawn only when the sweep
 	 * EER exceeds 0.5 (below, the interval cannot lie above 0.5) */
-	if ((r->rc = vpa_metrics_flipped(tar, t->n_tar, non, t->n_non, &o->m, &r->m, &r->err)))
+	struct vpa_ci used = {0};
+	int own = r->have_ci && o->ci_level == VPA_REVERSAL_LEVEL;
+	if ((r->rc = vpa_metrics_reversal(tar, t->n_tar, non, t->n_non, &o->m, &co,
+					  own ? &r->ci : NULL, &r->m, &used, &r->err)))
 		goto out;
-	vpa_metrics_judge_reversal(&r->m, NAN, NAN);
-	if (r->m.eer_sweep > 0.5) {
-		struct vpa_ci sw;
-		const struct vpa_ci *use = &r->ci;
-		if (!r->have_ci || o->ci_level != VPA_REVERSAL_LEVEL) {
-			struct vpa_ci_opts co = {
-				.level = VPA_REVERSAL_LEVEL, .seed = seed,
-				.reps = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
-				.jack_max = vpa_reversal_reps(o->ci_reps, t->n_tar + t->n_non),
-				.tar_e = te, .tar_t = tt, .non_e = ne, .non_t = nt,
-				.n_e = ids ? t->n_ids_e : 0, .n_t = ids ? t->n_ids_t : 0,
-				.omega = o->m.omega, .bins = o->m.bins, .sweep_only = 1,
-			};
-			if ((r->rc = vpa_bootstrap_ci(&s, &co, &sw, &r->err)))
-				goto out;
-			use = &sw;
-		}
-		vpa_metrics_judge_reversal(&r->m, use->eer_sweep_lo, use->eer_sweep_hi);
-		r->rev_by_identity = use->by_identity;
-		r->rev_reps = use->reps;
-	}
+	r->rev_by_identity = used.by_identity;
+	r->rev_reps = used.reps;
 out:
 	free(tar);
 	free(non);

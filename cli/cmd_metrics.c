@@ -458,45 +458,26 @@ int cmd_metrics(int argc, char **argv)
 	if ((rc = vpa_metrics_all(&s, &o.m, &m, &err)))
 		goto out;
 	n_bins = o.m.bins ? o.m.bins : (tr.n_tar / 10 < 100 ? tr.n_tar / 10 : 100);
+	struct vpa_ci_opts co = {.level = o.ci_level, .reps = o.ci_reps, .seed = o.seed,
+				 .omega = o.m.omega, .bins = o.m.bins};
+	if (ids) {
+		co.tar_e = tr.tar_e;
+		co.tar_t = tr.tar_t;
+		co.non_e = tr.non_e;
+		co.non_t = tr.non_t;
+		co.n_e = tr.n_ids_e;
+		co.n_t = tr.n_ids_t;
+	}
 	if (o.ci_level > 0) {
-		struct vpa_ci_opts co = {.level = o.ci_level, .reps = o.ci_reps, .seed = o.seed,
-					 .omega = o.m.omega, .bins = o.m.bins};
-		if (ids) {
-			co.tar_e = tr.tar_e;
-			co.tar_t = tr.tar_t;
-			co.non_e = tr.non_e;
-			co.non_t = tr.non_t;
-			co.n_e = tr.n_ids_e;
-			co.n_t = tr.n_ids_t;
-		}
 		if ((rc = vpa_bootstrap_ci(&s, &co, &ci, &err)))
 			goto out;
 		have_ci = 1;
 	}
 	/* reversed scores (metrics/README.md "Reversed scores") */
-	if ((rc = vpa_metrics_flipped(tr.tar, tr.n_tar, tr.non, tr.n_non, &o.m, &m, &err)))
+	int own = have_ci && o.ci_level == VPA_REVERSAL_LEVEL;
+	if ((rc = vpa_metrics_reversal(tr.tar, tr.n_tar, tr.non, tr.n_non, &o.m, &co,
+				       own ? &ci : NULL, &m, NULL, &err)))
 		goto out;
-	vpa_metrics_judge_reversal(&m, NAN, NAN);
-	if (m.eer_sweep > 0.5 && have_ci && o.ci_level == VPA_REVERSAL_LEVEL) {
-		vpa_metrics_judge_reversal(&m, ci.eer_sweep_lo, ci.eer_sweep_hi);
-	} else if (m.eer_sweep > 0.5) {
-		struct vpa_ci sw;
-		size_t reps = vpa_reversal_reps(o.ci_reps, tr.n_tar + tr.n_non);
-		struct vpa_ci_opts co = {.level = VPA_REVERSAL_LEVEL, .reps = reps,
-					 .seed = o.seed, .omega = o.m.omega, .bins = o.m.bins,
-					 .sweep_only = 1, .jack_max = reps};
-		if (ids) {
-			co.tar_e = tr.tar_e;
-			co.tar_t = tr.tar_t;
-			co.non_e = tr.non_e;
-			co.non_t = tr.non_t;
-			co.n_e = tr.n_ids_e;
-			co.n_t = tr.n_ids_t;
-		}
-		if ((rc = vpa_bootstrap_ci(&s, &co, &sw, &err)))
-			goto out;
-		vpa_metrics_judge_reversal(&m, sw.eer_sweep_lo, sw.eer_sweep_hi);
-	}
 	if (o.det)
 		vpa_det_walk(&s, det_emit, &det);
 	if (o.plot) {

@@ -343,6 +343,21 @@ struct vpa_ci {
 int vpa_bootstrap_ci(const struct vpa_scores *s, const struct vpa_ci_opts *o,
 		     struct vpa_ci *out, struct vpa_err *err);
 
+/*
+ * The reversal rule on one unweighted score set (tar, non sorted ascending,
+ * as for vpa_metrics_flipped): the flipped metrics, then, when m->eer_sweep
+ * > 0.5, the sweep EER's interval at VPA_REVERSAL_LEVEL -- `have` when it is
+ * an interval at that level already drawn (an attack's own `ci:`; NULL:
+ * none), else a sweep-only bootstrap with co's ids, seed, omega and bins and
+ * vpa_reversal_reps(co->reps, n_tar + n_non) replicates -- and
+ * vpa_metrics_judge_reversal.  *used (OUT, may be NULL) gets the interval
+ * that decided; untouched when the sweep EER needed none.
+ */
+int vpa_metrics_reversal(double *tar, size_t n_tar, double *non, size_t n_non,
+			 const struct vpa_metrics_opts *mo, const struct vpa_ci_opts *co,
+			 const struct vpa_ci *have, struct vpa_metrics *m,
+			 struct vpa_ci *used /* OUT */, struct vpa_err *err);
+
 /* ---- closed-set identification ------------------------------------------ */
 
 /*

@@ -69,3 +69,32 @@ void vpa_metrics_judge_reversal(struct vpa_metrics *m, double lo, double hi)
 	m->eer_sweep_level = isfinite(lo) ? VPA_REVERSAL_LEVEL : NAN;
 	m->anti_correlated = m->eer_sweep > 0.5 && isfinite(lo) && lo > 0.5;
 }
+
+int vpa_metrics_reversal(double *tar, size_t n_tar, double *non, size_t n_non,
+			 const struct vpa_metrics_opts *mo, const struct vpa_ci_opts *co,
+			 const struct vpa_ci *have, struct vpa_metrics *m, struct vpa_ci *used,
+			 struct vpa_err *err)
+{
+	int rc = vpa_metrics_flipped(tar, n_tar, non, n_non, mo, m, err);
+	if (rc)
+		return rc;
+	vpa_metrics_judge_reversal(m, NAN, NAN);
+	/* at most 0.5: an interval containing its estimate cannot lie above 0.5 */
+	if (!(m->eer_sweep > 0.5))
+		return 0;
+	struct vpa_ci sw;
+	if (!have) {
+		struct vpa_scores s = {tar, n_tar, non, n_non, NULL, NULL};
+		struct vpa_ci_opts o = *co;
+		o.level = VPA_REVERSAL_LEVEL;
+		o.reps = o.jack_max = vpa_reversal_reps(co->reps, n_tar + n_non);
+		o.sweep_only = 1;
+		if ((rc = vpa_bootstrap_ci(&s, &o, &sw, err)))
+			return rc;
+		have = &sw;
+	}
+	vpa_metrics_judge_reversal(m, have->eer_sweep_lo, have->eer_sweep_hi);
+	if (used)
+		*used = *have;
+	return 0;
+}
