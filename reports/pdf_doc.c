@@ -390,37 +390,24 @@ static void head_text(const char *s, struct vpa_buf *out)
 	}
 }
 
-/* The widest part of a header between ' ', '/', '_' and '.' (each part kept
- * with the separator that ends it, as head_text breaks after it). */
-static double longest_part(struct pdf *p, const char *font, const char *s)
+/*
+ * The widest piece of s between ' ' and '/' (a cell's words), or with
+ * `at_ids` also between '_' and '.', each such piece kept with the separator
+ * that ends it, as head_text breaks after it (a header's parts).
+ */
+static double longest_piece(struct pdf *p, const char *font, const char *s, int at_ids)
 {
-	double best = 0;
-	while (s && *s) {
-		size_t l = strcspn(s, " /_.");
-		if (s[l] == '_' || s[l] == '.')
-			l++;
-		char part[160];
-		snprintf(part, sizeof(part), "%.*s", (int)(l < 159 ? l : 159), s);
-		double x = natural(p, font, part);
-		if (x > best)
-			best = x;
-		s += l;
-		while (*s == ' ' || *s == '/')
-			s++;
-	}
-	return best;
-}
-
-static double longest_word(struct pdf *p, const char *font, const char *s)
-{
-	if (!strpbrk(s, " /"))
+	const char *cut = at_ids ? " /_." : " /";
+	if (!at_ids && !strpbrk(s, cut))
 		return natural(p, font, s);
 	double best = 0;
-	while (*s) {
-		size_t l = strcspn(s, " /");
-		char word[160];
-		snprintf(word, sizeof(word), "%.*s", (int)(l < 159 ? l : 159), s);
-		double x = natural(p, font, word);
+	while (s && *s) {
+		size_t l = strcspn(s, cut);
+		if (s[l] == '_' || s[l] == '.')
+			l++;
+		char piece[160];
+		snprintf(piece, sizeof(piece), "%.*s", (int)(l < 159 ? l : 159), s);
+		double x = natural(p, font, piece);
 		if (x > best)
 			best = x;
 		s += l;
@@ -458,7 +445,7 @@ static int table_plan(struct pdf *p, const struct vpa_table *t, double size, dou
 		double cw = 0;
 		for (size_t r = 0; !t->numeric[c] && r < t->n_rows; r++) {
 			const char *cs = t->cells[r * t->n_cols + c];
-			double x = cs ? longest_word(p, f, cs) : 0;
+			double x = cs ? longest_piece(p, f, cs, 0) : 0;
 			if (x > cw)
 				cw = x;
 		}
@@ -467,7 +454,7 @@ static int table_plan(struct pdf *p, const struct vpa_table *t, double size, dou
 		/* headers break between the parts of an id (head_text), so the
 		 * longest part sets the minimum; only a part longer than 12 em may
 		 * still break inside */
-		double hw = fmin(longest_part(p, fb, t->head[c]), fmax(cw, size * 12));
+		double hw = fmin(longest_piece(p, fb, t->head[c], 1), fmax(cw, size * 12));
 		nat[c] = fmax(m, head) + 2 * PAD;
 		minw[c] = fmax(cw, hw) + 2 * PAD;
 		if (t->numeric[c] || nat[c] <= minw[c])
