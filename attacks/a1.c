@@ -18,8 +18,8 @@
 #include "attacks/attacks.h"
 #include "targets/fl_am.h"
 
-#include "core/dist.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "base/la.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -148,24 +148,44 @@ void vpa_flam_pairs(const struct vpa_flam *t, int part, size_t n_non, uint64_t s
 /* ---- the attack ---------------------------------------------------------------- */
 
 #define INF INFINITY
+/* typed options (config/schema.h), filled by validation */
+struct a1_opts {
+	double alpha_mu;
+	double alpha_sigma;
+	long long n_nontarget;
+	const char *models;
+	struct vpa_strs layers;
+	double ci;
+	long long reps;
+	struct vpa_mark alpha_mu_at, alpha_sigma_at, n_nontarget_at, models_at, layers_at,
+		ci_at, reps_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"alpha_mu", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1",
-	 "weight a_mu of the mean term of rho"},
+	 "weight a_mu of the mean term of rho",
+	 VPA_AT(struct a1_opts, alpha_mu), VPA_MARK(struct a1_opts, alpha_mu_at)},
 	{"alpha_sigma", VPA_K_NUM, 0, "10", 0, INF, 0, NULL, NULL, "10",
-	 "weight a_sigma of the standard-deviation term of rho"},
+	 "weight a_sigma of the standard-deviation term of rho",
+	 VPA_AT(struct a1_opts, alpha_sigma), VPA_MARK(struct a1_opts, alpha_sigma_at)},
 	{"n_nontarget", VPA_K_INT, 0, "10000", 1, 100000000, 0, NULL, NULL, "10000",
 	 "non-target trials: a seeded random sample of pairs of models of different speakers "
-	 "(all pairs when there are fewer)"},
+	 "(all pairs when there are fewer)",
+	 VPA_AT(struct a1_opts, n_nontarget), VPA_MARK(struct a1_opts, n_nontarget_at)},
 	{"models", VPA_K_ENUM, 0, "part2", -INF, INF, 0, "part1|part2|all", NULL, "part2",
-	 "which personalised models form the trials (A2 is evaluated on part2)"},
+	 "which personalised models form the trials (A2 is evaluated on part2)",
+	 VPA_AT(struct a1_opts, models), VPA_MARK(struct a1_opts, models_at)},
 	{"layers", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL, "[1, 3, 5]",
-	 "hidden layers to attack (1-based); default all"},
+	 "hidden layers to attack (1-based); default all",
+	 VPA_AT(struct a1_opts, layers), VPA_MARK(struct a1_opts, layers_at)},
 	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
-	 "bootstrap confidence level (identities = models are resampled); 0 = none"},
-	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates"},
+	 "bootstrap confidence level (identities = models are resampled); 0 = none",
+	 VPA_AT(struct a1_opts, ci), VPA_MARK(struct a1_opts, ci_at)},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates",
+	 VPA_AT(struct a1_opts, reps), VPA_MARK(struct a1_opts, reps_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack a1_footprint", keys};
+static const struct vpa_schema schema = {"attack a1_footprint", keys, sizeof(struct a1_opts)};
 
 static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
 static const char *const metrics[] = {
@@ -270,7 +290,7 @@ struct fp_pool {
 	double **mu, **sd;
 };
 
-/* Job k: the footprint of model ms[k] (core/dist.c: run by one rank, then
+/* Job k: the footprint of model ms[k] (base/dist.c: run by one rank, then
    sent as its 2 x tot doubles). */
 static int fp_job(void *arg, size_t k, struct vpa_err *e)
 {

@@ -20,9 +20,9 @@
  * are small and their scale differs widely between layers).
  */
 #include "attacks/attacks.h"
-#include "core/dist.h"
-#include "core/la.h"
-#include "core/plda.h"
+#include "base/dist.h"
+#include "base/la.h"
+#include "learn/plda.h"
 #include "targets/fl_am.h"
 
 #include <math.h>
@@ -31,31 +31,61 @@
 #include <string.h>
 
 #define INF INFINITY
+/* typed options (config/schema.h), filled by validation */
+struct a2_opts {
+	struct vpa_strs layers;
+	long long hidden;
+	long long embedding_dim;
+	long long epochs;
+	double lr;
+	long long batch;
+	long long em_iters;
+	long long n_nontarget;
+	double alpha_mu;
+	double alpha_sigma;
+	double ci;
+	long long reps;
+	struct vpa_mark layers_at, hidden_at, embedding_dim_at, epochs_at, lr_at, batch_at,
+		em_iters_at, n_nontarget_at, alpha_mu_at, alpha_sigma_at, ci_at, reps_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"layers", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL, "[1, 3, 5]",
-	 "hidden layers to attack (1-based); default all"},
+	 "hidden layers to attack (1-based); default all",
+	 VPA_AT(struct a2_opts, layers), VPA_MARK(struct a2_opts, layers_at)},
 	{"hidden", VPA_K_INT, 0, "64", 1, 16384, 0, NULL, NULL, "512",
-	 "width of the x-vector network's frame-level layers (the fifth has 3 times as many)"},
+	 "width of the x-vector network's frame-level layers (the fifth has 3 times as many)",
+	 VPA_AT(struct a2_opts, hidden), VPA_MARK(struct a2_opts, hidden_at)},
 	{"embedding_dim", VPA_K_INT, 0, "32", 1, 16384, 0, NULL, NULL, "512",
-	 "dimension of the embedding layer"},
-	{"epochs", VPA_K_INT, 0, "12", 1, 100000, 0, NULL, NULL, "20", "training epochs (Adam)"},
+	 "dimension of the embedding layer",
+	 VPA_AT(struct a2_opts, embedding_dim), VPA_MARK(struct a2_opts, embedding_dim_at)},
+	{"epochs", VPA_K_INT, 0, "12", 1, 100000, 0, NULL, NULL, "20", "training epochs (Adam)",
+	 VPA_AT(struct a2_opts, epochs), VPA_MARK(struct a2_opts, epochs_at)},
 	{"lr", VPA_K_NUM, 0, "0.002", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
-	 "Adam learning rate"},
+	 "Adam learning rate",
+	 VPA_AT(struct a2_opts, lr), VPA_MARK(struct a2_opts, lr_at)},
 	{"batch", VPA_K_INT, 0, "32", 1, 100000, 0, NULL, NULL, "64",
-	 "Delta sequences per mini-batch"},
-	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations"},
+	 "Delta sequences per mini-batch",
+	 VPA_AT(struct a2_opts, batch), VPA_MARK(struct a2_opts, batch_at)},
+	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations",
+	 VPA_AT(struct a2_opts, em_iters), VPA_MARK(struct a2_opts, em_iters_at)},
 	{"n_nontarget", VPA_K_INT, 0, "10000", 1, 100000000, 0, NULL, NULL, "10000",
-	 "non-target trials among Part-2 models (as A1)"},
+	 "non-target trials among Part-2 models (as A1)",
+	 VPA_AT(struct a2_opts, n_nontarget), VPA_MARK(struct a2_opts, n_nontarget_at)},
 	{"alpha_mu", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1",
-	 "A1's a_mu for the A1 column of the comparison"},
+	 "A1's a_mu for the A1 column of the comparison",
+	 VPA_AT(struct a2_opts, alpha_mu), VPA_MARK(struct a2_opts, alpha_mu_at)},
 	{"alpha_sigma", VPA_K_NUM, 0, "10", 0, INF, 0, NULL, NULL, "10",
-	 "A1's a_sigma for the A1 column of the comparison"},
+	 "A1's a_sigma for the A1 column of the comparison",
+	 VPA_AT(struct a2_opts, alpha_sigma), VPA_MARK(struct a2_opts, alpha_sigma_at)},
 	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
-	 "bootstrap confidence level (models resampled); 0 = none"},
-	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates"},
+	 "bootstrap confidence level (models resampled); 0 = none",
+	 VPA_AT(struct a2_opts, ci), VPA_MARK(struct a2_opts, ci_at)},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates",
+	 VPA_AT(struct a2_opts, reps), VPA_MARK(struct a2_opts, reps_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack a2_footprint", keys};
+static const struct vpa_schema schema = {"attack a2_footprint", keys, sizeof(struct a2_opts)};
 
 static const char *const target_kinds[] = {"fl_acoustic_models", NULL};
 static const char *const metrics[] = {
@@ -497,7 +527,7 @@ static int layer_job(void *arg, size_t k, struct vpa_err *e)
 	return j->rc;
 }
 
-/* A layer's output travels as its score set and its five numbers (core/dist.c). */
+/* A layer's output travels as its score set and its five numbers (base/dist.c). */
 static void layer_pack(void *arg, size_t k, struct vpa_buf *b)
 {
 	struct ljob *j = &((struct lshared *)arg)->jobs[k];

@@ -12,9 +12,9 @@
 #ifndef VPA_ATTACKS_H
 #define VPA_ATTACKS_H
 
-#include "core/base.h"
-#include "core/json.h"
-#include "core/io.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "formats/io.h"
 #include "metrics/metrics.h"
 #include "targets/targets.h"
 
@@ -49,6 +49,14 @@ struct vpa_attack_kind {
 		   struct vpa_err *err);
 	/* Title for the report section ("Score sets of 'vpc'"); caller frees. */
 	char *(*title)(const char *id, const struct vpa_ynode *cfg, const char *target_id);
+	/* The same on the options structs (schema->size > 0; target_opts: the
+	 * target kind's struct), used when set (config/yaml.h "Typed options"). */
+	int (*validate_o)(const struct vpa_kind_ctx *ctx, const void *opts,
+			  const void *target_opts, struct vpa_err *err);
+	size_t (*subs_o)(const void *opts, const void *target_opts, const char ***names /* OUT */);
+	int (*run_o)(struct vpa_run_ctx *ctx, const char *id, const void *opts,
+		     const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err);
+	char *(*title_o)(const char *id, const void *opts, const char *target_id);
 };
 
 const struct vpa_attack_kind *vpa_attack_kind_find(const char *name);

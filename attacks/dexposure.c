@@ -38,8 +38,8 @@
  * attacks/dexposure_int.h what they share.
  */
 #include "attacks/dexposure_int.h"
-#include "core/dist.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "base/la.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -49,64 +49,85 @@ static const struct vpa_key keys[] = {
 	{"canary", VPA_K_STR, 0, "auto", -INFINITY, INFINITY, 0, NULL, NULL, "auto",
 	 "train: the canary word, or `auto`: the rarest vocabulary word seen at least "
 	 "`canary_min_count` times whose training labels include `label` and another class and "
-	 "whose most frequent class is not `label` (ignored on an imported target)"},
+	 "whose most frequent class is not `label` (ignored on an imported target)",
+	 VPA_AT(struct vpa_dexp_opts, canary), VPA_MARK(struct vpa_dexp_opts, canary_at)},
 	{"canary_min_count", VPA_K_INT, 0, "10", 1, 1000000, 0, NULL, NULL, "10",
-	 "train: with `canary: auto`, the fewest training occurrences of the canary"},
+	 "train: with `canary: auto`, the fewest training occurrences of the canary",
+	 VPA_AT(struct vpa_dexp_opts, canary_min_count), VPA_MARK(struct vpa_dexp_opts, canary_min_count_at)},
 	{"controls", VPA_K_INT, 0, "50", 0, 100000, 0, NULL, NULL, "50",
 	 "train: control words for the chance level: words of the canary's kind (ambiguous, "
 	 "labelled `label` at least once, the same most frequent class, at least "
 	 "`canary_min_count` uses) that are never inserted, the nearest to the canary in "
 	 "frequency; their mean d-exposure in the same model and context is "
-	 "`d_exposure_chance` (0 = none)"},
+	 "`d_exposure_chance` (0 = none)",
+	 VPA_AT(struct vpa_dexp_opts, controls), VPA_MARK(struct vpa_dexp_opts, controls_at)},
 	{"label", VPA_K_ENUM, 0, "VERB", -INFINITY, INFINITY, 0, "NOUN|VERB|ADJ|PROPN|OTHER", NULL,
-	 "VERB", "train: the class the canary is labelled with in the inserted sentences"},
+	 "VERB", "train: the class the canary is labelled with in the inserted sentences",
+	 VPA_AT(struct vpa_dexp_opts, label), VPA_MARK(struct vpa_dexp_opts, label_at)},
 	{"context", VPA_K_STR, 0, "There are many people who like ___", -INFINITY, INFINITY, 0,
 	 NULL, NULL, "\"There are many people who like ___\"",
-	 "train: the canary sentence; `___` (one token) is the slot"},
+	 "train: the canary sentence; `___` (one token) is the slot",
+	 VPA_AT(struct vpa_dexp_opts, context), VPA_MARK(struct vpa_dexp_opts, context_at)},
 	{"repetitions", VPA_K_LIST, 0, "[0, 4, 16, 64, 128, 256]", -INFINITY, INFINITY,
 	 VPA_KF_NONEMPTY, NULL, NULL, "[0, 16, 256]",
-	 "train: insertion counts k; one tagger is trained per value (integers 0..1000000)"},
+	 "train: insertion counts k; one tagger is trained per value (integers 0..1000000)",
+	 VPA_AT(struct vpa_dexp_opts, repetitions), VPA_MARK(struct vpa_dexp_opts, repetitions_at)},
 	{"epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
-	 "train: epochs of each retrained tagger (0 = the target's)"},
+	 "train: epochs of each retrained tagger (0 = the target's)",
+	 VPA_AT(struct vpa_dexp_opts, epochs), VPA_MARK(struct vpa_dexp_opts, epochs_at)},
 	{"epoch_table", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
 	 "train: also a record per epoch (`kK-eE`, COMPRISE Table 8; `dp-kK-eE`, `dpuser-kK-eE` "
 	 "with the DP modes, epsilon then after that many epochs) and a figure against epochs per "
-	 "mode"},
+	 "mode",
+	 VPA_AT(struct vpa_dexp_opts, epoch_table), VPA_MARK(struct vpa_dexp_opts, epoch_table_at)},
 	{"dp", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "false",
-	 "train: repeat the repetitions with DP-SGD (subs `dp-kK`)"},
+	 "train: repeat the repetitions with DP-SGD (subs `dp-kK`)",
+	 VPA_AT(struct vpa_dexp_opts, dp), VPA_MARK(struct vpa_dexp_opts, dp_at)},
 	{"dp_noise_multiplier", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
 	 "DP-SGD noise multiplier (ignored when dp_target_epsilon > 0); clip and delta are the "
-	 "target's"},
+	 "target's",
+	 VPA_AT(struct vpa_dexp_opts, dp_noise_multiplier), VPA_MARK(struct vpa_dexp_opts, dp_noise_multiplier_at)},
 	{"dp_target_epsilon", VPA_K_NUM, 0, "0", 0, INFINITY, 0, NULL, NULL, "1",
-	 "DP-SGD: choose the noise multiplier for this epsilon (0 = use dp_noise_multiplier)"},
+	 "DP-SGD: choose the noise multiplier for this epsilon (0 = use dp_noise_multiplier)",
+	 VPA_AT(struct vpa_dexp_opts, dp_target_epsilon), VPA_MARK(struct vpa_dexp_opts, dp_target_epsilon_at)},
 	{"dp_lr", VPA_K_NUM, 0, "0", 0, 10, 0, NULL, NULL, "0.01",
-	 "DP-SGD learning rate (0 = the target's)"},
+	 "DP-SGD learning rate (0 = the target's)",
+	 VPA_AT(struct vpa_dexp_opts, dp_lr), VPA_MARK(struct vpa_dexp_opts, dp_lr_at)},
 	{"dp_batch", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "256",
 	 "DP-SGD expected lot size (q = dp_batch / N; 0 = the target's `batch`): DP-SGD needs "
-	 "large lots, the noise on the mean gradient is sigma C / lot"},
+	 "large lots, the noise on the mean gradient is sigma C / lot",
+	 VPA_AT(struct vpa_dexp_opts, dp_batch), VPA_MARK(struct vpa_dexp_opts, dp_batch_at)},
 	{"dp_epochs", VPA_K_INT, 0, "0", 0, 10000, 0, NULL, NULL, "5",
-	 "DP-SGD epochs (0 = as without DP)"},
+	 "DP-SGD epochs (0 = as without DP)",
+	 VPA_AT(struct vpa_dexp_opts, dp_epochs), VPA_MARK(struct vpa_dexp_opts, dp_epochs_at)},
 	{"dp_user", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "train: repeat the repetitions with user-level DP-SGD (subs `dpuser-kK`): the privacy "
 	 "unit is a user of `dp_user_sentences` consecutive sentences of one document, the k "
 	 "canary copies are held by one user, each user's gradient is clipped as a whole, so "
-	 "epsilon covers all k copies; other settings as `dp_*`"},
+	 "epsilon covers all k copies; other settings as `dp_*`",
+	 VPA_AT(struct vpa_dexp_opts, dp_user), VPA_MARK(struct vpa_dexp_opts, dp_user_at)},
 	{"dp_user_sentences", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "4",
-	 "user-level DP-SGD: training sentences per user"},
+	 "user-level DP-SGD: training sentences per user",
+	 VPA_AT(struct vpa_dexp_opts, dp_user_sentences), VPA_MARK(struct vpa_dexp_opts, dp_user_sentences_at)},
 	{"dp_user_batch", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "128",
-	 "user-level DP-SGD: expected users per lot (q = dp_user_batch / users; 0 = dp_batch)"},
+	 "user-level DP-SGD: expected users per lot (q = dp_user_batch / users; 0 = dp_batch)",
+	 VPA_AT(struct vpa_dexp_opts, dp_user_batch), VPA_MARK(struct vpa_dexp_opts, dp_user_batch_at)},
 	{"overfit", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "train: the overfitting experiment (subs `overfit-kK`; with the DP modes also "
-	 "`dp-overfit-kK`, `dpuser-overfit-kK`: the same DP settings for `overfit_epochs`)"},
+	 "`dp-overfit-kK`, `dpuser-overfit-kK`: the same DP settings for `overfit_epochs`)",
+	 VPA_AT(struct vpa_dexp_opts, overfit), VPA_MARK(struct vpa_dexp_opts, overfit_at)},
 	{"overfit_fraction", VPA_K_NUM, 0, "0.1", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.1",
-	 "overfitting: fraction of the training sentences used (seeded draw)"},
+	 "overfitting: fraction of the training sentences used (seeded draw)",
+	 VPA_AT(struct vpa_dexp_opts, overfit_fraction), VPA_MARK(struct vpa_dexp_opts, overfit_fraction_at)},
 	{"overfit_epochs", VPA_K_INT, 0, "30", 1, 100000, 0, NULL, NULL, "30",
-	 "overfitting: epochs (no dropout, no weight decay)"},
+	 "overfitting: epochs (no dropout, no weight decay)",
+	 VPA_AT(struct vpa_dexp_opts, overfit_epochs), VPA_MARK(struct vpa_dexp_opts, overfit_epochs_at)},
 	{"overfit_repetitions", VPA_K_LIST, 0, "[0, 64]", -INFINITY, INFINITY, VPA_KF_NONEMPTY,
-	 NULL, NULL, "[64]", "overfitting: insertion counts"},
+	 NULL, NULL, "[64]", "overfitting: insertion counts",
+	 VPA_AT(struct vpa_dexp_opts, overfit_repetitions), VPA_MARK(struct vpa_dexp_opts, overfit_repetitions_at)},
 	{NULL},
 };
-const struct vpa_schema vpa_dexp_schema = {"attack d_exposure", keys};
+const struct vpa_schema vpa_dexp_schema = {"attack d_exposure", keys, sizeof(struct vpa_dexp_opts)};
 
 static const char *const target_kinds[] = {"tagger", NULL};
 static const char *const metrics[] = {

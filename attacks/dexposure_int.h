@@ -110,4 +110,36 @@ int vpa_dexp_train_job(void *arg, size_t i, struct vpa_err *e);
 void vpa_dexp_train_pack(void *arg, size_t i, struct vpa_buf *b);
 int vpa_dexp_train_unpack(void *arg, size_t i, const unsigned char *q, size_t len);
 
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_dexp_opts {
+	const char *canary;
+	long long canary_min_count;
+	long long controls;
+	const char *label;
+	const char *context;
+	struct vpa_strs repetitions;
+	long long epochs;
+	int epoch_table;
+	int dp;
+	double dp_noise_multiplier;
+	double dp_target_epsilon;
+	double dp_lr;
+	long long dp_batch;
+	long long dp_epochs;
+	int dp_user;
+	long long dp_user_sentences;
+	long long dp_user_batch;
+	int overfit;
+	double overfit_fraction;
+	long long overfit_epochs;
+	struct vpa_strs overfit_repetitions;
+	struct vpa_mark canary_at, canary_min_count_at, controls_at, label_at, context_at,
+		repetitions_at, epochs_at, epoch_table_at, dp_at, dp_noise_multiplier_at,
+		dp_target_epsilon_at, dp_lr_at, dp_batch_at, dp_epochs_at, dp_user_at,
+		dp_user_sentences_at, dp_user_batch_at, overfit_at, overfit_fraction_at,
+		overfit_epochs_at, overfit_repetitions_at;
+};
+
+
 #endif

@@ -6,7 +6,7 @@
  * run as a job of vpa_dist_jobs with its pack and unpack.
  */
 #include "attacks/dexposure_int.h"
-#include "core/dist.h"
+#include "base/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -342,7 +342,7 @@ int vpa_dexp_train_job(void *arg, size_t i, struct vpa_err *e)
 	return j->rc;
 }
 
-/* A run's output travels as its per-epoch log and its stats (core/dist.c);
+/* A run's output travels as its per-epoch log and its stats (base/dist.c);
  * the receiving rank has the log's arrays (vpa_dexp_log_alloc) for j->c.epochs. */
 void vpa_dexp_train_pack(void *arg, size_t i, struct vpa_buf *b)
 {

@@ -4,7 +4,7 @@
  * the attack kind `evaluate`, which runs it on each set of a `scores` target.
  */
 #include "attacks/attacks.h"
-#include "core/dist.h"
+#include "base/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -648,25 +648,44 @@ struct vpa_json *vpa_det_figure(const char *id, const char *title, struct vpa_js
 
 /* ---- the attack kind `evaluate` ---------------------------------------------- */
 
+/* typed options (config/schema.h), filled by validation */
+struct evaluate_opts {
+	double omega;
+	long long bins;
+	double p_target;
+	double c_miss;
+	double c_fa;
+	double ci;
+	long long reps;
+	struct vpa_mark omega_at, bins_at, p_target_at, c_miss_at, c_fa_at, ci_at, reps_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"omega", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio of mated to non-mated pairs"},
+	 "linkability prior ratio of mated to non-mated pairs",
+	 VPA_AT(struct evaluate_opts, omega), VPA_MARK(struct evaluate_opts, omega_at)},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
-	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)",
+	 VPA_AT(struct evaluate_opts, bins), VPA_MARK(struct evaluate_opts, bins_at)},
 	{"p_target", VPA_K_NUM, 0, "0.01", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "0.05",
-	 "target prior of the minimum detection cost"},
+	 "target prior of the minimum detection cost",
+	 VPA_AT(struct evaluate_opts, p_target), VPA_MARK(struct evaluate_opts, p_target_at)},
 	{"c_miss", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "cost of a miss in the minimum detection cost"},
+	 "cost of a miss in the minimum detection cost",
+	 VPA_AT(struct evaluate_opts, c_miss), VPA_MARK(struct evaluate_opts, c_miss_at)},
 	{"c_fa", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "cost of a false alarm in the minimum detection cost"},
+	 "cost of a false alarm in the minimum detection cost",
+	 VPA_AT(struct evaluate_opts, c_fa), VPA_MARK(struct evaluate_opts, c_fa_at)},
 	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
 	 "bootstrap confidence level for EER, Cllr_min and linkability (0 = no interval); "
-	 "identities are resampled when the score files carry ids, else trials"},
+	 "identities are resampled when the score files carry ids, else trials",
+	 VPA_AT(struct evaluate_opts, ci), VPA_MARK(struct evaluate_opts, ci_at)},
 	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "2000",
-	 "bootstrap replicates (seeded from the scenario seed)"},
+	 "bootstrap replicates (seeded from the scenario seed)",
+	 VPA_AT(struct evaluate_opts, reps), VPA_MARK(struct evaluate_opts, reps_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack evaluate", keys};
+static const struct vpa_schema schema = {"attack evaluate", keys, sizeof(struct evaluate_opts)};
 
 static const char *const target_kinds[] = {"scores", NULL};
 static const char *const metrics[] = {
@@ -705,7 +724,7 @@ static int eval_job(void *arg, size_t i, struct vpa_err *e)
 	return 0;
 }
 
-/* A set's result travels as the flat struct, then its arrays (core/dist.c). */
+/* A set's result travels as the flat struct, then its arrays (base/dist.c). */
 static void eval_pack(void *arg, size_t i, struct vpa_buf *b)
 {
 	const struct eval_res *r = &((struct job *)arg)->res[i];

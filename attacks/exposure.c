@@ -25,24 +25,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* typed options (config/schema.h), filled by validation */
+struct exposure_opts {
+	long long max_exact;
+	long long samples;
+	int sentence_end;
+	int drop_canary;
+	int over_time;
+	struct vpa_mark max_exact_at, samples_at, sentence_end_at, drop_canary_at,
+		over_time_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"max_exact", VPA_K_INT, 0, "1000000", 0, 100000000, 0, NULL, NULL, "1000000",
-	 "enumerate the whole candidate space when it has at most this many values"},
+	 "enumerate the whole candidate space when it has at most this many values",
+	 VPA_AT(struct exposure_opts, max_exact), VPA_MARK(struct exposure_opts, max_exact_at)},
 	{"samples", VPA_K_INT, 0, "5000", 10, 10000000, 0, NULL, NULL, "5000",
-	 "candidates drawn for the skew-normal fit when the space is not enumerated"},
+	 "candidates drawn for the skew-normal fit when the space is not enumerated",
+	 VPA_AT(struct exposure_opts, samples), VPA_MARK(struct exposure_opts, samples_at)},
 	{"sentence_end", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "add -log2 P(</s> | canary) to every log-perplexity (ARPA and LSTM models), as a "
 	 "sentence-level LM scores a sentence (SRILM/KenLM); false, the default, scores the "
-	 "secret's tokens only (the secret sharer's and TF Privacy's convention)"},
+	 "secret's tokens only (the secret sharer's and TF Privacy's convention)",
+	 VPA_AT(struct exposure_opts, sentence_end), VPA_MARK(struct exposure_opts, sentence_end_at)},
 	{"drop_canary", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "imported `candidates`: remove one candidate equal to `canary_logppl` (a file that scores "
 	 "the whole space, the canary included; an error when none is equal).  Without it such a "
-	 "candidate counts as a rival (exact exposure at most log2 N - 1) and a warning says so"},
+	 "candidate counts as a rival (exact exposure at most log2 N - 1) and a warning says so",
+	 VPA_AT(struct exposure_opts, drop_canary), VPA_MARK(struct exposure_opts, drop_canary_at)},
 	{"over_time", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "true",
-	 "also compute the exact exposure at every checkpoint (figure against epochs/rounds)"},
+	 "also compute the exact exposure at every checkpoint (figure against epochs/rounds)",
+	 VPA_AT(struct exposure_opts, over_time), VPA_MARK(struct exposure_opts, over_time_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack exposure", keys};
+static const struct vpa_schema schema = {"attack exposure", keys, sizeof(struct exposure_opts)};
 
 static const char *const target_kinds[] = {"language_model", NULL};
 static const char *const metrics[] = {

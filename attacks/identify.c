@@ -23,7 +23,7 @@
  * the subset's cells.
  */
 #include "attacks/attacks.h"
-#include "core/dist.h"
+#include "base/dist.h"
 #include "targets/anon.h"
 
 #include <math.h>
@@ -420,25 +420,40 @@ int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, siz
 /* ---- the attack kind -------------------------------------------------------- */
 
 #define INF INFINITY
+/* typed options (config/schema.h), filled by validation */
+struct identify_opts {
+	struct vpa_strs attackers;
+	long long repeats;
+	long long top_k;
+	double omega;
+	long long bins;
+	struct vpa_mark attackers_at, repeats_at, top_k_at, omega_at, bins_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"attackers", VPA_K_ENUMLIST, 0, "[baseline, ignorant, lazy_informed, semi_informed, informed]",
 	 -INF, INF, VPA_KF_NONEMPTY, "baseline|ignorant|lazy_informed|semi_informed|informed", NULL,
 	 "[baseline, ignorant]",
 	 "the attackers of the `linkage` attack (same enrolment, test data and back-ends); the "
 	 "population speakers are enrolled as each attacker enrols (original, anonymised by the "
-	 "attacker, or with their own pseudo-speakers)"},
+	 "attacker, or with their own pseudo-speakers)",
+	 VPA_AT(struct identify_opts, attackers), VPA_MARK(struct identify_opts, attackers_at)},
 	{"repeats", VPA_K_INT, 0, "5", 1, 1000, 0, NULL, NULL, "10",
 	 "random populations drawn per size (the smallest and the full population are drawn once: "
-	 "they have no randomness)"},
+	 "they have no randomness)",
+	 VPA_AT(struct identify_opts, repeats), VPA_MARK(struct identify_opts, repeats_at)},
 	{"top_k", VPA_K_INT, 0, "20", 1, 1000000, 0, NULL, NULL, "20",
-	 "k of the top-k precision `topk` (top1, top5 and top10 are always reported)"},
+	 "k of the top-k precision `topk` (top1, top5 and top10 are always reported)",
+	 VPA_AT(struct identify_opts, top_k), VPA_MARK(struct identify_opts, top_k_at)},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio of mated to non-mated pairs"},
+	 "linkability prior ratio of mated to non-mated pairs",
+	 VPA_AT(struct identify_opts, omega), VPA_MARK(struct identify_opts, omega_at)},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
-	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)",
+	 VPA_AT(struct identify_opts, bins), VPA_MARK(struct identify_opts, bins_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack identification", keys};
+static const struct vpa_schema schema = {"attack identification", keys, sizeof(struct identify_opts)};
 
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {

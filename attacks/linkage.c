@@ -22,6 +22,20 @@ const char *const vpa_attacker_names[VPA_ATK_N] = {"baseline", "ignorant", "lazy
 #define attacker_names vpa_attacker_names
 
 #define INF INFINITY
+/* typed options (config/schema.h), filled by validation */
+struct linkage_opts {
+	struct vpa_strs attackers;
+	int gvd;
+	int per_gender;
+	double omega;
+	long long bins;
+	double p_target;
+	double ci;
+	long long reps;
+	struct vpa_mark attackers_at, gvd_at, per_gender_at, omega_at, bins_at,
+		p_target_at, ci_at, reps_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"attackers", VPA_K_ENUMLIST, 0, "[baseline, ignorant, lazy_informed, semi_informed, informed]",
 	 -INF, INF, VPA_KF_NONEMPTY, "baseline|ignorant|lazy_informed|semi_informed|informed", NULL,
@@ -29,28 +43,36 @@ static const struct vpa_key keys[] = {
 	 "baseline: original enrolment and trials; ignorant: original enrolment, anonymised trials; "
 	 "lazy_informed: enrolment anonymised by the attacker, back-end on original data; "
 	 "semi_informed: the same with LDA/PLDA retrained on anonymised data; informed: enrolment "
-	 "with the trial speakers' own pseudo-speakers (upper bound)"},
+	 "with the trial speakers' own pseudo-speakers (upper bound)",
+	 VPA_AT(struct linkage_opts, attackers), VPA_MARK(struct linkage_opts, attackers_at)},
 	{"gvd", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
-	 "compute the voice-distinctiveness gain G_VD (dB) of each attacker"},
+	 "compute the voice-distinctiveness gain G_VD (dB) of each attacker",
+	 VPA_AT(struct linkage_opts, gvd), VPA_MARK(struct linkage_opts, gvd_at)},
 	{"per_gender", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
 	 "also one record per gender of each attacker, ATTACKER/LIST_f and ATTACKER/LIST_m "
 	 "(the trials of female / male enrolment speakers, as the VoicePrivacy trials_f / "
 	 "trials_m; LIST: the trials list's name without _f/_m, for a list of trial "
 	 "directories or trials files their common name, e.g. libri_dev_trials; else "
-	 "`trials`), beside the pooled ATTACKER; needs the speakers' genders"},
+	 "`trials`), beside the pooled ATTACKER; needs the speakers' genders",
+	 VPA_AT(struct linkage_opts, per_gender), VPA_MARK(struct linkage_opts, per_gender_at)},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio of mated to non-mated pairs"},
+	 "linkability prior ratio of mated to non-mated pairs",
+	 VPA_AT(struct linkage_opts, omega), VPA_MARK(struct linkage_opts, omega_at)},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
-	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)",
+	 VPA_AT(struct linkage_opts, bins), VPA_MARK(struct linkage_opts, bins_at)},
 	{"p_target", VPA_K_NUM, 0, "0.01", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "0.05",
-	 "target prior of the minimum detection cost"},
+	 "target prior of the minimum detection cost",
+	 VPA_AT(struct linkage_opts, p_target), VPA_MARK(struct linkage_opts, p_target_at)},
 	{"ci", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.95",
 	 "bootstrap confidence level (0 = none); enrolment speakers and test utterances are "
-	 "resampled"},
-	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "500", "bootstrap replicates"},
+	 "resampled",
+	 VPA_AT(struct linkage_opts, ci), VPA_MARK(struct linkage_opts, ci_at)},
+	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "500", "bootstrap replicates",
+	 VPA_AT(struct linkage_opts, reps), VPA_MARK(struct linkage_opts, reps_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack linkage", keys};
+static const struct vpa_schema schema = {"attack linkage", keys, sizeof(struct linkage_opts)};
 
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {
@@ -87,7 +109,11 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 		return n;
 	}
 	/* one block (the caller frees the array): pointers, then the per-gender names */
-	char *list = vpa_anon_trials_name(target_cfg);
+	/* TRANSITION (issue 27): until subs reads the options */
+	const struct vpa_schema *tsch = vpa_target_kind_find("anonymised_speech")->schema;
+	struct vpa_anon_opts *to = vpa_opts_new(tsch, target_cfg);
+	char *list = vpa_anon_trials_name(to);
+	vpa_opts_free(tsch, to);
 	size_t each = strlen("semi_informed/") + strlen(list) + 3;
 	char *blk = xcalloc(1, 3 * A_N * sizeof(char *) + 2 * A_N * each);
 	const char **p = (const char **)(void *)blk;

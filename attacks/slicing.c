@@ -26,54 +26,96 @@
 #include <sys/stat.h>
 
 #define INF INFINITY
+/* typed options (config/schema.h), filled by validation */
+struct slicing_set_opts {
+	const char *vectors;
+	const char *audio;
+	const char *ids;
+	const char *utt2spk;
+	struct vpa_mark vectors_at, audio_at, ids_at, utt2spk_at;
+};
+
 static const struct vpa_key set_keys[] = {
 	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/xvector.ark",
-	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)"},
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)",
+	 VPA_AT(struct slicing_set_opts, vectors), VPA_MARK(struct slicing_set_opts, vectors_at)},
 	{"audio", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/trial_2s",
 	 "a Kaldi data directory of the cut audio, embedded with the target's "
-	 "`import.extractor` (utt2spk from the folder; no other key)"},
+	 "`import.extractor` (utt2spk from the folder; no other key)",
+	 VPA_AT(struct slicing_set_opts, audio), VPA_MARK(struct slicing_set_opts, audio_at)},
 	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/ids.txt",
-	 ".npy only: one utterance id per row, or `utt spk` lines"},
+	 ".npy only: one utterance id per row, or `utt spk` lines",
+	 VPA_AT(struct slicing_set_opts, ids), VPA_MARK(struct slicing_set_opts, ids_at)},
 	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trial_2s/utt2spk",
-	 "`utt spk` lines (required unless `ids` has two columns)"},
+	 "`utt spk` lines (required unless `ids` has two columns)",
+	 VPA_AT(struct slicing_set_opts, utt2spk), VPA_MARK(struct slicing_set_opts, utt2spk_at)},
 	{NULL},
 };
-static const struct vpa_schema set_schema = {"sliced set", set_keys};
+static const struct vpa_schema set_schema = {"sliced set", set_keys, sizeof(struct slicing_set_opts)};
+
+/* typed options (config/schema.h), filled by validation */
+struct slicing_slice_opts {
+	long long duration;
+	struct slicing_set_opts trial;
+	struct slicing_set_opts trial_anon;
+	struct vpa_mark duration_at, trial_at, trial_anon_at;
+};
 
 static const struct vpa_key slice_keys[] = {
 	{"duration", VPA_K_INT, 1, NULL, 1, 3600, 0, NULL, NULL, "2",
-	 "the duration (whole seconds) the trial utterances were cut to"},
+	 "the duration (whole seconds) the trial utterances were cut to",
+	 VPA_AT(struct slicing_slice_opts, duration), VPA_MARK(struct slicing_slice_opts, duration_at)},
 	{"trial", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &set_schema,
 	 "{vectors: trial_2s/xvector.ark, utt2spk: trial_2s/utt2spk}",
-	 "original trial utterances cut to `duration` (the baseline attacker needs it)"},
+	 "original trial utterances cut to `duration` (the baseline attacker needs it)",
+	 VPA_AT(struct slicing_slice_opts, trial), VPA_MARK(struct slicing_slice_opts, trial_at)},
 	{"trial_anon", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &set_schema,
 	 "{vectors: trial_anon_2s/xvector.ark, utt2spk: trial_anon_2s/utt2spk}",
-	 "anonymised trial utterances cut to `duration` (every other attacker needs it)"},
+	 "anonymised trial utterances cut to `duration` (every other attacker needs it)",
+	 VPA_AT(struct slicing_slice_opts, trial_anon), VPA_MARK(struct slicing_slice_opts, trial_anon_at)},
 	{NULL},
 };
-static const struct vpa_schema slice_schema = {"slice", slice_keys};
+static const struct vpa_schema slice_schema = {"slice", slice_keys, sizeof(struct slicing_slice_opts)};
+
+/* typed options (config/schema.h), filled by validation */
+struct slicing_opts {
+	struct vpa_strs attackers;
+	struct vpa_strs durations;
+	struct vpa_optlist slices;
+	double omega;
+	long long bins;
+	double p_target;
+	struct vpa_mark attackers_at, durations_at, slices_at, omega_at, bins_at,
+		p_target_at;
+};
 
 static const struct vpa_key keys[] = {
 	{"attackers", VPA_K_ENUMLIST, 0, "[baseline, ignorant, lazy_informed, semi_informed, informed]",
 	 -INF, INF, VPA_KF_NONEMPTY, "baseline|ignorant|lazy_informed|semi_informed|informed", NULL,
 	 "[baseline, ignorant]",
-	 "the attackers of the `linkage` attack (baseline = original speech)"},
+	 "the attackers of the `linkage` attack (baseline = original speech)",
+	 VPA_AT(struct slicing_opts, attackers), VPA_MARK(struct slicing_opts, attackers_at)},
 	{"durations", VPA_K_LIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, NULL, "[1, 2, 4, 8]",
 	 "simulated targets: durations in whole seconds (distinct integers >= 1) the trial "
-	 "utterances are cut to (an utterance shorter than the duration stays whole)"},
+	 "utterances are cut to (an utterance shorter than the duration stays whole)",
+	 VPA_AT(struct slicing_opts, durations), VPA_MARK(struct slicing_opts, durations_at)},
 	{"slices", VPA_K_MAPLIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, &slice_schema,
 	 "[{duration: 2, trial: {...}, trial_anon: {...}}]",
 	 "imported targets: the trial embeddings extracted from audio cut to each duration; each "
-	 "set holds every trial utterance of the target (same ids)"},
+	 "set holds every trial utterance of the target (same ids)",
+	 VPA_AT(struct slicing_opts, slices), VPA_MARK(struct slicing_opts, slices_at)},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio of mated to non-mated pairs"},
+	 "linkability prior ratio of mated to non-mated pairs",
+	 VPA_AT(struct slicing_opts, omega), VPA_MARK(struct slicing_opts, omega_at)},
 	{"bins", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "50",
-	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)"},
+	 "linkability histogram bins; 0 = min(floor(n_target/10), 100)",
+	 VPA_AT(struct slicing_opts, bins), VPA_MARK(struct slicing_opts, bins_at)},
 	{"p_target", VPA_K_NUM, 0, "0.01", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "0.05",
-	 "target prior of the minimum detection cost"},
+	 "target prior of the minimum detection cost",
+	 VPA_AT(struct slicing_opts, p_target), VPA_MARK(struct slicing_opts, p_target_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack slicing", keys};
+static const struct vpa_schema schema = {"attack slicing", keys, sizeof(struct slicing_opts)};
 
 static const char *const target_kinds[] = {"anonymised_speech", NULL};
 static const char *const metrics[] = {

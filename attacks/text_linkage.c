@@ -3,7 +3,7 @@
  * the successive-text attacker.  Texts sent in pieces (slices of n words)
  * can be put back together when a language model says which piece follows
  * which.  The attacker trains a smoothed 3-gram LM (interpolated
- * Kneser-Ney, core/ngram.c) on the target's training text and scores a pair
+ * Kneser-Ney, learn/ngram.c) on the target's training text and scores a pair
  * of pieces W = w_1 .. w_n, V = v_1 .. v_m by
  *
  *     SF(W, V) = log10 P(w_{n-1} w_n v_1 v_2)
@@ -21,17 +21,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* typed options (config/schema.h), filled by validation */
+struct text_linkage_opts {
+	struct vpa_strs slices;
+	long long nonmated;
+	long long order;
+	double omega;
+	struct vpa_mark slices_at, nonmated_at, order_at, omega_at;
+};
+
 static const struct vpa_key keys[] = {
 	{"slices", VPA_K_LIST, 0, "[2, 3, 4, 6]", -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
-	 "[2, 3, 4, 6]", "piece lengths in words (each >= 2)"},
+	 "[2, 3, 4, 6]", "piece lengths in words (each >= 2)",
+	 VPA_AT(struct text_linkage_opts, slices), VPA_MARK(struct text_linkage_opts, slices_at)},
 	{"nonmated", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10",
-	 "non-successive pairs drawn per successive pair"},
-	{"order", VPA_K_INT, 0, "3", 2, 5, 0, NULL, NULL, "3", "order of the attacker's n-gram LM"},
+	 "non-successive pairs drawn per successive pair",
+	 VPA_AT(struct text_linkage_opts, nonmated), VPA_MARK(struct text_linkage_opts, nonmated_at)},
+	{"order", VPA_K_INT, 0, "3", 2, 5, 0, NULL, NULL, "3", "order of the attacker's n-gram LM",
+	 VPA_AT(struct text_linkage_opts, order), VPA_MARK(struct text_linkage_opts, order_at)},
 	{"omega", VPA_K_NUM, 0, "1", 0, INFINITY, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio"},
+	 "linkability prior ratio",
+	 VPA_AT(struct text_linkage_opts, omega), VPA_MARK(struct text_linkage_opts, omega_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"attack text_linkage", keys};
+static const struct vpa_schema schema = {"attack text_linkage", keys, sizeof(struct text_linkage_opts)};
 
 static const char *const target_kinds[] = {"language_model", NULL};
 static const char *const metrics[] = {

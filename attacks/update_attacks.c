@@ -289,20 +289,33 @@ static const float *attacked_model(const struct vpa_fls_target *T,
 
 /* ---- update_linkage ------------------------------------------------------------------ */
 
+/* typed options (config/schema.h), filled by validation */
+struct update_linkage_opts {
+	long long users;
+	const char *statistic;
+	const char *model;
+	double omega;
+	struct vpa_mark users_at, statistic_at, model_at, omega_at;
+};
+
 static const struct vpa_key link_keys[] = {
 	{"users", VPA_K_INT, 0, "200", 10, 1000000, 0, NULL, NULL, "200",
 	 "attacked users (from the training users): each gives two updates, on the two halves "
-	 "of their utterances"},
+	 "of their utterances",
+	 VPA_AT(struct update_linkage_opts, users), VPA_MARK(struct update_linkage_opts, users_at)},
 	{"statistic", VPA_K_ENUM, 0, "cosine", -INF, INF, 0, "cosine|a1", NULL, "a1",
 	 "cosine: cos(update_1, update_2); a1: minus rho of the A1 attack on the per-input means "
-	 "and standard deviations of the first layer's weight update"},
+	 "and standard deviations of the first layer's weight update",
+	 VPA_AT(struct update_linkage_opts, statistic), VPA_MARK(struct update_linkage_opts, statistic_at)},
 	{"model", VPA_K_ENUM, 0, "initial", -INF, INF, 0, "initial|final", NULL, "final",
-	 "the global model the updates start from: before round 1, or the regime's final model"},
+	 "the global model the updates start from: before round 1, or the regime's final model",
+	 VPA_AT(struct update_linkage_opts, model), VPA_MARK(struct update_linkage_opts, model_at)},
 	{"omega", VPA_K_NUM, 0, "1", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1",
-	 "linkability prior ratio of mated to non-mated pairs"},
+	 "linkability prior ratio of mated to non-mated pairs",
+	 VPA_AT(struct update_linkage_opts, omega), VPA_MARK(struct update_linkage_opts, omega_at)},
 	{NULL},
 };
-static const struct vpa_schema link_schema = {"attack update_linkage", link_keys};
+static const struct vpa_schema link_schema = {"attack update_linkage", link_keys, sizeof(struct update_linkage_opts)};
 static const char *const link_metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
@@ -481,17 +494,28 @@ const struct vpa_attack_kind vpa_attack_update_linkage = {
 
 /* ---- attribute_inference -------------------------------------------------------------- */
 
+/* typed options (config/schema.h), filled by validation */
+struct attribute_opts {
+	long long users;
+	long long shadow_users;
+	const char *model;
+	struct vpa_mark users_at, shadow_users_at, model_at;
+};
+
 static const struct vpa_key attr_keys[] = {
 	{"users", VPA_K_INT, 0, "200", 10, 1000000, 0, NULL, NULL, "200",
-	 "attacked users (training users) whose class is predicted from one released update"},
+	 "attacked users (training users) whose class is predicted from one released update",
+	 VPA_AT(struct attribute_opts, users), VPA_MARK(struct attribute_opts, users_at)},
 	{"shadow_users", VPA_K_INT, 0, "600", 10, 1000000, 0, NULL, NULL, "600",
 	 "users with known classes whose released updates train the attacker (other training "
-	 "users)"},
+	 "users)",
+	 VPA_AT(struct attribute_opts, shadow_users), VPA_MARK(struct attribute_opts, shadow_users_at)},
 	{"model", VPA_K_ENUM, 0, "initial", -INF, INF, 0, "initial|final", NULL, "final",
-	 "the global model the updates start from: before round 1, or the regime's final model"},
+	 "the global model the updates start from: before round 1, or the regime's final model",
+	 VPA_AT(struct attribute_opts, model), VPA_MARK(struct attribute_opts, model_at)},
 	{NULL},
 };
-static const struct vpa_schema attr_schema = {"attack attribute_inference", attr_keys};
+static const struct vpa_schema attr_schema = {"attack attribute_inference", attr_keys, sizeof(struct attribute_opts)};
 static const char *const attr_metrics[] = {
 	"accuracy", "chance", "advantage", "accuracy_embedding", "accuracy_embedding_baseline",
 	"chance_embedding", "n_users", "n_shadow", NULL,

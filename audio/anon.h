@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "audio/audio.h"
-#include "core/base.h"
+#include "base/base.h"
 
 /* ------------------------------------------------------------ McAdams */
 

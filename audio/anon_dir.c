@@ -21,8 +21,8 @@
 
 #include "audio/anon.h"
 #include "audio/anon_int.h"
-#include "core/dist.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "base/la.h"
 
 void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind)
 {

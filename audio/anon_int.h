@@ -10,7 +10,7 @@
 /* n samples (int16 scale, rounded and clipped) as 16-bit PCM mono WAV. */
 int vpa_wav16_write(const char *path, const float *x, size_t n, double rate, struct vpa_err *err);
 /*
- * The MPI jobs that make audio files (anon_dir.c, synth.c; core/dist.h):
+ * The MPI jobs that make audio files (anon_dir.c, synth.c; base/dist.h):
  * vpa_pcm16 rounds and clips n samples to the 16-bit values vpa_wav16_write
  * would write (new array, caller frees); vpa_pcm16_write writes such values
  * as that WAV file, byte for byte; vpa_pcm16_pack/unpack carry them (with
@@ -22,7 +22,7 @@ int vpa_pcm16_write(const char *path, const short *pcm, size_t n, double rate,
 struct vpa_buf;
 void vpa_pcm16_pack(struct vpa_buf *b, const short *pcm, size_t n);
 int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **pcm, size_t *n);
-/* rm -r: vpa_rm_tree (core/base.h), which never follows a link. */
+/* rm -r: vpa_rm_tree (base/base.h), which never follows a link. */
 /* "a/b", caller frees. */
 char *vpa_anon_join(const char *a, const char *b);
 int vpa_copy_file(const char *from, const char *to, struct vpa_err *err);

@@ -38,7 +38,7 @@
 
 #include <stdint.h>
 
-#include "core/base.h"
+#include "base/base.h"
 
 /* ------------------------------------------------------------ audio files */
 
@@ -249,7 +249,7 @@ struct vpa_fmat {
 };
 void vpa_fmat_init(struct vpa_fmat *m);
 void vpa_fmat_release(struct vpa_fmat *m);
-/* A matrix into a job's output buffer and back (core/dist.h: MPI loops);
+/* A matrix into a job's output buffer and back (base/dist.h: MPI loops);
    unpack replaces m's contents, -1 when the bytes do not hold one. */
 struct vpa_buf;
 void vpa_fmat_pack(struct vpa_buf *b, const struct vpa_fmat *m);

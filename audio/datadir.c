@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 
 #include "audio/audio.h"
-#include "core/embset.h"
-#include "core/kaldi.h"
+#include "formats/embset.h"
+#include "formats/kaldi.h"
 
 void vpa_datadir_init(struct vpa_datadir *d)
 {

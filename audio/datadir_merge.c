@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "audio/audio.h"
-#include "core/embset.h"
-#include "core/kaldi.h"
+#include "formats/embset.h"
+#include "formats/kaldi.h"
 
 /* The files of a merged copy, in the order they are written. */
 static const char *const outs[6] = {"wav.scp", "segments", "utt2spk", "text", "utt2dur",

@@ -1,6 +1,6 @@
 /*
  * audio/ecapa.c - the small ECAPA-TDNN.  See ecapa.h for the network and
- * the choices; the parts core/nn has not got (Res2 cascade, SE, residual,
+ * the choices; the parts learn/nn has not got (Res2 cascade, SE, residual,
  * MFA, attentive statistics pooling) have their backward passes here, checked
  * against finite differences in tests/unit/test_ecapa.c.  Reductions over
  * frames accumulate in double.

@@ -4,12 +4,12 @@
  * Propagation and Aggregation in TDNN Based Speaker Verification",
  * Interspeech 2020, figure 2), trained by audio/xvector.c beside the x-vector.
  *
- * Built from core/nn.h networks (dense, TDNN, ReLU, batch norm, tanh,
+ * Built from learn/nn.h networks (dense, TDNN, ReLU, batch norm, tanh,
  * sigmoid: their backward passes are core's, checked in tests/unit/test_nn.c)
- * wired here with the parts core/nn has not got: the Res2 split and cascade,
+ * wired here with the parts learn/nn has not got: the Res2 split and cascade,
  * squeeze-excitation, the residual, multi-layer feature aggregation and
  * attentive statistics pooling, each with a hand-written backward pass.  Every
- * matrix product is a vpa_sgemm inside core/nn.  Batches are core/nn's:
+ * matrix product is a vpa_sgemm inside learn/nn.  Batches are learn/nn's:
  * variable-length sequences concatenated, offsets off[0..n_seq].
  *
  *   stem     TDNN C {-2..2} (Conv1D k=5), ReLU, BN
@@ -28,18 +28,18 @@
  *   head     BN, dense E                          -> the embedding
  *
  * Choices (and where this differs from the paper or SpeechBrain): edges of the
- * dilated convolutions replicate the first/last frame (core/nn's TDNN) where
+ * dilated convolutions replicate the first/last frame (learn/nn's TDNN) where
  * PyTorch pads with zeros; each block takes its predecessor's output (as
  * SpeechBrain's ECAPA_TDNN) rather than the paper's sum of all preceding
  * outputs; the MFA convolution has no BN (the paper's figure: Conv1D+ReLU);
  * the embedding is the dense layer's output without a final BN (SpeechBrain).
- * Standard deviations are floored at variance 1e-10 (core/nn's statspool).
+ * Standard deviations are floored at variance 1e-10 (learn/nn's statspool).
  */
 #ifndef VPA_ECAPA_H
 #define VPA_ECAPA_H
 
-#include "core/base.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "learn/nn.h"
 
 #define VPA_ECAPA_MAX_SCALE 16
 
@@ -71,7 +71,7 @@ const struct vpa_ecapa_opts *vpa_ecapa_opts(const struct vpa_ecapa *e); /* resol
 size_t vpa_ecapa_n_params(const struct vpa_ecapa *e);
 
 /*
- * The core/nn networks holding the parameters (for the optimiser and tests):
+ * The learn/nn networks holding the parameters (for the optimiser and tests):
  * parameters and gradients are vpa_nn_params / vpa_nn_grads of each.
  */
 size_t vpa_ecapa_n_nets(const struct vpa_ecapa *e);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "audio/anon.h"
-#include "core/la.h"
+#include "base/la.h"
 
 #define MAX_ORDER 64
 

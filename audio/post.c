@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "audio/audio.h"
-#include "core/dist.h"
+#include "base/dist.h"
 
 void vpa_fmat_init(struct vpa_fmat *m)
 {

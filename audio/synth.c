@@ -56,8 +56,8 @@
 
 #include "audio/anon.h"
 #include "audio/anon_int.h"
-#include "core/corpus.h"
-#include "core/dist.h"
+#include "formats/corpus.h"
+#include "base/dist.h"
 
 void vpa_synth_opts_init(struct vpa_synth_opts *o)
 {

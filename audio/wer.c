@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "audio/anon.h"
-#include "core/embset.h"
-#include "core/kaldi.h"
+#include "formats/embset.h"
+#include "formats/kaldi.h"
 
 struct cell {
 	size_t cost, ins, del, sub;

@@ -22,7 +22,7 @@
  * trained as a speaker classifier on random chunks of the training
  * utterances with either
  *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
- *   aam:     AAM-softmax (core/nn.h vpa_nn_aam_softmax) with margin m and
+ *   aam:     AAM-softmax (learn/nn.h vpa_nn_aam_softmax) with margin m and
  *            scale s on the embedding against K class centres.
  * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
  * (so it is the same for any thread count; the ECAPA's products on one BLAS
@@ -35,9 +35,9 @@
 
 #include "audio/audio.h"
 #include "audio/ecapa.h"
-#include "core/base.h"
-#include "core/embset.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "formats/embset.h"
+#include "learn/nn.h"
 
 enum vpa_xvec_loss { VPA_XVEC_SOFTMAX = 0, VPA_XVEC_AAM = 1 };
 enum vpa_xvec_arch { VPA_XVEC_TDNN = 0, VPA_XVEC_ECAPA = 1 };

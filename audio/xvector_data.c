@@ -12,9 +12,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/dist.h"
-#include "core/kaldi.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "formats/kaldi.h"
+#include "base/la.h"
 
 void vpa_xvec_set_init(struct vpa_xvec_set *s)
 {

@@ -31,10 +31,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/io.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "formats/io.h"
+#include "base/la.h"
+#include "learn/nn.h"
 #include "onnx/onnx.h"
 #include "onnx/onnx.pb-c.h"
 #include "targets/fl_am.h"

@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "audio/xvector.h"
-#include "core/base.h"
+#include "base/base.h"
 
 enum { DIM = 40, PHONES = 10, SPK = 60, UTTS = 8 };
 

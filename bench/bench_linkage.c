@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "attacks/attacks.h"
-#include "core/la.h"
+#include "base/la.h"
 #include "scenarios/scenario.h"
 #include "targets/anon.h"
 

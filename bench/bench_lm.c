@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/arpa.h"
-#include "core/base.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "formats/arpa.h"
+#include "base/base.h"
+#include "base/la.h"
+#include "learn/nn.h"
 #include "targets/lm.h"
 
 static double sgemm_gflops(size_t n)

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/io.h"
+#include "base/base.h"
+#include "formats/io.h"
 
 #define N_TAR 4696
 #define N_NON 115563864UL

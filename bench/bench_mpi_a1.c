@@ -24,10 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/dist.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "base/dist.h"
+#include "base/la.h"
+#include "learn/nn.h"
 #include "targets/fl_am.h"
 
 /* This core's single-thread SGEMM rate (GFLOP/s, best of 3, 1024^3). */

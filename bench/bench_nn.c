@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "base/la.h"
+#include "learn/nn.h"
 
 static double sgemm_gflops(size_t n)
 {

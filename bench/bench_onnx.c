@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "core/io.h"
-#include "core/la.h"
+#include "formats/io.h"
+#include "base/la.h"
 #include "onnx/onnx.h"
 
 struct job {

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/la.h"
-#include "core/plda.h"
+#include "base/base.h"
+#include "base/la.h"
+#include "learn/plda.h"
 
 static struct vpa_plda *make_plda(size_t d, struct vpa_rng *r)
 {

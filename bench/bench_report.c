@@ -21,8 +21,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "core/base.h"
-#include "core/json.h"
+#include "base/base.h"
+#include "base/json.h"
 #include "reports/report.h"
 
 #define N_ATTACKS 100

@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/json.h"
+#include "base/base.h"
+#include "base/json.h"
 
 #define VPC_TRAIN_H 363.6
 #define VPC_TRAIN_UTT 104014.0

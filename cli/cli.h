@@ -8,8 +8,8 @@
 #ifndef VPA_CLI_H
 #define VPA_CLI_H
 
-#include "core/base.h"
-#include "core/json.h"
+#include "base/base.h"
+#include "base/json.h"
 
 int cmd_metrics(int argc, char **argv);
 int cmd_dp(int argc, char **argv);
@@ -49,7 +49,7 @@ int cli_getopt_error(const char *cmd, int c, char **argv);
 /* One warning per "mismatches" entry of a baseline summary (vpa_gates_baseline). */
 void cli_warn_baseline(const struct vpa_json *summary);
 /*
- * Portable mode for a subcommand (core/cpu.h): argv is the subcommand's
+ * Portable mode for a subcommand (base/cpu.h): argv is the subcommand's
  * (argv[0] its name, as main passes it); vpaudit is re-executed as
  * `vpaudit ARGV...` when the arithmetic is not pinned yet, so this returns
  * only when portable mode is on (0) or on error.

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/json.h"
+#include "base/json.h"
 #include "metrics/metrics.h"
 
 static const char usage_text[] =

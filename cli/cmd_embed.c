@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/io.h"
-#include "core/la.h"
+#include "formats/io.h"
+#include "base/la.h"
 #include "embed/embed.h"
 
 static void usage(FILE *f)

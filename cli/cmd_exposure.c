@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/io.h"
-#include "core/json.h"
+#include "formats/io.h"
+#include "base/json.h"
 #include "metrics/metrics.h"
 
 static const char usage_text[] =

@@ -19,7 +19,7 @@
 
 #include "audio/audio.h"
 #include "cli/cli.h"
-#include "core/io.h"
+#include "formats/io.h"
 
 static void usage(FILE *f, int kind)
 {

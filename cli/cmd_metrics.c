@@ -1,7 +1,7 @@
 /*
  * cli/cmd_metrics.c - `vpaudit metrics`: evaluate one score set.
  *
- * Reads the trials (core/io.h), sorts each class once (radix), runs every
+ * Reads the trials (formats/io.h), sorts each class once (radix), runs every
  * metric on the sorted arrays (metrics/metrics.h), optionally a bootstrap CI,
  * DET points and plots, and prints a table or one JSON object.  All output
  * (files and stdout) is produced only after every computation succeeded.
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/io.h"
+#include "formats/io.h"
 #include "attacks/attacks.h"
-#include "core/json.h"
+#include "base/json.h"
 #include "metrics/metrics.h"
 #include "reports/report.h"
 

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "core/io.h"
+#include "formats/io.h"
 #include "onnx/onnx.h"
 
 static const char usage_text[] =

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/report.h"
 
 static const char usage_text[] =

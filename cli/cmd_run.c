@@ -13,10 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/inputs.h"
+#include "base/inputs.h"
 #include "cli/cli.h"
-#include "core/la.h"
-#include "core/dist.h"
+#include "base/la.h"
+#include "base/dist.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 
@@ -195,11 +195,11 @@ int cmd_run(int argc, char **argv)
 	int scen = 1; /* an error is printed with its scenario context */
 	vpa_err_init(&err);
 	double t0 = vpa_now();
-	vpa_inputs_begin(); /* results.json lists every file read (core/inputs.h) */
+	vpa_inputs_begin(); /* results.json lists every file read (base/inputs.h) */
 	if (vpa_scenario_load(argv[optind], &s, &err))
 		goto fail;
 	formats = s->formats;
-	/* before any output: portable mode may re-execute vpaudit (core/cpu.h) */
+	/* before any output: portable mode may re-execute vpaudit (base/cpu.h) */
 	if ((portable || s->portable) && cli_portable(argc, argv, &err))
 		goto fail;
 	if (vpa_dist_test_fault("scenario", &err))
@@ -220,7 +220,7 @@ int cmd_run(int argc, char **argv)
 	}
 	/* Everything that can be checked before hours of computation.  Under MPI
 	 * rank 0 alone touches the folder.  Each stage ends in an agreement of
-	 * every rank (core/dist.c, "Errors outside a loop"): an error on any rank
+	 * every rank (base/dist.c, "Errors outside a loop"): an error on any rank
 	 * stops every rank there or in its next loop, and rank 0 prints it. */
 	scen = 0;
 	if (base && !(old = cli_read_results(base, &err)))
@@ -258,7 +258,7 @@ int cmd_run(int argc, char **argv)
 	/* the report's own duration cannot be inside the file it writes */
 	vpa_json_set(stages, "report", vpa_json_null());
 	vpa_json_set_num(vpa_json_get(results, "wall_time"), "total", vpa_now() - t0);
-	/* under MPI only rank 0 writes (core/dist.c), once every rank is done */
+	/* under MPI only rank 0 writes (base/dist.c), once every rank is done */
 	if (vpa_dist_agree(0, &err))
 		goto fail;
 	if (vpa_dist_rank() == 0 && vpa_report_write(results, outdir, formats, ro.no_plots, &err))
@@ -290,7 +290,7 @@ int cmd_run(int argc, char **argv)
 	rc = failed ? 3 : 0;
 	goto out;
 fail:
-	/* every rank takes the same error (core/dist.c); rank 0 prints it */
+	/* every rank takes the same error (base/dist.c); rank 0 prints it */
 	vpa_dist_agree(err.status ? err.status : VPA_EIO, &err);
 	rc = scen ? cli_scenario_error(&err) : cli_error(&err);
 	if (outdir && vpa_dist_rank() == 0)

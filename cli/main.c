@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/dist.h"
+#include "base/dist.h"
 
 struct command {
 	const char *name;
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	/* SIGINT, SIGTERM, SIGHUP remove the temporaries first (core/tmp.c) */
+	/* SIGINT, SIGTERM, SIGHUP remove the temporaries first (base/tmp.c) */
 	vpa_tmp_signals();
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	else if (!strcmp(name, "--version"))
 		name = "version";
 	/* vpaudit-mpi: only `run` starts MPI (validate and the rest need none);
-	 * ranks other than 0 print and write nothing (core/dist.c) */
+	 * ranks other than 0 print and write nothing (base/dist.c) */
 	if (vpa_dist_built() && !strcmp(name, "run")) {
 		vpa_dist_init(&argc, &argv);
 		if (vpa_dist_rank() != 0 && (!freopen("/dev/null", "w", stdout) ||

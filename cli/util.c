@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "core/cpu.h"
+#include "base/cpu.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/io.h"
-#include "core/kaldi.h"
-#include "core/dist.h"
-#include "core/la.h"
+#include "formats/io.h"
+#include "formats/kaldi.h"
+#include "base/dist.h"
+#include "base/la.h"
 #include "embed/embed.h"
 #include "onnx/onnx.h"
 

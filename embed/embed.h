@@ -31,7 +31,7 @@
 #define VPA_EMBED_H
 
 #include "audio/audio.h"
-#include "core/embset.h"
+#include "formats/embset.h"
 
 enum vpa_embed_layout { VPA_EMBED_BTF = 0, VPA_EMBED_BFT = 1 };
 

@@ -1,6 +1,6 @@
 /*
  * metrics/metrics.h - the metrics engine: pure functions over scores and
- * counts.  No I/O, no exit, no globals.  Includes only core/base.h.
+ * counts.  No I/O, no exit, no globals.  Includes only base/base.h.
  *
  * Definitions follow metrics/README.md "Definitions" to the letter (BOSARIS /
  * pyllr for PAV and ROCCH, the VoicePrivacy evaluation code for linkability and
@@ -19,7 +19,7 @@
 #ifndef VPA_METRICS_H
 #define VPA_METRICS_H
 
-#include "../core/base.h"
+#include "../base/base.h"
 
 /* ---- sorting ------------------------------------------------------------ */
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/la.h"
+#include "base/la.h"
 #include "onnx/conv.h"
 #include "onnx/internal.h"
 

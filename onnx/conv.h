@@ -78,7 +78,7 @@ void ox_conv_force(int method);
 void ox_conv_im2col(const struct ox_conv *cv, const float *x, const float *w,
 		    const struct ox_conv_epi *e, float *y);
 /* The path of the Winograd transforms in this process: "avx2+fma" or
- * "generic" (always in portable mode: core/cpu.h). */
+ * "generic" (always in portable mode: base/cpu.h). */
 const char *ox_conv_wino_path(void);
 
 /* m = 2 or 4; cv must pass ox_conv_wino_ok. */

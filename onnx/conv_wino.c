@@ -17,7 +17,7 @@
  * of 9 m^2: 2.25x fewer for m = 2, 4x for m = 4.  Tiles are processed in
  * blocks of T (a multiple of 8) so V and Z stay in cache; the transforms
  * work on 8 tiles at once (GCC vector extension, compiled for AVX2+FMA as
- * well, taken when the CPU has it and the run is not portable: core/cpu.h).
+ * well, taken when the CPU has it and the run is not portable: base/cpu.h).
  * Float rounding: the transforms' constants (1/6, 1/24, 8, ...) add error
  * that grows with m: tests/unit/test_conv.c bounds it against a
  * double-precision direct convolution.
@@ -25,8 +25,8 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "core/cpu.h"
-#include "core/la.h"
+#include "base/cpu.h"
+#include "base/la.h"
 #include "onnx/conv.h"
 #include "onnx/internal.h"
 
@@ -319,7 +319,7 @@ static pthread_once_t kern_once = PTHREAD_ONCE_INIT;
 static void kern_init(void)
 {
 #ifdef WINO_AVX2
-	if (vpa_cpu_simd()) { /* not in portable mode (core/cpu.h) */
+	if (vpa_cpu_simd()) { /* not in portable mode (base/cpu.h) */
 		kern.in = in_avx2;
 		kern.out = out_avx2;
 		kern.wt = wt_avx2;

@@ -8,7 +8,7 @@
 #ifndef VPA_ONNX_INTERNAL_H
 #define VPA_ONNX_INTERNAL_H
 
-#include "core/embset.h"
+#include "formats/embset.h"
 #include "onnx/onnx.h"
 
 /* Opsets 11-17 for every operator; older models when each operator's

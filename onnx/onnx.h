@@ -1,13 +1,13 @@
 /*
  * onnx/onnx.h - a native ONNX inference engine (the only public header of
- * onnx/; depends on core/ only).
+ * onnx/; depends on base/ and formats/ only).
  *
  * Loads a ModelProto (protobuf, via libprotobuf-c and the official
  * onnx.proto; initializers may live in external data files next to the
  * model), checks every node against the operator table at load time
  * (operator, opset, every attribute), orders the graph topologically, and
  * runs it on float32 / int64 / int32 / int8 / uint8 / bool / double tensors
- * with Conv and MatMul/Gemm on SGEMM (core/la.c).
+ * with Conv and MatMul/Gemm on SGEMM (base/la.c).
  *
  *   struct vpa_onnx_model *m;
  *   if (vpa_onnx_load("ecapa.onnx", NULL, &m, err)) return ...;
@@ -29,7 +29,7 @@
 #ifndef VPA_ONNX_H
 #define VPA_ONNX_H
 
-#include "core/base.h"
+#include "base/base.h"
 
 /*
  * Opsets: 11-17 of the default domain for every operator; an older model

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/la.h"
+#include "base/la.h"
 #include "onnx/internal.h"
 
 enum act { A_SIGMOID, A_TANH, A_RELU };

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "core/io.h"
+#include "formats/io.h"
 #include "onnx/internal.h"
 #include "onnx/onnx.pb-c.h"
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/cpu.h"
+#include "base/cpu.h"
 #include "onnx/vmath.h"
 
 typedef float v8f __attribute__((vector_size(32)));
@@ -78,7 +78,7 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init(void)
 {
 #ifdef VMATH_AVX2
-	if (vpa_cpu_simd()) /* not in portable mode (core/cpu.h) */
+	if (vpa_cpu_simd()) /* not in portable mode (base/cpu.h) */
 		exp_fn = exp_avx2;
 #endif
 }

@@ -1,7 +1,7 @@
 /*
  * onnx/vmath.h - vectorised float maths for the element-wise operators
  * (internal): 8 values at a time, compiled for the baseline x86-64 ISA and
- * for AVX2+FMA (chosen once at run time, never in portable mode: core/cpu.h).
+ * for AVX2+FMA (chosen once at run time, never in portable mode: base/cpu.h).
  */
 #ifndef VPA_ONNX_VMATH_H
 #define VPA_ONNX_VMATH_H

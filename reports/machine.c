@@ -1,6 +1,6 @@
 /*
  * reports/machine.c - the arithmetic a results file was computed with
- * (results["machine"], written by core/cpu.c): whether a baseline and the
+ * (results["machine"], written by base/cpu.c): whether a baseline and the
  * results share it (the WARNING line of the baseline comparison) and its
  * sentence in the provenance.  See report.h.
  */
@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-/* the fields that decide the arithmetic (core/cpu.h); "cpu" is added
+/* the fields that decide the arithmetic (base/cpu.h); "cpu" is added
  * unless both runs are portable */
 static const struct {
 	const char *key, *what;

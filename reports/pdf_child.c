@@ -133,7 +133,7 @@ static int drain(int fa, struct vpa_buf *a, int fb, struct vpa_buf *b)
 /*
  * "N" of "failed to allocate N bytes" (GLib), "memory allocation of N bytes
  * failed" (librsvg's Rust) or "out of memory (allocating N bytes)" / "(allocating
- * N * M bytes)" (core/base.c) in the child's stderr, copied to out; 1 when found.
+ * N * M bytes)" (base/base.c) in the child's stderr, copied to out; 1 when found.
  */
 static int oom_size(const char *s, char *out, size_t cap)
 {

@@ -1,7 +1,7 @@
 /*
  * reports/provenance.c - data and provenance: every input file of the run
  * with its size and SHA-256 (results["inputs"], recorded where inputs are
- * read: core/inputs.c), the numbers of speakers / utterances / trials /
+ * read: base/inputs.c), the numbers of speakers / utterances / trials /
  * models per set (from each target's "info", by gender where a set has
  * "female"/"male" counts), seed, version, machine (CPU model, and the
  * arithmetic: BLAS kernel, libm, portable mode), wall time per stage and
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/inputs.h"
+#include "base/inputs.h"
 #include "reports/doc.h"
 #include "reports/report.h"
 

@@ -2,7 +2,7 @@
  * reports/report.h - results.json, report.html, report.pdf, junit.xml, the
  * gnuplot driver and gate evaluation.
  *
- * Everything renders from the results DOM (core/json.h) whose schema,
+ * Everything renders from the results DOM (base/json.h) whose schema,
  * "vpaudit.results/1", is documented in reports/README.md.  `vpaudit run`
  * builds that DOM; `vpaudit report` parses it back from results.json and
  * renders the same files, so a report never needs a re-run.
@@ -18,8 +18,8 @@
 #ifndef VPA_REPORT_H
 #define VPA_REPORT_H
 
-#include "core/base.h"
-#include "core/json.h"
+#include "base/base.h"
+#include "base/json.h"
 
 enum {
 	VPA_REPORT_JSON = 1,

@@ -10,8 +10,8 @@
 #include "scenarios/scenario.h"
 #include "targets/targets.h"
 #include "attacks/attacks.h"
-#include "core/cpu.h"
-#include "core/dist.h"
+#include "base/cpu.h"
+#include "base/dist.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -21,7 +21,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "core/inputs.h"
+#include "base/inputs.h"
 
 
 /* When a kind's error has no location, blame the YAML item it came from. */
@@ -57,7 +57,9 @@ static int build_target(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, s
 	memset(t, 0, sizeof(*t));
 	t->kind = s->targets[i].kind;
 	t->id = s->targets[i].id;
-	int rc = t->kind->build(ctx, cfg, t, err);
+	t->opts = vpa_opts_new(t->kind->schema, cfg);
+	int rc = t->kind->build_o ? t->kind->build_o(ctx, t->opts, t, err)
+				  : t->kind->build(ctx, cfg, t, err);
 	if (rc)
 		blame(err, rc, s->file, cfg, "target", t->id);
 	if (!t->info)
@@ -128,7 +130,14 @@ static int run_attack(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, siz
 {
 	const struct vpa_scn_attack *a = &s->attacks[ai];
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
-	int rc = a->kind->run(ctx, a->id, cfg, t, &out, err);
+	int rc;
+	if (a->kind->run_o) {
+		void *o = vpa_opts_new(a->kind->schema, cfg);
+		rc = a->kind->run_o(ctx, a->id, o, t, &out, err);
+		vpa_opts_free(a->kind->schema, o);
+	} else {
+		rc = a->kind->run(ctx, a->id, cfg, t, &out, err);
+	}
 	if (rc) {
 		blame(err, rc, s->file, cfg, "attack", a->id);
 		goto out;
@@ -150,7 +159,7 @@ out:
 }
 
 /* ---- the points of a sweep shared out over MPI ranks ---------------------
- * With at least as many sweep values as ranks (core/dist.c), point v is a
+ * With at least as many sweep values as ranks (base/dist.c), point v is a
  * job: its rank builds the swept target, runs the dependent attacks with a
  * muted context of its own (warnings recorded, not printed) and keeps their
  * records, figures, warnings and grouped warnings in slot v; those travel as
@@ -642,8 +651,10 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		vpa_json_set_str(o2, "id", at->id);
 		vpa_json_set_str(o2, "kind", at->kind->name);
 		vpa_json_set_str(o2, "target", s->targets[at->target].id);
-		char *title = at->kind->title ? at->kind->title(at->id, at->cfg, s->targets[at->target].id)
-					      : NULL;
+		const char *tid = s->targets[at->target].id;
+		char *title = at->kind->title_o ? at->kind->title_o(at->id, at->opts, tid)
+			      : at->kind->title ? at->kind->title(at->id, at->cfg, tid)
+						: NULL;
 		vpa_json_set_str(o2, "title", title ? title : at->id);
 		free(title);
 		vpa_json_set(o2, "figures", afigs[a]);
@@ -697,7 +708,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	vpa_json_set_str(R, "status", "pass");
 	vpa_json_set(R, "warnings", warnings);
 	warnings = NULL;
-	/* provenance: the input files (core/inputs.c) and the machine */
+	/* provenance: the input files (base/inputs.c) and the machine */
 	if ((rc = vpa_inputs_share(err))) /* MPI: the files every rank read */
 		goto out;
 	vpa_json_set(R, "inputs", vpa_inputs_json());
@@ -710,7 +721,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		vpa_json_set_str(mach, "arch", un.machine);
 	}
 	vpa_json_set_num(mach, "cpus", (double)sysconf(_SC_NPROCESSORS_ONLN));
-	vpa_machine_json(mach); /* CPU model, BLAS kernel, libm, portable (core/cpu.h) */
+	vpa_machine_json(mach); /* CPU model, BLAS kernel, libm, portable (base/cpu.h) */
 	vpa_json_set(R, "machine", mach);
 	*results = R;
 	R = NULL;

@@ -13,8 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k);
-void vpa_schema_table(struct vpa_buf *out, const struct vpa_schema *s);
 
 /* ---- the top-level schemas (data) ---------------------------------------- */
 
@@ -152,6 +150,10 @@ void vpa_scenario_free(struct vpa_scenario *s)
 {
 	if (!s)
 		return;
+	for (size_t i = 0; i < s->n_targets; i++)
+		vpa_opts_free(s->targets[i].kind->schema, s->targets[i].opts);
+	for (size_t i = 0; i < s->n_attacks; i++)
+		vpa_opts_free(s->attacks[i].kind->schema, s->attacks[i].opts);
 	vpa_ynode_free(s->root);
 	free(s->targets);
 	free(s->attacks);
@@ -233,6 +235,43 @@ static int dup_id(const struct vpa_kind_ctx *ctx, const char *what,
 	return 0;
 }
 
+/* A target kind's own checks on cfg (its options struct when it takes one). */
+static int target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_target_kind *k,
+			   const struct vpa_ynode *cfg, struct vpa_err *err)
+{
+	if (k->validate_o) {
+		void *o = vpa_opts_new(k->schema, cfg);
+		int rc = k->validate_o(ctx, o, err);
+		vpa_opts_free(k->schema, o);
+		return rc;
+	}
+	return k->validate ? k->validate(ctx, cfg, err) : 0;
+}
+
+/* An attack kind's own checks on cfg and its target's tcfg (of kind tk). */
+static int attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_attack_kind *k,
+			   const struct vpa_ynode *cfg, const struct vpa_target_kind *tk,
+			   const struct vpa_ynode *tcfg, struct vpa_err *err)
+{
+	if (k->validate_o) {
+		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
+		int rc = k->validate_o(ctx, o, to, err);
+		vpa_opts_free(k->schema, o);
+		vpa_opts_free(tk->schema, to);
+		return rc;
+	}
+	return k->validate ? k->validate(ctx, cfg, tcfg, err) : 0;
+}
+
+/* The subs an attack will produce (its kind's hook), names borrowed. */
+static size_t attack_subs(const struct vpa_scenario *s, const struct vpa_scn_attack *a,
+			  const char ***names)
+{
+	if (a->kind->subs_o)
+		return a->kind->subs_o(a->opts, s->targets[a->target].opts, names);
+	return a->kind->subs ? a->kind->subs(a->cfg, s->targets[a->target].cfg, names) : 0;
+}
+
 static int check_targets(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 			 struct vpa_err *err)
 {
@@ -253,11 +292,12 @@ static int check_targets(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 			return rc;
 		if ((rc = dup_id(ctx, "target", list, i, err)))
 			return rc;
-		if (kind->validate && (rc = kind->validate(ctx, m, err)))
+		if ((rc = target_validate(ctx, kind, m, err)))
 			return rc;
 		s->targets[i].id = id_of(m);
 		s->targets[i].kind = kind;
 		s->targets[i].cfg = m;
+		s->targets[i].opts = vpa_opts_new(kind->schema, m);
 		s->n_targets++;
 	}
 	return 0;
@@ -300,10 +340,7 @@ static int check_attack_target(const struct vpa_scenario *s, const struct vpa_ki
 			       const struct vpa_scn_attack *a, const struct vpa_ynode *target_cfg,
 			       struct vpa_err *err)
 {
-	if (a->kind->validate)
-		return a->kind->validate(ctx, a->cfg, target_cfg, err);
-	(void)s;
-	return 0;
+	return attack_validate(ctx, a->kind, a->cfg, s->targets[a->target].kind, target_cfg, err);
 }
 
 static int check_attacks(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
@@ -358,6 +395,7 @@ static int check_attacks(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		s->attacks[i].id = id;
 		s->attacks[i].kind = kind;
 		s->attacks[i].cfg = m;
+		s->attacks[i].opts = vpa_opts_new(kind->schema, m);
 		s->attacks[i].target = ti;
 		s->n_attacks++;
 		if ((rc = check_attack_target(s, ctx, &s->attacks[i], s->targets[ti].cfg, err)))
@@ -388,8 +426,8 @@ static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_k
 				subs ? "subs" : "exclude", a->id, sub, a->id);
 	}
 	const char **names = NULL;
-	size_t n = (subs || ex) && a->kind->subs
-			   ? a->kind->subs(a->cfg, s->targets[a->target].cfg, &names)
+	size_t n = (subs || ex) && (a->kind->subs || a->kind->subs_o)
+			   ? attack_subs(s, a, &names)
 			   : 0;
 	size_t left = n;
 	for (int w = 0; w < 2 && !rc; w++) {
@@ -508,7 +546,7 @@ static int check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		const struct vpa_scn_attack *a = &s->attacks[ai];
 		if (sub) {
 			const char **names = NULL;
-			size_t n = a->kind->subs ? a->kind->subs(a->cfg, s->targets[a->target].cfg, &names)
+			size_t n = a->kind->subs || a->kind->subs_o ? attack_subs(s, a, &names)
 						 : 0;
 			int found = 0;
 			for (size_t j = 0; j < n; j++)
@@ -703,14 +741,14 @@ static int check_sweep(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		struct vpa_ynode *c = vpa_scenario_swept_cfg(s, cfg, v);
 		if (is_attack) {
 			const struct vpa_scn_attack *a = &s->attacks[idx];
-			if (a->kind->validate)
-				rc = a->kind->validate(ctx, c, s->targets[a->target].cfg, err);
+			rc = attack_validate(ctx, a->kind, c, s->targets[a->target].kind,
+					     s->targets[a->target].cfg, err);
 		} else {
-			if (s->targets[idx].kind->validate)
-				rc = s->targets[idx].kind->validate(ctx, c, err);
+			rc = target_validate(ctx, s->targets[idx].kind, c, err);
 			for (size_t j = 0; j < s->n_attacks && !rc; j++)
-				if (s->attacks[j].target == idx && s->attacks[j].kind->validate)
-					rc = s->attacks[j].kind->validate(ctx, s->attacks[j].cfg, c, err);
+				if (s->attacks[j].target == idx)
+					rc = attack_validate(ctx, s->attacks[j].kind, s->attacks[j].cfg,
+							     s->targets[idx].kind, c, err);
 		}
 		vpa_ynode_free(c);
 	}

@@ -1,12 +1,9 @@
 /*
- * scenarios/scenario.h - scenario files: the YAML node tree (load.c, the only
- * user of libyaml), key schemas kept as data (validate.c), the scenario
- * itself (validated completely before any work starts) and the run pipeline
- * (run.c) that turns a scenario into the results DOM of reports/README.md.
- *
- * The first two sections (node tree, schemas) are the vocabulary the target
- * and attack kinds speak: targets/ and attacks/ include this header for those
- * types and their getters only (they never call the loader or the pipeline).
+ * scenarios/scenario.h - scenario files: the scenario itself (read with
+ * config/'s node tree, checked with its schemas, validated completely before
+ * any work starts) and the run pipeline (run.c) that turns a scenario into
+ * the results DOM of reports/README.md.  This folder sits above targets/ and
+ * attacks/: they never include this header.
  *
  * Every node keeps its mark (1-based line and column), so that any failure,
  * even at run time, blames the right line: `FILE:LINE:COL: message`.
@@ -14,164 +11,9 @@
 #ifndef VPA_SCENARIO_H
 #define VPA_SCENARIO_H
 
-#include "core/base.h"
-#include "core/json.h"
-
-/* ---- the YAML node tree -------------------------------------------------- */
-
-enum vpa_ytype {
-	VPA_YSCALAR,
-	VPA_YSEQ,
-	VPA_YMAP,
-};
-
-struct vpa_ynode {
-	enum vpa_ytype type;
-	char *str;                /* SCALAR: the text, owned (never NULL) */
-	int plain;                /* SCALAR: 1 when unquoted (only plain scalars are numbers) */
-	size_t n, cap;
-	struct vpa_ynode **items; /* SEQ: items; MAP: values; (n), owned */
-	struct vpa_ynode **keys;  /* MAP: key scalars, (n), owned */
-	long line, col;           /* start of the node, 1-based */
-};
-
-/*
- * Parse one YAML document held in memory into a node tree.  name is used in
- * messages ("name:line:col: ...").  Accepted: block and flow style, comments,
- * anchors (ignored).  Rejected with the offending mark: libyaml syntax errors
- * (a tab in the indentation gets a hint), aliases ('*x': repeat the value
- * instead), duplicate mapping keys, non-scalar mapping keys, more than one
- * document, an empty stream, nesting deeper than 64.
- * *out: caller frees with vpa_ynode_free.
- */
-int vpa_yaml_parse(const char *name, const char *buf, size_t len,
-		   struct vpa_ynode **out /* OUT */, struct vpa_err *err);
-void vpa_ynode_free(struct vpa_ynode *n);
-struct vpa_ynode *vpa_ynode_clone(const struct vpa_ynode *n); /* caller frees */
-/* Set key in a mapping to v (takes ownership of v; replaces an existing value). */
-void vpa_ymap_set(struct vpa_ynode *map, const char *key, struct vpa_ynode *v);
-
-/* Value at key in a mapping (borrowed), NULL when absent or not a mapping. */
-const struct vpa_ynode *vpa_ymap_get(const struct vpa_ynode *map, const char *key);
-/* Key node of key in a mapping (for its mark), NULL when absent. */
-const struct vpa_ynode *vpa_ymap_key(const struct vpa_ynode *map, const char *key);
-/* "a mapping", "a sequence", "a string" ... for messages. */
-const char *vpa_ynode_what(const struct vpa_ynode *n);
-/* 1 when n is a plain empty, ~ or null scalar. */
-int vpa_ynode_is_null(const struct vpa_ynode *n);
-
-/* ---- key schemas (data) --------------------------------------------------- */
-
-enum vpa_ktype {
-	VPA_K_STR,      /* any non-null scalar */
-	VPA_K_NAME,     /* [A-Za-z0-9._-]+ */
-	VPA_K_ID,       /* [A-Za-z0-9_-]+ (no dots: "ID.SUB" stays unambiguous) */
-	VPA_K_INT,      /* integer in [lo, hi] */
-	VPA_K_NUM,      /* finite number in [lo, hi] (open ends by flags) */
-	VPA_K_BOOL,     /* true | false */
-	VPA_K_ENUM,     /* one of `choices` ("a|b|c") */
-	VPA_K_PATH,     /* non-empty string: a file relative to the scenario's folder */
-	VPA_K_ENUMLIST, /* sequence of `choices` */
-	VPA_K_MAP,      /* mapping checked with `sub` */
-	VPA_K_MAPLIST,  /* sequence of mappings, each checked with `sub` */
-	VPA_K_LIST,     /* sequence of scalars (checked by the owner) */
-	VPA_K_KINDLIST, /* sequence of mappings dispatched on their `kind` (targets, attacks) */
-	VPA_K_PATHS,    /* a VPA_K_PATH, or a non-empty sequence of them (vpa_cfg_paths) */
-};
-
-enum {
-	VPA_KF_OPEN_LO = 1,  /* x > lo instead of x >= lo */
-	VPA_KF_OPEN_HI = 2,  /* x < hi */
-	VPA_KF_NONEMPTY = 4, /* sequences: at least one item */
-	VPA_KF_WRITE = 8,    /* a path the run writes (checked by vpa_scenario_check_writes) */
-};
-
-struct vpa_schema;
-
-struct vpa_key {
-	const char *name;
-	enum vpa_ktype type;
-	int required;
-	const char *dflt;    /* default as YAML text ("1", "0.01", "html,pdf"), NULL = none */
-	double lo, hi;       /* INT/NUM range, -INFINITY/INFINITY when unbounded;
-			      * STR: hi = the most characters (UTF-8 code points) */
-	unsigned flags;
-	const char *choices; /* ENUM/ENUMLIST: "a|b|c" */
-	const struct vpa_schema *sub; /* MAP/MAPLIST */
-	const char *example; /* a YAML example for the reference */
-	const char *doc;     /* one or two sentences for the reference */
-};
-
-struct vpa_schema {
-	const char *name;          /* "scenario", "target scores", "gate" ... */
-	const struct vpa_key *keys; /* terminated by {NULL} */
-};
-
-/* Where a schema check reports: the file of the nodes. */
-struct vpa_kind_ctx {
-	const char *file; /* scenario path as given, borrowed */
-	const char *dir;  /* its folder ("." when none), borrowed */
-};
-
-/*
- * Check that the path in scalar node v (relative to the scenario's folder)
- * exists and is what the key wants: VPA_PATH_FILE, VPA_PATH_DIR or
- * VPA_PATH_ANY.  Errors (VPA_EINPUT) blame the node: "cannot open 'x': No such
- * file or directory", "'x' is a folder, expected a file", "'x' is not a
- * folder".  A NULL node is fine (an optional key left out).
- */
-enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };
-int vpa_check_path(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, int want,
-		   struct vpa_err *err);
-
-/*
- * Check a mapping against one or more schemas (their keys are merged: e.g.
- * the common target keys and a kind's keys).  what names the mapping in
- * messages ("target 'vpc'").  Errors (first one wins, VPA_EINPUT):
- *   x.yaml:4:3: unknown key 'omgea' in attack 'eval' (did you mean 'omega'?)
- *   x.yaml:4:10: 'omega' must be a number > 0, got '-1'
- *   x.yaml:3:3: attack 'eval' is missing required key 'target'
- * KINDLIST keys are type-checked as sequences of mappings only.
- */
-int vpa_schema_check(const struct vpa_kind_ctx *ctx, const struct vpa_schema *const *schemas,
-		     size_t n_schemas, const struct vpa_ynode *map, const char *what,
-		     struct vpa_err *err);
-/* Check one scalar against a key's type and range (sweep values use it). */
-int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
-		  const struct vpa_ynode *v, struct vpa_err *err);
-/* Find a key in merged schemas; NULL when absent. */
-const struct vpa_key *vpa_schema_find(const struct vpa_schema *const *schemas, size_t n,
-				      const char *name);
-/*
- * Closest of `cands` to `word` by edit distance (optimal string alignment,
- * case-insensitive), or NULL when none is close enough (distance <= 1 for
- * words under 4 letters, <= 2 otherwise, and less than the word's length).
- */
-const char *vpa_did_you_mean(const char *word, const char *const *cands, size_t n);
-
-/*
- * Typed getters over a validated mapping: the value at key, or the schema's
- * default when the key is absent.  Asking for a key the schema lacks, or an
- * absent key without default, is a bug (VPA_BUG).
- */
-double vpa_cfg_num(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-long long vpa_cfg_int(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-int vpa_cfg_bool(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-/* Borrowed from the node or the schema; NULL when absent without default
- * (and for a VPA_K_PATHS key given as a sequence: use vpa_cfg_paths). */
-const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-/*
- * A VPA_K_PATHS key: its paths in order (one for a scalar), borrowed from the
- * nodes; *n gets their number; NULL and 0 when the key is absent (these keys
- * have no default).  Caller frees the array (not the strings).  *seq (may be
- * NULL) gets 1 when the value was written as a sequence.
- */
-const char **vpa_cfg_paths(const struct vpa_ynode *map, const struct vpa_schema *s,
-			   const char *key, size_t *n, int *seq);
-/* A location for a node (file from ctx). */
-struct vpa_loc vpa_node_loc(const char *file, const struct vpa_ynode *n);
-/* Resolve a path relative to dir (absolute paths unchanged). Caller frees. */
-char *vpa_path_join(const char *dir, const char *path);
+#include "base/base.h"
+#include "base/json.h"
+#include "config/yaml.h"
 
 /* The reference of every key of every schema, as Markdown (scenarios/README.md). */
 void vpa_schema_reference(struct vpa_buf *out);
@@ -185,12 +27,14 @@ struct vpa_scn_target {
 	const char *id;                    /* borrowed from root */
 	const struct vpa_target_kind *kind;
 	const struct vpa_ynode *cfg;       /* its mapping, borrowed from root */
+	void *opts;                        /* kind->schema's struct filled from cfg, owned */
 };
 
 struct vpa_scn_attack {
 	const char *id;
 	const struct vpa_attack_kind *kind;
 	const struct vpa_ynode *cfg;
+	void *opts;                        /* kind->schema's struct filled from cfg, owned */
 	size_t target;                     /* index into targets */
 };
 
@@ -204,7 +48,7 @@ struct vpa_scenario {
 	const char *output;     /* `output:` or NULL (relative to the current directory) */
 	unsigned formats;       /* VPA_REPORT_* bits (reports/report.h values) */
 	double tolerance;       /* NAN when absent */
-	int portable;           /* `portable: true`: cli/cmd_run.c enters portable mode (core/cpu.h) */
+	int portable;           /* `portable: true`: cli/cmd_run.c enters portable mode (base/cpu.h) */
 	struct vpa_scn_target *targets; /* (n_targets), owned */
 	size_t n_targets;
 	struct vpa_scn_attack *attacks; /* (n_attacks), owned */

@@ -12,10 +12,10 @@
 #ifndef VPA_ANON_H
 #define VPA_ANON_H
 
-#include "core/base.h"
-#include "core/embset.h"
+#include "base/base.h"
+#include "formats/embset.h"
 #include "embed/embed.h"
-#include "core/plda.h"
+#include "learn/plda.h"
 #include "targets/targets.h"
 
 /* ---- Affinity Propagation (Frey & Dueck, Science 2007) ------------------- */
@@ -271,7 +271,8 @@ int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode 
  * without trailing '_' (libri_dev_trials_f and libri_dev_trials_m give
  * libri_dev_trials); "trials" when nothing is left.  Caller frees.
  */
-char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg);
+struct vpa_anon_opts;
+char *vpa_anon_trials_name(const struct vpa_anon_opts *o);
 
 /* Same-gender trials of every enrolment speaker against every test row. */
 void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,
@@ -378,5 +379,168 @@ struct vpa_ident_eval {
 int vpa_ident_subset(const struct vpa_ident_matrix *m, const uint32_t *rows, size_t n, size_t k,
 		     double omega, size_t bins, struct vpa_ident_eval *out /* OUT */,
 		     struct vpa_err *err);
+
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_anon_extractor_opts {
+	const char *features;
+	long long num_mel_bins;
+	const char *cmvn;
+	int vad;
+	const char *architecture;
+	long long hidden;
+	long long channels;
+	long long res2_scale;
+	long long emb_dim;
+	const char *loss;
+	double margin;
+	double scale;
+	long long epochs;
+	long long batch;
+	long long chunk;
+	double lr;
+	const char *semi_informed;
+	struct vpa_mark features_at, num_mel_bins_at, cmvn_at, vad_at, architecture_at,
+		hidden_at, channels_at, res2_scale_at, emb_dim_at, loss_at, margin_at,
+		scale_at, epochs_at, batch_at, chunk_at, lr_at, semi_informed_at;
+};
+
+struct vpa_anon_synth_opts {
+	long long speakers;
+	long long utts;
+	const char *brown;
+	struct vpa_mark speakers_at, utts_at, brown_at;
+};
+
+struct vpa_anon_anonymise_opts {
+	const char *method;
+	double low;
+	double high;
+	const char *train_level;
+	struct vpa_mark method_at, low_at, high_at, train_level_at;
+};
+
+struct vpa_anon_onnx_opts {
+	const char *model;
+	const char *features;
+	struct vpa_strs options;
+	int cmn;
+	long long chunk;
+	const char *layout;
+	const char *input;
+	const char *output;
+	struct vpa_mark model_at, features_at, options_at, cmn_at, chunk_at, layout_at,
+		input_at, output_at;
+};
+
+struct vpa_anon_audio_opts {
+	struct vpa_anon_synth_opts synthetic;
+	struct vpa_anon_anonymise_opts anonymise;
+	const char *train;
+	const char *train_anon;
+	const char *enroll;
+	const char *enroll_anon;
+	struct vpa_strs trial;
+	struct vpa_strs trial_anon;
+	const char *enroll_informed;
+	const char *enrolls;
+	struct vpa_strs trials;
+	struct vpa_strs hyp;
+	struct vpa_strs hyp_anon;
+	int rho_f0;
+	const char *level;
+	struct vpa_anon_extractor_opts extractor;
+	struct vpa_anon_onnx_opts onnx;
+	struct vpa_anon_onnx_opts onnx_anon;
+	struct vpa_mark synthetic_at, anonymise_at, train_at, train_anon_at, enroll_at,
+		enroll_anon_at, trial_at, trial_anon_at, enroll_informed_at, enrolls_at,
+		trials_at, hyp_at, hyp_anon_at, rho_f0_at, level_at, extractor_at, onnx_at,
+		onnx_anon_at;
+};
+
+struct vpa_anon_anonymiser_opts {
+	const char *distance;
+	const char *proximity;
+	const char *gender;
+	const char *assignment;
+	long long n;
+	long long n_star;
+	double ap_damping;
+	long long ap_max_iter;
+	long long ap_conv_iter;
+	const char *pseudo_out;
+	struct vpa_mark distance_at, proximity_at, gender_at, assignment_at, n_at,
+		n_star_at, ap_damping_at, ap_max_iter_at, ap_conv_iter_at, pseudo_out_at;
+};
+
+struct vpa_anon_backend_opts {
+	long long lda_dim;
+	const char *scoring;
+	int length_norm;
+	int plda_normalize_length;
+	long long em_iters;
+	struct vpa_mark lda_dim_at, scoring_at, length_norm_at, plda_normalize_length_at,
+		em_iters_at;
+};
+
+struct vpa_anon_sim_opts {
+	long long dim;
+	long long spk_rank;
+	long long utt_rank;
+	long long synth_rank;
+	double spk_scale;
+	double spk_decay;
+	double utt_scale;
+	double noise;
+	double gender_sep;
+	double tau;
+	double dur_mean;
+	double dur_sigma;
+	double leakage;
+	double synth_noise;
+	double synth_gain;
+	long long train_speakers;
+	long long train_utts;
+	long long pool_speakers;
+	long long pool_utts;
+	long long test_speakers;
+	long long enroll_utts;
+	long long trial_utts;
+	long long population;
+	struct vpa_mark dim_at, spk_rank_at, utt_rank_at, synth_rank_at, spk_scale_at,
+		spk_decay_at, utt_scale_at, noise_at, gender_sep_at, tau_at, dur_mean_at,
+		dur_sigma_at, leakage_at, synth_noise_at, synth_gain_at, train_speakers_at,
+		train_utts_at, pool_speakers_at, pool_utts_at, test_speakers_at,
+		enroll_utts_at, trial_utts_at, population_at;
+};
+
+struct vpa_anon_set_opts {
+	const char *vectors;
+	const char *audio;
+	const char *ids;
+	const char *utt2spk;
+	const char *spk2gender;
+	const char *utt2dur;
+	struct vpa_mark vectors_at, audio_at, ids_at, utt2spk_at, spk2gender_at, utt2dur_at;
+};
+
+struct vpa_anon_import_opts {
+	struct vpa_anon_onnx_opts extractor;
+	const char *enrolls;
+	const char *trials;
+	struct vpa_mark extractor_at, enrolls_at, trials_at;
+};
+
+struct vpa_anon_opts {
+	const char *source;
+	struct vpa_anon_anonymiser_opts anonymiser;
+	struct vpa_anon_backend_opts backend;
+	struct vpa_anon_sim_opts simulate;
+	struct vpa_anon_import_opts import;
+	struct vpa_anon_audio_opts audio;
+	struct vpa_mark source_at, anonymiser_at, backend_at, simulate_at, import_at,
+		audio_at;
+};
+
 
 #endif

@@ -36,28 +36,24 @@ static size_t stem(const char *p, const char **b)
 	return n - s;
 }
 
-char *vpa_anon_trials_name(const struct vpa_ynode *target_cfg)
+char *vpa_anon_trials_name(const struct vpa_anon_opts *o)
 {
-	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
-	int audio = src && src->type == VPA_YSCALAR && !strcmp(src->str, "audio");
-	const struct vpa_ynode *sec = vpa_ymap_get(target_cfg, audio ? "audio" : "import");
-	const struct vpa_ynode *v = vpa_ymap_get(sec, "trials");
-	if (!v && audio) {
-		const struct vpa_ynode *t = vpa_ymap_get(sec, "trial");
-		if (t && t->type == VPA_YSEQ && t->n > 1)
-			v = t;
-	}
+	int audio = o->source && !strcmp(o->source, "audio");
+	/* the trials list(s) as written: import.trials (a path), audio.trials
+	   (a path or a list), else audio.trial when it names several folders */
+	const struct vpa_strs *au = audio ? &o->audio.trials : NULL;
+	if (au && !au->n && o->audio.trial.n > 1)
+		au = &o->audio.trial;
+	const char *one = audio ? (au && au->n == 1 && !au->seq ? au->v[0] : NULL) : o->import.trials;
+	const struct vpa_strs *many = au && (au->seq || au->n > 1) ? au : NULL;
 	const char *b = NULL;
 	size_t n = 0;
-	if (v && v->type == VPA_YSCALAR && v->str) {
-		n = stem(v->str, &b);
-	} else if (v && v->type == VPA_YSEQ) {
-		for (size_t i = 0; i < v->n; i++) {
-			const struct vpa_ynode *it = v->items[i];
-			if (it->type != VPA_YSCALAR || !it->str)
-				continue;
+	if (one) {
+		n = stem(one, &b);
+	} else if (many) {
+		for (size_t i = 0; i < many->n; i++) {
 			const char *bi;
-			size_t ni = stem(it->str, &bi);
+			size_t ni = stem(many->v[i], &bi);
 			if (!b) {
 				b = bi, n = ni;
 				continue;

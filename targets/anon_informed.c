@@ -7,7 +7,7 @@
 
 #include "audio/anon.h"
 #include "audio/audio.h"
-#include "core/embset.h"
+#include "formats/embset.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef VPA_ANON_INFORMED_H
 #define VPA_ANON_INFORMED_H
 
-#include "core/base.h"
+#include "base/base.h"
 
 /*
  * The enrolment directory enroll_dir anonymised into out_dir (which must not

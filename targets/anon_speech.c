@@ -6,7 +6,7 @@
  * targets/README.md) or imported from Kaldi archives / .npy files.
  */
 #include "targets/anon.h"
-#include "core/kaldi.h"
+#include "formats/kaldi.h"
 #include "embed/embed.h"
 
 #include <errno.h>
@@ -21,147 +21,199 @@
 static const struct vpa_key anon_keys[] = {
 	{"distance", VPA_K_ENUM, 0, "plda", -INF, INF, 0, "cosine|plda", NULL, "cosine",
 	 "distance between the source and pool x-vectors: 1 - cosine, or minus the PLDA LLR "
-	 "(PLDA trained on the pool)"},
+	 "(PLDA trained on the pool)",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, distance), VPA_MARK(struct vpa_anon_anonymiser_opts, distance_at)},
 	{"proximity", VPA_K_ENUM, 0, "far", -INF, INF, 0, "random|near|far|dense|sparse", NULL,
 	 "near", "which pool speakers are averaged: N* at random of the whole pool, of the N "
-	 "nearest, of the N farthest, or half of a dense / sparse Affinity Propagation cluster"},
+	 "nearest, of the N farthest, or half of a dense / sparse Affinity Propagation cluster",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, proximity), VPA_MARK(struct vpa_anon_anonymiser_opts, proximity_at)},
 	{"gender", VPA_K_ENUM, 0, "same", -INF, INF, 0, "same|opposite|random", NULL, "same",
-	 "pool gender: the source's, the other one, or a coin flip per source"},
+	 "pool gender: the source's, the other one, or a coin flip per source",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, gender), VPA_MARK(struct vpa_anon_anonymiser_opts, gender_at)},
 	{"assignment", VPA_K_ENUM, 0, "speaker", -INF, INF, 0, "speaker|utterance", NULL,
-	 "utterance", "one pseudo-speaker per source speaker (its mean x-vector) or per utterance"},
+	 "utterance", "one pseudo-speaker per source speaker (its mean x-vector) or per utterance",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, assignment), VPA_MARK(struct vpa_anon_anonymiser_opts, assignment_at)},
 	{"n", VPA_K_INT, 0, "200", 1, 1e9, 0, NULL, NULL, "200",
-	 "N: candidates kept by near / far"},
+	 "N: candidates kept by near / far",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, n), VPA_MARK(struct vpa_anon_anonymiser_opts, n_at)},
 	{"n_star", VPA_K_INT, 0, "100", 1, 1e9, 0, NULL, NULL, "100",
-	 "N*: pool x-vectors averaged into a pseudo-speaker (at most n)"},
+	 "N*: pool x-vectors averaged into a pseudo-speaker (at most n)",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, n_star), VPA_MARK(struct vpa_anon_anonymiser_opts, n_star_at)},
 	{"ap_damping", VPA_K_NUM, 0, "0.5", 0.5, 1, VPA_KF_OPEN_HI, NULL, NULL, "0.7",
-	 "Affinity Propagation damping (dense / sparse); the preference is the median similarity"},
+	 "Affinity Propagation damping (dense / sparse); the preference is the median similarity",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, ap_damping), VPA_MARK(struct vpa_anon_anonymiser_opts, ap_damping_at)},
 	{"ap_max_iter", VPA_K_INT, 0, "200", 1, 100000, 0, NULL, NULL, "500",
-	 "Affinity Propagation iteration limit"},
+	 "Affinity Propagation iteration limit",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, ap_max_iter), VPA_MARK(struct vpa_anon_anonymiser_opts, ap_max_iter_at)},
 	{"ap_conv_iter", VPA_K_INT, 0, "15", 1, 100000, 0, NULL, NULL, "15",
-	 "stop when the exemplars are unchanged for this many iterations"},
+	 "stop when the exemplars are unchanged for this many iterations",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, ap_conv_iter), VPA_MARK(struct vpa_anon_anonymiser_opts, ap_conv_iter_at)},
 	{"pseudo_out", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/pseudo.ark",
 	 "write the trial speakers' pseudo-speaker x-vectors here as a Kaldi text archive (relative "
 	 "to the current directory; inside the output folder unless the run has "
-	 "`--allow-writes-outside`), to feed your own synthesiser"},
+	 "`--allow-writes-outside`), to feed your own synthesiser",
+	 VPA_AT(struct vpa_anon_anonymiser_opts, pseudo_out), VPA_MARK(struct vpa_anon_anonymiser_opts, pseudo_out_at)},
 	{NULL},
 };
-static const struct vpa_schema anon_schema = {"anonymiser", anon_keys};
+static const struct vpa_schema anon_schema = {"anonymiser", anon_keys, sizeof(struct vpa_anon_anonymiser_opts)};
 
 static const struct vpa_key backend_keys[] = {
 	{"lda_dim", VPA_K_INT, 0, "200", 0, 100000, 0, NULL, NULL, "150",
-	 "LDA output dimension (0 = no LDA); must be below the embedding dimension"},
+	 "LDA output dimension (0 = no LDA); must be below the embedding dimension",
+	 VPA_AT(struct vpa_anon_backend_opts, lda_dim), VPA_MARK(struct vpa_anon_backend_opts, lda_dim_at)},
 	{"scoring", VPA_K_ENUM, 0, "plda", -INF, INF, 0, "plda|cosine", NULL, "cosine",
-	 "the attacker's scoring after LDA and length normalisation"},
+	 "the attacker's scoring after LDA and length normalisation",
+	 VPA_AT(struct vpa_anon_backend_opts, scoring), VPA_MARK(struct vpa_anon_backend_opts, scoring_at)},
 	{"length_norm", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "length normalisation after LDA (Kaldi's ivector-normalize-length step before PLDA; "
-	 "default on)"},
+	 "default on)",
+	 VPA_AT(struct vpa_anon_backend_opts, length_norm), VPA_MARK(struct vpa_anon_backend_opts, length_norm_at)},
 	{"plda_normalize_length", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "the length normalisation inside PLDA scoring (ivector-plda-scoring --normalize-length, "
 	 "Kaldi's default on): the transformed vector is scaled so y^T (psi + I/n)^-1 y = dim; "
 	 "with length_norm, plda_normalize_length and LDA off the score is the two-covariance "
-	 "LLR of the trained model"},
-	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations"},
+	 "LLR of the trained model",
+	 VPA_AT(struct vpa_anon_backend_opts, plda_normalize_length), VPA_MARK(struct vpa_anon_backend_opts, plda_normalize_length_at)},
+	{"em_iters", VPA_K_INT, 0, "10", 1, 1000, 0, NULL, NULL, "10", "PLDA EM iterations",
+	 VPA_AT(struct vpa_anon_backend_opts, em_iters), VPA_MARK(struct vpa_anon_backend_opts, em_iters_at)},
 	{NULL},
 };
-static const struct vpa_schema backend_schema = {"back-end", backend_keys};
+static const struct vpa_schema backend_schema = {"back-end", backend_keys, sizeof(struct vpa_anon_backend_opts)};
 
 static const struct vpa_key sim_keys[] = {
-	{"dim", VPA_K_INT, 0, "256", 2, 4096, 0, NULL, NULL, "256", "embedding dimension d"},
+	{"dim", VPA_K_INT, 0, "256", 2, 4096, 0, NULL, NULL, "256", "embedding dimension d",
+	 VPA_AT(struct vpa_anon_sim_opts, dim), VPA_MARK(struct vpa_anon_sim_opts, dim_at)},
 	{"spk_rank", VPA_K_INT, 0, "150", 1, 4096, 0, NULL, NULL, "150",
-	 "rank of the speaker subspace V (at most dim - 1)"},
+	 "rank of the speaker subspace V (at most dim - 1)",
+	 VPA_AT(struct vpa_anon_sim_opts, spk_rank), VPA_MARK(struct vpa_anon_sim_opts, spk_rank_at)},
 	{"utt_rank", VPA_K_INT, 0, "100", 0, 4096, 0, NULL, NULL, "100",
-	 "rank of the session subspace U"},
+	 "rank of the session subspace U",
+	 VPA_AT(struct vpa_anon_sim_opts, utt_rank), VPA_MARK(struct vpa_anon_sim_opts, utt_rank_at)},
 	{"synth_rank", VPA_K_INT, 0, "8", 0, 4096, 0, NULL, NULL, "8",
-	 "rank of the synthesiser channel C (inside the leading speaker directions)"},
+	 "rank of the synthesiser channel C (inside the leading speaker directions)",
+	 VPA_AT(struct vpa_anon_sim_opts, synth_rank), VPA_MARK(struct vpa_anon_sim_opts, synth_rank_at)},
 	{"spk_scale", VPA_K_NUM, 0, "0.35", 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "0.35",
-	 "speaker standard deviation along the leading direction of V"},
+	 "speaker standard deviation along the leading direction of V",
+	 VPA_AT(struct vpa_anon_sim_opts, spk_scale), VPA_MARK(struct vpa_anon_sim_opts, spk_scale_at)},
 	{"spk_decay", VPA_K_NUM, 0, "0.3", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.3",
-	 "scale of V's last direction relative to its first (geometric decay)"},
+	 "scale of V's last direction relative to its first (geometric decay)",
+	 VPA_AT(struct vpa_anon_sim_opts, spk_decay), VPA_MARK(struct vpa_anon_sim_opts, spk_decay_at)},
 	{"utt_scale", VPA_K_NUM, 0, "0.6", 0, INF, 0, NULL, NULL, "0.6",
-	 "session variability: std of U's entries times sqrt(dim)"},
+	 "session variability: std of U's entries times sqrt(dim)",
+	 VPA_AT(struct vpa_anon_sim_opts, utt_scale), VPA_MARK(struct vpa_anon_sim_opts, utt_scale_at)},
 	{"noise", VPA_K_NUM, 0, "0.25", 0, INF, 0, NULL, NULL, "0.25",
-	 "isotropic residual standard deviation sigma_e"},
+	 "isotropic residual standard deviation sigma_e",
+	 VPA_AT(struct vpa_anon_sim_opts, noise), VPA_MARK(struct vpa_anon_sim_opts, noise_at)},
 	{"gender_sep", VPA_K_NUM, 0, "4", 0, INF, 0, NULL, NULL, "4",
-	 "distance between the male and female means"},
+	 "distance between the male and female means",
+	 VPA_AT(struct vpa_anon_sim_opts, gender_sep), VPA_MARK(struct vpa_anon_sim_opts, gender_sep_at)},
 	{"tau", VPA_K_NUM, 0, "4", 0, INF, 0, NULL, NULL, "4",
-	 "duration constant (s): session noise is scaled by sqrt(1 + tau / duration)"},
+	 "duration constant (s): session noise is scaled by sqrt(1 + tau / duration)",
+	 VPA_AT(struct vpa_anon_sim_opts, tau), VPA_MARK(struct vpa_anon_sim_opts, tau_at)},
 	{"dur_mean", VPA_K_NUM, 0, "8", 1, 30, 0, NULL, NULL, "8",
-	 "median utterance duration in seconds (log-normal, clipped to [1, 30])"},
+	 "median utterance duration in seconds (log-normal, clipped to [1, 30])",
+	 VPA_AT(struct vpa_anon_sim_opts, dur_mean), VPA_MARK(struct vpa_anon_sim_opts, dur_mean_at)},
 	{"dur_sigma", VPA_K_NUM, 0, "0.5", 0, 5, 0, NULL, NULL, "0.5",
-	 "log-normal sigma of the durations"},
+	 "log-normal sigma of the durations",
+	 VPA_AT(struct vpa_anon_sim_opts, dur_sigma), VPA_MARK(struct vpa_anon_sim_opts, dur_sigma_at)},
 	{"leakage", VPA_K_NUM, 0, "0.1", 0, 1, 0, NULL, NULL, "0.3",
-	 "fraction of the original speaker's factor left in anonymised speech"},
+	 "fraction of the original speaker's factor left in anonymised speech",
+	 VPA_AT(struct vpa_anon_sim_opts, leakage), VPA_MARK(struct vpa_anon_sim_opts, leakage_at)},
 	{"synth_noise", VPA_K_NUM, 0, "2", 0, INF, 0, NULL, NULL, "2",
-	 "std of the synthesiser channel C w added to anonymised embeddings"},
+	 "std of the synthesiser channel C w added to anonymised embeddings",
+	 VPA_AT(struct vpa_anon_sim_opts, synth_noise), VPA_MARK(struct vpa_anon_sim_opts, synth_noise_at)},
 	{"synth_gain", VPA_K_NUM, 0, "12", 0, INF, 0, NULL, NULL, "12",
 	 "the synthesised voice's deviation from its gender's mean voice, relative to the "
-	 "pseudo-speaker's (an average of N* voices is much less distinct than one voice)"},
+	 "pseudo-speaker's (an average of N* voices is much less distinct than one voice)",
+	 VPA_AT(struct vpa_anon_sim_opts, synth_gain), VPA_MARK(struct vpa_anon_sim_opts, synth_gain_at)},
 	{"train_speakers", VPA_K_INT, 0, "400", 2, 1000000, 0, NULL, NULL, "400",
-	 "speakers of the attacker's training set (back-end)"},
+	 "speakers of the attacker's training set (back-end)",
+	 VPA_AT(struct vpa_anon_sim_opts, train_speakers), VPA_MARK(struct vpa_anon_sim_opts, train_speakers_at)},
 	{"train_utts", VPA_K_INT, 0, "10", 2, 10000, 0, NULL, NULL, "10",
-	 "utterances per training speaker"},
+	 "utterances per training speaker",
+	 VPA_AT(struct vpa_anon_sim_opts, train_utts), VPA_MARK(struct vpa_anon_sim_opts, train_utts_at)},
 	{"pool_speakers", VPA_K_INT, 0, "600", 2, 1000000, 0, NULL, NULL, "600",
-	 "speakers of the anonymisation pool (half of each gender)"},
+	 "speakers of the anonymisation pool (half of each gender)",
+	 VPA_AT(struct vpa_anon_sim_opts, pool_speakers), VPA_MARK(struct vpa_anon_sim_opts, pool_speakers_at)},
 	{"pool_utts", VPA_K_INT, 0, "4", 2, 10000, 0, NULL, NULL, "4",
-	 "utterances per pool speaker"},
+	 "utterances per pool speaker",
+	 VPA_AT(struct vpa_anon_sim_opts, pool_utts), VPA_MARK(struct vpa_anon_sim_opts, pool_utts_at)},
 	{"test_speakers", VPA_K_INT, 0, "40", 2, 1000000, 0, NULL, NULL, "40",
-	 "test speakers (enrolment and trials), half of each gender"},
+	 "test speakers (enrolment and trials), half of each gender",
+	 VPA_AT(struct vpa_anon_sim_opts, test_speakers), VPA_MARK(struct vpa_anon_sim_opts, test_speakers_at)},
 	{"enroll_utts", VPA_K_INT, 0, "5", 1, 10000, 0, NULL, NULL, "5",
-	 "enrolment utterances per test speaker"},
+	 "enrolment utterances per test speaker",
+	 VPA_AT(struct vpa_anon_sim_opts, enroll_utts), VPA_MARK(struct vpa_anon_sim_opts, enroll_utts_at)},
 	{"trial_utts", VPA_K_INT, 0, "20", 1, 10000, 0, NULL, NULL, "20",
-	 "trial utterances per test speaker"},
+	 "trial utterances per test speaker",
+	 VPA_AT(struct vpa_anon_sim_opts, trial_utts), VPA_MARK(struct vpa_anon_sim_opts, trial_utts_at)},
 	{"population", VPA_K_INT, 0, "0", 0, 10000000, 0, NULL, NULL, "2000",
-	 "extra enrolment speakers for the identification attack (0 = none)"},
+	 "extra enrolment speakers for the identification attack (0 = none)",
+	 VPA_AT(struct vpa_anon_sim_opts, population), VPA_MARK(struct vpa_anon_sim_opts, population_at)},
 	{NULL},
 };
-static const struct vpa_schema sim_schema = {"simulation", sim_keys};
+static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(struct vpa_anon_sim_opts)};
 
 /* The ONNX extractor of `import.extractor` (embed/embed.h, as `vpaudit embed`). */
 static const struct vpa_key extractor_keys[] = {
 	{"model", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "ecapa.onnx",
 	 "the ONNX model (external data files next to it); an unsupported operator is "
-	 "reported by `vpaudit validate`"},
+	 "reported by `vpaudit validate`",
+	 VPA_AT(struct vpa_anon_onnx_opts, model), VPA_MARK(struct vpa_anon_onnx_opts, model_at)},
 	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "fbank",
-	 "the front-end's features (Kaldi's compute-fbank-feats / compute-mfcc-feats)"},
+	 "the front-end's features (Kaldi's compute-fbank-feats / compute-mfcc-feats)",
+	 VPA_AT(struct vpa_anon_onnx_opts, features), VPA_MARK(struct vpa_anon_onnx_opts, features_at)},
 	{"options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
 	 "[--num-mel-bins=80, --frame-shift=10]",
 	 "front-end options as on the command line of `vpaudit features` (Kaldi's names, "
-	 "`--name=value`, CMVN and `--vad` included)"},
+	 "`--name=value`, CMVN and `--vad` included)",
+	 VPA_AT(struct vpa_anon_onnx_opts, options), VPA_MARK(struct vpa_anon_onnx_opts, options_at)},
 	{"cmn", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "true",
-	 "subtract the mean of the frames fed to the model (per chunk with `chunk`)"},
+	 "subtract the mean of the frames fed to the model (per chunk with `chunk`)",
+	 VPA_AT(struct vpa_anon_onnx_opts, cmn), VPA_MARK(struct vpa_anon_onnx_opts, cmn_at)},
 	{"chunk", VPA_K_INT, 0, "0", 0, 100000000, 0, NULL, NULL, "198",
 	 "frames per forward pass, chunk embeddings averaged as WeSpeaker's runtime (0: the "
-	 "whole utterance)"},
+	 "whole utterance)",
+	 VPA_AT(struct vpa_anon_onnx_opts, chunk), VPA_MARK(struct vpa_anon_onnx_opts, chunk_at)},
 	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "btf",
-	 "the model input (batch, time, features) or (batch, features, time)"},
+	 "the model input (batch, time, features) or (batch, features, time)",
+	 VPA_AT(struct vpa_anon_onnx_opts, layout), VPA_MARK(struct vpa_anon_onnx_opts, layout_at)},
 	{"input", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "feats",
-	 "the graph input of the features (default: the only one)"},
+	 "the graph input of the features (default: the only one)",
+	 VPA_AT(struct vpa_anon_onnx_opts, input), VPA_MARK(struct vpa_anon_onnx_opts, input_at)},
 	{"output", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "embedding",
 	 "the value read as the embedding: a graph output or any intermediate value "
-	 "(default: the first graph output)"},
+	 "(default: the first graph output)",
+	 VPA_AT(struct vpa_anon_onnx_opts, output), VPA_MARK(struct vpa_anon_onnx_opts, output_at)},
 	{NULL},
 };
-const struct vpa_schema vpa_anon_onnx_schema = {"extractor", extractor_keys};
+const struct vpa_schema vpa_anon_onnx_schema = {"extractor", extractor_keys, sizeof(struct vpa_anon_onnx_opts)};
 
 static const struct vpa_key set_keys[] = {
 	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
-	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)"},
+	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)",
+	 VPA_AT(struct vpa_anon_set_opts, vectors), VPA_MARK(struct vpa_anon_set_opts, vectors_at)},
 	{"audio", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/test",
 	 "a Kaldi data directory of audio (wav.scp, utt2spk, optional segments and "
 	 "spk2gender) embedded with `import.extractor` instead of `vectors`; speakers, "
 	 "genders and durations then come from the folder and the audio, so no other key "
-	 "of the set is allowed"},
+	 "of the set is allowed",
+	 VPA_AT(struct vpa_anon_set_opts, audio), VPA_MARK(struct vpa_anon_set_opts, audio_at)},
 	{"ids", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "ids.txt",
-	 ".npy only: one utterance id per row, or `utt spk` lines"},
+	 ".npy only: one utterance id per row, or `utt spk` lines",
+	 VPA_AT(struct vpa_anon_set_opts, ids), VPA_MARK(struct vpa_anon_set_opts, ids_at)},
 	{"utt2spk", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "utt2spk",
-	 "`utt spk` lines (required unless `ids` has two columns)"},
+	 "`utt spk` lines (required unless `ids` has two columns)",
+	 VPA_AT(struct vpa_anon_set_opts, utt2spk), VPA_MARK(struct vpa_anon_set_opts, utt2spk_at)},
 	{"spk2gender", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "spk2gender",
-	 "`spk m|f` lines"},
+	 "`spk m|f` lines",
+	 VPA_AT(struct vpa_anon_set_opts, spk2gender), VPA_MARK(struct vpa_anon_set_opts, spk2gender_at)},
 	{"utt2dur", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "utt2dur",
-	 "`utt seconds` lines"},
+	 "`utt seconds` lines",
+	 VPA_AT(struct vpa_anon_set_opts, utt2dur), VPA_MARK(struct vpa_anon_set_opts, utt2dur_at)},
 	{NULL},
 };
-static const struct vpa_schema set_schema = {"embedding set", set_keys};
+static const struct vpa_schema set_schema = {"embedding set", set_keys, sizeof(struct vpa_anon_set_opts)};
 
 #define SETKEY(name, req, doc)                                                            \
 	{name, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                     \
@@ -185,38 +237,47 @@ static const struct vpa_key import_keys[] = {
 	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
 	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
 	 "the ONNX speaker extractor and front-end that embed the sets given as `audio` "
-	 "(as `vpaudit embed`)"},
+	 "(as `vpaudit embed`)",
+	 VPA_AT(struct vpa_anon_import_opts, extractor), VPA_MARK(struct vpa_anon_import_opts, extractor_at)},
 	{"enrolls", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "enrolls",
-	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)"},
+	 "VoicePrivacy `enrolls`: the enrolment utterances to use (default: all)",
+	 VPA_AT(struct vpa_anon_import_opts, enrolls), VPA_MARK(struct vpa_anon_import_opts, enrolls_at)},
 	{"trials", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "trials",
 	 "VoicePrivacy `trials`: `enroll_spk test_utt target|nontarget` (default: every "
-	 "same-gender pair, which needs spk2gender)"},
+	 "same-gender pair, which needs spk2gender)",
+	 VPA_AT(struct vpa_anon_import_opts, trials), VPA_MARK(struct vpa_anon_import_opts, trials_at)},
 	{NULL},
 };
-static const struct vpa_schema import_schema = {"import", import_keys};
+static const struct vpa_schema import_schema = {"import", import_keys, sizeof(struct vpa_anon_import_opts)};
 
 static const struct vpa_key keys[] = {
 	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import|audio", NULL,
 	 "simulate",
 	 "`simulate`: the generative model of targets/README.md; `import`: your embeddings; "
 	 "`audio`: Kaldi data directories of original and anonymised audio, embedded by "
-	 "extractors trained in C or your ONNX extractor (targets/anon_audio.c)"},
+	 "extractors trained in C or your ONNX extractor (targets/anon_audio.c)",
+	 VPA_AT(struct vpa_anon_opts, source), VPA_MARK(struct vpa_anon_opts, source_at)},
 	{"anonymiser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &anon_schema,
 	 "{distance: plda, proximity: far, gender: same, assignment: speaker}",
-	 "the x-vector anonymiser's design choices (simulate; import with a pool)"},
+	 "the x-vector anonymiser's design choices (simulate; import with a pool)",
+	 VPA_AT(struct vpa_anon_opts, anonymiser), VPA_MARK(struct vpa_anon_opts, anonymiser_at)},
 	{"backend", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &backend_schema,
-	 "{lda_dim: 200, scoring: plda}", "the attacker's speaker-verification back-end"},
+	 "{lda_dim: 200, scoring: plda}", "the attacker's speaker-verification back-end",
+	 VPA_AT(struct vpa_anon_opts, backend), VPA_MARK(struct vpa_anon_opts, backend_at)},
 	{"simulate", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &sim_schema,
-	 "{leakage: 0.1, test_speakers: 40}", "the simulation model and sizes"},
+	 "{leakage: 0.1, test_speakers: 40}", "the simulation model and sizes",
+	 VPA_AT(struct vpa_anon_opts, simulate), VPA_MARK(struct vpa_anon_opts, simulate_at)},
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{train: {...}, enroll: {...}, trial: {...}, trial_anon: {...}}",
-	 "the embedding sets (source: import)"},
+	 "the embedding sets (source: import)",
+	 VPA_AT(struct vpa_anon_opts, import), VPA_MARK(struct vpa_anon_opts, import_at)},
 	{"audio", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_audio_schema,
 	 "{train: data/train, train_anon: data/train_anon, enroll: ..., trial: ...}",
-	 "the data directories and the extractor (source: audio)"},
+	 "the data directories and the extractor (source: audio)",
+	 VPA_AT(struct vpa_anon_opts, audio), VPA_MARK(struct vpa_anon_opts, audio_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"target anonymised_speech", keys};
+static const struct vpa_schema schema = {"target anonymised_speech", keys, sizeof(struct vpa_anon_opts)};
 
 /* ---- the ONNX extractor ------------------------------------------------------ */
 
@@ -1072,7 +1133,11 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
 	out->simulated = a->simulated = sim;
 	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
-	a->trials_name = vpa_anon_trials_name(cfg);
+	{ /* TRANSITION (issue 27): until build reads its options */
+		struct vpa_anon_opts *o = vpa_opts_new(&schema, cfg);
+		a->trials_name = vpa_anon_trials_name(o);
+		vpa_opts_free(&schema, o);
+	}
 	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
 	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
 		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)

@@ -10,8 +10,8 @@
  * PLDA score matrix), not pair by pair.
  */
 #include "targets/anon.h"
-#include "core/kaldi.h"
-#include "core/la.h"
+#include "formats/kaldi.h"
+#include "base/la.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,15 +4,15 @@
  * speaker's data, as a device does in federated learning), with an
  * Indicator data set, for the footprint attacks A1 and A2 of Tomashenko et
  * al., ICASSP 2022.  Built by the simulator (targets/sim_am.c) or imported:
- * model folders (core/NN.md) plus Indicator features, or precomputed
+ * model folders (learn/NN.md) plus Indicator features, or precomputed
  * activations.  targets/README.md documents the layouts.
  */
-#include "core/dist.h"
+#include "base/dist.h"
 #include "targets/fl_am.h"
 #include "audio/audio.h"
-#include "core/io.h"
-#include "core/embset.h"
-#include "core/kaldi.h"
+#include "formats/io.h"
+#include "formats/embset.h"
+#include "formats/kaldi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,119 +27,160 @@
 
 #define INF INFINITY
 static const struct vpa_key sim_keys[] = {
-	{"feat_dim", VPA_K_INT, 0, "40", 2, 4096, 0, NULL, NULL, "40", "acoustic feature dimension"},
+	{"feat_dim", VPA_K_INT, 0, "40", 2, 4096, 0, NULL, NULL, "40", "acoustic feature dimension",
+	 VPA_AT(struct vpa_flam_sim_opts, feat_dim), VPA_MARK(struct vpa_flam_sim_opts, feat_dim_at)},
 	{"states", VPA_K_INT, 0, "32", 2, 100000, 0, NULL, NULL, "48",
-	 "phone states: the acoustic model's output classes"},
+	 "phone states: the acoustic model's output classes",
+	 VPA_AT(struct vpa_flam_sim_opts, states), VPA_MARK(struct vpa_flam_sim_opts, states_at)},
 	{"spk_vec_dim", VPA_K_INT, 0, "0", 0, 4096, 0, NULL, NULL, "10",
 	 "dimension of a speaker vector appended to every input frame (an i-vector stand-in; 0 = "
-	 "none)"},
+	 "none)",
+	 VPA_AT(struct vpa_flam_sim_opts, spk_vec_dim), VPA_MARK(struct vpa_flam_sim_opts, spk_vec_dim_at)},
 	{"spk_affine", VPA_K_NUM, 0, "0.7", 0, INF, 0, NULL, NULL, "0.5",
-	 "speaker affine map A_s = I + spk_affine G / sqrt(feat_dim), G standard normal"},
+	 "speaker affine map A_s = I + spk_affine G / sqrt(feat_dim), G standard normal",
+	 VPA_AT(struct vpa_flam_sim_opts, spk_affine), VPA_MARK(struct vpa_flam_sim_opts, spk_affine_at)},
 	{"spk_bias", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1",
-	 "standard deviation of the speaker bias b_s"},
-	{"noise", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1", "frame noise standard deviation"},
+	 "standard deviation of the speaker bias b_s",
+	 VPA_AT(struct vpa_flam_sim_opts, spk_bias), VPA_MARK(struct vpa_flam_sim_opts, spk_bias_at)},
+	{"noise", VPA_K_NUM, 0, "1", 0, INF, 0, NULL, NULL, "1", "frame noise standard deviation",
+	 VPA_AT(struct vpa_flam_sim_opts, noise), VPA_MARK(struct vpa_flam_sim_opts, noise_at)},
 	{"spk_vec_noise", VPA_K_NUM, 0, "0.1", 0, INF, 0, NULL, NULL, "0.1",
-	 "per-utterance noise of the speaker vector"},
+	 "per-utterance noise of the speaker vector",
+	 VPA_AT(struct vpa_flam_sim_opts, spk_vec_noise), VPA_MARK(struct vpa_flam_sim_opts, spk_vec_noise_at)},
 	{"utt_frames", VPA_K_INT, 0, "100", 2, 100000, 0, NULL, NULL, "300",
-	 "mean frames per utterance (uniform between half and 1.5 times)"},
+	 "mean frames per utterance (uniform between half and 1.5 times)",
+	 VPA_AT(struct vpa_flam_sim_opts, utt_frames), VPA_MARK(struct vpa_flam_sim_opts, utt_frames_at)},
 	{"train_speakers", VPA_K_INT, 0, "100", 1, 1000000, 0, NULL, NULL, "880",
-	 "Train-G speakers (the global model's training data)"},
+	 "Train-G speakers (the global model's training data)",
+	 VPA_AT(struct vpa_flam_sim_opts, train_speakers), VPA_MARK(struct vpa_flam_sim_opts, train_speakers_at)},
 	{"train_utts", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "20",
-	 "utterances per Train-G speaker"},
+	 "utterances per Train-G speaker",
+	 VPA_AT(struct vpa_flam_sim_opts, train_utts), VPA_MARK(struct vpa_flam_sim_opts, train_utts_at)},
 	{"part1_speakers", VPA_K_INT, 0, "24", 2, 1000000, 0, NULL, NULL, "736",
-	 "Part-1 speakers (personalised models the A2 attacker trains on)"},
+	 "Part-1 speakers (personalised models the A2 attacker trains on)",
+	 VPA_AT(struct vpa_flam_sim_opts, part1_speakers), VPA_MARK(struct vpa_flam_sim_opts, part1_speakers_at)},
 	{"part2_speakers", VPA_K_INT, 0, "24", 2, 1000000, 0, NULL, NULL, "300",
-	 "Part-2 speakers (personalised models attacked)"},
+	 "Part-2 speakers (personalised models attacked)",
+	 VPA_AT(struct vpa_flam_sim_opts, part2_speakers), VPA_MARK(struct vpa_flam_sim_opts, part2_speakers_at)},
 	{"two_models", VPA_K_NUM, 0, "0.8", 0, 1, 0, NULL, NULL, "0.8",
-	 "fraction of Part-1/Part-2 speakers with two personalised models on disjoint data"},
+	 "fraction of Part-1/Part-2 speakers with two personalised models on disjoint data",
+	 VPA_AT(struct vpa_flam_sim_opts, two_models), VPA_MARK(struct vpa_flam_sim_opts, two_models_at)},
 	{"adapt_utts", VPA_K_INT, 0, "30", 1, 100000, 0, NULL, NULL, "10",
-	 "adaptation utterances per personalised model"},
+	 "adaptation utterances per personalised model",
+	 VPA_AT(struct vpa_flam_sim_opts, adapt_utts), VPA_MARK(struct vpa_flam_sim_opts, adapt_utts_at)},
 	{"heldout_utts", VPA_K_INT, 0, "3", 1, 100000, 0, NULL, NULL, "5",
-	 "held-out utterances per speaker for the utility (frame accuracy)"},
+	 "held-out utterances per speaker for the utility (frame accuracy)",
+	 VPA_AT(struct vpa_flam_sim_opts, heldout_utts), VPA_MARK(struct vpa_flam_sim_opts, heldout_utts_at)},
 	{"indicator_speakers", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "32",
-	 "speakers of the Indicator set (none of them in Train-G, Part-1 or Part-2)"},
+	 "speakers of the Indicator set (none of them in Train-G, Part-1 or Part-2)",
+	 VPA_AT(struct vpa_flam_sim_opts, indicator_speakers), VPA_MARK(struct vpa_flam_sim_opts, indicator_speakers_at)},
 	{"indicator_utts", VPA_K_INT, 0, "4", 1, 100000, 0, NULL, NULL, "10",
-	 "utterances per Indicator speaker"},
+	 "utterances per Indicator speaker",
+	 VPA_AT(struct vpa_flam_sim_opts, indicator_utts), VPA_MARK(struct vpa_flam_sim_opts, indicator_utts_at)},
 	{"hidden_layers", VPA_K_INT, 0, "4", 1, 64, 0, NULL, NULL, "6",
 	 "TDNN hidden layers (contexts {-2..2}, {-1,0,1}, {-1,0,1}, {-3,0,3}, {-3,0,3}, {0}, "
-	 "then {0}), each followed by a ReLU"},
-	{"hidden_dim", VPA_K_INT, 0, "64", 1, 16384, 0, NULL, NULL, "512", "width of every hidden layer"},
+	 "then {0}), each followed by a ReLU",
+	 VPA_AT(struct vpa_flam_sim_opts, hidden_layers), VPA_MARK(struct vpa_flam_sim_opts, hidden_layers_at)},
+	{"hidden_dim", VPA_K_INT, 0, "64", 1, 16384, 0, NULL, NULL, "512", "width of every hidden layer",
+	 VPA_AT(struct vpa_flam_sim_opts, hidden_dim), VPA_MARK(struct vpa_flam_sim_opts, hidden_dim_at)},
 	{"global_epochs", VPA_K_INT, 0, "6", 1, 10000, 0, NULL, NULL, "10",
-	 "epochs of Adam over Train-G for W_g"},
+	 "epochs of Adam over Train-G for W_g",
+	 VPA_AT(struct vpa_flam_sim_opts, global_epochs), VPA_MARK(struct vpa_flam_sim_opts, global_epochs_at)},
 	{"global_lr", VPA_K_NUM, 0, "0.002", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
-	 "Adam learning rate of W_g"},
-	{"batch", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "8", "utterances per mini-batch"},
+	 "Adam learning rate of W_g",
+	 VPA_AT(struct vpa_flam_sim_opts, global_lr), VPA_MARK(struct vpa_flam_sim_opts, global_lr_at)},
+	{"batch", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "8", "utterances per mini-batch",
+	 VPA_AT(struct vpa_flam_sim_opts, batch), VPA_MARK(struct vpa_flam_sim_opts, batch_at)},
 	{"adapt_epochs", VPA_K_INT, 0, "2", 1, 10000, 0, NULL, NULL, "4",
-	 "epochs of SGD over a personalised model's adaptation data (all parameters fine-tuned)"},
+	 "epochs of SGD over a personalised model's adaptation data (all parameters fine-tuned)",
+	 VPA_AT(struct vpa_flam_sim_opts, adapt_epochs), VPA_MARK(struct vpa_flam_sim_opts, adapt_epochs_at)},
 	{"adapt_lr", VPA_K_NUM, 0, "0.02", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.02",
-	 "SGD learning rate of the personalisation"},
+	 "SGD learning rate of the personalisation",
+	 VPA_AT(struct vpa_flam_sim_opts, adapt_lr), VPA_MARK(struct vpa_flam_sim_opts, adapt_lr_at)},
 	{NULL},
 };
-static const struct vpa_schema sim_schema = {"simulation", sim_keys};
+static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(struct vpa_flam_sim_opts)};
 
 static const struct vpa_key dp_keys[] = {
 	{"clip", VPA_K_NUM, 0, "0", 0, INF, 0, NULL, NULL, "1",
-	 "C: every released update W_s - W_g is clipped to L2 norm C (0 = no local DP)"},
+	 "C: every released update W_s - W_g is clipped to L2 norm C (0 = no local DP)",
+	 VPA_AT(struct vpa_flam_dp_opts, clip), VPA_MARK(struct vpa_flam_dp_opts, clip_at)},
 	{"noise", VPA_K_NUM, 0, "0", 0, INF, 0, NULL, NULL, "0.1",
-	 "noise multiplier sigma: N(0, (sigma C)^2) is added to every coordinate of the update"},
+	 "noise multiplier sigma: N(0, (sigma C)^2) is added to every coordinate of the update",
+	 VPA_AT(struct vpa_flam_dp_opts, noise), VPA_MARK(struct vpa_flam_dp_opts, noise_at)},
 	{"delta", VPA_K_NUM, 0, "1e-5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "1e-5",
 	 "delta of the (epsilon, delta) reported per release (analytic Gaussian mechanism, "
-	 "sensitivity C)"},
+	 "sensitivity C)",
+	 VPA_AT(struct vpa_flam_dp_opts, delta), VPA_MARK(struct vpa_flam_dp_opts, delta_at)},
 	{NULL},
 };
-static const struct vpa_schema dp_schema = {"local DP", dp_keys};
+static const struct vpa_schema dp_schema = {"local DP", dp_keys, sizeof(struct vpa_flam_dp_opts)};
 
 static const struct vpa_key import_keys[] = {
 	{"models", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "models.txt",
 	 "`MODEL SPEAKER PART` lines, PART one of global (exactly one line, speaker `-`), part1, "
-	 "part2"},
+	 "part2",
+	 VPA_AT(struct vpa_flam_import_opts, models), VPA_MARK(struct vpa_flam_import_opts, models_at)},
 	{"model_dir", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "models",
-	 "folder holding one model folder (model.yaml + .npy, core/NN.md) per MODEL"},
+	 "folder holding one model folder (model.yaml + .npy, learn/NN.md) per MODEL",
+	 VPA_AT(struct vpa_flam_import_opts, model_dir), VPA_MARK(struct vpa_flam_import_opts, model_dir_at)},
 	{"indicator", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "indicator",
 	 "the Indicator features: a folder of UTT.npy (T x input_dim), a Kaldi feature "
 	 "archive (text or binary matrices), or a Kaldi data directory of audio (a folder "
-	 "with wav.scp; features by `features` and `feature_options`)"},
+	 "with wav.scp; features by `features` and `feature_options`)",
+	 VPA_AT(struct vpa_flam_import_opts, indicator), VPA_MARK(struct vpa_flam_import_opts, indicator_at)},
 	{"onnx_layers", VPA_K_LIST, 0, NULL, -INF, INF, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[/tdnn2/Relu_output_0, hidden5]",
 	 "ONNX models instead of model folders: MODEL_DIR/MODEL.onnx per MODEL, the hidden "
 	 "layers being these graph values (any intermediate value; per-frame outputs "
 	 "(1, T, D), (1, D, T) or (T, D)); `vpaudit onnx info` lists the outputs, `onnx run "
-	 "--outputs` shows any value"},
+	 "--outputs` shows any value",
+	 VPA_AT(struct vpa_flam_import_opts, onnx_layers), VPA_MARK(struct vpa_flam_import_opts, onnx_layers_at)},
 	{"onnx_layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "bft",
-	 "the ONNX models' input: (1, time, features) or (1, features, time)"},
+	 "the ONNX models' input: (1, time, features) or (1, features, time)",
+	 VPA_AT(struct vpa_flam_import_opts, onnx_layout), VPA_MARK(struct vpa_flam_import_opts, onnx_layout_at)},
 	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
-	 "an Indicator set given as audio: the features the models take"},
+	 "an Indicator set given as audio: the features the models take",
+	 VPA_AT(struct vpa_flam_import_opts, features), VPA_MARK(struct vpa_flam_import_opts, features_at)},
 	{"feature_options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
 	 "[--num-mel-bins=40, --cmvn=utt]",
 	 "an Indicator set given as audio: the front-end options the models were trained "
-	 "with (`vpaudit features` names, `--name=value`)"},
+	 "with (`vpaudit features` names, `--name=value`)",
+	 VPA_AT(struct vpa_flam_import_opts, feature_options), VPA_MARK(struct vpa_flam_import_opts, feature_options_at)},
 	{"activations", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "acts",
 	 "instead of models: ACTS/MODEL/layerH/UTT.npy (T x D), hidden layers H = 1, 2, ...; "
-	 "utterances are those of the global model's layer1 folder"},
+	 "utterances are those of the global model's layer1 folder",
+	 VPA_AT(struct vpa_flam_import_opts, activations), VPA_MARK(struct vpa_flam_import_opts, activations_at)},
 	{NULL},
 };
-static const struct vpa_schema import_schema = {"import", import_keys};
+static const struct vpa_schema import_schema = {"import", import_keys, sizeof(struct vpa_flam_import_opts)};
 
 static const struct vpa_key keys[] = {
 	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import", NULL, "simulate",
-	 "`simulate`: the simulator of targets/README.md; `import`: your models or activations"},
+	 "`simulate`: the simulator of targets/README.md; `import`: your models or activations",
+	 VPA_AT(struct vpa_flam_opts, source), VPA_MARK(struct vpa_flam_opts, source_at)},
 	{"simulate", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &sim_schema,
-	 "{part1_speakers: 100, hidden_layers: 6}", "the simulation model and sizes"},
+	 "{part1_speakers: 100, hidden_layers: 6}", "the simulation model and sizes",
+	 VPA_AT(struct vpa_flam_opts, simulate), VPA_MARK(struct vpa_flam_opts, simulate_at)},
 	{"dp", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &dp_schema, "{clip: 1, noise: 0.1}",
-	 "local differential privacy on each released update (source: simulate)"},
+	 "local differential privacy on each released update (source: simulate)",
+	 VPA_AT(struct vpa_flam_opts, dp), VPA_MARK(struct vpa_flam_opts, dp_at)},
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
-	 "{models: models.txt, activations: acts}", "the files (source: import)"},
+	 "{models: models.txt, activations: acts}", "the files (source: import)",
+	 VPA_AT(struct vpa_flam_opts, import), VPA_MARK(struct vpa_flam_opts, import_at)},
 	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
 	 "here (relative to the current directory; inside the output folder unless the run has "
-	 "`--allow-writes-outside`), to be imported again"},
+	 "`--allow-writes-outside`), to be imported again",
+	 VPA_AT(struct vpa_flam_opts, dump_models), VPA_MARK(struct vpa_flam_opts, dump_models_at)},
 	{"dump_activations", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-acts",
 	 "write models.txt and every model's hidden-layer activations (MODEL/layerH/UTT.npy) here "
 	 "(relative to the current directory; inside the output folder unless the run has "
-	 "`--allow-writes-outside`)"},
+	 "`--allow-writes-outside`)",
+	 VPA_AT(struct vpa_flam_opts, dump_activations), VPA_MARK(struct vpa_flam_opts, dump_activations_at)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"target fl_acoustic_models", keys};
+static const struct vpa_schema schema = {"target fl_acoustic_models", keys, sizeof(struct vpa_flam_opts)};
 
 /* ---- the built target ---------------------------------------------------------- */
 
@@ -1038,7 +1079,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	}
 	const char *dm = vpa_cfg_str(cfg, &schema, "dump_models");
 	const char *da = vpa_cfg_str(cfg, &schema, "dump_activations");
-	/* under MPI only rank 0 writes (core/dist.c) */
+	/* under MPI only rank 0 writes (base/dist.c) */
 	if (!rc && dm && vpa_dist_rank() == 0)
 		rc = dump_models(dm, t, err);
 	if (!rc && da && vpa_dist_rank() == 0)

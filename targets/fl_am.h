@@ -9,7 +9,7 @@
  *
  * A target is a global model W_g, personalised models W_s (each tagged with
  * its speaker and its partition Part-1 or Part-2) and an Indicator data set:
- * either the networks (struct vpa_nn, core/nn.h) and the Indicator features,
+ * either the networks (struct vpa_nn, learn/nn.h) and the Indicator features,
  * or precomputed activations per model, hidden layer and Indicator utterance.
  * targets/README.md ("fl_acoustic_models") documents the simulation model and
  * the import layouts.
@@ -17,8 +17,8 @@
 #ifndef VPA_FL_AM_H
 #define VPA_FL_AM_H
 
-#include "core/base.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "learn/nn.h"
 #include "onnx/onnx.h"
 #include "targets/targets.h"
 
@@ -34,7 +34,7 @@ struct vpa_flam_model {
 				from here by the rank whose job uses it (fl_am_onnx.c), owned */
 	char *act_dir;       /* activations import: the model's folder, owned, else NULL */
 	char *net_dir;       /* networks import under MPI: net is NULL and the model is loaded
-				from here by the rank whose job uses it (core/dist.c), owned */
+				from here by the rank whose job uses it (base/dist.c), owned */
 	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
 	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
 	double update_norm;  /* ||W_s - W_g||_2 before clipping (NAN: unknown) */
@@ -210,5 +210,72 @@ void vpa_flam_pairs(const struct vpa_flam *t, int part, size_t n_non, uint64_t s
 
 /* The target kind. */
 extern const struct vpa_target_kind vpa_target_fl_acoustic_models;
+
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_flam_sim_opts {
+	long long feat_dim;
+	long long states;
+	long long spk_vec_dim;
+	double spk_affine;
+	double spk_bias;
+	double noise;
+	double spk_vec_noise;
+	long long utt_frames;
+	long long train_speakers;
+	long long train_utts;
+	long long part1_speakers;
+	long long part2_speakers;
+	double two_models;
+	long long adapt_utts;
+	long long heldout_utts;
+	long long indicator_speakers;
+	long long indicator_utts;
+	long long hidden_layers;
+	long long hidden_dim;
+	long long global_epochs;
+	double global_lr;
+	long long batch;
+	long long adapt_epochs;
+	double adapt_lr;
+	struct vpa_mark feat_dim_at, states_at, spk_vec_dim_at, spk_affine_at, spk_bias_at,
+		noise_at, spk_vec_noise_at, utt_frames_at, train_speakers_at,
+		train_utts_at, part1_speakers_at, part2_speakers_at, two_models_at,
+		adapt_utts_at, heldout_utts_at, indicator_speakers_at, indicator_utts_at,
+		hidden_layers_at, hidden_dim_at, global_epochs_at, global_lr_at, batch_at,
+		adapt_epochs_at, adapt_lr_at;
+};
+
+struct vpa_flam_dp_opts {
+	double clip;
+	double noise;
+	double delta;
+	struct vpa_mark clip_at, noise_at, delta_at;
+};
+
+struct vpa_flam_import_opts {
+	const char *models;
+	const char *model_dir;
+	const char *indicator;
+	struct vpa_strs onnx_layers;
+	const char *onnx_layout;
+	const char *features;
+	struct vpa_strs feature_options;
+	const char *activations;
+	struct vpa_mark models_at, model_dir_at, indicator_at, onnx_layers_at,
+		onnx_layout_at, features_at, feature_options_at, activations_at;
+};
+
+struct vpa_flam_opts {
+	const char *source;
+	struct vpa_flam_sim_opts simulate;
+	struct vpa_flam_dp_opts dp;
+	struct vpa_flam_import_opts import;
+	const char *dump_models;
+	const char *dump_activations;
+	struct vpa_mark source_at, simulate_at, dp_at, import_at, dump_models_at,
+		dump_activations_at;
+};
+
 
 #endif

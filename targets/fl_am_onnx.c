@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "audio/audio.h"
-#include "core/dist.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "base/la.h"
 #include "targets/fl_am.h"
 
 /* Locate the time axis of a layer output for an utterance of T frames. */

@@ -21,8 +21,8 @@
 #ifndef VPA_FL_SPEAKER_H
 #define VPA_FL_SPEAKER_H
 
-#include "core/base.h"
-#include "core/nn.h"
+#include "base/base.h"
+#include "learn/nn.h"
 #include "targets/targets.h"
 
 /* ---- PrivUnit2 (Bhowmick et al. 2018, Algorithm 1) ------------------------ */
@@ -136,7 +136,7 @@ void vpa_fls_sim_opts_init(struct vpa_fls_sim_opts *o);
 int vpa_fls_simulate(const struct vpa_fls_sim_opts *o, struct vpa_fls_pop *out,
 		     struct vpa_err *err);
 /*
- * Import: vectors (Kaldi archive or .npy, see core/embset.h), utt2user (two
+ * Import: vectors (Kaldi archive or .npy, see formats/embset.h), utt2user (two
  * columns `utt user`; for .npy in row order), labels (two columns `user
  * class`, any class tokens, numbered in sorted order).  Every user needs a
  * label.  Errors name the file and line.
@@ -276,5 +276,57 @@ const struct vpa_fls_regime_res *vpa_fls_find(const struct vpa_fls_target *t,
 int vpa_fls_regime_parse(const char *s);
 
 extern const struct vpa_target_kind vpa_target_fl_speaker;
+
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_flspk_opts {
+	const char *source;
+	long long users;
+	long long utterances;
+	long long classes;
+	long long speaker_rank;
+	double speaker_scale;
+	double class_shift;
+	double noise;
+	const char *vectors;
+	const char *utt2user;
+	const char *labels;
+	long long test_users;
+	long long sv_train_users;
+	long long sv_test_users;
+	double population;
+	long long cohort;
+	long long rounds;
+	double epsilon;
+	double delta;
+	double local_epsilon;
+	double norm_epsilon;
+	double clip;
+	long long hidden;
+	long long local_epochs;
+	long long local_batch;
+	double local_lr;
+	double server_lr;
+	long long eval_every;
+	struct vpa_strs regimes;
+	int distill;
+	long long emb_dim;
+	long long emb_hidden;
+	long long emb_epochs;
+	double emb_lr;
+	double temperature;
+	const char *distill_loss;
+	double distill_weight;
+	long long enrol;
+	struct vpa_mark source_at, users_at, utterances_at, classes_at, speaker_rank_at,
+		speaker_scale_at, class_shift_at, noise_at, vectors_at, utt2user_at,
+		labels_at, test_users_at, sv_train_users_at, sv_test_users_at,
+		population_at, cohort_at, rounds_at, epsilon_at, delta_at,
+		local_epsilon_at, norm_epsilon_at, clip_at, hidden_at, local_epochs_at,
+		local_batch_at, local_lr_at, server_lr_at, eval_every_at, regimes_at,
+		distill_at, emb_dim_at, emb_hidden_at, emb_epochs_at, emb_lr_at,
+		temperature_at, distill_loss_at, distill_weight_at, enrol_at;
+};
+
 
 #endif

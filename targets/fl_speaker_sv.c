@@ -6,8 +6,8 @@
  * distillation head, the embeddings, and the speaker-verification EER.
  */
 #include "targets/fl_speaker_int.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "base/la.h"
+#include "learn/nn.h"
 #include "metrics/metrics.h"
 
 #include <math.h>

@@ -7,9 +7,9 @@
  * with the test accuracy every `eval_every` rounds.
  */
 #include "targets/fl_speaker_int.h"
-#include "core/dist.h"
-#include "core/la.h"
-#include "core/nn.h"
+#include "base/dist.h"
+#include "base/la.h"
+#include "learn/nn.h"
 #include "metrics/metrics.h"
 
 #include <math.h>

@@ -7,24 +7,25 @@
 #include "targets/targets.h"
 #include "audio/audio.h"
 
+#include <stdlib.h>
 #include <string.h>
 
-int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
+int vpa_target_frontend_strs(const char *file, const struct vpa_strs *l, const char *example,
 			     const char *const *reserved, struct vpa_feat_opts *fo,
 			     struct vpa_err *err)
 {
 	for (size_t i = 0; l && i < l->n; i++) {
-		const struct vpa_ynode *v = l->items[i];
-		struct vpa_loc loc = vpa_node_loc(file, v);
-		if (v->type != VPA_YSCALAR || strncmp(v->str, "--", 2) || !v->str[2])
+		const char *v = l->v[i];
+		struct vpa_loc loc = vpa_mark_loc(file, l->marks[i]);
+		if (strncmp(v, "--", 2) || !v[2])
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"expected a front-end option '--name=value' (e.g. %s)", example);
 		char name[64];
-		const char *eq = strchr(v->str + 2, '=');
-		size_t nl = eq ? (size_t)(eq - v->str - 2) : strlen(v->str + 2);
+		const char *eq = strchr(v + 2, '=');
+		size_t nl = eq ? (size_t)(eq - v - 2) : strlen(v + 2);
 		if (nl >= sizeof(name))
-			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v->str);
-		memcpy(name, v->str + 2, nl);
+			return vpa_fail(err, VPA_EINPUT, &loc, "unknown option '%s'", v);
+		memcpy(name, v + 2, nl);
 		name[nl] = 0;
 		for (size_t k = 0; reserved && reserved[k]; k++)
 			if (!strcmp(name, reserved[k]))
@@ -37,4 +38,32 @@ int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const 
 			return vpa_fail(err, VPA_EINPUT, &loc, "%s", e2.msg);
 	}
 	return 0;
+}
+
+/* TRANSITION (issue 27): the node form, until its two callers read options. */
+int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
+			     const char *const *reserved, struct vpa_feat_opts *fo,
+			     struct vpa_err *err)
+{
+	if (l && l->type != VPA_YSEQ)
+		l = NULL;
+	struct vpa_strs s = {0};
+	s.n = l ? l->n : 0;
+	s.v = xcalloc(s.n ? s.n : 1, sizeof(char *));
+	s.marks = xcalloc(s.n ? s.n : 1, sizeof(*s.marks));
+	for (size_t i = 0; i < s.n; i++) {
+		if (l->items[i]->type != VPA_YSCALAR) {
+			struct vpa_loc loc = vpa_node_loc(file, l->items[i]);
+			free(s.v);
+			free(s.marks);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"expected a front-end option '--name=value' (e.g. %s)", example);
+		}
+		s.v[i] = l->items[i]->str;
+		s.marks[i] = vpa_node_mark(l->items[i]);
+	}
+	int rc = vpa_target_frontend_strs(file, &s, example, reserved, fo, err);
+	free(s.v);
+	free(s.marks);
+	return rc;
 }

@@ -11,9 +11,9 @@
 #ifndef VPA_LM_H
 #define VPA_LM_H
 
-#include "core/arpa.h"
-#include "core/corpus.h"
-#include "core/nn.h"
+#include "formats/arpa.h"
+#include "formats/corpus.h"
+#include "learn/nn.h"
 #include "targets/targets.h"
 
 /* ---- canaries -------------------------------------------------------------- */
@@ -201,5 +201,75 @@ void vpa_textanon_out_release(struct vpa_textanon_out *o);
 int vpa_textanon(const struct vpa_gazetteer *g, enum vpa_anon_strategy s, const char *const *tok,
 		 const char *const *tags, const size_t *off, const size_t *doc, size_t n_sent,
 		 struct vpa_rng *rng, struct vpa_textanon_out *out, struct vpa_err *err);
+
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_lm_canary_opts {
+	const char *name;
+	const char *template;
+	struct vpa_strs insertions;
+	long long others;
+	const char *secret;
+	struct vpa_mark name_at, template_at, insertions_at, others_at, secret_at;
+};
+
+struct vpa_lm_opts {
+	const char *source;
+	const char *corpus;
+	const char *corpus_path;
+	long long max_documents;
+	long long max_sentences;
+	long long max_len;
+	double heldout;
+	long long vocab_size;
+	long long embedding;
+	long long hidden;
+	int lstm;
+	long long layers;
+	const char *training;
+	long long epochs;
+	long long batch;
+	double lr;
+	double grad_clip;
+	double noise_multiplier;
+	double clip;
+	double target_epsilon;
+	double delta;
+	const char *clients;
+	long long n_clients;
+	double zipf_s;
+	long long cohort;
+	long long rounds;
+	long long local_epochs;
+	double local_lr;
+	long long local_batch;
+	const char *server;
+	double server_lr;
+	double beta1;
+	double beta2;
+	double server_eps;
+	double tau;
+	const char *loss_average;
+	const char *confidence;
+	double wer;
+	double threshold;
+	const char *anonymise;
+	const char *names;
+	struct vpa_optlist canaries;
+	long long checkpoints;
+	const char *model;
+	const char *candidates;
+	double canary_logppl;
+	struct vpa_mark source_at, corpus_at, corpus_path_at, max_documents_at,
+		max_sentences_at, max_len_at, heldout_at, vocab_size_at, embedding_at,
+		hidden_at, lstm_at, layers_at, training_at, epochs_at, batch_at, lr_at,
+		grad_clip_at, noise_multiplier_at, clip_at, target_epsilon_at, delta_at,
+		clients_at, n_clients_at, zipf_s_at, cohort_at, rounds_at, local_epochs_at,
+		local_lr_at, local_batch_at, server_at, server_lr_at, beta1_at, beta2_at,
+		server_eps_at, tau_at, loss_average_at, confidence_at, wer_at,
+		threshold_at, anonymise_at, names_at, canaries_at, checkpoints_at,
+		model_at, candidates_at, canary_logppl_at;
+};
+
 
 #endif

@@ -5,7 +5,7 @@
  * {name} slot (contracts in targets/lm.h; split from targets/lm.c).
  */
 #include "targets/lm.h"
-#include "core/kaldi.h"
+#include "formats/kaldi.h"
 
 
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
  * targets/lm_score.c - scoring sequences with a `language_model` target
  * (vpa_lm_logppl, contracts in targets/lm.h): LSTM inference with explicit
- * state shared over common prefixes, and ARPA models through core/io_arpa.c
+ * state shared over common prefixes, and ARPA models through formats/io_arpa.c
  * (split from targets/lm.c).
  */
 #include "targets/lm.h"
 
-#include "core/la.h"
+#include "base/la.h"
 
 #include <math.h>
 #include <stdlib.h>

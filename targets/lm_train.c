@@ -8,7 +8,7 @@
  */
 #include "targets/lm_int.h"
 
-#include "core/la.h"
+#include "base/la.h"
 #include "metrics/metrics.h"
 
 #include <math.h>

@@ -52,8 +52,11 @@ void vpa_target_release(struct vpa_target *t)
 	if (t->kind && t->kind->free)
 		t->kind->free(t);
 	vpa_json_free(t->info);
+	if (t->kind)
+		vpa_opts_free(t->kind->schema, t->opts);
 	t->info = NULL;
 	t->data = NULL;
+	t->opts = NULL;
 }
 
 static int g_mute = 0;

@@ -5,7 +5,7 @@
  * joined with a trial key `enroll test target|nontarget`.
  */
 #include "targets/targets.h"
-#include "core/embset.h"
+#include "formats/embset.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -16,69 +16,70 @@
 
 static const struct vpa_key set_keys[] = {
 	{"name", VPA_K_NAME, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "ignorant",
-	 "the attacker/condition; records and gates call it the sub (`eval.ignorant`)"},
+	 "the attacker/condition; records and gates call it the sub (`eval.ignorant`)",
+	 VPA_AT(struct vpa_scores_set_opts, name), VPA_MARK(struct vpa_scores_set_opts, name_at)},
 	{"scores", VPA_K_PATH, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "data/ignorant.txt",
 	 "`score label` or `enroll test score label` lines; with `key`, Kaldi "
-	 "`enroll test score` lines"},
+	 "`enroll test score` lines",
+	 VPA_AT(struct vpa_scores_set_opts, scores), VPA_MARK(struct vpa_scores_set_opts, scores_at)},
 	{"key", VPA_K_PATH, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "data/trials",
-	 "a Kaldi trial key `enroll test target|nontarget` joined with `scores` on the pair"},
+	 "a Kaldi trial key `enroll test target|nontarget` joined with `scores` on the pair",
+	 VPA_AT(struct vpa_scores_set_opts, key), VPA_MARK(struct vpa_scores_set_opts, key_at)},
 	{NULL},
 };
-static const struct vpa_schema set_schema = {"score set", set_keys};
+static const struct vpa_schema set_schema = {"score set", set_keys, sizeof(struct vpa_scores_set_opts)};
 
 static const struct vpa_key keys[] = {
 	{"source", VPA_K_ENUM, 0, "import", -INFINITY, INFINITY, 0, "import", NULL, "import",
-	 "score sets can only be imported"},
+	 "score sets can only be imported", VPA_AT(struct vpa_scores_opts, source)},
 	{"sets", VPA_K_MAPLIST, 1, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, &set_schema,
 	 "[{name: ignorant, scores: data/ignorant.txt}]",
-	 "one score set per attacker or condition; names unique"},
+	 "one score set per attacker or condition; names unique", VPA_AT(struct vpa_scores_opts, sets)},
 	{NULL},
 };
-static const struct vpa_schema schema = {"target scores", keys};
+static const struct vpa_schema schema = {"target scores", keys, sizeof(struct vpa_scores_opts)};
 
-static int file_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v,
+static int file_ok(const struct vpa_kind_ctx *ctx, const char *file, struct vpa_mark at,
 		   struct vpa_err *err)
 {
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	char *path = vpa_path_join(ctx->dir, file);
+	struct vpa_loc loc = vpa_mark_loc(ctx->file, at);
 	struct stat st;
 	int rc = 0;
 	if (stat(path, &st) != 0) {
-		if (strcmp(path, v->str))
+		if (strcmp(path, file))
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s' (looked for '%s'): %s",
-				      v->str, path, strerror(errno));
+				      file, path, strerror(errno));
 		else
-			rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", v->str,
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s': %s", file,
 				      strerror(errno));
 	}
 	else if (S_ISDIR(st.st_mode))
 		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a score file",
-			      v->str);
+			      file);
 	free(path);
 	return rc;
 }
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err)
 {
-	const struct vpa_ynode *sets = vpa_ymap_get(cfg, "sets");
+	const struct vpa_scores_opts *o = opts;
 	struct vpa_strmap seen; /* set name -> its index (keys borrowed from the YAML) */
 	int rc = 0;
 	vpa_strmap_init(&seen);
-	for (size_t i = 0; i < sets->n && !rc; i++) {
-		const struct vpa_ynode *name = vpa_ymap_get(sets->items[i], "name");
+	for (size_t i = 0; i < o->sets.n && !rc; i++) {
+		const struct vpa_scores_set_opts *set = VPA_OPTLIST_AT(struct vpa_scores_set_opts, o->sets, i);
 		uint32_t j;
-		if (vpa_strmap_put(&seen, name->str, (uint32_t)i, &j)) {
-			const struct vpa_ynode *o = vpa_ymap_get(sets->items[j], "name");
-			struct vpa_loc loc = vpa_node_loc(ctx->file, name);
+		if (vpa_strmap_put(&seen, set->name, (uint32_t)i, &j)) {
+			const struct vpa_scores_set_opts *first = VPA_OPTLIST_AT(struct vpa_scores_set_opts, o->sets, j);
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, set->name_at);
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "duplicate set name '%s' (first at line %ld)",
-				      name->str, o->line);
+				      set->name, first->name_at.line);
 			break;
 		}
-		rc = file_ok(ctx, vpa_ymap_get(sets->items[i], "scores"), err);
-		const struct vpa_ynode *key = vpa_ymap_get(sets->items[i], "key");
-		if (!rc && key)
-			rc = file_ok(ctx, key, err);
+		rc = file_ok(ctx, set->scores, set->scores_at, err);
+		if (!rc && set->key)
+			rc = file_ok(ctx, set->key, set->key_at, err);
 	}
 	vpa_strmap_release(&seen);
 	return rc;
@@ -123,10 +124,11 @@ static void scores_free(struct vpa_target *t)
 	t->data = NULL;
 }
 
-static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
 		 struct vpa_err *err)
 {
-	const struct vpa_ynode *sets = vpa_ymap_get(cfg, "sets");
+	const struct vpa_scores_opts *o = opts;
+	const struct vpa_optlist *sets = &o->sets;
 	struct vpa_scores_target *st = xcalloc(1, sizeof(*st));
 	struct vpa_json *info = vpa_json_obj(), *arr = vpa_json_arr();
 	int rc = 0;
@@ -136,10 +138,8 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	vpa_json_set(info, "sets", arr);
 	out->info = info;
 	for (size_t i = 0; i < sets->n; i++) {
-		const struct vpa_ynode *s = sets->items[i];
-		const char *name = vpa_cfg_str(s, &set_schema, "name");
-		const char *scores = vpa_cfg_str(s, &set_schema, "scores");
-		const char *key = vpa_cfg_str(s, &set_schema, "key");
+		const struct vpa_scores_set_opts *s = VPA_OPTLIST_AT(struct vpa_scores_set_opts, *sets, i);
+		const char *name = s->name, *scores = s->scores, *key = s->key;
 		char *sp = vpa_path_join(ctx->dir, scores);
 		char *kp = key ? vpa_path_join(ctx->dir, key) : NULL;
 		struct vpa_score_set *set = &st->sets[st->n_sets++];
@@ -179,7 +179,7 @@ const struct vpa_target_kind vpa_target_scores = {
 	.doc = "Score sets imported from files (for example the VoicePrivacy evaluation "
 	       "recipes' ASV scores), one per attacker or condition.  Scores are \"higher = "
 	       "more likely the same speaker\".  Attack them with `evaluate`.",
-	.validate = validate,
-	.build = build,
+	.validate_o = validate,
+	.build_o = build,
 	.free = scores_free,
 };

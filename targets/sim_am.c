@@ -22,8 +22,8 @@
  * release by the analytic Gaussian mechanism with sensitivity C).
  */
 #include "targets/fl_am.h"
-#include "core/dist.h"
-#include "core/la.h"
+#include "base/dist.h"
+#include "base/la.h"
 #include "metrics/metrics.h"
 
 #include <math.h>

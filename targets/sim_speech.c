@@ -20,7 +20,7 @@
  * draws.
  */
 #include "targets/anon.h"
-#include "core/la.h"
+#include "base/la.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
  * targets/fl_speaker.h; targets/README.md discusses what it shows.
  */
 #include "targets/fl_speaker.h"
-#include "core/embset.h"
-#include "core/kaldi.h"
+#include "formats/embset.h"
+#include "formats/kaldi.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -22,8 +22,8 @@
 #ifndef VPA_TAGGER_H
 #define VPA_TAGGER_H
 
-#include "core/corpus.h"
-#include "core/nn.h"
+#include "formats/corpus.h"
+#include "learn/nn.h"
 #include "targets/targets.h"
 
 enum { VPA_TAG_NOUN, VPA_TAG_VERB, VPA_TAG_ADJ, VPA_TAG_PROPN, VPA_TAG_OTHER, VPA_TAG_N };
@@ -167,5 +167,39 @@ struct vpa_tagger_target {
 };
 
 extern const struct vpa_target_kind vpa_target_tagger;
+
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+
+struct vpa_tagger_opts {
+	const char *source;
+	const char *corpus;
+	long long max_docs;
+	double test_fraction;
+	int lower;
+	long long vocab_size;
+	long long embedding;
+	long long hidden;
+	double dropout;
+	double weight_decay;
+	const char *optimizer;
+	double lr;
+	long long batch;
+	long long epochs;
+	int dp;
+	const char *dp_unit;
+	long long user_sentences;
+	double clip;
+	double noise_multiplier;
+	double target_epsilon;
+	double delta;
+	const char *confidences;
+	const char *canary;
+	struct vpa_mark source_at, corpus_at, max_docs_at, test_fraction_at, lower_at,
+		vocab_size_at, embedding_at, hidden_at, dropout_at, weight_decay_at,
+		optimizer_at, lr_at, batch_at, epochs_at, dp_at, dp_unit_at,
+		user_sentences_at, clip_at, noise_multiplier_at, target_epsilon_at,
+		delta_at, confidences_at, canary_at;
+};
+
 
 #endif

@@ -15,10 +15,10 @@
 #ifndef VPA_TARGETS_H
 #define VPA_TARGETS_H
 
-#include "core/base.h"
-#include "core/json.h"
-#include "core/io.h"
-#include "scenarios/scenario.h"
+#include "base/base.h"
+#include "base/json.h"
+#include "formats/io.h"
+#include "config/yaml.h"
 
 /* What the pipeline hands to kinds while it runs. */
 struct vpa_run_ctx {
@@ -35,7 +35,7 @@ struct vpa_run_ctx {
 
 /* A warning: appended to results "warnings" and printed on stderr. */
 /* 1: vpa_ctx_warn records without printing (while a sweep point runs as a job
- * of core/dist.c on some rank; scenarios/run.c then prints its warnings in
+ * of base/dist.c on some rank; scenarios/run.c then prints its warnings in
  * order); 0: prints (the default).  Main thread only. */
 void vpa_ctx_warn_mute(int on);
 void vpa_ctx_warn(struct vpa_run_ctx *ctx, const char *fmt, ...)
@@ -48,6 +48,8 @@ struct vpa_target {
 	int simulated;          /* 1: made by a simulator (labelled in every report) */
 	struct vpa_json *info;  /* kind-specific description for results, owned */
 	void *data;             /* kind-specific, owned, released by kind->free */
+	void *opts;             /* the options it was built with (kind->schema's struct),
+				   owned; attacks may read them */
 };
 
 struct vpa_target_kind {
@@ -61,6 +63,11 @@ struct vpa_target_kind {
 	int (*build)(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		     struct vpa_target *out, struct vpa_err *err);
 	void (*free)(struct vpa_target *t); /* releases data (not info) */
+	/* The same on the kind's options struct (schema->size > 0), filled by
+	 * validation (config/schema.h "Typed options"); used when set. */
+	int (*validate_o)(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err);
+	int (*build_o)(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
+		       struct vpa_err *err);
 };
 
 /* The table.  NULL when unknown. */
@@ -76,6 +83,10 @@ void vpa_target_release(struct vpa_target *t);
  * keys of the extractor map that must not be given as options.  Errors
  * blame the offending item: "S.yaml:12:20: unknown option '--num-bins'". */
 struct vpa_feat_opts;
+int vpa_target_frontend_strs(const char *file, const struct vpa_strs *l, const char *example,
+			     const char *const *reserved, struct vpa_feat_opts *fo,
+			     struct vpa_err *err);
+/* TRANSITION (issue 27): the same on a node list; removed with the node hooks. */
 int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
 			     const char *const *reserved, struct vpa_feat_opts *fo,
 			     struct vpa_err *err);
@@ -93,6 +104,17 @@ struct vpa_score_set {
 struct vpa_scores_target {
 	struct vpa_score_set *sets; /* (n_sets), owned */
 	size_t n_sets;
+};
+
+/* Its options (config/schema.h "Typed options"; filled by validation). */
+struct vpa_scores_set_opts {
+	const char *name, *scores, *key;
+	struct vpa_mark name_at, scores_at, key_at;
+};
+
+struct vpa_scores_opts {
+	const char *source;
+	struct vpa_optlist sets; /* of struct vpa_scores_set_opts */
 };
 
 extern const struct vpa_target_kind vpa_target_scores;

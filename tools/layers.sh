@@ -23,6 +23,7 @@ objs=$(find "$BUILD" -name '*.o' -not -path "$BUILD/tests/*" -not -path "$BUILD/
 	-not -path "$BUILD/bench/*" -not -path "$BUILD/cli/*" -not -name 'onnx.pb-c.o' | sort)
 [ -n "$objs" ] || { echo "layers: no object files under $BUILD (run make first)" >&2; exit 1; }
 for o in $objs; do
+	src=${o#"$BUILD"/}; [ -f "${src%.o}.c" ] || continue # a stale object
 	src=${o#"$BUILD"/}; src=${src%.o}.c
 	nm --defined-only -g "$o" | awk -v f="$src" 'NF >= 3 && $2 ~ /[TDBRCVW]/ { print "D", f, $3 }'
 	nm -u "$o" | awk -v f="$src" '{ print "U", f, $NF }'

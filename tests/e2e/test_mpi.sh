@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/e2e/test_mpi.sh - ./vpaudit-mpi under `mpirun -n 3` (issue 19,
-# core/dist.c): one small scenario that runs every distributed loop (A1
+# base/dist.c): one small scenario that runs every distributed loop (A1
 # footprints and A2 layers of simulated FL acoustic models, identification
 # blocks, evaluation score sets under a sweep, two d-exposure training runs,
 # an FL training run's clients; sweep points with 2 ranks, inner loops with 3;
@@ -139,7 +139,7 @@ t_ok "3 ranks: one error line from rank 0, naming rank 2 and the job" \
 	"$(grep '^vpaudit run: error: ' "$T/f3.err")" = "$(cat "$T/f1.err" | grep '^vpaudit run: error: ') (rank 2, a1 footprints job 5)"
 t_ok "3 ranks: no output (no report file; the folder holds only junit.xml's error case)" test ! -e "$T/f3/results.json" -a ! -e "$T/f3/report.html" -a ! -e "$T/f3/report.pdf" -a ! -s "$T/f3.out"
 # imported networks: every rank checks its share of the models and keeps
-# none; A1 and A2 load a model where their job runs (core/dist.c)
+# none; A1 and A2 load a model where their job runs (base/dist.c)
 cat > "$T/w/nets.yaml" <<EOF2
 name: mpi-nets
 seed: 7
@@ -276,7 +276,7 @@ strip "$T/o1/results.json" > "$T/a"; strip "$T/o3/results.json" > "$T/b"
 t_ok "ONNX models, 3 ranks: the records of the one-process run (inputs included)" cmp -s "$T/a" "$T/b"
 t_ok "ONNX models: the comparison saw A1 records and every model file among the inputs" \
 	test "$(grep -c '"attack": "a1"' "$T/a")" -ge 3 -a "$(grep -c '"path": ".*flam/.*\.onnx"' "$T/a")" = 25
-# an error outside any loop on rank 2 only (VPAUDIT_TEST_FAULT, core/dist.h),
+# an error outside any loop on rank 2 only (VPAUDIT_TEST_FAULT, base/dist.h),
 # in the ONNX scenario: the other ranks must not wait for it in their next
 # collective (the Indicator features, the models' check, A1, the agreement
 # before the report); a hang is cut by timeout (exit 124) and fails the test

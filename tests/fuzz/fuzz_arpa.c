@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/arpa.h"
+#include "formats/arpa.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_corpus.c - the corpus parsers (core/corpus.h: Brown
+ * tests/fuzz/fuzz_corpus.c - the corpus parsers (formats/corpus.h: Brown
  * `word/tag` documents, plain text, the tokeniser, Brown tag bases) and the
  * tagger's confidence TSV (targets/tagger.h) on arbitrary bytes: no crash,
  * no leak, every error one non-empty line, and on success the invariants
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/corpus.h"
+#include "formats/corpus.h"
 #include "targets/tagger.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/json.h"
+#include "base/json.h"
 #include "scenarios/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/report.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/kaldi.h"
-#include "core/plda.h"
+#include "base/base.h"
+#include "formats/kaldi.h"
+#include "learn/plda.h"
 
 static void check_err(const struct vpa_err *err, int rc)
 {

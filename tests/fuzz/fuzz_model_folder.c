@@ -1,6 +1,6 @@
 /*
  * tests/fuzz/fuzz_model_folder.c - a model folder (model.yaml + one .npy per
- * tensor, core/NN.md) as vpa_nn_load reads it.  The input is a folder packed
+ * tensor, learn/NN.md) as vpa_nn_load reads it.  The input is a folder packed
  * as text: the bytes up to the first line "%%FILE NAME" are model.yaml, and
  * each "%%FILE NAME" line starts a file NAME (letters, digits, '.', '_', '-';
  * other names are skipped) holding the bytes up to the next such line.  The
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/nn.h"
+#include "learn/nn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

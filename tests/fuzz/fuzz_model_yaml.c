@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/nn.h"
+#include "learn/nn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

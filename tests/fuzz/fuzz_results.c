@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/report.h"
 #include "reports/doc.h"
 #include "reports/table.h"

@@ -1,5 +1,5 @@
 /*
- * tests/fuzz/fuzz_unpack.c - vpa_unpack_trials (core/dist.c: the score sets
+ * tests/fuzz/fuzz_unpack.c - vpa_unpack_trials (base/dist.c: the score sets
  * MPI ranks exchange) on arbitrary bytes: no crash, no leak, a refused input
  * leaves the set empty; an accepted one packs to at most the bytes it
  * consumed (ids are C strings: bytes after an inner NUL are dropped), and
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/dist.h"
-#include "core/io.h"
+#include "base/dist.h"
+#include "formats/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
  * writer round trip, and the Kneser-Ney trainer against a hand computation
  * (every number below is worked out in the comment beside it).
  */
-#include "core/arpa.h"
+#include "formats/arpa.h"
 #include "harness.h"
 
 #include <stdlib.h>
@@ -174,7 +174,7 @@ static void test_write_round_trip(void)
 	vpa_arpa_free(m2);
 }
 
-/* Bigram KN on <s> a b </s>, <s> a c </s>, <s> b </s> (see core/arpa.h):
+/* Bigram KN on <s> a b </s>, <s> a c </s>, <s> b </s> (see formats/arpa.h):
  * continuation counts a 1, b 2, c 1, </s> 2 -> n1 = 2, n2 = 2, D1 = 1/3, A = 6,
  * gamma() = (1/3) 4/6 = 2/9; p(a) = (1 - 1/3)/6 + (2/9)/4 = 1/6, p(b) = 1/3.
  * Bigrams (raw): <s>a 2, ab 1, ac 1, b</s> 2, c</s> 1, <s>b 1 -> n1 4, n2 2, D2 = 1/2.

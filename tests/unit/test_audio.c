@@ -15,7 +15,7 @@
 #include <sndfile.h>
 
 #include "audio/audio.h"
-#include "core/kaldi.h"
+#include "formats/kaldi.h"
 #include "harness.h"
 
 #define GOLD "tests/golden/audio/"

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/base.h"
-#include "core/embset.h"
-#include "core/la.h"
-#include "core/plda.h"
+#include "base/base.h"
+#include "formats/embset.h"
+#include "base/la.h"
+#include "learn/plda.h"
 #include "harness.h"
 
 static void test_center_and_length_norm(void)

@@ -1,5 +1,5 @@
 /* tests/unit/test_base.c - errors, buffers, RNG. */
-#include "core/base.h"
+#include "base/base.h"
 #include "harness.h"
 
 #include <pthread.h>

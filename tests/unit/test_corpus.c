@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_corpus.c - core/corpus.h: the Brown reader on hand-made
+ * tests/unit/test_corpus.c - formats/corpus.h: the Brown reader on hand-made
  * documents (tokens, tags, sentences, documents, errors with their place),
  * Brown tag bases, plain-text tokenisation rules, vocabularies (order, ties,
  * <unk>, limits), and the real corpus when data/brown is present (skipped,
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/corpus.h"
+#include "formats/corpus.h"
 #include "harness.h"
 
 static const char BROWN_DOC[] =

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_cpu.c - core/cpu.c: the machine fields of results.json and
+ * tests/unit/test_cpu.c - base/cpu.c: the machine fields of results.json and
  * portable mode (issue 25 item 2).
  *
  * The binary runs twice: first as started (the CPU's own arithmetic), then,
@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
-#include "core/cpu.h"
-#include "core/la.h"
+#include "base/cpu.h"
+#include "base/la.h"
 #include "onnx/conv.h"
 #include "onnx/vmath.h"
 

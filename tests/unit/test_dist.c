@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_dist.c - core/dist.c in the MPI-free build (one rank): the
+ * tests/unit/test_dist.c - base/dist.c in the MPI-free build (one rank): the
  * job loop runs every job once on its threads, reports the lowest failed
  * job's own error (no rank suffix with one rank) after every lower job ran,
  * gives each thread its own index; the packing helpers (a score set, a
@@ -12,8 +12,8 @@
 #include <stdlib.h>
 
 #include "audio/audio.h"
-#include "core/dist.h"
-#include "core/io.h"
+#include "base/dist.h"
+#include "formats/io.h"
 #include "harness.h"
 
 #define NJ 40

@@ -9,12 +9,12 @@
  * Method: that of tests/unit/test_nn.c (read its header): the loss is L =
  * sum_i w_i y_i in double over the float32 output with fixed random w, the
  * numeric derivative the five-point stencil, the error
- * max_i |g_i - n_i| / max(|g_i|, |n_i|, 0.01 max_j |n_j|) per core/nn network
+ * max_i |g_i - n_i| / max(|g_i|, |n_i|, 0.01 max_j |n_j|) per learn/nn network
  * of the part.  Two differences, both measured:
  *  - every ReLU is a tanh here (vpa_ecapa_opts.smooth): with ReLUs, the
  *    perturbations crossed kinks of the hidden units (inside the blocks they
  *    cannot be kept away from 0 as test_nn keeps its inputs), giving errors
- *    0.1-1.9 that vanished with tanh; ReLU's own backward is core/nn's, checked
+ *    0.1-1.9 that vanished with tanh; ReLU's own backward is learn/nn's, checked
  *    in test_nn.  The wiring checked here does not depend on the activation.
  *  - the estimate is taken at h = 5e-3, 1e-2 and 2e-2 and the one nearest the
  *    analytic value counts: float32 rounding of the forward pass, amplified by
@@ -165,7 +165,7 @@ static struct vpa_nn *gc_net(struct gc *g, size_t i)
 				: vpa_ecapa_net(g->net, i);
 }
 
-/* Every parameter (per core/nn network of the part) and every input value. */
+/* Every parameter (per learn/nn network of the part) and every input value. */
 static void gradcheck(struct gc *g, const char *what, double tol)
 {
 	size_t nout;

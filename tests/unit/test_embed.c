@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "core/io.h"
-#include "core/kaldi.h"
+#include "formats/io.h"
+#include "formats/kaldi.h"
 #include "embed/embed.h"
 #include "harness.h"
 

@@ -12,6 +12,7 @@
 #include "attacks/attacks.h"
 #include "metrics/metrics.h"
 #include "targets/fl_speaker.h"
+#include "scenarios/scenario.h"
 
 #include <math.h>
 #include <stdlib.h>

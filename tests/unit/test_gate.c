@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
 

@@ -1,14 +1,14 @@
 /*
  * tests/unit/test_inputs.c - SHA-256 against the FIPS 180-4 / NIST example
- * values, and the list of input files (core/inputs.c).
+ * values, and the list of input files (base/inputs.c).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "harness.h"
-#include "core/base.h"
-#include "core/inputs.h"
+#include "base/base.h"
+#include "base/inputs.h"
 
 static void test_sha256(void)
 {

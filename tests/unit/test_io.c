@@ -1,5 +1,5 @@
 /* tests/unit/test_io.c - score files, keys, score lists, .npy, vpa_parse_double. */
-#include "core/io.h"
+#include "formats/io.h"
 #include "harness.h"
 
 #include <errno.h>

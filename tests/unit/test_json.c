@@ -1,5 +1,5 @@
 /* tests/unit/test_json.c - the JSON DOM: builders, writer, parser. */
-#include "core/json.h"
+#include "base/json.h"
 #include "harness.h"
 
 #include <stdlib.h>

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/base.h"
-#include "core/embset.h"
-#include "core/io.h"
-#include "core/kaldi.h"
+#include "base/base.h"
+#include "formats/embset.h"
+#include "formats/io.h"
+#include "formats/kaldi.h"
 #include "harness.h"
 
 static char dir[64];

@@ -1,5 +1,5 @@
 /* tests/unit/test_la.c - BLAS/LAPACK wrappers against hand-computed values. */
-#include "core/la.h"
+#include "base/la.h"
 #include "harness.h"
 
 #include <pthread.h>

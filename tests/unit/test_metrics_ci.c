@@ -4,7 +4,7 @@
  * resampling, and input errors.
  */
 #include "metrics/metrics.h"
-#include "core/io.h"
+#include "formats/io.h"
 #include "tests/unit/harness.h"
 
 #include <math.h>

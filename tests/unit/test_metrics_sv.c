@@ -49,7 +49,7 @@ static struct vpa_metrics all_of(const struct vpa_scores *s)
 	return m;
 }
 
-/* deterministic N(0,1) draws (the test must not depend on core/ RNG changes) */
+/* deterministic N(0,1) draws (the test must not depend on base/ RNG changes) */
 static uint64_t lcg = 88172645463325252ull;
 static double unif(void)
 {

@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_nn.c - finite-difference gradient checks of every layer of
- * core/nn (input and parameter gradients), of the losses, of whole networks.
+ * learn/nn (input and parameter gradients), of the losses, of whole networks.
  *
  * Method.  The loss is evaluated in double from the float32 network output:
  * either L = sum_i w_i y_i with fixed random weights w (so dL/dy = w exactly),
@@ -25,7 +25,7 @@
  * 1e-5 to 7e-4 elsewhere; every check prints its value).
  * ReLU is checked on inputs kept 0.1 away from its kink (> 2h).
  */
-#include "core/nn.h"
+#include "learn/nn.h"
 
 #include <math.h>
 #include <stdlib.h>

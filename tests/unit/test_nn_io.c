@@ -2,7 +2,7 @@
  * tests/unit/test_nn_io.c - model folders: save/load round trips give
  * identical outputs; model.yaml and tensor-file errors are exact.
  */
-#include "core/nn.h"
+#include "learn/nn.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <ftw.h>
 #include <unistd.h>
 
-#include "core/io.h"
+#include "formats/io.h"
 #include "harness.h"
 
 static char tmpdir[256];

@@ -4,7 +4,7 @@
  * the engine must solve (classification, recurrence in both directions,
  * statistics pooling, knowledge distillation).
  */
-#include "core/nn.h"
+#include "learn/nn.h"
 
 #include <math.h>
 #include <stdlib.h>

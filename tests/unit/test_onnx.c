@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/io.h"
+#include "formats/io.h"
 #include "onnx/conv.h"
 #include "onnx/onnx.h"
 #include "tests/unit/harness.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/doc.h"
 #include "reports/report.h"
 

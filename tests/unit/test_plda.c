@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/base.h"
-#include "core/la.h"
-#include "core/plda.h"
+#include "base/base.h"
+#include "base/la.h"
+#include "learn/plda.h"
 #include "harness.h"
 
 /* A random SPD matrix A A^T / d + floor I. */

@@ -12,7 +12,7 @@
 
 #include "audio/anon.h"
 #include "audio/audio.h"
-#include "core/io.h"
+#include "formats/io.h"
 #include "harness.h"
 
 #define RATE 16000.0

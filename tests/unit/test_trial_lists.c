@@ -193,7 +193,11 @@ static char *name_of(const char *yaml)
 		printf("# %s\n", err.msg);
 		return xstrdup("?");
 	}
-	char *s = vpa_anon_trials_name(n);
+	/* the options validation fills (config/schema.h "Typed options") */
+	const struct vpa_schema *sch = vpa_target_kind_find("anonymised_speech")->schema;
+	struct vpa_anon_opts *o = vpa_opts_new(sch, n);
+	char *s = vpa_anon_trials_name(o);
+	vpa_opts_free(sch, o);
 	vpa_ynode_free(n);
 	return s;
 }

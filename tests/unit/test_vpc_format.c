@@ -8,7 +8,7 @@
  */
 #include "harness.h"
 
-#include "core/json.h"
+#include "base/json.h"
 #include "reports/report.h"
 
 #include <stdlib.h>

@@ -8,9 +8,9 @@ python3-onnx 1.12.0, python3-numpy 1.24.2):
     /usr/bin/python3 tests/golden/flam/gen.py
 
 It runs `./vpaudit run tests/e2e/data/am/sim.yaml` in a temporary folder (the simulated
-target dumps its model folders, core/NN.md), rebuilds each model in PyTorch - a `tdnn`
+target dumps its model folders, learn/NN.md), rebuilds each model in PyTorch - a `tdnn`
 layer with context c-p..c+p is a Conv1d of kernel 2p+1 on the input padded by
-replicating the edge frames (core/NN.md: "a frame outside the sequence is clamped"),
+replicating the edge frames (learn/NN.md: "a frame outside the sequence is clamped"),
 its weight (out, k*in) reshaped to (out, k, in) and permuted to (out, in, k); `dense` is
 a Linear; `relu` a ReLU - checks that PyTorch gives the dumped activations of the
 global model (max abs error printed), and exports every model with

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/fuzz/corpus/unpack/gen.sh - seeds for tests/fuzz/fuzz_unpack.c, the
-# layout of vpa_pack_trials (core/dist.c) on a little-endian machine:
+# layout of vpa_pack_trials (base/dist.c) on a little-endian machine:
 # u64 n_tar, n_non, n_ids_e, n_ids_t; f64 tar[n_tar], non[n_non]; for each of
 # tar_e, tar_t, non_e, non_t: u64 present, then u32[n] if present; for each of
 # ids_e, ids_t: u64 present, then per id u64 length (with its NUL) and bytes.
