@@ -1,6 +1,7 @@
 /*
  * formats/arpa.h - back-off n-gram language models: the ARPA text format
- * (SRILM / KenLM), scoring, writing, and a Kneser-Ney trainer (learn/ngram.c).
+ * (SRILM / KenLM), scoring and writing; the Kneser-Ney trainer that builds
+ * one is learn/ngram.h.
  *
  * Scoring follows metrics/README.md ("ARPA language models") to the letter:
  *   - log10 probabilities and log10 back-off weights, as stored in the file;
@@ -97,27 +98,5 @@ int vpa_arpa_get(const struct vpa_arpa *m, const int32_t *ids, size_t k,
 size_t vpa_arpa_n_entries(const struct vpa_arpa *m);
 const int32_t *vpa_arpa_entry(const struct vpa_arpa *m, size_t i, size_t *k /* OUT */,
 			      double *logprob /* OUT */, double *bow /* OUT */);
-
-/* ---- Kneser-Ney training (learn/ngram.c) ---------------------------------- */
-
-/*
- * Interpolated Kneser-Ney (Chen & Goodman 1998, one discount per order,
- * D_k = n1 / (n1 + 2 n2) from the count-of-counts of that order's adjusted
- * counts; 0.5 when n1 or n2 is 0, clamped to [0.05, 0.95]) of the given order,
- * trained on sentences of word ids (ids < n_vocab index `vocab`), each padded
- * as <s> w_1 .. w_n </s>.  Adjusted counts: raw counts at the highest order
- * and for n-grams starting with <s>; otherwise the number of distinct words
- * seen before the n-gram (continuation counts).  The unigram distribution is
- * interpolated with the uniform one over the vocabulary plus </s> (so every
- * vocabulary word has a non-zero probability); <s> gets log10 p = -99.  The
- * result is an exact back-off representation: for a stored n-gram (h, w) its
- * interpolated probability, and for each context h its interpolation weight
- * gamma(h) = D_k N1+(h .) / sum_w a(h w) as back-off weight.  vocab[i] must
- * not be "<s>" or "</s>"; "<unk>" may be one of them.
- * Errors: order outside 1..VPA_ARPA_MAX_ORDER, no vocabulary, an id >= n_vocab.
- */
-int vpa_ngram_train_kn(const uint32_t *const *sents, const size_t *lens, size_t n_sents,
-		       const char *const *vocab, size_t n_vocab, size_t order,
-		       struct vpa_arpa **out, struct vpa_err *err);
 
 #endif

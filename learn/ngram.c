@@ -11,7 +11,7 @@
  * Counting uses vpa_arpa tables as plain hash maps (the log-prob slot holds
  * a count): raw counts, adjusted (continuation) counts, and per-context sums.
  */
-#include "formats/arpa.h"
+#include "learn/ngram.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #ifndef VPA_LM_H
 #define VPA_LM_H
 
-#include "formats/arpa.h"
+#include "learn/ngram.h"
 #include "formats/corpus.h"
 #include "learn/nn.h"
 #include "targets/targets.h"

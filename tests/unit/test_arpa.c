@@ -4,7 +4,7 @@
  * writer round trip, and the Kneser-Ney trainer against a hand computation
  * (every number below is worked out in the comment beside it).
  */
-#include "formats/arpa.h"
+#include "learn/ngram.h"
 #include "harness.h"
 
 #include <stdlib.h>
