@@ -663,12 +663,18 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m)
 	return l;
 }
 
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m)
+{
+	struct vpa_loc l = {file, m.kline, m.kcol};
+	return l;
+}
+
 struct vpa_mark vpa_node_mark(const struct vpa_ynode *n)
 {
-	struct vpa_mark m = {0, 0};
+	struct vpa_mark m = {0, 0, 0, 0};
 	if (n) {
-		m.line = n->line;
-		m.col = n->col;
+		m.line = m.kline = n->line;
+		m.col = m.kcol = n->col;
 	}
 	return m;
 }
@@ -741,8 +747,15 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 	memset(opts, 0, s->size);
 	for (const struct vpa_key *k = s->keys; k->name; k++) {
 		const struct vpa_ynode *v = map ? vpa_ymap_get(map, k->name) : NULL;
-		if (k->mark_at)
-			*(struct vpa_mark *)((char *)opts + k->mark_at - 1) = vpa_node_mark(v);
+		if (k->mark_at) {
+			struct vpa_mark m = vpa_node_mark(v);
+			const struct vpa_ynode *kn = v ? vpa_ymap_key(map, k->name) : NULL;
+			if (kn) {
+				m.kline = kn->line;
+				m.kcol = kn->col;
+			}
+			*(struct vpa_mark *)((char *)opts + k->mark_at - 1) = m;
+		}
 		if (!k->at)
 			continue;
 		if (k->at - 1 >= s->size)
@@ -826,6 +839,16 @@ void vpa_opts_release(const struct vpa_schema *s, void *opts)
 			break;
 		}
 	}
+}
+
+const void *vpa_opts_field(const struct vpa_schema *s, const void *opts, const char *key)
+{
+	if (!s || !opts)
+		return NULL;
+	for (const struct vpa_key *k = s->keys; k->name; k++)
+		if (!strcmp(k->name, key))
+			return k->at ? (const char *)opts + k->at - 1 : NULL;
+	return NULL;
 }
 
 void *vpa_opts_new(const struct vpa_schema *s, const struct vpa_ynode *map)

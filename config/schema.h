@@ -58,7 +58,8 @@ struct vpa_schema;
  * value was written, for errors found at run time (line 0: not written).
  */
 struct vpa_mark {
-	long line, col; /* 1-based; line 0: the key was not written */
+	long line, col;   /* the value, 1-based; line 0: the key was not written */
+	long kline, kcol; /* its key (for messages about the key itself) */
 };
 
 struct vpa_strs {
@@ -104,8 +105,14 @@ struct vpa_schema {
 void vpa_opts_release(const struct vpa_schema *s, void *opts);
 /* vpa_opts_release, then free(opts). */
 void vpa_opts_free(const struct vpa_schema *s, void *opts);
-/* A location from a mark (file borrowed). */
+/* The field key is bound to in opts (filled by vpa_opts_fill for schema s),
+   NULL when s has no such key or does not bind it: for code that reads one
+   key of any kind by name (scenarios/: an attack's `ci`, a target's
+   `source`).  The caller knows the key's type ("Typed options" above). */
+const void *vpa_opts_field(const struct vpa_schema *s, const void *opts, const char *key);
+/* A location from a mark (file borrowed): the value's, or its key's. */
 struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m);
 /* The item i of a MAPLIST field (its sub schema's struct). */
 #define VPA_OPTLIST_AT(T, l, i) ((const T *)(l).v + (i))
 
@@ -114,6 +121,8 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
 struct vpa_kind_ctx {
 	const char *file; /* scenario path as given, borrowed */
 	const char *dir;  /* its folder ("." when none), borrowed */
+	struct vpa_mark self; /* a kind's validate: where its own mapping starts
+				 (the target or attack entry); else line 0 */
 };
 
 enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };

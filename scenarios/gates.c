@@ -14,42 +14,63 @@
 #include <string.h>
 #include <unistd.h>
 
+/* A gate's keys (typed options, filled from each item of `gates:`). */
+struct gate_opts {
+	const char *attack, *metric, *sweep, *on;
+	double min, max;
+	long long layer;
+	struct vpa_strs subs, exclude;
+	int allow_unreliable, allow_anti_correlated;
+	struct vpa_mark min_at, max_at, layer_at, sweep_at;
+};
+
 static const struct vpa_key gate_keys[] = {
 	{"attack", VPA_K_STR, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "eval.ignorant",
-	 "`ID` (all subs of the attack, worst case) or `ID.SUB` (one attacker/condition)"},
+	 "`ID` (all subs of the attack, worst case) or `ID.SUB` (one attacker/condition)",
+	 VPA_AT(struct gate_opts, attack)},
 	{"metric", VPA_K_STR, 1, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "eer",
-	 "a metric of the attack's records (`eer`, `linkability`, `zebra.dece`, ...)"},
+	 "a metric of the attack's records (`eer`, `linkability`, `zebra.dece`, ...)",
+	 VPA_AT(struct gate_opts, metric)},
 	{"min", VPA_K_NUM, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "0.3",
-	 "the gate holds when the value is >= min"},
+	 "the gate holds when the value is >= min",
+	 VPA_AT(struct gate_opts, min), VPA_MARK(struct gate_opts, min_at)},
 	{"max", VPA_K_NUM, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "0.1",
-	 "the gate holds when the value is <= max"},
+	 "the gate holds when the value is <= max",
+	 VPA_AT(struct gate_opts, max), VPA_MARK(struct gate_opts, max_at)},
 	{"layer", VPA_K_INT, 0, NULL, 0, INFINITY, 0, NULL, NULL, "3",
-	 "per-layer attacks only: this layer (default: the worst layer)"},
+	 "per-layer attacks only: this layer (default: the worst layer)",
+	 VPA_AT(struct gate_opts, layer), VPA_MARK(struct gate_opts, layer_at)},
 	{"sweep", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "0.5",
 	 "with a `sweep:` only: the records of this sweep value (one of the sweep's `values`; "
-	 "default: the worst value)"},
+	 "default: the worst value)",
+	 VPA_AT(struct gate_opts, sweep), VPA_MARK(struct gate_opts, sweep_at)},
 	{"subs", VPA_K_LIST, 0, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[ignorant, lazy_informed]",
-	 "only these subs of the attack (with `attack: ID`); each must be one of its subs"},
+	 "only these subs of the attack (with `attack: ID`); each must be one of its subs",
+	 VPA_AT(struct gate_opts, subs)},
 	{"exclude", VPA_K_LIST, 0, NULL, -INFINITY, INFINITY, VPA_KF_NONEMPTY, NULL, NULL,
 	 "[baseline]",
 	 "every sub of the attack but these (e.g. the unprotected baseline attacker, which must "
-	 "not fail an anonymiser's gate); a selection that leaves no sub is an error"},
+	 "not fail an anonymiser's gate); a selection that leaves no sub is an error",
+	 VPA_AT(struct gate_opts, exclude)},
 	{"on", VPA_K_ENUM, 0, "value", -INFINITY, INFINITY, 0, "value|ci_low|ci_high", NULL,
 	 "ci_low",
 	 "bound the point estimate (`value`) or a limit of its bootstrap interval (`ci_low`, "
-	 "`ci_high`): only for `eer`, `cllr_min` and `linkability` of an attack with `ci:` set"},
+	 "`ci_high`): only for `eer`, `cllr_min` and `linkability` of an attack with `ci:` set",
+	 VPA_AT(struct gate_opts, on)},
 	{"allow_unreliable", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "accept a value its record marks unreliable (e.g. too few trials); by default such a "
-	 "gate fails closed with the reason. An undefined value fails in any case"},
+	 "gate fails closed with the reason. An undefined value fails in any case",
+	 VPA_AT(struct gate_opts, allow_unreliable)},
 	{"allow_anti_correlated", VPA_K_BOOL, 0, "false", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "accept eer, eer_sweep, cllr, cllr_min, min_dcf or zebra of a record whose scores are "
 	 "anti-correlated with identity (its threshold-sweep EER lies above 50% with its 95% "
 	 "interval): such scores read as chance there while an attacker who reverses them "
 	 "links identities (eer_flipped), so by default the gate fails closed with that finding"},
-	{NULL},
+	{NULL,
+	 VPA_AT(struct gate_opts, allow_anti_correlated)},
 };
-const struct vpa_schema vpa_scn_gate_schema = {"gate", gate_keys};
+const struct vpa_schema vpa_scn_gate_schema = {"gate", gate_keys, sizeof(struct gate_opts)};
 
 /* The metrics the baseline comparison checks (reports/baseline.c, same order: test_gate), with
  * an example in the metric's unit and the default of its unit (reports/README.md, "Tolerances
@@ -183,7 +204,8 @@ static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_k
 					"'on: %s' needs a confidence interval, but '%s' has none (intervals: "
 					"eer, cllr_min, linkability)",
 					on->str, mn);
-		if (!(vpa_cfg_num(a->cfg, a->kind->schema, "ci") > 0))
+		const double *ci = vpa_opts_field(a->kind->schema, a->opts, "ci");
+		if (!(ci && *ci > 0))
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"'on: %s' needs a confidence interval: set 'ci' (e.g. 'ci: 0.95') "
 					"in attack '%s'",
@@ -294,39 +316,34 @@ struct vpa_json *vpa_scenario_gates(const struct vpa_scenario *s)
 	struct vpa_json *a = vpa_json_arr();
 	for (size_t i = 0; s->gates && i < s->gates->n; i++) {
 		const struct vpa_ynode *g = s->gates->items[i];
+		struct gate_opts *go = vpa_opts_new(&vpa_scn_gate_schema, g);
 		struct vpa_json *o = vpa_json_obj();
-		vpa_json_set_str(o, "attack", vpa_ymap_get(g, "attack")->str);
-		vpa_json_set_str(o, "metric", vpa_ymap_get(g, "metric")->str);
-		vpa_json_set(o, "min", vpa_ymap_get(g, "min")
-					       ? vpa_json_num(vpa_cfg_num(g, &vpa_scn_gate_schema, "min"))
-					       : vpa_json_null());
-		vpa_json_set(o, "max", vpa_ymap_get(g, "max")
-					       ? vpa_json_num(vpa_cfg_num(g, &vpa_scn_gate_schema, "max"))
-					       : vpa_json_null());
-		vpa_json_set(o, "layer", vpa_ymap_get(g, "layer")
-						 ? vpa_json_num((double)vpa_cfg_int(g, &vpa_scn_gate_schema, "layer"))
-						 : vpa_json_null());
-		const struct vpa_ynode *sw = vpa_ymap_get(g, "sweep");
-		if (sw)
-			vpa_json_set(o, "sweep", s->sweep_numeric ? vpa_json_num(strtod(sw->str, NULL))
-								  : vpa_json_str(sw->str));
-		static const char *const lists[] = {"subs", "exclude"};
+		vpa_json_set_str(o, "attack", go->attack);
+		vpa_json_set_str(o, "metric", go->metric);
+		vpa_json_set(o, "min", go->min_at.line ? vpa_json_num(go->min) : vpa_json_null());
+		vpa_json_set(o, "max", go->max_at.line ? vpa_json_num(go->max) : vpa_json_null());
+		vpa_json_set(o, "layer",
+			     go->layer_at.line ? vpa_json_num((double)go->layer) : vpa_json_null());
+		if (go->sweep)
+			vpa_json_set(o, "sweep", s->sweep_numeric ? vpa_json_num(strtod(go->sweep, NULL))
+								  : vpa_json_str(go->sweep));
+		const struct vpa_strs *lists[] = {&go->subs, &go->exclude};
+		static const char *const names[] = {"subs", "exclude"};
 		for (size_t k = 0; k < 2; k++) {
-			const struct vpa_ynode *l = vpa_ymap_get(g, lists[k]);
-			if (!l)
+			if (!lists[k]->given)
 				continue;
 			struct vpa_json *arr = vpa_json_arr();
-			for (size_t j = 0; j < l->n; j++)
-				vpa_json_push(arr, vpa_json_str(l->items[j]->str));
-			vpa_json_set(o, lists[k], arr);
+			for (size_t j = 0; j < lists[k]->n; j++)
+				vpa_json_push(arr, vpa_json_str(lists[k]->v[j]));
+			vpa_json_set(o, names[k], arr);
 		}
-		const char *on = vpa_cfg_str(g, &vpa_scn_gate_schema, "on");
-		if (strcmp(on, "value"))
-			vpa_json_set_str(o, "on", on);
-		if (vpa_cfg_bool(g, &vpa_scn_gate_schema, "allow_unreliable"))
+		if (strcmp(go->on, "value"))
+			vpa_json_set_str(o, "on", go->on);
+		if (go->allow_unreliable)
 			vpa_json_set(o, "allow_unreliable", vpa_json_bool(1));
-		if (vpa_cfg_bool(g, &vpa_scn_gate_schema, "allow_anti_correlated"))
+		if (go->allow_anti_correlated)
 			vpa_json_set(o, "allow_anti_correlated", vpa_json_bool(1));
+		vpa_opts_free(&vpa_scn_gate_schema, go);
 		vpa_json_set_str(o, "file", s->file);
 		vpa_json_set_num(o, "line", (double)g->line);
 		vpa_json_set_num(o, "col", (double)g->col);
@@ -341,7 +358,10 @@ struct vpa_json *vpa_scenario_tolerances(const struct vpa_scenario *s)
 	if (!t)
 		return NULL;
 	struct vpa_json *o = vpa_json_obj();
+	const struct vpa_schema *ts[1] = {&vpa_scn_tolerances_schema};
+	/* its keys are metric names ("zebra.dece"), not fields: each value typed by its key */
 	for (size_t i = 0; i < t->n; i++)
-		vpa_json_set_num(o, t->keys[i]->str, vpa_cfg_num(t, &vpa_scn_tolerances_schema, t->keys[i]->str));
+		vpa_json_set(o, t->keys[i]->str,
+			     vpa_scalar_json(t->items[i], vpa_schema_find(ts, 1, t->keys[i]->str)));
 	return o;
 }

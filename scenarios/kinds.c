@@ -92,7 +92,9 @@ int vpa_scn_target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_tar
 {
 	if (k->validate_o) {
 		void *o = vpa_opts_new(k->schema, cfg);
-		int rc = k->validate_o(ctx, o, err);
+		struct vpa_kind_ctx c = *ctx;
+		c.self = vpa_node_mark(cfg);
+		int rc = k->validate_o(&c, o, err);
 		vpa_opts_free(k->schema, o);
 		return rc;
 	}
@@ -106,7 +108,9 @@ int vpa_scn_attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_att
 {
 	if (k->validate_o) {
 		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
-		int rc = k->validate_o(ctx, o, to, err);
+		struct vpa_kind_ctx c = *ctx;
+		c.self = vpa_node_mark(cfg);
+		int rc = k->validate_o(&c, o, to, err);
 		vpa_opts_free(k->schema, o);
 		vpa_opts_free(tk->schema, to);
 		return rc;

@@ -74,10 +74,8 @@ static struct vpa_json *target_entry(const struct vpa_scenario *s, size_t i,
 	struct vpa_json *o = vpa_json_obj();
 	vpa_json_set_str(o, "id", st->id);
 	vpa_json_set_str(o, "kind", st->kind->name);
-	const struct vpa_schema *sch[1] = {st->kind->schema};
-	const char *source = vpa_schema_find(sch, 1, "source")
-				     ? vpa_cfg_str(st->cfg, st->kind->schema, "source")
-				     : NULL;
+	const char *const *src = vpa_opts_field(st->kind->schema, st->opts, "source");
+	const char *source = src ? *src : NULL;
 	vpa_json_set_str(o, "source", source ? source : (t->simulated ? "simulate" : "import"));
 	vpa_json_set(o, "simulated", vpa_json_bool(t->simulated));
 	vpa_json_set(o, "info", vpa_json_clone(t->info));

@@ -166,29 +166,26 @@ int vpa_scenario_parse(const char *name, const char *dir, const char *buf, size_
 	const struct vpa_schema *top[1] = {&vpa_scn_top_schema};
 	if ((rc = vpa_schema_check(&ctx, top, 1, s->root, "the scenario", err)))
 		goto out;
-	s->name = vpa_cfg_str(s->root, &vpa_scn_top_schema, "name");
+	struct vpa_scn_top_opts *top_o = vpa_opts_new(&vpa_scn_top_schema, s->root);
+	s->name = top_o->name;
 	if (!strcmp(s->name, ".") || !strcmp(s->name, "..")) {
 		/* out/NAME must stay inside out/ */
-		struct vpa_loc loc = vpa_node_loc(s->file, vpa_ymap_get(s->root, "name"));
+		struct vpa_loc loc = vpa_mark_loc(s->file, top_o->name_at);
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
 			      "'name' must not be '%s' (the default output folder is out/NAME)",
 			      s->name);
+		vpa_opts_free(&vpa_scn_top_schema, top_o);
 		goto out;
 	}
-	s->description = vpa_cfg_str(s->root, &vpa_scn_top_schema, "description");
-	s->seed = (uint64_t)vpa_cfg_int(s->root, &vpa_scn_top_schema, "seed");
-	s->output = vpa_cfg_str(s->root, &vpa_scn_top_schema, "output");
-	s->portable = vpa_cfg_bool(s->root, &vpa_scn_top_schema, "portable");
-	s->tolerance = vpa_ymap_get(s->root, "tolerance")
-			       ? vpa_cfg_num(s->root, &vpa_scn_top_schema, "tolerance")
-			       : NAN;
-	const struct vpa_ynode *rep = vpa_ymap_get(s->root, "report");
-	if (rep) {
-		for (size_t i = 0; i < rep->n; i++)
-			s->formats |= format_bit(rep->items[i]->str);
-	} else {
-		s->formats = VPA_SCN_JSON | VPA_SCN_HTML | VPA_SCN_PDF | VPA_SCN_JUNIT | VPA_SCN_VPC;
-	}
+	s->description = top_o->description;
+	s->seed = (uint64_t)top_o->seed;
+	s->output = top_o->output;
+	s->portable = top_o->portable;
+	s->tolerance = top_o->tolerance_at.line ? top_o->tolerance : NAN;
+	/* `report:` written, else its default: every format */
+	for (size_t i = 0; i < top_o->report.n; i++)
+		s->formats |= format_bit(top_o->report.v[i]);
+	vpa_opts_free(&vpa_scn_top_schema, top_o);
 	s->gates = vpa_ymap_get(s->root, "gates");
 	if ((rc = check_targets(s, &ctx, err)) || (rc = check_attacks(s, &ctx, err)) ||
 	    (rc = vpa_scn_check_sweep(s, &ctx, err)) || (rc = vpa_scn_check_gates(s, &ctx, err)))

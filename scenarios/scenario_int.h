@@ -11,6 +11,18 @@
 struct vpa_target_kind;
 struct vpa_attack_kind;
 
+/* The top-level keys a scenario keeps (typed options of vpa_scn_top_schema;
+   targets, attacks, gates, tolerances and sweep are walked as nodes by the
+   checks of their own files). */
+struct vpa_scn_top_opts {
+	const char *name, *description, *output;
+	long long seed;
+	struct vpa_strs report;
+	double tolerance;
+	int portable;
+	struct vpa_mark name_at, tolerance_at;
+};
+
 /* The schemas of the top-level keys (data). */
 extern const struct vpa_schema vpa_scn_top_schema;       /* keys.c */
 extern const struct vpa_schema vpa_scn_gate_schema;      /* gates.c */

@@ -146,7 +146,11 @@ static void test_written(void)
 	CHECK(o != NULL);
 	if (!o)
 		return;
-	CHECK(o->count == 4 && o->count_at.line == 1);
+	CHECK(o->count == 4 && o->count_at.line == 1 && o->count_at.col == 8);
+	/* and its key's position, for messages about the key itself */
+	CHECK(o->count_at.kline == 1 && o->count_at.kcol == 1);
+	struct vpa_loc kl = vpa_mark_key_loc("t.yaml", o->omega_at);
+	CHECK(kl.line == 2 && kl.col == 1);
 	CHECK(o->omega == 0.2 && o->omega_at.line == 2);
 	CHECK(o->flag == 0);
 	CHECK_STR(o->mode, "slow");
@@ -163,6 +167,7 @@ static void test_written(void)
 	/* a written map: its key written, the other key's default */
 	CHECK(o->dp.on == 1 && o->dp.lr == 0.5 && o->dp_at.line == 8);
 	CHECK(o->dp.on_at.line == 8 && o->dp.lr_at.line == 0);
+	CHECK(o->dp.on_at.kline == 8 && o->dp.on_at.kcol == 6 && o->dp.on_at.col == 10);
 	/* a mark is the value's (as vpa_node_loc of the value node): the list starts on line 10 */
 	CHECK(o->items.n == 2 && o->items_at.line == 10);
 	if (o->items.n == 2) {
