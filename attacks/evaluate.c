@@ -694,15 +694,15 @@ static const char *const metrics[] = {
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		   const char ***names)
+/* Subs = the target's set names, in its order (target_opts: struct vpa_scores_opts). */
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)cfg;
-	const struct vpa_ynode *sets = vpa_ymap_get(target_cfg, "sets");
-	size_t n = sets ? sets->n : 0;
+	(void)opts;
+	const struct vpa_optlist *sets = &((const struct vpa_scores_opts *)target_opts)->sets;
+	size_t n = sets->n;
 	*names = xcalloc(n ? n : 1, sizeof(**names));
 	for (size_t i = 0; i < n; i++)
-		(*names)[i] = vpa_ymap_get(sets->items[i], "name")->str;
+		(*names)[i] = VPA_OPTLIST_AT(struct vpa_scores_set_opts, *sets, i)->name;
 	return n;
 }
 
@@ -770,20 +770,21 @@ static int eval_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
 	return bad || q != end;
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct evaluate_opts *eo = opts;
 	const struct vpa_scores_target *st = t->data;
 	struct vpa_eval_opts o;
 	int rc = 0;
 	vpa_eval_opts_init(&o);
-	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
-	o.m.bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
-	o.m.p_target = vpa_cfg_num(cfg, &schema, "p_target");
-	o.m.c_miss = vpa_cfg_num(cfg, &schema, "c_miss");
-	o.m.c_fa = vpa_cfg_num(cfg, &schema, "c_fa");
-	o.ci_level = vpa_cfg_num(cfg, &schema, "ci");
-	o.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	o.m.omega = eo->omega;
+	o.m.bins = (size_t)eo->bins;
+	o.m.p_target = eo->p_target;
+	o.m.c_miss = eo->c_miss;
+	o.m.c_fa = eo->c_fa;
+	o.ci_level = eo->ci;
+	o.ci_reps = (size_t)eo->reps;
 	o.seed = ctx->seed;
 
 	for (size_t i = 0; i < st->n_sets; i++) {
@@ -818,9 +819,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: metrics of the score sets of '%s'", id, target_id);
@@ -836,8 +837,7 @@ const struct vpa_attack_kind vpa_attack_evaluate = {
 	.doc = "Runs every metric (EER, Cllr, Cllr_min, linkability, minDCF, ZEBRA) on each "
 	       "score set of a `scores` target: one record per set (sub = the set's name), one "
 	       "DET figure with all sets, one linkability figure per set.",
-	.validate = NULL,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

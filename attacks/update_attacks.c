@@ -26,16 +26,17 @@
 
 static const char *const target_kinds[] = {"fl_speaker_classifier", NULL};
 
-/* Subs = the target's regimes, in its order. */
-static size_t regime_subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-			  const char ***names)
+/* Subs = the target's regimes, in its order (its default: all four, in the
+ * order of vpa_fls_regime_names).  opts: the attack's own (NULL for
+ * fl_training, which has no keys), unused. */
+static size_t regime_subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)cfg;
-	const struct vpa_ynode *r = vpa_ymap_get(target_cfg, "regimes");
-	size_t n = r ? r->n : VPA_FLS_N_REGIMES;
-	*names = xcalloc(n, sizeof(**names));
+	(void)opts;
+	const struct vpa_flspk_opts *to = target_opts;
+	size_t n = to->regimes.n;
+	*names = xcalloc(n ? n : 1, sizeof(**names));
 	for (size_t i = 0; i < n; i++)
-		(*names)[i] = r ? r->items[i]->str : vpa_fls_regime_names[i];
+		(*names)[i] = to->regimes.v[i];
 	return n;
 }
 
@@ -60,6 +61,7 @@ static struct vpa_json *record(const char *attack, const char *sub)
 /* ---- fl_training ---------------------------------------------------------------- */
 
 static const struct vpa_key train_keys[] = {{NULL}};
+/* no keys, so no options struct: size 0, and the hooks get opts NULL */
 static const struct vpa_schema train_schema = {"attack fl_training", train_keys};
 static const char *const train_metrics[] = {
 	"accuracy", "accuracy_initial", "snr", "epsilon", "epsilon_local", "epsilon_central",
@@ -68,11 +70,11 @@ static const char *const train_metrics[] = {
 	"sv_eer_distilled", "sv_eer_baseline", NULL,
 };
 
-static int train_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int train_run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		     const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
 	(void)ctx;
-	(void)cfg;
+	(void)opts; /* NULL: no keys */
 	(void)err;
 	const struct vpa_fls_target *T = t->data;
 	struct vpa_json *series = vpa_json_arr();
@@ -159,9 +161,9 @@ static int train_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_y
 	return 0;
 }
 
-static char *train_title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *train_title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts; /* NULL: no keys */
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: privacy and utility of the regimes of '%s'", id, target_id);
@@ -186,10 +188,9 @@ const struct vpa_attack_kind vpa_attack_fl_training = {
 	       "local sigma, and the speaker-"
 	       "verification EER of the baseline and distilled embedding networks; one "
 	       "\"lines\" figure of accuracy against rounds.",
-	.validate = NULL,
-	.subs = regime_subs,
-	.run = train_run,
-	.title = train_title,
+	.subs_o = regime_subs,
+	.run_o = train_run,
+	.title_o = train_title,
 };
 
 /* ---- released updates (shared by the two attacks) ---------------------------------- */
@@ -360,13 +361,14 @@ static double a1_rho(const double *mi, const double *si, const double *mk, const
 	return (a > 0 ? sqrt(dm) / a : 0) + 10 * (b > 0 ? sqrt(ds) / b : 0);
 }
 
-static int link_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int link_run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		    const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct update_linkage_opts *lo = opts;
 	const struct vpa_fls_target *T = t->data;
-	size_t want = (size_t)vpa_cfg_int(cfg, &link_schema, "users");
-	int a1 = !strcmp(vpa_cfg_str(cfg, &link_schema, "statistic"), "a1");
-	const char *which = vpa_cfg_str(cfg, &link_schema, "model");
+	size_t want = (size_t)lo->users;
+	int a1 = !strcmp(lo->statistic, "a1");
+	const char *which = lo->model;
 	/* users with at least two utterances */
 	size_t *users = xmalloc(xmul(T->n_train ? T->n_train : 1, sizeof(size_t)));
 	size_t n = 0;
@@ -381,7 +383,7 @@ static int link_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_yn
 	}
 	struct vpa_eval_opts o;
 	vpa_eval_opts_init(&o);
-	o.m.omega = vpa_cfg_num(cfg, &link_schema, "omega");
+	o.m.omega = lo->omega;
 	o.seed = ctx->seed;
 	struct vpa_json *series = vpa_json_arr();
 	struct vpa_json *det = NULL;
@@ -464,9 +466,9 @@ static int link_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_yn
 	return rc;
 }
 
-static char *link_title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *link_title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: linking released updates of '%s' to their users", id, target_id);
@@ -486,10 +488,9 @@ const struct vpa_attack_kind vpa_attack_update_linkage = {
 	       "updates on the two halves of their utterances; every pair is scored (cosine, or "
 	       "minus the A1 rho of the first layer's weight-update statistics).  One record per "
 	       "regime with every score-set metric, one DET figure, linkability figures.",
-	.validate = NULL,
-	.subs = regime_subs,
-	.run = link_run,
-	.title = link_title,
+	.subs_o = regime_subs,
+	.run_o = link_run,
+	.title_o = link_title,
 };
 
 /* ---- attribute_inference -------------------------------------------------------------- */
@@ -619,14 +620,15 @@ static double emb_accuracy(const struct vpa_fls_target *T, const float *emb_trai
 	return acc;
 }
 
-static int attr_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int attr_run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		    const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct attribute_opts *ao = opts;
 	const struct vpa_fls_target *T = t->data;
 	const struct vpa_fls_pop *pop = &T->pop;
-	size_t n = (size_t)vpa_cfg_int(cfg, &attr_schema, "users");
-	size_t ns = (size_t)vpa_cfg_int(cfg, &attr_schema, "shadow_users");
-	const char *which = vpa_cfg_str(cfg, &attr_schema, "model");
+	size_t n = (size_t)ao->users;
+	size_t ns = (size_t)ao->shadow_users;
+	const char *which = ao->model;
 	if (n + ns > T->n_train)
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"attack '%s': users + shadow_users = %zu, target '%s' has %zu training "
@@ -677,9 +679,9 @@ static int attr_run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_yn
 	return rc;
 }
 
-static char *attr_title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *attr_title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: inferring the private class of users of '%s'", id, target_id);
@@ -701,8 +703,7 @@ const struct vpa_attack_kind vpa_attack_attribute_inference = {
 	       "accuracy, chance (the best constant guess: the largest class frequency among "
 	       "the attacked users), advantage = accuracy - chance, and the "
 	       "embedding accuracies.",
-	.validate = NULL,
-	.subs = regime_subs,
-	.run = attr_run,
-	.title = attr_title,
+	.subs_o = regime_subs,
+	.run_o = attr_run,
+	.title_o = attr_title,
 };

@@ -2,9 +2,11 @@
  * targets/fl_speaker_int.h - what the parts of the target kind
  * `fl_speaker_classifier` share (split from targets/fl_speaker.c):
  * targets/fl_speaker.c (keys, validation, building), targets/fl_speaker_train.c
- * (the parallel loop, devices, the privacy set-up of a regime, federated
- * training) and targets/fl_speaker_sv.c (the speaker-embedding network).
- * Internal to the kind.
+ * (the regimes' names, the parallel loop, devices, the privacy set-up of a
+ * regime, federated training) and targets/fl_speaker_sv.c (the speaker-
+ * embedding network).  Internal to the kind.  The stairs go one way:
+ * fl_speaker.c calls fl_speaker_train.c and fl_speaker_sv.c, which call
+ * neither it nor each other.
  */
 #ifndef VPA_FL_SPEAKER_INT_H
 #define VPA_FL_SPEAKER_INT_H

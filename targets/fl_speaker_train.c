@@ -1,8 +1,8 @@
 /*
  * targets/fl_speaker_train.c - federated training of the target kind
  * `fl_speaker_classifier` (split from targets/fl_speaker.c; contracts in
- * targets/fl_speaker_int.h and targets/fl_speaker.h): the parallel loop over
- * items, the devices (release of an update under a regime, the local update),
+ * targets/fl_speaker_int.h and targets/fl_speaker.h): the regimes' names, the
+ * parallel loop over items, the devices (release of an update under a regime, the local update),
  * the privacy set-up of a regime, and federated averaging over sampled cohorts
  * with the test accuracy every `eval_every` rounds.
  */
@@ -16,6 +16,21 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- the regimes' names ---------------------------------------------------------
+ * Here, not in targets/fl_speaker.c: training names its random streams after
+ * the regime, and fl_speaker.c calls this file, never the other way round. */
+
+const char *const vpa_fls_regime_names[VPA_FLS_N_REGIMES] = {"none", "local", "central",
+							     "central_local"};
+
+int vpa_fls_regime_parse(const char *s)
+{
+	for (int i = 0; i < VPA_FLS_N_REGIMES; i++)
+		if (!strcmp(s, vpa_fls_regime_names[i]))
+			return i;
+	return -1;
+}
 
 /* ---- a parallel loop over items with per-thread state ------------------------ */
 

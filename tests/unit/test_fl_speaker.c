@@ -255,7 +255,9 @@ static int build_small(int threads, struct vpa_target *t, struct vpa_ynode **roo
 	memset(t, 0, sizeof(*t));
 	t->kind = &vpa_target_fl_speaker;
 	t->id = "fl";
-	int rc = vpa_target_fl_speaker.build(&ctx, *root, t, &err);
+	/* the options as validation fills them; the target owns them (released with it) */
+	t->opts = vpa_opts_new(vpa_target_fl_speaker.schema, *root);
+	int rc = vpa_target_fl_speaker.build_o(&ctx, t->opts, t, &err);
 	if (rc)
 		printf("# %s\n", err.msg);
 	return rc;
