@@ -172,25 +172,11 @@ struct key_mark {
 	struct vpa_mark at;
 };
 
-/*
- * Where a check about a key itself ("'x' is only used with ...", "enrol must
- * be less than ...") blames it.  The node checks blamed the key; the options
- * mark only the value, on the same line (column of the value).  TRANSITION
- * (issue 27): when marks carry the key's position too, this is the one place
- * to change.
- */
+/* Where a check about a key itself ("'x' is only used with ...", "enrol must
+ * be less than ...") blames it: the key's own position. */
 static struct vpa_loc key_loc(const struct vpa_kind_ctx *ctx, struct vpa_mark m)
 {
-	return vpa_mark_loc(ctx->file, m);
-}
-
-/* The first of n marks that was written; line 0 when none was. */
-static struct vpa_mark first_written(const struct vpa_mark *m, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (m[i].line)
-			return m[i];
-	return (struct vpa_mark){0, 0};
+	return vpa_mark_key_loc(ctx->file, m);
 }
 
 static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err)
@@ -236,27 +222,21 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 			      (size_t)o->sv_test_users + (size_t)o->cohort;
 		if (users < need) {
 			/*
-			 * Blamed: users, else source.  With neither written (the old
-			 * code blamed the target's mapping, which the options do not
-			 * mark), the first written key of the sum: the defaults add up
-			 * to less than the default users, so one of them was written.
+			 * Blamed: the value of users, else of source, else the
+			 * target's entry (ctx->self).
 			 */
-			const struct vpa_mark sum_at[] = {o->test_users_at, o->sv_train_users_at,
-							  o->sv_test_users_at, o->cohort_at};
 			struct vpa_mark m = o->users_at.line    ? o->users_at
 					    : o->source_at.line ? o->source_at
-								: first_written(sum_at, 4);
+								: ctx->self;
 			struct vpa_loc loc = vpa_mark_loc(ctx->file, m);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"users must be at least test_users + sv_train_users + "
 					"sv_test_users + cohort = %zu, got %zu", need, users);
 		}
 		if (enrol >= utts) {
-			/* enrol, else utterances (written: the default enrol is below
-			   the default utterances; the old check blamed the target's
-			   mapping, which the options do not mark) */
-			struct vpa_mark m = o->enrol_at.line ? o->enrol_at : o->utterances_at;
-			struct vpa_loc loc = key_loc(ctx, m);
+			/* the key enrol, else the target's entry */
+			struct vpa_loc loc = o->enrol_at.line ? key_loc(ctx, o->enrol_at)
+							      : vpa_mark_loc(ctx->file, ctx->self);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"enrol must be less than utterances (%zu), got %zu", utts, enrol);
 		}
@@ -278,7 +258,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 		/* norm_epsilon, else local_epsilon: one of them was written (the
 		   defaults hold) */
 		struct vpa_mark m = o->norm_epsilon_at.line ? o->norm_epsilon_at : o->local_epsilon_at;
-		struct vpa_loc loc = key_loc(ctx, m);
+		struct vpa_loc loc = m.line ? key_loc(ctx, m) : vpa_mark_loc(ctx->file, ctx->self);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"norm_epsilon (%g) must be less than local_epsilon (%g): the rest goes "
 				"to the direction", o->norm_epsilon, o->local_epsilon);
