@@ -1,6 +1,7 @@
 /*
- * learn/nn_internal.h - the network's insides, shared by nn.c, optim.c and
- * nn_io.c only (everything else uses nn.h).
+ * learn/nn_internal.h - the network's insides, shared by nn.c (the
+ * container), nn_layers.c (forward and backward), nn_loss.c (vpa_nn_loss),
+ * optim.c and nn_io.c only (everything else uses nn.h).
  */
 #ifndef VPA_NN_INTERNAL_H
 #define VPA_NN_INTERNAL_H

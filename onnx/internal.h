@@ -228,7 +228,11 @@ int64_t ox_geti(const struct vpa_onnx_tensor *t, size_t i);
 double ox_getd(const struct vpa_onnx_tensor *t, size_t i);
 void ox_setd(struct vpa_onnx_tensor *t, size_t i, double v);
 
-/* ---- node helpers (run.c) */
+/* ---- node helpers (node.c): the operators' floor (it calls only tensor.c) */
+/* Load-time check that fails naming the node and opset. */
+int ox_check_fail(const char *file, const struct ox_node *n, int64_t opset,
+		  struct vpa_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 /* Fail the current run naming the node: "m.onnx: node 'x' (Conv): ..." */
 int ox_fail(struct ox_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const struct ox_attr *ox_attr(const struct ox_node *n, const char *name);
@@ -243,16 +247,12 @@ int ox_axis(struct ox_ctx *c, int64_t axis, size_t rank);
 int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const int64_t *b,
 		 size_t *nout, int64_t *out);
 
-/* ---- the operator table (ops_*.c) */
+/* ---- the operator table: ops.c, the registry, is the only caller of the
+ * ops_*.c tables (load.c finds operators through ox_find_op/ox_op_since) */
 const struct ox_op *ox_find_op(const char *name);
 /* First opset whose definition of the operator is the one implemented. */
 int ox_op_since(const char *name);
 extern const struct ox_op ox_ops_math[], ox_ops_nn[], ox_ops_shape[], ox_ops_reduce[],
 	ox_ops_rnn[];
-
-/* Load-time check that fails naming the node and opset. */
-int ox_check_fail(const char *file, const struct ox_node *n, int64_t opset,
-		  struct vpa_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
 
 #endif

@@ -79,19 +79,6 @@ static int tensor_typed(struct vpa_onnx_model *m, const char *what, const Onnx__
 	return vpa_fail(err, VPA_EINPUT, &loc, "%s", why);
 }
 
-int ox_check_fail(const char *file, const struct ox_node *n, int64_t opset, struct vpa_err *err,
-		  const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	struct vpa_loc loc = {file, 0, 0};
-	return vpa_fail(err, VPA_EINPUT, &loc, "node '%.100s' (%.60s, opset %lld): %s", n->name,
-			n->op_type, (long long)opset, msg);
-}
-
 static int copy_attr(const char *file, const struct ox_node *n, int64_t opset,
 		     const Onnx__AttributeProto *a, struct ox_attr *out, struct vpa_err *err)
 {

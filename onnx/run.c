@@ -1,8 +1,9 @@
 /*
  * onnx/run.c - running the graph: input checks, the nodes needed for the
  * requested values in topological order, each intermediate freed after its
- * last reader (liveness from load time), attribute accessors and the shared
- * shape helpers of the operators.
+ * last reader (liveness from load time), the per-operator profile.  The
+ * helpers the operators share (attributes, messages naming the node, axes,
+ * broadcasting) are in onnx/node.c, below this file and the operators.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,84 +97,6 @@ int vpa_onnx_profile(const char *op_type, double *seconds, double *flops)
 		}
 	pthread_mutex_unlock(&prof_lock);
 	return prof_on;
-}
-
-int ox_fail(struct ox_ctx *c, const char *fmt, ...)
-{
-	char msg[700];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	struct vpa_loc loc = {c->m->name, 0, 0};
-	return vpa_fail(c->err, VPA_EINPUT, &loc, "node '%s' (%s): %s", c->node->name,
-			c->node->op_type, msg);
-}
-
-const struct ox_attr *ox_attr(const struct ox_node *n, const char *name)
-{
-	for (size_t i = 0; i < n->n_attr; i++)
-		if (!strcmp(n->attrs[i].name, name))
-			return &n->attrs[i];
-	return NULL;
-}
-
-int64_t ox_attr_i(const struct ox_node *n, const char *name, int64_t def)
-{
-	const struct ox_attr *a = ox_attr(n, name);
-	return a && a->type == OX_A_INT ? a->i : def;
-}
-
-float ox_attr_f(const struct ox_node *n, const char *name, float def)
-{
-	const struct ox_attr *a = ox_attr(n, name);
-	return a && a->type == OX_A_FLOAT ? a->f : def;
-}
-
-const char *ox_attr_s(const struct ox_node *n, const char *name, const char *def)
-{
-	const struct ox_attr *a = ox_attr(n, name);
-	return a && a->type == OX_A_STRING ? a->s : def;
-}
-
-const int64_t *ox_attr_ints(const struct ox_node *n, const char *name, size_t *cnt)
-{
-	const struct ox_attr *a = ox_attr(n, name);
-	if (!a || a->type != OX_A_INTS) {
-		*cnt = 0;
-		return NULL;
-	}
-	*cnt = a->n;
-	return a->ints;
-}
-
-int ox_axis(struct ox_ctx *c, int64_t axis, size_t rank)
-{
-	int64_t r = (int64_t)rank;
-	if (axis < -r || axis >= r) {
-		ox_fail(c, "axis %lld out of range for rank %zu", (long long)axis, rank);
-		return -1;
-	}
-	return (int)(axis < 0 ? axis + r : axis);
-}
-
-int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const int64_t *b,
-		 size_t *nout, int64_t *out)
-{
-	size_t n = na > nb ? na : nb;
-	for (size_t i = 0; i < n; i++) {
-		int64_t da = i < n - na ? 1 : a[i - (n - na)];
-		int64_t db = i < n - nb ? 1 : b[i - (n - nb)];
-		if (da != db && da != 1 && db != 1) {
-			char sa[128], sb[128];
-			vpa_onnx_shape_str(sa, sizeof(sa), na, a);
-			vpa_onnx_shape_str(sb, sizeof(sb), nb, b);
-			return ox_fail(c, "shapes %s and %s cannot be broadcast", sa, sb);
-		}
-		out[i] = da == 1 ? db : da;
-	}
-	*nout = n;
-	return 0;
 }
 
 /* ------------------------------------------------------------ running */
