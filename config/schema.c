@@ -694,6 +694,7 @@ static void strs_default(struct vpa_strs *l, const char *text, struct vpa_mark m
 		cap += *p == ',';
 	l->v = xcalloc(cap, sizeof(char *));
 	l->marks = xcalloc(cap, sizeof(*l->marks));
+	l->plain = xcalloc(cap, 1);
 	for (char *tok = s; tok;) {
 		char *next = strchr(tok, ',');
 		if (next)
@@ -705,6 +706,7 @@ static void strs_default(struct vpa_strs *l, const char *text, struct vpa_mark m
 			*--e = '\0';
 		if (*tok) {
 			l->v[l->n] = tok;
+			l->plain[l->n] = 1;
 			l->marks[l->n++] = m;
 		}
 		tok = next;
@@ -724,11 +726,13 @@ static void strs_fill(struct vpa_strs *l, const struct vpa_key *k, const struct 
 	size_t n = v->type == VPA_YSEQ ? v->n : 1;
 	l->v = xcalloc(n ? n : 1, sizeof(char *));
 	l->marks = xcalloc(n ? n : 1, sizeof(*l->marks));
+	l->plain = xcalloc(n ? n : 1, 1);
 	for (size_t i = 0; i < n; i++) {
 		const struct vpa_ynode *it = v->type == VPA_YSEQ ? v->items[i] : v;
 		if (it->type != VPA_YSCALAR)
 			VPA_BUG("an item of '%s' is not a scalar after validation", k->name);
 		l->v[i] = it->str;
+		l->plain[i] = (unsigned char)(it->plain != 0);
 		l->marks[i] = vpa_node_mark(it);
 	}
 	l->n = n;
@@ -738,6 +742,7 @@ static void strs_release(struct vpa_strs *l)
 {
 	free(l->v);
 	free(l->marks);
+	free(l->plain);
 	free(l->store);
 	memset(l, 0, sizeof(*l));
 }

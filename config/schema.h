@@ -65,6 +65,7 @@ struct vpa_mark {
 struct vpa_strs {
 	const char **v;         /* (n), borrowed from the nodes or from `store` */
 	struct vpa_mark *marks; /* (n); a default's items carry the key's mark */
+	unsigned char *plain;   /* (n) 1: written unquoted (only plain scalars are numbers) */
 	size_t n;
 	int given;              /* 1 when the key was written (else the default, or none) */
 	int seq;                /* PATHS: written as a sequence */

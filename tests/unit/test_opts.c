@@ -136,6 +136,7 @@ static void test_written(void)
 				  "flag: false\n"
 				  "mode: slow\n"
 				  "layers: [1, 3, 5]\n"
+				  "reps: [\"2\", 8]\n"
 				  "files: one.txt\n"
 				  "kinds: [c]\n"
 				  "dp: {on: true}\n"
@@ -158,25 +159,28 @@ static void test_written(void)
 	if (o->layers.n == 3) {
 		CHECK_STR(o->layers.v[2], "5");
 		CHECK(o->layers.marks[2].line == 5 && o->layers.marks[2].col == 16);
+		CHECK(o->layers.plain[2] == 1);
 	}
+	/* a quoted item is not plain (only plain scalars are numbers) */
+	CHECK(o->reps.n == 2 && o->reps.plain[0] == 0 && o->reps.plain[1] == 1);
 	/* a PATHS key written as one scalar */
 	CHECK(o->files.n == 1 && !o->files.seq);
 	if (o->files.n == 1)
 		CHECK_STR(o->files.v[0], "one.txt");
 	CHECK(o->kinds.n == 1 && o->kinds.given);
 	/* a written map: its key written, the other key's default */
-	CHECK(o->dp.on == 1 && o->dp.lr == 0.5 && o->dp_at.line == 8);
-	CHECK(o->dp.on_at.line == 8 && o->dp.lr_at.line == 0);
-	CHECK(o->dp.on_at.kline == 8 && o->dp.on_at.kcol == 6 && o->dp.on_at.col == 10);
-	/* a mark is the value's (as vpa_node_loc of the value node): the list starts on line 10 */
-	CHECK(o->items.n == 2 && o->items_at.line == 10);
+	CHECK(o->dp.on == 1 && o->dp.lr == 0.5 && o->dp_at.line == 9);
+	CHECK(o->dp.on_at.line == 9 && o->dp.lr_at.line == 0);
+	CHECK(o->dp.on_at.kline == 9 && o->dp.on_at.kcol == 6 && o->dp.on_at.col == 10);
+	/* a mark is the value's (as vpa_node_loc of the value node): the list starts on line 11 */
+	CHECK(o->items.n == 2 && o->items_at.line == 11);
 	if (o->items.n == 2) {
 		const struct item_opts *a = VPA_OPTLIST_AT(struct item_opts, o->items, 0);
 		const struct item_opts *b = VPA_OPTLIST_AT(struct item_opts, o->items, 1);
 		CHECK_STR(a->name, "a");
 		CHECK(a->n == 7 && a->n_at.line == 0);
 		CHECK_STR(b->name, "b");
-		CHECK(b->n == 9 && b->n_at.line == 11 && b->name_at.line == 11);
+		CHECK(b->n == 9 && b->n_at.line == 12 && b->name_at.line == 12);
 	}
 	vpa_opts_free(&top_schema, o);
 	vpa_ynode_free(root);
