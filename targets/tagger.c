@@ -110,83 +110,89 @@ static const struct vpa_key keys[] = {
 };
 static const struct vpa_schema schema = {"target tagger", keys, sizeof(struct vpa_tagger_opts)};
 
-static int want(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg, const char *key,
-		int present, const char *why, struct vpa_err *err)
+/*
+ * A key that `source` needs (present) or excludes.  Written or not is told
+ * by the key's mark (line 0: not written), as the node lookup told it.  The
+ * missing key has no mark: the message used to blame the target's mapping,
+ * which the options struct does not mark, so it goes without a location for
+ * the pipeline to place on the target (as blame() does for a build's errors).
+ * An excluded key is blamed at its value's mark (before: its key's column).
+ */
+static int want(const struct vpa_kind_ctx *ctx, const char *key, struct vpa_mark at, int present,
+		const char *why, struct vpa_err *err)
 {
-	const struct vpa_ynode *k = vpa_ymap_key(cfg, key);
-	if (present && !k) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
-		return vpa_fail(err, VPA_EINPUT, &loc, "tagger target needs '%s' %s", key, why);
-	}
-	if (!present && k) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, k);
+	if (present && !at.line)
+		return vpa_fail(err, VPA_EINPUT, NULL, "tagger target needs '%s' %s", key, why);
+	if (!present && at.line) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, at);
 		return vpa_fail(err, VPA_EINPUT, &loc, "'%s' is not used %s", key, why);
 	}
 	return 0;
 }
 
-static int path_ok(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *v, int dir_ok,
+/* vpa_check_path_at with this kind's own messages (the path looked for, the
+ * Brown hint for the corpus, which may be a folder). */
+static int path_ok(const struct vpa_kind_ctx *ctx, const char *rel, struct vpa_mark at, int dir_ok,
 		   struct vpa_err *err)
 {
-	char *path = vpa_path_join(ctx->dir, v->str);
-	struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+	char *path = vpa_path_join(ctx->dir, rel);
+	struct vpa_loc loc = vpa_mark_loc(ctx->file, at);
 	struct stat st;
 	int rc = 0;
 	if (stat(path, &st) != 0)
 		rc = vpa_fail(err, VPA_EINPUT, &loc, "cannot open '%s' (looked for '%s'): %s%s",
-			      v->str, path, strerror(errno),
+			      rel, path, strerror(errno),
 			      dir_ok ? " (the Brown corpus is fetched by `sh .ci/deps`)" : "");
 	else if (S_ISDIR(st.st_mode) && !dir_ok)
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", v->str);
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' is a folder, expected a file", rel);
 	free(path);
 	return rc;
 }
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err)
 {
-	const char *src = vpa_cfg_str(cfg, &schema, "source");
-	int imp = !strcmp(src, "import");
+	const struct vpa_tagger_opts *o = opts;
+	int imp = !strcmp(o->source, "import");
 	int rc;
 	if (imp) {
-		if ((rc = want(ctx, cfg, "confidences", 1, "with source: import", err)) ||
-		    (rc = want(ctx, cfg, "canary", 1, "with source: import", err)) ||
-		    (rc = want(ctx, cfg, "corpus", 0, "with source: import", err)))
+		if ((rc = want(ctx, "confidences", o->confidences_at, 1, "with source: import", err)) ||
+		    (rc = want(ctx, "canary", o->canary_at, 1, "with source: import", err)) ||
+		    (rc = want(ctx, "corpus", o->corpus_at, 0, "with source: import", err)))
 			return rc;
-		return path_ok(ctx, vpa_ymap_get(cfg, "confidences"), 0, err);
+		return path_ok(ctx, o->confidences, o->confidences_at, 0, err);
 	}
-	if ((rc = want(ctx, cfg, "corpus", 1, "with source: train", err)) ||
-	    (rc = want(ctx, cfg, "confidences", 0, "with source: train", err)) ||
-	    (rc = want(ctx, cfg, "canary", 0, "with source: train (the d_exposure attack chooses "
-				       "the canary)", err)))
+	if ((rc = want(ctx, "corpus", o->corpus_at, 1, "with source: train", err)) ||
+	    (rc = want(ctx, "confidences", o->confidences_at, 0, "with source: train", err)) ||
+	    (rc = want(ctx, "canary", o->canary_at, 0, "with source: train (the d_exposure attack "
+			       "chooses the canary)", err)))
 		return rc;
-	return path_ok(ctx, vpa_ymap_get(cfg, "corpus"), 1, err);
+	return path_ok(ctx, o->corpus, o->corpus_at, 1, err);
 }
 
-void vpa_tagger_cfg_from(const struct vpa_ynode *cfg, uint64_t seed, struct vpa_tagger_cfg *c)
+void vpa_tagger_cfg_from(const struct vpa_tagger_opts *o, uint64_t seed, struct vpa_tagger_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->embedding = (size_t)vpa_cfg_int(cfg, &schema, "embedding");
-	c->hidden = (size_t)vpa_cfg_int(cfg, &schema, "hidden");
-	c->vocab_size = (size_t)vpa_cfg_int(cfg, &schema, "vocab_size");
-	c->dropout = vpa_cfg_num(cfg, &schema, "dropout");
-	c->weight_decay = vpa_cfg_num(cfg, &schema, "weight_decay");
-	c->lr = vpa_cfg_num(cfg, &schema, "lr");
-	c->adam = !strcmp(vpa_cfg_str(cfg, &schema, "optimizer"), "adam");
-	c->batch = (size_t)vpa_cfg_int(cfg, &schema, "batch");
-	c->epochs = (size_t)vpa_cfg_int(cfg, &schema, "epochs");
-	c->dp = vpa_cfg_bool(cfg, &schema, "dp");
-	c->dp_user = !strcmp(vpa_cfg_str(cfg, &schema, "dp_unit"), "user");
-	c->user_sentences = (size_t)vpa_cfg_int(cfg, &schema, "user_sentences");
-	c->clip = vpa_cfg_num(cfg, &schema, "clip");
-	c->noise_multiplier = vpa_cfg_num(cfg, &schema, "noise_multiplier");
-	c->target_epsilon = vpa_cfg_num(cfg, &schema, "target_epsilon");
-	c->delta = vpa_cfg_num(cfg, &schema, "delta");
+	c->embedding = (size_t)o->embedding;
+	c->hidden = (size_t)o->hidden;
+	c->vocab_size = (size_t)o->vocab_size;
+	c->dropout = o->dropout;
+	c->weight_decay = o->weight_decay;
+	c->lr = o->lr;
+	c->adam = !strcmp(o->optimizer, "adam");
+	c->batch = (size_t)o->batch;
+	c->epochs = (size_t)o->epochs;
+	c->dp = o->dp;
+	c->dp_user = !strcmp(o->dp_unit, "user");
+	c->user_sentences = (size_t)o->user_sentences;
+	c->clip = o->clip;
+	c->noise_multiplier = o->noise_multiplier;
+	c->target_epsilon = o->target_epsilon;
+	c->delta = o->delta;
 	c->seed = seed;
 }
 
 /* Load, label, split (by documents) and build the vocabulary. */
-static int prepare(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+static int prepare(struct vpa_run_ctx *ctx, const struct vpa_tagger_opts *cfg,
 		   struct vpa_tagger_data *d, struct vpa_err *err)
 {
 	memset(d, 0, sizeof(*d));
@@ -194,14 +200,13 @@ static int prepare(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	vpa_vocab_init(&d->vocab);
 	struct vpa_corpus_opts o;
 	vpa_corpus_opts_init(&o);
-	o.lower = vpa_cfg_bool(cfg, &schema, "lower");
+	o.lower = cfg->lower;
 	d->lower = o.lower;
-	char *path = vpa_path_join(ctx->dir, vpa_cfg_str(cfg, &schema, "corpus"));
+	char *path = vpa_path_join(ctx->dir, cfg->corpus);
 	struct stat st;
 	int rc = 0;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		rc = vpa_corpus_load_brown(&d->corpus, path,
-					   (size_t)vpa_cfg_int(cfg, &schema, "max_docs"), &o, err);
+		rc = vpa_corpus_load_brown(&d->corpus, path, (size_t)cfg->max_docs, &o, err);
 	} else {
 		char *buf = NULL;
 		size_t len = 0;
@@ -231,7 +236,7 @@ static int prepare(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		perm[i - 1] = perm[j];
 		perm[j] = t;
 	}
-	size_t n_test = (size_t)llround(vpa_cfg_num(cfg, &schema, "test_fraction") * (double)nd);
+	size_t n_test = (size_t)llround(cfg->test_fraction * (double)nd);
 	if (n_test < 1)
 		n_test = 1;
 	if (n_test > nd - 1)
@@ -256,7 +261,7 @@ static int prepare(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 				"the corpus split left no %s sentence (documents without sentences?)",
 				d->n_train ? "held-out" : "training");
 	vpa_vocab_build(&d->vocab, &d->corpus, d->train, d->n_train,
-			(size_t)vpa_cfg_int(cfg, &schema, "vocab_size"), 1);
+			(size_t)cfg->vocab_size, 1);
 	return 0;
 }
 
@@ -312,19 +317,20 @@ static void tagger_free(struct vpa_target *t)
 	t->data = NULL;
 }
 
-static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
 		 struct vpa_err *err)
 {
+	const struct vpa_tagger_opts *cfg = opts;
 	struct vpa_tagger_target *tt = xcalloc(1, sizeof(*tt));
 	struct vpa_json *info = vpa_json_obj();
 	out->data = tt;
 	out->info = info;
 	out->simulated = 0;
 	int rc = 0;
-	if (!strcmp(vpa_cfg_str(cfg, &schema, "source"), "import")) {
+	if (!strcmp(cfg->source, "import")) {
 		tt->imported = 1;
-		tt->canary = xstrdup(vpa_cfg_str(cfg, &schema, "canary"));
-		const char *rel = vpa_cfg_str(cfg, &schema, "confidences");
+		tt->canary = xstrdup(cfg->canary);
+		const char *rel = cfg->confidences;
 		tt->conf_path = vpa_path_join(ctx->dir, rel);
 		if ((rc = vpa_tagconf_read(tt->conf_path, &tt->conf, err)))
 			return rc;
@@ -360,7 +366,7 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 	for (size_t k = 0; k < d->n_test; k++)
 		te_tok += d->corpus.sent_off[d->test[k] + 1] - d->corpus.sent_off[d->test[k]];
 	vpa_json_set_str(info, "source", "train");
-	vpa_json_set_str(info, "corpus", vpa_cfg_str(cfg, &schema, "corpus"));
+	vpa_json_set_str(info, "corpus", cfg->corpus);
 	vpa_json_set_str(info, "tag_set", "NOUN VERB ADJ PROPN OTHER");
 	vpa_json_set_num(info, "train_documents", (double)d->n_train_docs);
 	vpa_json_set_num(info, "test_documents", (double)d->n_test_docs);
@@ -399,7 +405,7 @@ const struct vpa_target_kind vpa_target_tagger = {
 	       "sentence or a user); its utility is the token accuracy on the held-out "
 	       "documents.  Or (`source: import`) a user's tagger "
 	       "confidences.  Attack it with `d_exposure`.",
-	.validate = validate,
-	.build = build,
+	.validate_o = validate,
+	.build_o = build,
 	.free = tagger_free,
 };

@@ -80,8 +80,9 @@ struct vpa_tagger_cfg {
 	uint64_t seed;
 };
 
-/* The training settings of a `tagger` target's mapping (validated); seed as given. */
-void vpa_tagger_cfg_from(const struct vpa_ynode *cfg, uint64_t seed, struct vpa_tagger_cfg *c);
+struct vpa_tagger_opts;
+/* The training settings of a `tagger` target's options (validated); seed as given. */
+void vpa_tagger_cfg_from(const struct vpa_tagger_opts *o, uint64_t seed, struct vpa_tagger_cfg *c);
 
 /* The data a tagger is trained on: the corpus, its coarse classes, a split
  * by documents, the vocabulary of the training part. */
