@@ -4,7 +4,11 @@
  * validation, subs, the run and its records and figures),
  * attacks/dexposure_metric.c (the metric on one model, records, imported
  * confidences) and attacks/dexposure_train.c (trained taggers: the canary
- * setup, the measurement, the training jobs).  Internal to the kind.
+ * setup, the measurement, the training jobs).  Internal to the kind.  The
+ * stairs go one way: dexposure.c calls dexposure_train.c and
+ * dexposure_metric.c, dexposure_train.c calls dexposure_metric.c; the keys
+ * stay in dexposure.c, and the others get what they need of the options as
+ * struct vpa_dexp_opts.
  */
 #ifndef VPA_DEXPOSURE_INT_H
 #define VPA_DEXPOSURE_INT_H
