@@ -127,7 +127,7 @@ static const struct vpa_key keys[] = {
 	 VPA_AT(struct vpa_dexp_opts, overfit_repetitions), VPA_MARK(struct vpa_dexp_opts, overfit_repetitions_at)},
 	{NULL},
 };
-const struct vpa_schema vpa_dexp_schema = {"attack d_exposure", keys, sizeof(struct vpa_dexp_opts)};
+static const struct vpa_schema schema = {"attack d_exposure", keys, sizeof(struct vpa_dexp_opts)};
 
 static const char *const target_kinds[] = {"tagger", NULL};
 static const char *const metrics[] = {
@@ -139,24 +139,30 @@ static const char *const metrics[] = {
 
 #define MAX_REPS 64
 
-static const char *const mode_key[N_MODES] = {NULL, "dp", "dp_user"};
 static const char *const mode_sub[N_MODES] = {"", "dp-", "dpuser-"};
 static const char *const mode_name[N_MODES] = {"no DP", "DP-SGD", "user-level DP-SGD"};
 
-/* Parse a list of insertion counts; 0 or an error. */
-static int reps_of(const char *file, const struct vpa_ynode *l, long *out, size_t *n,
+/* 1 when mode m runs: without DP always, the DP modes by their keys. */
+static int mode_on(const struct vpa_dexp_opts *o, int m)
+{
+	return m == MODE_PLAIN || (m == MODE_DP ? o->dp : o->dp_user);
+}
+
+/* Parse a list of insertion counts; 0 or an error at the item's mark.  The
+ * items are values (the key check refuses the rest); a quoted number is no
+ * longer told from a plain one. */
+static int reps_of(const char *file, const struct vpa_strs *l, long *out, size_t *n,
 		   struct vpa_err *err)
 {
 	*n = 0;
 	for (size_t i = 0; i < l->n; i++) {
-		const struct vpa_ynode *v = l->items[i];
-		struct vpa_loc loc = vpa_node_loc(file, v);
+		const char *v = l->v[i];
+		struct vpa_loc loc = vpa_mark_loc(file, l->marks[i]);
 		char *e = NULL;
-		long x = v->type == VPA_YSCALAR && v->plain ? strtol(v->str, &e, 10) : -1;
-		if (!e || *e || e == v->str || x < 0 || x > 1000000)
+		long x = strtol(v, &e, 10);
+		if (*e || e == v || x < 0 || x > 1000000)
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"repetitions must be integers in [0, 1000000], got '%s'",
-					v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+					"repetitions must be integers in [0, 1000000], got '%s'", v);
 		for (size_t j = 0; j < *n; j++)
 			if (out[j] == x)
 				return vpa_fail(err, VPA_EINPUT, &loc, "repetition count %ld listed twice",
@@ -169,26 +175,21 @@ static int reps_of(const char *file, const struct vpa_ynode *l, long *out, size_
 	return 0;
 }
 
-static int is_import(const struct vpa_ynode *target_cfg)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	const struct vpa_ynode *s = vpa_ymap_get(target_cfg, "source");
-	return s && !strcmp(s->str, "import");
-}
-
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
-{
+	const struct vpa_dexp_opts *o = opts;
 	long r[MAX_REPS];
 	size_t n;
 	int rc;
-	(void)target_cfg;
-	const struct vpa_ynode *l = vpa_ymap_get(cfg, "repetitions");
-	if (l && (rc = reps_of(ctx->file, l, r, &n, err)))
+	(void)target_opts;
+	/* the lists written (their defaults are valid) */
+	if (o->repetitions.given && (rc = reps_of(ctx->file, &o->repetitions, r, &n, err)))
 		return rc;
-	l = vpa_ymap_get(cfg, "overfit_repetitions");
-	if (l && (rc = reps_of(ctx->file, l, r, &n, err)))
+	if (o->overfit_repetitions.given &&
+	    (rc = reps_of(ctx->file, &o->overfit_repetitions, r, &n, err)))
 		return rc;
-	const char *c = vpa_cfg_str(cfg, &vpa_dexp_schema, "context");
+	const char *c = o->context;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_tokenize(c, strlen(c), 0, &b);
@@ -198,8 +199,8 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 			slots++;
 	vpa_buf_release(&b);
 	if (slots != 1) {
-		const struct vpa_ynode *cn = vpa_ymap_get(cfg, "context");
-		struct vpa_loc loc = vpa_node_loc(ctx->file, cn ? cn : cfg);
+		/* the default holds one slot: context was written */
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, o->context_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"context must hold the slot '___' exactly once as a token, found %zu",
 				slots);
@@ -207,55 +208,41 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 	return 0;
 }
 
-/* The default lists when the keys are absent. */
-static void default_reps(const char *key, long *r, size_t *n)
+/* The insertion counts of a list key (checked by validate; an absent key
+ * has the table's default list). */
+static void get_reps(const struct vpa_strs *l, long *r, size_t *n)
 {
-	if (!strcmp(key, "repetitions")) {
-		static const long d[] = {0, 4, 16, 64, 128, 256};
-		memcpy(r, d, sizeof(d));
-		*n = 6;
-	} else {
-		r[0] = 0;
-		r[1] = 64;
-		*n = 2;
-	}
-}
-
-static void get_reps(const struct vpa_ynode *cfg, const char *key, long *r, size_t *n)
-{
-	const struct vpa_ynode *l = vpa_ymap_get(cfg, key);
 	struct vpa_err e;
 	vpa_err_init(&e);
-	if (!l || reps_of("", l, r, n, &e))
-		default_reps(key, r, n);
+	if (reps_of("", l, r, n, &e))
+		VPA_BUG("repetitions not checked: %s", e.msg);
 }
 
 /* All sub names in one block (pointers then strings): free(names) frees all. */
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		   const char ***names)
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
+	const struct vpa_dexp_opts *cfg = opts;
+	const struct vpa_tagger_opts *to = target_opts;
 	struct vpa_buf s;
 	vpa_buf_init(&s);
 	size_t n = 0;
-	if (is_import(target_cfg)) {
+	if (!strcmp(to->source, "import")) {
 		vpa_buf_add(&s, "import", 7);
 		n = 1;
 	} else {
 		long r[MAX_REPS], o[MAX_REPS];
 		size_t nr, no;
-		get_reps(cfg, "repetitions", r, &nr);
-		get_reps(cfg, "overfit_repetitions", o, &no);
-		long epochs = vpa_cfg_int(cfg, &vpa_dexp_schema, "epochs");
-		if (epochs == 0) {
-			const struct vpa_ynode *e = vpa_ymap_get(target_cfg, "epochs");
-			epochs = e ? strtol(e->str, NULL, 10) : 3;
-		}
-		long dp_epochs = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_epochs");
+		get_reps(&cfg->repetitions, r, &nr);
+		get_reps(&cfg->overfit_repetitions, o, &no);
+		long epochs = (long)cfg->epochs;
+		if (epochs == 0)
+			epochs = (long)to->epochs;
+		long dp_epochs = (long)cfg->dp_epochs;
 		if (dp_epochs == 0)
 			dp_epochs = epochs;
 		int on[N_MODES];
 		for (int m = 0; m < N_MODES; m++)
-			on[m] = m == MODE_PLAIN || vpa_cfg_bool(cfg, &vpa_dexp_schema, mode_key[m]);
+			on[m] = mode_on(cfg, m);
 		/* the order of run(): per mode kK, then the epoch tables, then overfitting */
 		char tmp[64];
 		for (int m = 0; m < N_MODES; m++)
@@ -264,7 +251,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 				vpa_buf_add(&s, tmp, (size_t)len + 1);
 				n++;
 			}
-		if (vpa_cfg_bool(cfg, &vpa_dexp_schema, "epoch_table"))
+		if (cfg->epoch_table)
 			for (int m = 0; m < N_MODES; m++)
 				for (size_t i = 0; i < nr && on[m]; i++)
 					for (long e = 1; e <= (m ? dp_epochs : epochs); e++) {
@@ -273,7 +260,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 						vpa_buf_add(&s, tmp, (size_t)len + 1);
 						n++;
 					}
-		if (vpa_cfg_bool(cfg, &vpa_dexp_schema, "overfit"))
+		if (cfg->overfit)
 			for (int m = 0; m < N_MODES; m++)
 				for (size_t i = 0; i < no && on[m]; i++) {
 					int len = snprintf(tmp, sizeof(tmp), "%soverfit-k%ld", mode_sub[m],
@@ -316,27 +303,27 @@ static void add_model_metrics(struct vpa_json *rec, const struct run_log *l, siz
 }
 
 /* The DP settings of a mode applied to c (epochs too, unless keep_epochs). */
-static void mode_cfg(const struct vpa_ynode *cfg, int mode, int keep_epochs,
+static void mode_cfg(const struct vpa_dexp_opts *cfg, int mode, int keep_epochs,
 		     struct vpa_tagger_cfg *c)
 {
 	if (mode == MODE_PLAIN)
 		return;
 	c->dp = 1;
-	c->noise_multiplier = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_noise_multiplier");
-	c->target_epsilon = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_target_epsilon");
-	double lr = vpa_cfg_num(cfg, &vpa_dexp_schema, "dp_lr");
+	c->noise_multiplier = cfg->dp_noise_multiplier;
+	c->target_epsilon = cfg->dp_target_epsilon;
+	double lr = cfg->dp_lr;
 	if (lr > 0)
 		c->lr = lr;
-	long b = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_batch");
+	long long b = cfg->dp_batch;
 	if (b > 0)
 		c->batch = (size_t)b;
-	long de = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_epochs");
+	long long de = cfg->dp_epochs;
 	if (de > 0 && !keep_epochs)
 		c->epochs = (size_t)de;
 	if (mode == MODE_DPUSER) {
 		c->dp_user = 1;
-		c->user_sentences = (size_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_sentences");
-		long ub = vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_batch");
+		c->user_sentences = (size_t)cfg->dp_user_sentences;
+		long long ub = cfg->dp_user_batch;
 		if (ub > 0)
 			c->batch = (size_t)ub;
 	}
@@ -344,7 +331,7 @@ static void mode_cfg(const struct vpa_ynode *cfg, int mode, int keep_epochs,
 
 /* The DP fields of a record: epsilon after `epochs` of the run's epochs (the
  * accountant at that many steps), the group bound, the units. */
-static int add_dp_metrics(struct vpa_json *rec, const struct vpa_ynode *cfg, int mode, long k,
+static int add_dp_metrics(struct vpa_json *rec, const struct vpa_dexp_opts *cfg, int mode, long k,
 			  const struct vpa_tagger_stats *st, size_t epochs, size_t total_epochs,
 			  double delta, struct vpa_err *err)
 {
@@ -366,13 +353,14 @@ static int add_dp_metrics(struct vpa_json *rec, const struct vpa_ynode *cfg, int
 	vpa_json_set_num(m, "dp_steps", st->steps / (double)total_epochs * (double)epochs);
 	if (mode == MODE_DPUSER)
 		vpa_json_set_num(m, "user_sentences",
-				 (double)vpa_cfg_int(cfg, &vpa_dexp_schema, "dp_user_sentences"));
+				 (double)cfg->dp_user_sentences);
 	return 0;
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct vpa_dexp_opts *cfg = opts;
 	const struct vpa_tagger_target *tt = t->data;
 	if (tt->imported)
 		return vpa_dexp_run_import(ctx, id, t, out, err);
@@ -382,17 +370,17 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	int rc = vpa_dexp_setup_make(tt, cfg, &s, info, err);
 	long reps[MAX_REPS], oreps[MAX_REPS];
 	size_t nr, no;
-	get_reps(cfg, "repetitions", reps, &nr);
-	get_reps(cfg, "overfit_repetitions", oreps, &no);
+	get_reps(&cfg->repetitions, reps, &nr);
+	get_reps(&cfg->overfit_repetitions, oreps, &no);
 	/* the modes run, in order; logs and stats are indexed [slot * nr + i] */
 	int modes[N_MODES], n_modes = 0;
 	for (int m = 0; m < N_MODES; m++)
-		if (m == MODE_PLAIN || vpa_cfg_bool(cfg, &vpa_dexp_schema, mode_key[m]))
+		if (mode_on(cfg, m))
 			modes[n_modes++] = m;
-	int table = vpa_cfg_bool(cfg, &vpa_dexp_schema, "epoch_table");
-	int over = vpa_cfg_bool(cfg, &vpa_dexp_schema, "overfit");
+	int table = cfg->epoch_table;
+	int over = cfg->overfit;
 	struct vpa_tagger_cfg base = tt->cfg;
-	long ep = vpa_cfg_int(cfg, &vpa_dexp_schema, "epochs");
+	long long ep = cfg->epochs;
 	if (ep > 0)
 		base.epochs = (size_t)ep;
 	base.dp = 0;
@@ -407,7 +395,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct vpa_json *f_reps = NULL, *f_ep[N_MODES] = {NULL}, *f_over = NULL, *f_oloss = NULL;
 	char title[512];
 	/* the overfitting experiment's data: a seeded fraction of the training set */
-	double frac = vpa_cfg_num(cfg, &vpa_dexp_schema, "overfit_fraction");
+	double frac = cfg->overfit_fraction;
 	size_t n_sub = (size_t)llround(frac * (double)d->n_train);
 	if (n_sub < 1)
 		n_sub = 1;
@@ -425,7 +413,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	struct vpa_tagger_cfg c0 = base; /* overfitting: no dropout, no decay, long */
 	c0.dropout = 0;
 	c0.weight_decay = 0;
-	c0.epochs = (size_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "overfit_epochs");
+	c0.epochs = (size_t)cfg->overfit_epochs;
 	size_t OE = c0.epochs;
 	if (rc)
 		goto out;
@@ -686,18 +674,19 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
+	const struct vpa_dexp_opts *cfg = opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: d-exposure of a %s canary in the tagger '%s'", id,
-		       vpa_cfg_str(cfg, &vpa_dexp_schema, "label"), target_id);
+		       cfg->label, target_id);
 	return b.data;
 }
 
 const struct vpa_attack_kind vpa_attack_d_exposure = {
 	.name = "d_exposure",
-	.schema = &vpa_dexp_schema,
+	.schema = &schema,
 	.target_kinds = target_kinds,
 	.metrics = metrics,
 	.has_layers = 0,
@@ -711,8 +700,8 @@ const struct vpa_attack_kind vpa_attack_d_exposure = {
 	       "`dp-kK` (DP-SGD per sentence), `dpuser-kK` (per user), `kK-eE` (per epoch, also "
 	       "with the `dp-`/`dpuser-` prefixes), `overfit-kK` (also prefixed); on an imported "
 	       "tagger, `import`.",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

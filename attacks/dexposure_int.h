@@ -4,16 +4,17 @@
  * validation, subs, the run and its records and figures),
  * attacks/dexposure_metric.c (the metric on one model, records, imported
  * confidences) and attacks/dexposure_train.c (trained taggers: the canary
- * setup, the measurement, the training jobs).  Internal to the kind.
+ * setup, the measurement, the training jobs).  Internal to the kind.  The
+ * stairs go one way: dexposure.c calls dexposure_train.c and
+ * dexposure_metric.c, dexposure_train.c calls dexposure_metric.c; the keys
+ * stay in dexposure.c, and the others get what they need of the options as
+ * struct vpa_dexp_opts.
  */
 #ifndef VPA_DEXPOSURE_INT_H
 #define VPA_DEXPOSURE_INT_H
 
 #include "attacks/attacks.h"
 #include "targets/tagger.h"
-
-/* The kind's keys (attacks/dexposure.c). */
-extern const struct vpa_schema vpa_dexp_schema;
 
 /* Training modes: without DP, DP-SGD per sentence, DP-SGD per user. */
 enum { MODE_PLAIN, MODE_DP, MODE_DPUSER, N_MODES };
@@ -100,7 +101,10 @@ struct tshared {
 	struct tjob *jobs;
 };
 
-int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode *cfg,
+struct vpa_dexp_opts;
+/* The canary, its sentence, the reference and control words from the
+ * attack's options (label, canary, canary_min_count, context, controls). */
+int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_dexp_opts *o,
 			struct setup *s, struct vpa_json *info, struct vpa_err *err);
 void vpa_dexp_setup_release(struct setup *s);
 void vpa_dexp_log_alloc(struct run_log *l, struct setup *s, size_t epochs);

@@ -55,14 +55,14 @@ static int cmp_cand(const void *a, const void *b)
 	return strcmp(x->word, y->word);
 }
 
-int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_ynode *cfg,
-		      struct setup *s, struct vpa_json *info, struct vpa_err *err)
+int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_dexp_opts *o,
+			struct setup *s, struct vpa_json *info, struct vpa_err *err)
 {
 	const struct vpa_tagger_data *d = &tt->data;
 	size_t V = d->vocab.n;
 	memset(s, 0, sizeof(*s));
 	s->tt = tt;
-	s->label = vpa_tag_find(vpa_cfg_str(cfg, &vpa_dexp_schema, "label"));
+	s->label = vpa_tag_find(o->label);
 	/* class counts per vocabulary word over the training sentences */
 	uint32_t *cnt = xcalloc(xmul(V, VPA_TAG_N), sizeof(uint32_t));
 	for (size_t k = 0; k < d->n_train; k++) {
@@ -73,7 +73,7 @@ int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_yno
 	}
 	int rc = 0;
 	/* the canary */
-	const char *cw = vpa_cfg_str(cfg, &vpa_dexp_schema, "canary");
+	const char *cw = o->canary;
 	char lw[256];
 	if (strcmp(cw, "auto")) {
 		snprintf(lw, sizeof(lw), "%s", cw);
@@ -98,7 +98,7 @@ int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_yno
 			goto out;
 		}
 	} else {
-		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "canary_min_count");
+		uint64_t minc = (uint64_t)o->canary_min_count;
 		uint32_t best = 0;
 		uint64_t best_n = 0;
 		for (uint32_t w = 1; w < V; w++) {
@@ -129,7 +129,7 @@ int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_yno
 		s->canary = best;
 	}
 	/* the canary sentence */
-	const char *ctxs = vpa_cfg_str(cfg, &vpa_dexp_schema, "context");
+	const char *ctxs = o->context;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	s->len = vpa_tokenize(ctxs, strlen(ctxs), d->lower, &b);
@@ -191,8 +191,8 @@ int vpa_dexp_setup_make(const struct vpa_tagger_target *tt, const struct vpa_yno
 	 * canary_min_count uses), the `controls` nearest to the canary in log
 	 * frequency (ties by byte order) */
 	{
-		size_t want_n = (size_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "controls");
-		uint64_t minc = (uint64_t)vpa_cfg_int(cfg, &vpa_dexp_schema, "canary_min_count");
+		size_t want_n = (size_t)o->controls;
+		uint64_t minc = (uint64_t)o->canary_min_count;
 		const uint32_t *cc = cnt + (size_t)s->canary * VPA_TAG_N;
 		int ctop = 0;
 		double ctot = 0;

@@ -3,9 +3,11 @@
  * trained on the Brown corpus with a coarse tag set (Helali, Kleinbauer,
  * Klakow, "Assessing Unintended Memorization in Neural Discriminative
  * Sequence Models", TSD 2020; COMPRISE D2.3 section 4.3.4), or imported
- * confidences of a user's tagger.  Shared by targets/tagger.c and the
- * d-exposure attack (attacks/dexposure.c), which retrains the tagger with
- * canary sentences inserted.
+ * confidences of a user's tagger.  Implemented by targets/tagger.c (the
+ * kind: keys, data, build), targets/tagger_net.c (the network, training,
+ * evaluation) and targets/tagger_tags.c (the tag set, the confidence TSV);
+ * used by the d-exposure attack (attacks/dexposure_train.c), which retrains
+ * the tagger with canary sentences inserted.
  *
  * Coarse tag set (on vpa_brown_tag_base of each Brown tag):
  *   NOUN   nn nns nn$ nns$ nr nrs nr$        common and adverbial nouns
@@ -78,8 +80,9 @@ struct vpa_tagger_cfg {
 	uint64_t seed;
 };
 
-/* The training settings of a `tagger` target's mapping (validated); seed as given. */
-void vpa_tagger_cfg_from(const struct vpa_ynode *cfg, uint64_t seed, struct vpa_tagger_cfg *c);
+struct vpa_tagger_opts;
+/* The training settings of a `tagger` target's options (validated); seed as given. */
+void vpa_tagger_cfg_from(const struct vpa_tagger_opts *o, uint64_t seed, struct vpa_tagger_cfg *c);
 
 /* The data a tagger is trained on: the corpus, its coarse classes, a split
  * by documents, the vocabulary of the training part. */

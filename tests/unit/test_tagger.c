@@ -12,11 +12,33 @@
 #include <string.h>
 
 #include "attacks/attacks.h"
+#include "config/yaml.h"
 #include "metrics/metrics.h"
 #include "targets/tagger.h"
 #include "harness.h"
 
 extern const struct vpa_attack_kind vpa_attack_d_exposure;
+
+/* The attack's hooks on its options, filled from a mapping as validation
+ * fills them (the options borrow the nodes' strings). */
+static int dx_run(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, const struct vpa_target *t,
+		  struct vpa_attack_out *out, struct vpa_err *err)
+{
+	void *o = vpa_opts_new(vpa_attack_d_exposure.schema, cfg);
+	int rc = vpa_attack_d_exposure.run_o(ctx, "dx", o, t, out, err);
+	vpa_opts_free(vpa_attack_d_exposure.schema, o);
+	return rc;
+}
+static size_t dx_subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg,
+		      const char ***names)
+{
+	void *o = vpa_opts_new(vpa_attack_d_exposure.schema, cfg);
+	void *to = vpa_opts_new(vpa_target_tagger.schema, tcfg);
+	size_t n = vpa_attack_d_exposure.subs_o(o, to, names);
+	vpa_opts_free(vpa_attack_d_exposure.schema, o);
+	vpa_opts_free(vpa_target_tagger.schema, to);
+	return n;
+}
 
 static const struct vpa_json *json_at(const struct vpa_json *a, size_t i)
 {
@@ -110,7 +132,7 @@ static int run_import(const char *tsv, const char *canary, struct vpa_json **rec
 	if (!rc)
 		rc = vpa_yaml_parse("x.yaml", "{}", 2, &cfg, err);
 	if (!rc)
-		rc = vpa_attack_d_exposure.run(&ctx, "dx", cfg, &t, &out, err);
+		rc = dx_run(&ctx, cfg, &t, &out, err);
 	vpa_ynode_free(cfg);
 	vpa_target_release(&t);
 	vpa_json_free(warn);
@@ -360,7 +382,7 @@ static void test_attack_train(void)
 	struct vpa_err err;
 	vpa_err_init(&err);
 	CHECK(vpa_yaml_parse("x.yaml", y, strlen(y), &cfg, &err) == 0);
-	int rc = vpa_attack_d_exposure.run(&ctx, "dx", cfg, &t, &out, &err);
+	int rc = dx_run(&ctx, cfg, &t, &out, &err);
 	CHECK(rc == 0);
 	if (rc)
 		printf("#   %s\n", err.msg);
@@ -372,7 +394,7 @@ static void test_attack_train(void)
 	struct vpa_ynode *tc = NULL;
 	CHECK(vpa_yaml_parse("t.yaml", "{epochs: 4}", 11, &tc, &err) == 0);
 	tcfg = tc;
-	size_t ns = vpa_attack_d_exposure.subs(cfg, tcfg, &names);
+	size_t ns = dx_subs(cfg, tcfg, &names);
 	CHECK(ns == 22);
 	for (size_t i = 0; i < ns && i < json_len(out.records); i++)
 		CHECK_STR(json_str(vpa_json_get(json_at(out.records, i), "sub")),
@@ -465,10 +487,10 @@ static void test_attack_train(void)
 		struct vpa_ynode *cu = NULL;
 		CHECK(vpa_yaml_parse("x.yaml", yu, strlen(yu), &cu, &err) == 0);
 		struct vpa_attack_out ou = {vpa_json_arr(), vpa_json_arr()};
-		CHECK(vpa_attack_d_exposure.run(&ctx, "dx", cu, &t, &ou, &err) == 0);
+		CHECK(dx_run(&ctx, cu, &t, &ou, &err) == 0);
 		CHECK(json_len(ou.records) == 3);
 		const char **nm = NULL;
-		CHECK(vpa_attack_d_exposure.subs(cu, NULL, &nm) == 3);
+		CHECK(dx_subs(cu, NULL, &nm) == 3);
 		CHECK_STR(nm[2], "dpuser-k64");
 		for (size_t i = 0; i < 3 && i < json_len(ou.records); i++)
 			CHECK_STR(json_str(vpa_json_get(json_at(ou.records, i), "sub")), nm[i]);
@@ -495,13 +517,13 @@ static void test_attack_train(void)
 	CHECK(vpa_yaml_parse("x.yaml", "{canary: dog, repetitions: [0]}", 31, &c2, &err) == 0);
 	vpa_err_init(&err);
 	struct vpa_attack_out o2 = {vpa_json_arr(), vpa_json_arr()};
-	CHECK(vpa_attack_d_exposure.run(&ctx, "dx", c2, &t, &o2, &err) == VPA_EINPUT);
+	CHECK(dx_run(&ctx, c2, &t, &o2, &err) == VPA_EINPUT);
 	CHECK_STR(err.msg, "canary 'dog' is not ambiguous: the training data labels it only with "
 			   "one class");
 	vpa_ynode_free(c2);
 	CHECK(vpa_yaml_parse("x.yaml", "{canary: zebra, repetitions: [0]}", 33, &c2, &err) == 0);
 	vpa_err_init(&err);
-	CHECK(vpa_attack_d_exposure.run(&ctx, "dx", c2, &t, &o2, &err) == VPA_EINPUT);
+	CHECK(dx_run(&ctx, c2, &t, &o2, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "canary 'zebra' is not in the tagger's vocabulary") != NULL);
 	vpa_ynode_free(c2);
 	vpa_json_free(o2.records);
