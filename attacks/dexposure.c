@@ -149,8 +149,8 @@ static int mode_on(const struct vpa_dexp_opts *o, int m)
 }
 
 /* Parse a list of insertion counts; 0 or an error at the item's mark.  The
- * items are values (the key check refuses the rest); a quoted number is no
- * longer told from a plain one. */
+ * items are values (the key check refuses the rest); only a plain (unquoted)
+ * item is a number. */
 static int reps_of(const char *file, const struct vpa_strs *l, long *out, size_t *n,
 		   struct vpa_err *err)
 {
@@ -159,8 +159,8 @@ static int reps_of(const char *file, const struct vpa_strs *l, long *out, size_t
 		const char *v = l->v[i];
 		struct vpa_loc loc = vpa_mark_loc(file, l->marks[i]);
 		char *e = NULL;
-		long x = strtol(v, &e, 10);
-		if (*e || e == v || x < 0 || x > 1000000)
+		long x = l->plain[i] ? strtol(v, &e, 10) : -1;
+		if (!e || *e || e == v || x < 0 || x > 1000000)
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"repetitions must be integers in [0, 1000000], got '%s'", v);
 		for (size_t j = 0; j < *n; j++)

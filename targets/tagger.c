@@ -112,19 +112,18 @@ static const struct vpa_schema schema = {"target tagger", keys, sizeof(struct vp
 
 /*
  * A key that `source` needs (present) or excludes.  Written or not is told
- * by the key's mark (line 0: not written), as the node lookup told it.  The
- * missing key has no mark: the message used to blame the target's mapping,
- * which the options struct does not mark, so it goes without a location for
- * the pipeline to place on the target (as blame() does for a build's errors).
- * An excluded key is blamed at its value's mark (before: its key's column).
+ * by the key's mark (line 0: not written).  A missing key is blamed on the
+ * target's entry (ctx->self), an excluded one at its key.
  */
 static int want(const struct vpa_kind_ctx *ctx, const char *key, struct vpa_mark at, int present,
 		const char *why, struct vpa_err *err)
 {
-	if (present && !at.line)
-		return vpa_fail(err, VPA_EINPUT, NULL, "tagger target needs '%s' %s", key, why);
+	if (present && !at.line) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+		return vpa_fail(err, VPA_EINPUT, &loc, "tagger target needs '%s' %s", key, why);
+	}
 	if (!present && at.line) {
-		struct vpa_loc loc = vpa_mark_loc(ctx->file, at);
+		struct vpa_loc loc = vpa_mark_key_loc(ctx->file, at);
 		return vpa_fail(err, VPA_EINPUT, &loc, "'%s' is not used %s", key, why);
 	}
 	return 0;
