@@ -10,15 +10,6 @@
 #include <math.h>
 #include <string.h>
 
-void vpa_metrics_opts_init(struct vpa_metrics_opts *o)
-{
-	o->omega = 1;
-	o->bins = 0;
-	o->p_target = 0.01;
-	o->c_miss = 1;
-	o->c_fa = 1;
-}
-
 int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
 		    struct vpa_metrics *m, struct vpa_err *err)
 {

@@ -14,8 +14,12 @@
  *   glossary.c    metric definitions with interpretation and references
  *   advice.c      rule-based recommendations (each rule with its source)
  *   provenance.c  data and provenance (inputs with SHA-256, set sizes, scenario)
- *   doc.c         the results section (tables split into groups, figures with
- *                 captions) and the assembly in page order
+ *   doc_build.c   the results section (tables split into groups, figures with
+ *                 captions) and the assembly in page order (vpa_doc_build)
+ * on the building blocks of doc.c (the model), which sit on the table model,
+ * the lookups and the text helpers of reports/table.h.  The layers, from
+ * the bottom: table.h's files, doc.c, the sections, doc_build.c, the
+ * renderers, render.c (reports/README.md "Layers").
  */
 #ifndef VPA_REPORT_DOC_H
 #define VPA_REPORT_DOC_H
@@ -67,10 +71,11 @@ struct vpa_doc {
 	char *simulated;   /* ", "-separated ids, or NULL */
 };
 
+/* The whole document of a checked results DOM (doc_build.c). */
 void vpa_doc_build(const struct vpa_json *results, struct vpa_doc *doc /* OUT */);
-void vpa_doc_release(struct vpa_doc *doc);
 
 /* ---- building blocks (doc.c) ---- */
+void vpa_doc_release(struct vpa_doc *doc);
 struct vpa_blk *vpa_doc_add(struct vpa_doc *d, enum vpa_blk_kind kind);
 void vpa_doc_head(struct vpa_doc *d, int level, const char *id, const char *title, int outline);
 void vpa_doc_para(struct vpa_doc *d, int style, const char *fmt, ...)
@@ -80,12 +85,6 @@ struct vpa_blk *vpa_doc_list(struct vpa_doc *d);
 void vpa_doc_item(struct vpa_blk *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Takes ownership of *t (a heap copy is made; *t is zeroed). */
 void vpa_doc_table(struct vpa_doc *d, struct vpa_table *t, const char *caption);
-
-/* A fresh table n_rows x n_cols whose cells the caller fills with xstrdup'd text. */
-void vpa_table_new(struct vpa_table *t, size_t n_rows, size_t n_cols);
-/* cells[r][c] = printf(...) */
-void vpa_table_set(struct vpa_table *t, size_t r, size_t c, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* ---- sections ---- */
 void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d);
@@ -100,29 +99,12 @@ void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_risk(const struct vpa_json *r, struct vpa_doc *d);
 
 /* ---- helpers shared by the section builders (summary.c) ---- */
-/* Value of metric path ("zebra.dece") in a record's metrics, or NAN. */
-double vpa_rec_num(const struct vpa_json *rec, const char *path);
-/* The record's "unreliable" reason for path (or a prefix of it), or NULL. */
-const char *vpa_rec_unreliable(const struct vpa_json *rec, const char *path);
 /* The reasons why values cannot be trusted, each up to its first ';', with the
  * metrics they concern ("eer,cllr: 19 target trials (fewer than 100); ..."),
  * over the records of `attack` (or the one record `only`), restricted to
  * paths[0..n) when paths is not NULL.  "undefined value" is left out. */
 void vpa_unreliable_note(const struct vpa_json *r, const char *attack, const struct vpa_json *only,
 			 const char *const *paths, size_t n_paths, struct vpa_buf *out);
-/* Whether record i of recs speaks for its (attack, sub) in the summary and
- * the recommendations: records without a layer always; per-layer records the
- * leakiest layer (lowest EER); identification (kind "identification", whose
- * "layer" is the population) the largest population. */
-int vpa_rec_representative(const struct vpa_json *recs, size_t i, const char *kind);
-/* Whether the attack's target has "simulated": true. */
-int vpa_attack_simulated(const struct vpa_json *r, const char *attack);
-/* The attack's target object, or NULL. */
-const struct vpa_json *vpa_attack_target(const struct vpa_json *r, const char *attack);
-/* The attack object with that id, or NULL. */
-const struct vpa_json *vpa_attack_find(const struct vpa_json *r, const char *attack);
-/* "12.3%" with one decimal (percent of x). */
-void vpa_put_pct(struct vpa_buf *b, double x);
 
 /* ---- the threat model (threat.c) ---- */
 struct vpa_threat {
@@ -151,7 +133,7 @@ int vpa_regime_covers_updates(const char *regime);
 /* The docs section (Markdown table) generated from the same rows. */
 void vpa_threat_markdown(struct vpa_buf *out);
 
-/* ---- renderers ---- */
+/* ---- renderers (html.c, pdf_child.c, pdf_doc.c; render.c calls them) ---- */
 /* svgs: one per figure in vpa_collect_figures order, or NULL (no_plots). */
 void vpa_html_doc(const struct vpa_doc *d, const struct vpa_buf *svgs, size_t n_figs,
 		  struct vpa_buf *out);

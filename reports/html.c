@@ -6,7 +6,8 @@
  * SIMULATED banner, the gate summary, targets, one section per attack (its
  * metrics table, then its figures), the scenario-level figures (sweeps), the
  * warnings.  Every string that comes from the results is escaped; all
- * figures are drawn by one gnuplot run (vpa_plot_svgs).
+ * figures are drawn by one gnuplot run (vpa_plot_svgs, called by render.c,
+ * which builds the document and hands it to vpa_html_doc here).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -134,52 +135,6 @@ static void put_table(struct vpa_buf *b, const struct vpa_table *t, const char *
 		esc(b, t->note);
 		vpa_buf_puts(b, "</p>\n");
 	}
-}
-
-static const struct vpa_json *arr_at(const struct vpa_json *obj, const char *key)
-{
-	const struct vpa_json *a = vpa_json_get(obj, key);
-	return a && a->type == VPA_JSON_ARR ? a : NULL;
-}
-
-void vpa_collect_figures(const struct vpa_json *r, const struct vpa_json **figs)
-{
-	const struct vpa_json *attacks = arr_at(r, "attacks"), *sfigs = arr_at(r, "figures");
-	size_t k = 0;
-	for (size_t i = 0; attacks && i < attacks->n; i++) {
-		const struct vpa_json *f = arr_at(attacks->items[i], "figures");
-		for (size_t j = 0; f && j < f->n; j++)
-			figs[k++] = f->items[j];
-	}
-	for (size_t j = 0; sfigs && j < sfigs->n; j++)
-		figs[k++] = sfigs->items[j];
-}
-
-int vpa_report_html(const struct vpa_json *r, int no_plots, struct vpa_buf *b, struct vpa_err *err)
-{
-	size_t n_figs = vpa_count_figures(r);
-	struct vpa_buf *svgs = xcalloc(n_figs ? n_figs : 1, sizeof(*svgs));
-	const struct vpa_json **figs = xcalloc(n_figs ? n_figs : 1, sizeof(*figs));
-	vpa_collect_figures(r, figs);
-	/* All figures in one gnuplot run, in page order. */
-	int rc = no_plots ? 0 : vpa_plot_svgs(figs, n_figs, 0, svgs, err);
-	if (!rc)
-		vpa_html_assemble(r, no_plots, svgs, b);
-	for (size_t i = 0; i < n_figs; i++)
-		vpa_buf_release(&svgs[i]);
-	free(svgs);
-	free(figs);
-	return rc;
-}
-
-void vpa_html_assemble(const struct vpa_json *r, int no_plots, const struct vpa_buf *svgs,
-		       struct vpa_buf *b)
-{
-	struct vpa_doc d;
-	vpa_doc_build(r, &d);
-	vpa_html_doc(&d, no_plots ? NULL : svgs, vpa_count_figures(r), b);
-	vpa_doc_release(&d);
-	(void)arr_at;
 }
 
 static void put_svg_or_note(struct vpa_buf *b, const struct vpa_doc *d, size_t *i,

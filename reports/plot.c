@@ -1,79 +1,16 @@
 /*
- * reports/plot.c - the gnuplot driver and the figure types: quoting of text
- * for gnuplot scripts and the rendering of figures (one figure to SVG or PDF,
- * many figures in one gnuplot run, the two files of a figure).
- * Split into reports/plot.c (this file), reports/plot_gnuplot.c (the gnuplot
- * process: fork/execv, pipes, poll loop, error messages),
- * reports/plot_check.c (validation of figure JSON) and
- * reports/plot_scripts.c (the script of each figure type, described there).
+ * reports/plot.c - the rendering of figures (one figure to SVG or PDF, many
+ * figures in one gnuplot run, the two files of a figure): the caller of the
+ * files below it, reports/plot_scripts.c (the script of each figure type and
+ * the quoting of text for gnuplot, described there), reports/plot_check.c
+ * (validation of figure JSON) and reports/plot_gnuplot.c (the gnuplot
+ * process: fork/execv, pipes, poll loop, error messages).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "reports/table.h"
-
-/* ---- script text ---- */
-
-/*
- * gnuplot (5.4) reads '' inside a single-quoted string as one quote only
- * after an ordinary character: a quote right after the opening quote or
- * after an escaped '' closes the string ('''B1' and 'a''''b' are syntax
- * errors).  So the text becomes a concatenation of single-quoted pieces in
- * which every quote follows an ordinary character, and each quote that
- * cannot be written so is the expression sprintf('%c',39):
- *   it's   -> 'it''s'
- *   'B1'   -> sprintf('%c',39).'B1'''
- *   a''b   -> 'a'''.sprintf('%c',39).'b'
- * Double-quoted strings are never used (they expand backquotes).  Control
- * characters (and DEL) become spaces: a newline would end the command.
- */
-static void quote_text(struct vpa_buf *out, const char *s, int tic)
-{
-	int open = 0, plain = 0, first = 1;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '\'') {
-			if (open && plain) {
-				vpa_buf_puts(out, "''");
-				plain = 0;
-				continue;
-			}
-			if (open)
-				vpa_buf_puts(out, "'");
-			vpa_buf_puts(out, first ? "sprintf('%c',39)" : ".sprintf('%c',39)");
-			open = plain = first = 0;
-			continue;
-		}
-		if (!open) {
-			vpa_buf_puts(out, first ? "'" : ".'");
-			open = 1;
-			first = 0;
-		}
-		if (c < 0x20 || c == 0x7f)
-			vpa_buf_puts(out, " ");
-		else if (c == '%' && tic)
-			vpa_buf_puts(out, "%%");
-		else
-			vpa_buf_add(out, s, 1);
-		plain = 1;
-	}
-	if (open)
-		vpa_buf_puts(out, "'");
-	else if (first)
-		vpa_buf_puts(out, "''");
-}
-
-void vpa_gnuplot_quote(struct vpa_buf *out, const char *s)
-{
-	quote_text(out, s, 0);
-}
-
-/* A tic label is a format for the tic's value: % is written %%. */
-void vpa_gnuplot_quote_tic(struct vpa_buf *out, const char *s)
-{
-	quote_text(out, s, 1);
-}
 
 /* ---- rendering ---- */
 

@@ -1,12 +1,42 @@
 /*
  * reports/table.c - the table model shared by report.html and report.pdf
- * (see reports/table.h).
+ * (see reports/table.h): a table's cells (new, set, release) and the two
+ * tables built from the results (gate summary, per-attack metrics).  It
+ * calls only text.c and lookup.c; the document model (doc.c) and the
+ * sections above it build on it.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reports/table.h"
+
+void vpa_table_new(struct vpa_table *t, size_t n_rows, size_t n_cols)
+{
+	memset(t, 0, sizeof(*t));
+	t->n_rows = n_rows;
+	t->n_cols = n_cols;
+	size_t nc = n_rows && n_cols ? xmul(n_rows, n_cols) : 1;
+	t->head = xcalloc(n_cols ? n_cols : 1, sizeof(*t->head));
+	t->numeric = xcalloc(n_cols ? n_cols : 1, sizeof(*t->numeric));
+	t->cells = xcalloc(nc, sizeof(*t->cells));
+	t->row_class = xcalloc(n_rows ? n_rows : 1, sizeof(*t->row_class));
+	t->cell_class = xcalloc(nc, sizeof(*t->cell_class));
+	t->cell_note = xcalloc(nc, sizeof(*t->cell_note));
+	t->n_key = 1;
+}
+
+void vpa_table_set(struct vpa_table *t, size_t r, size_t c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = vpa_vfmt(fmt, ap);
+	va_end(ap);
+	char **slot = r == (size_t)-1 ? &t->head[c] : &t->cells[r * t->n_cols + c];
+	free(*slot);
+	*slot = s;
+}
 
 void vpa_table_release(struct vpa_table *t)
 {
@@ -27,36 +57,6 @@ void vpa_table_release(struct vpa_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static void table_init(struct vpa_table *t, size_t n_rows, size_t n_cols)
-{
-	memset(t, 0, sizeof(*t));
-	t->n_rows = n_rows;
-	t->n_cols = n_cols;
-	t->head = xcalloc(n_cols ? n_cols : 1, sizeof(*t->head));
-	t->numeric = xcalloc(n_cols ? n_cols : 1, sizeof(*t->numeric));
-	t->cells = xcalloc(n_rows && n_cols ? xmul(n_rows, n_cols) : 1, sizeof(*t->cells));
-	t->row_class = xcalloc(n_rows ? n_rows : 1, sizeof(*t->row_class));
-	size_t nc = n_rows && n_cols ? xmul(n_rows, n_cols) : 1;
-	t->cell_class = xcalloc(nc, sizeof(*t->cell_class));
-	t->cell_note = xcalloc(nc, sizeof(*t->cell_note));
-}
-
-/* The reason the record's "unreliable" gives for metric path key (the key or
- * a prefix of it: "zebra" covers "zebra.dece"), or NULL. */
-static const char *unreliable_why(const struct vpa_json *rec, const char *key)
-{
-	const struct vpa_json *u = vpa_json_get(rec, "unreliable");
-	if (!u || u->type != VPA_JSON_OBJ)
-		return NULL;
-	for (size_t i = 0; i < u->n; i++) {
-		size_t l = strlen(u->keys[i]);
-		if (!strncmp(key, u->keys[i], l) && (key[l] == 0 || key[l] == '.') &&
-		    u->items[i]->type == VPA_JSON_STR)
-			return u->items[i]->str;
-	}
-	return NULL;
-}
-
 static const char cllr_note[] = "above 1 bit: the scores are not calibrated LLRs; read cllr_min";
 
 static char *fmt_cell(const char *key, const struct vpa_json *v)
@@ -66,15 +66,6 @@ static char *fmt_cell(const char *key, const struct vpa_json *v)
 	vpa_report_fmt(&b, key, v);
 	vpa_buf_str(&b);
 	return b.data;
-}
-
-size_t vpa_utf8_width(const char *s)
-{
-	size_t n = 0;
-	for (; *s; s++)
-		if (((unsigned char)*s & 0xc0) != 0x80)
-			n++;
-	return n;
 }
 
 void vpa_gate_bound(struct vpa_buf *out, const struct vpa_json *gate, int raw)
@@ -128,7 +119,7 @@ void vpa_table_gates(const struct vpa_json *results, struct vpa_table *t)
 		if (is_set(vpa_json_get(gates->items[i], "layer")))
 			any_layer = 1;
 	size_t nc = any_layer ? 6 : 5;
-	table_init(t, n, nc);
+	vpa_table_new(t, n, nc);
 	t->n_key = 2;
 	static const char *heads[] = {"attack", "metric", "layer", "value", "bound", "result"};
 	for (size_t c = 0, k = 0; k < 6; k++) {
@@ -352,7 +343,7 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 	if (n_label == 0)
 		n_label = 1;
 	size_t nc = (size_t)n_label + mk.n + ck.n;
-	table_init(t, n, nc);
+	vpa_table_new(t, n, nc);
 	/* col_key[c]: metric key; col_ci[c]: 1 for a CI column. */
 	const char **col_key = xcalloc(nc, sizeof(*col_key));
 	int *col_ci = xcalloc(nc, sizeof(*col_ci));
@@ -432,7 +423,7 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 			if (v && v->type == VPA_JSON_STR)
 				t->numeric[cc] = 0; /* text columns align left */
 			size_t at = row * t->n_cols + cc;
-			const char *why = v ? unreliable_why(r, col_key[cc]) : NULL;
+			const char *why = v ? vpa_rec_unreliable(r, col_key[cc]) : NULL;
 			if (why) {
 				t->cell_class[at] = VPA_CELL_UNRELIABLE;
 				if (!col_ci[cc]) {
@@ -469,45 +460,3 @@ void vpa_table_attack(const struct vpa_json *results, const char *attack, struct
 	keys_release(&notes);
 }
 
-void vpa_simulated_targets(const struct vpa_json *results, struct vpa_buf *out)
-{
-	const struct vpa_json *targets = get_arr(results, "targets");
-	size_t k = 0;
-	for (size_t i = 0; targets && i < targets->n; i++) {
-		const struct vpa_json *t = targets->items[i];
-		const struct vpa_json *sim = vpa_json_get(t, "simulated");
-		const char *id = vpa_json_get_str(t, "id");
-		if (sim && sim->type == VPA_JSON_BOOL && sim->boolean)
-			vpa_buf_printf(out, "%s%s%s", k++ ? ", " : "", id ? id : "?",
-				       vpa_target_synthetic(t) ? " (synthetic speech)" : "");
-	}
-}
-
-const char *vpa_target_synthetic(const struct vpa_json *target)
-{
-	return vpa_json_get_str(vpa_json_get(target, "info"), "synthetic");
-}
-
-void vpa_synthetic_sets(const struct vpa_json *target, struct vpa_buf *out)
-{
-	const struct vpa_json *sets = get_arr(vpa_json_get(target, "info"), "sets");
-	size_t k = 0;
-	for (size_t i = 0; sets && i < sets->n; i++) {
-		const struct vpa_json *syn = vpa_json_get(sets->items[i], "synthetic");
-		const char *name = vpa_json_get_str(sets->items[i], "name");
-		if (syn && syn->type == VPA_JSON_BOOL && syn->boolean)
-			vpa_buf_printf(out, "%s%s", k++ ? ", " : "", name ? name : "?");
-	}
-}
-
-size_t vpa_count_figures(const struct vpa_json *results)
-{
-	size_t n = 0;
-	const struct vpa_json *attacks = get_arr(results, "attacks");
-	for (size_t i = 0; attacks && i < attacks->n; i++) {
-		const struct vpa_json *f = get_arr(attacks->items[i], "figures");
-		n += f ? f->n : 0;
-	}
-	const struct vpa_json *f = get_arr(results, "figures");
-	return n + (f ? f->n : 0);
-}

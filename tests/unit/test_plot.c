@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_plot.c - the gnuplot driver (reports/plot.c): quoting, the
+ * tests/unit/test_plot.c - the gnuplot driver (reports/plot*.c): quoting, the
  * process plumbing (large input and output, errors, a missing or failing
  * gnuplot), each figure type as SVG and PDF, the figure checks, the DET
  * clamping and the id prefixes of inlined SVG.  Needs gnuplot on PATH.

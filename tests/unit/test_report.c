@@ -1,9 +1,9 @@
 /*
- * tests/unit/test_report.c - the report writers (reports/write.c, html.c,
- * junit.c, pdf.c, table.c): escaping, number formatting, the results check
- * with its messages, one <svg> per figure, the SIMULATED banner, JUnit
- * failure counts and escaping, the PDF, and vpa_report_write's all-or-nothing
- * file writing.  Uses tests/golden/reports/results.json (see its README).
+ * tests/unit/test_report.c - the report writers (reports/write.c, text.c,
+ * render.c, html.c, junit.c, pdf_doc.c, table.c): escaping, number
+ * formatting, the results check with its messages, one <svg> per figure, the
+ * SIMULATED banner, JUnit failure counts and escaping, the PDF, and
+ * vpa_report_write's all-or-nothing file writing.  Uses tests/golden/reports/results.json (see its README).
  */
 #include <dirent.h>
 #include <stdlib.h>
