@@ -73,6 +73,8 @@ struct vpa_strs {
 struct vpa_optlist {
 	void *v;    /* (n) items of the sub schema's struct (its `size`), owned */
 	size_t n;
+	struct vpa_mark *marks; /* (n) where each item's mapping starts, owned (errors
+				   about an item as a whole) */
 };
 
 #define VPA_AT(T, f) .at = offsetof(T, f) + 1
@@ -114,6 +116,8 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
 struct vpa_kind_ctx {
 	const char *file; /* scenario path as given, borrowed */
 	const char *dir;  /* its folder ("." when none), borrowed */
+	struct vpa_mark at; /* validate_o: where the target's / attack's own mapping
+			       starts (errors about it as a whole); line 0 elsewhere */
 };
 
 enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };

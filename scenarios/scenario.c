@@ -241,7 +241,9 @@ static int target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_targ
 {
 	if (k->validate_o) {
 		void *o = vpa_opts_new(k->schema, cfg);
-		int rc = k->validate_o(ctx, o, err);
+		struct vpa_kind_ctx c = *ctx;
+		c.at = vpa_node_mark(cfg); /* the target's mapping, for errors about it */
+		int rc = k->validate_o(&c, o, err);
 		vpa_opts_free(k->schema, o);
 		return rc;
 	}
@@ -255,7 +257,9 @@ static int attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_atta
 {
 	if (k->validate_o) {
 		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
-		int rc = k->validate_o(ctx, o, to, err);
+		struct vpa_kind_ctx c = *ctx;
+		c.at = vpa_node_mark(cfg); /* the attack's mapping, for errors about it */
+		int rc = k->validate_o(&c, o, to, err);
 		vpa_opts_free(k->schema, o);
 		vpa_opts_free(tk->schema, to);
 		return rc;
