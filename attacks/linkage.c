@@ -5,7 +5,9 @@
  * informed), each scored with the attacker's back-end (centering, LDA,
  * length norm, PLDA or cosine; one GEMM block per attacker), turned into
  * records by vpa_record_from_scores, plus the voice-distinctiveness gain
- * G_VD of the VoicePrivacy evaluation.
+ * G_VD of the VoicePrivacy evaluation.  The attackers' sets, back-ends,
+ * trials and D_diag are in linkage_shared.c (identification and slicing use
+ * them too); the per-gender records in linkage_gender.c.
  */
 #include "attacks/linkage_int.h"
 
