@@ -24,7 +24,7 @@
  */
 #include "attacks/attacks.h"
 #include "base/dist.h"
-#include "targets/anon.h"
+#include "attacks/linkage_int.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -465,11 +465,10 @@ static const char *const metrics[] = {
 	"repeats", "n_target", "n_nontarget", NULL,
 };
 
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		   const char ***names)
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)target_cfg;
-	unsigned m = vpa_linkage_attackers(cfg);
+	(void)target_opts;
+	unsigned m = vpa_linkage_attackers(&((const struct identify_opts *)opts)->attackers);
 	size_t n = 0;
 	*names = xcalloc(VPA_ATK_N, sizeof(**names));
 	for (int k = 0; k < VPA_ATK_N; k++)
@@ -478,24 +477,29 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 	return n;
 }
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	unsigned m = vpa_linkage_attackers(cfg);
-	int rc = vpa_linkage_check_sets(ctx, cfg, target_cfg, m, err);
+	const struct identify_opts *o = opts;
+	const struct vpa_anon_opts *to = target_opts;
+	unsigned m = vpa_linkage_attackers(&o->attackers);
+	int rc = vpa_linkage_check_sets(ctx, &o->attackers, o->attackers_at, to, err);
 	if (rc)
 		return rc;
-	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
-	struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
-	if (src && !strcmp(src->str, "import")) {
-		const struct vpa_ynode *imp = vpa_ymap_get(target_cfg, "import");
+	struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+	if (to->source && !strcmp(to->source, "import")) {
+		const struct vpa_anon_import_opts *imp = &to->import;
 		for (int k = 0; k < VPA_ATK_N; k++) {
 			if (!(m & (1u << k)))
 				continue;
 			static const char *const pn[VPA_ATK_N] = {"population", "population",
 								  "population_anon", "population_anon",
 								  "population_informed"};
-			if (!vpa_ymap_get(imp, pn[k]))
+			/* the import set pn[k], written or not */
+			const struct vpa_mark pm[VPA_ATK_N] = {
+				imp->population_at, imp->population_at, imp->population_anon_at,
+				imp->population_anon_at, imp->population_informed_at};
+			if (!pm[k].line)
 				return vpa_fail(err, VPA_EINPUT, &loc,
 						"identification by attacker '%s' needs the imported set '%s' "
 						"(extra enrolment speakers: target import: %s: {vectors: ...})",
@@ -503,9 +507,8 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		}
 		return 0;
 	}
-	const struct vpa_ynode *sim = vpa_ymap_get(target_cfg, "simulate");
-	const struct vpa_ynode *pop = vpa_ymap_get(sim, "population");
-	if (!pop || strtoll(pop->str, NULL, 10) <= 0)
+	/* absent: the table's default 0 */
+	if (to->simulate.population <= 0)
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"identification needs extra population speakers: set the target's "
 				"`simulate: {population: N}` (e.g. 2000)");
@@ -744,15 +747,16 @@ static int score_population(const struct vpa_backend *B, const struct vpa_attack
 	return 0;
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct identify_opts *io = opts;
 	const struct vpa_anon_target *a = t->data;
-	unsigned m = vpa_linkage_attackers(cfg);
-	size_t repeats = (size_t)vpa_cfg_int(cfg, &schema, "repeats");
-	size_t k = (size_t)vpa_cfg_int(cfg, &schema, "top_k");
-	double omega = vpa_cfg_num(cfg, &schema, "omega");
-	size_t bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
+	unsigned m = vpa_linkage_attackers(&io->attackers);
+	size_t repeats = (size_t)io->repeats;
+	size_t k = (size_t)io->top_k;
+	double omega = io->omega;
+	size_t bins = (size_t)io->bins;
 	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
 	size_t *sizes = NULL, *js = NULL, *jr = NULL, n_jobs = 0;
 	uint32_t *truth = NULL;
@@ -972,9 +976,9 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: speaker identification in growing populations ('%s')", id,
@@ -1005,8 +1009,8 @@ const struct vpa_attack_kind vpa_attack_identification = {
 	       "precision.  Two line figures per attacker against population size: EER and "
 	       "linkability, normalised rank (with chance) and top-k precision, each as mean, "
 	       "min and max over the repeats (COMPRISE Figs. 12-14).",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

@@ -5,7 +5,9 @@
  * informed), each scored with the attacker's back-end (centering, LDA,
  * length norm, PLDA or cosine; one GEMM block per attacker), turned into
  * records by vpa_record_from_scores, plus the voice-distinctiveness gain
- * G_VD of the VoicePrivacy evaluation.
+ * G_VD of the VoicePrivacy evaluation.  The attackers' sets, back-ends,
+ * trials and D_diag are in linkage_shared.c (identification and slicing use
+ * them too); the per-gender records in linkage_gender.c.
  */
 #include "attacks/linkage_int.h"
 
@@ -17,8 +19,6 @@ enum {
 	A_BASELINE = VPA_ATK_BASELINE, A_IGNORANT = VPA_ATK_IGNORANT, A_LAZY = VPA_ATK_LAZY,
 	A_SEMI = VPA_ATK_SEMI, A_INFORMED = VPA_ATK_INFORMED, A_N = VPA_ATK_N
 };
-const char *const vpa_attacker_names[VPA_ATK_N] = {"baseline", "ignorant", "lazy_informed",
-						   "semi_informed", "informed"};
 #define attacker_names vpa_attacker_names
 
 #define INF INFINITY
@@ -82,26 +82,12 @@ static const char *const metrics[] = {
 	NULL,
 };
 
-/* Attackers named in cfg (default: all), as a bit set in order. */
-unsigned vpa_linkage_attackers(const struct vpa_ynode *cfg)
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	const struct vpa_ynode *l = vpa_ymap_get(cfg, "attackers");
-	if (!l)
-		return (1u << A_N) - 1;
-	unsigned m = 0;
-	for (size_t i = 0; i < l->n; i++)
-		for (int k = 0; k < A_N; k++)
-			if (!strcmp(l->items[i]->str, attacker_names[k]))
-				m |= 1u << k;
-	return m;
-}
-
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		   const char ***names)
-{
-	unsigned m = vpa_linkage_attackers(cfg);
+	const struct linkage_opts *o = opts;
+	unsigned m = vpa_linkage_attackers(&o->attackers);
 	size_t n = 0;
-	if (!vpa_cfg_bool(cfg, &schema, "per_gender")) {
+	if (!o->per_gender) {
 		*names = xcalloc(A_N, sizeof(**names));
 		for (int k = 0; k < A_N; k++)
 			if (m & (1u << k))
@@ -109,11 +95,7 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 		return n;
 	}
 	/* one block (the caller frees the array): pointers, then the per-gender names */
-	/* TRANSITION (issue 27): until subs reads the options */
-	const struct vpa_schema *tsch = vpa_target_kind_find("anonymised_speech")->schema;
-	struct vpa_anon_opts *to = vpa_opts_new(tsch, target_cfg);
-	char *list = vpa_anon_trials_name(to);
-	vpa_opts_free(tsch, to);
+	char *list = vpa_anon_trials_name(target_opts);
 	size_t each = strlen("semi_informed/") + strlen(list) + 3;
 	char *blk = xcalloc(1, 3 * A_N * sizeof(char *) + 2 * A_N * each);
 	const char **p = (const char **)(void *)blk;
@@ -132,217 +114,30 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 	return n;
 }
 
-/* Which imported sets each attacker needs. */
-static const char *const needs[A_N][3] = {
-	{NULL},
-	{"trial_anon", NULL},
-	{"trial_anon", "enroll_anon", NULL},
-	{"trial_anon", "enroll_anon", "train_anon"},
-	{"trial_anon", "enroll_informed", "train_anon"},
-};
-
-/* source audio: the anonymised directories each attacker needs, given or
- * made by the built-in `anonymise` (which makes them all). */
-static int audio_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-			    const struct vpa_ynode *target_cfg, unsigned attackers,
-			    struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	const struct vpa_ynode *au = vpa_ymap_get(target_cfg, "audio");
-	if (!au || vpa_ymap_get(au, "anonymise"))
-		return 0;
-	for (int k = 0; k < A_N; k++) {
-		if (!(attackers & (1u << k)))
-			continue;
-		for (int j = 0; j < 3 && needs[k][j]; j++)
-			if (!vpa_ymap_get(au, needs[k][j])) {
-				const struct vpa_ynode *at = vpa_ymap_get(cfg, "attackers");
-				struct vpa_loc loc = vpa_node_loc(ctx->file, at ? at : cfg);
-				return vpa_fail(err, VPA_EINPUT, &loc,
-						"attacker '%s' needs the target's audio.%s (a data directory%s), "
-						"or a built-in `anonymise:`%s",
-						attacker_names[k], needs[k][j],
-						k == A_INFORMED ? ": the enrolment anonymised with the trial "
-								  "speakers' own pseudo-speakers, which vpaudit "
-								  "cannot make with your anonymiser"
-								: "",
-						at ? "; or leave it out of `attackers`"
-						   : "; or list the attackers to run in `attackers:`");
-			}
-	}
-	return 0;
+	const struct linkage_opts *o = opts;
+	return vpa_linkage_check_sets(ctx, &o->attackers, o->attackers_at, target_opts, err);
 }
 
-int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-			   const struct vpa_ynode *target_cfg, unsigned attackers,
-			   struct vpa_err *err)
-{
-	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
-	if (src && !strcmp(src->str, "audio"))
-		return audio_check_sets(ctx, cfg, target_cfg, attackers, err);
-	if (!src || strcmp(src->str, "import"))
-		return 0;
-	const struct vpa_ynode *imp = vpa_ymap_get(target_cfg, "import");
-	for (int k = 0; k < A_N; k++) {
-		if (!(attackers & (1u << k)))
-			continue;
-		for (int j = 0; j < 3 && needs[k][j]; j++)
-			if (!vpa_ymap_get(imp, needs[k][j])) {
-				const struct vpa_ynode *at = vpa_ymap_get(cfg, "attackers");
-				struct vpa_loc loc = vpa_node_loc(ctx->file, at ? at : cfg);
-				return vpa_fail(err, VPA_EINPUT, &loc,
-						"attacker '%s' needs the imported set '%s' (target import: "
-						"%s: {vectors: ...})", attacker_names[k], needs[k][j],
-						needs[k][j]);
-			}
-	}
-	return 0;
-}
-
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
-{
-	return vpa_linkage_check_sets(ctx, cfg, target_cfg, vpa_linkage_attackers(cfg), err);
-}
-
-/*
- * Voice similarity matrix of the VoicePrivacy evaluation (Noe et al. 2020;
- * VPC 2024 deid_gvd.py): with LLR(k, l) of utterance k (enrolment, count 1)
- * against utterance l, S_ij = sigmoid(mean over k of i, l of j, k != l of
- * LLR(k, l)), filled for i <= j and mirrored.  D_diag = |mean diagonal -
- * mean off-diagonal|.  Returns D_diag, or NAN when a speaker has a single
- * utterance (no pair on the diagonal) or there is one speaker.
- */
-double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *es)
-{
-	size_t n = es->n, ns = es->n_spk;
-	if (ns < 2)
-		return NAN;
-	double *llr = xmalloc(xmul(xmul(n, n), sizeof(double)));
-	vpa_backend_score(b, es->x, NULL, n, es->x, n, llr);
-	double *sum = xcalloc(ns * ns, sizeof(double));
-	double *cnt = xcalloc(ns * ns, sizeof(double));
-	for (size_t k = 0; k < n; k++)
-		for (size_t l = 0; l < n; l++) {
-			if (k == l)
-				continue;
-			size_t i = es->spk[k], j = es->spk[l];
-			sum[i * ns + j] += llr[k * n + l];
-			cnt[i * ns + j] += 1;
-		}
-	double dsum = 0, osum = 0, out = NAN;
-	for (size_t i = 0; i < ns; i++)
-		for (size_t j = i; j < ns; j++) {
-			if (cnt[i * ns + j] == 0)
-				goto done;
-			double s = 1 / (1 + exp(-sum[i * ns + j] / cnt[i * ns + j]));
-			if (i == j)
-				dsum += s;
-			else
-				osum += 2 * s;
-		}
-	out = fabs(dsum / (double)ns - osum / ((double)ns * (double)(ns - 1)));
-done:
-	free(llr);
-	free(sum);
-	free(cnt);
-	return out;
-}
-
-/* The score set of one attacker (ids: enrolment speakers, test utterances). */
-void vpa_linkage_make_trials(const struct vpa_anon_trials *tr, const double *S, size_t nt,
-			const struct vpa_embset *enroll, const struct vpa_embset *test,
-			struct vpa_trials *out)
-{
-	vpa_trials_init(out);
-	size_t ntar = 0;
-	for (size_t i = 0; i < tr->n; i++)
-		ntar += tr->tar[i];
-	out->tar = xmalloc(xmul(ntar ? ntar : 1, sizeof(double)));
-	out->non = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(double)));
-	out->tar_e = xmalloc(xmul(ntar ? ntar : 1, sizeof(uint32_t)));
-	out->tar_t = xmalloc(xmul(ntar ? ntar : 1, sizeof(uint32_t)));
-	out->non_e = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(uint32_t)));
-	out->non_t = xmalloc(xmul(tr->n - ntar ? tr->n - ntar : 1, sizeof(uint32_t)));
-	for (size_t i = 0; i < tr->n; i++) {
-		double s = S[(size_t)tr->e[i] * nt + tr->t[i]];
-		if (tr->tar[i]) {
-			out->tar_e[out->n_tar] = tr->e[i];
-			out->tar_t[out->n_tar] = tr->t[i];
-			out->tar[out->n_tar++] = s;
-		} else {
-			out->non_e[out->n_non] = tr->e[i];
-			out->non_t[out->n_non] = tr->t[i];
-			out->non[out->n_non++] = s;
-		}
-	}
-	out->n_ids_e = enroll->n_spk;
-	out->ids_e = xmalloc(xmul(enroll->n_spk ? enroll->n_spk : 1, sizeof(char *)));
-	for (size_t i = 0; i < enroll->n_spk; i++)
-		out->ids_e[i] = xstrdup(enroll->spk_id[i]);
-	out->n_ids_t = test->n;
-	out->ids_t = xmalloc(xmul(test->n ? test->n : 1, sizeof(char *)));
-	for (size_t i = 0; i < test->n; i++)
-		out->ids_t[i] = xstrdup(test->utt[i]);
-}
-
-void vpa_linkage_attacker_sets(const struct vpa_anon_target *a, int k,
-			       struct vpa_attacker_sets *out)
-{
-	static const char *const en[A_N] = {"enroll", "enroll", "enroll_anon", "enroll_anon",
-					    "enroll_informed"};
-	static const char *const pn[A_N] = {"population", "population", "population_anon",
-					    "population_anon", "population_informed"};
-	const struct vpa_embset *E[A_N] = {&a->enroll, &a->enroll, &a->enroll_anon, &a->enroll_anon,
-					   &a->enroll_informed};
-	const struct vpa_embset *P[A_N] = {&a->pop, &a->pop, &a->pop_anon, &a->pop_anon,
-					   &a->pop_informed};
-	out->enroll = E[k];
-	out->pop = P[k];
-	out->test = k == A_BASELINE ? &a->trial : &a->trial_anon;
-	out->enroll_name = en[k];
-	out->pop_name = pn[k];
-	out->test_name = k == A_BASELINE ? "trial" : "trial_anon";
-	out->anon_backend = k == A_SEMI || k == A_INFORMED;
-	/* source audio: the semi-informed and informed attackers' own extractor
-	 * (ASV_eval^anon; enroll_informed is embedded by it too) */
-	if (k == A_SEMI && a->trial_semi.n)
-		out->enroll = &a->enroll_semi;
-	if ((k == A_SEMI || k == A_INFORMED) && a->trial_semi.n)
-		out->test = &a->trial_semi;
-}
-
-/* Train a back-end, naming the set in errors. */
-struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
-					const struct vpa_backend_cfg *cfg, const char *what,
-					struct vpa_err *err)
-{
-	struct vpa_backend *b = vpa_backend_train(train, cfg, err);
-	if (!b) {
-		char m[sizeof(err->msg)];
-		memcpy(m, err->msg, sizeof(m));
-		int st = err->status;
-		vpa_err_init(err);
-		vpa_fail(err, st, NULL, "back-end on %s: %s", what, m);
-	}
-	return b;
-}
-
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct linkage_opts *lo = opts;
 	const struct vpa_anon_target *a = t->data;
-	unsigned m = vpa_linkage_attackers(cfg);
+	unsigned m = vpa_linkage_attackers(&lo->attackers);
 	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
 	struct vpa_eval_opts o;
-	int rc = 0, do_gvd = vpa_cfg_bool(cfg, &schema, "gvd");
-	int per_gender = vpa_cfg_bool(cfg, &schema, "per_gender");
+	int rc = 0, do_gvd = lo->gvd;
+	int per_gender = lo->per_gender;
 	double dd_oo = NAN;
 	vpa_eval_opts_init(&o);
-	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
-	o.m.bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
-	o.m.p_target = vpa_cfg_num(cfg, &schema, "p_target");
-	o.ci_level = vpa_cfg_num(cfg, &schema, "ci");
-	o.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	o.m.omega = lo->omega;
+	o.m.bins = (size_t)lo->bins;
+	o.m.p_target = lo->p_target;
+	o.ci_level = lo->ci;
+	o.ci_reps = (size_t)lo->reps;
 	o.seed = ctx->seed;
 
 	const struct vpa_embset *E[A_N], *T[A_N];
@@ -471,9 +266,9 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: linkage attacks on the anonymised speech of '%s'", id, target_id);
@@ -495,8 +290,8 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "D_diag(M_oo)) in dB of the VoicePrivacy evaluation (0 for the baseline); one DET "
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

@@ -1,12 +1,28 @@
 /*
- * attacks/linkage_int.h - shared between attacks/linkage.c and
- * attacks/linkage_gender.c (the per-gender records).
+ * attacks/linkage_int.h - shared by the attacks on anonymised speech:
+ * attacks/linkage_shared.c (the attackers, their sets, trials, D_diag), used
+ * by linkage.c, linkage_gender.c (the per-gender records, used by
+ * linkage.c), identify.c and slicing.c.  targets/anon.h declares the rest of
+ * the attackers' helpers.
  */
 #ifndef VPA_LINKAGE_INT_H
 #define VPA_LINKAGE_INT_H
 
 #include "attacks/attacks.h"
 #include "targets/anon.h"
+
+/* The `attackers` list of an attack's options as a bit set (bit k: attacker
+ * k, vpa_attacker_names); the table's default lists them all. */
+unsigned vpa_linkage_attackers(const struct vpa_strs *attackers);
+/*
+ * Attack validation: an imported target must hold the sets each attacker of
+ * `attackers` (written at attackers_at, line 0 when not) needs, a target of
+ * audio its anonymised directories (or a built-in `anonymise:`).  Errors
+ * blame the `attackers` list, else the attack (ctx->self).
+ */
+int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_strs *attackers,
+			   struct vpa_mark attackers_at, const struct vpa_anon_opts *to,
+			   struct vpa_err *err);
 
 /* What G_VD per gender needs: the attacker's back-end, ASV_eval's back-end
  * and the original trials (for D_diag(M_oo)); baseline: G_VD = 0 by definition. */

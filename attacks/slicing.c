@@ -15,7 +15,7 @@
  * the duration in seconds as the record's `layer`.
  */
 #include "attacks/attacks.h"
-#include "targets/anon.h"
+#include "attacks/linkage_int.h"
 
 #include "embed/embed.h"
 
@@ -124,11 +124,10 @@ static const char *const metrics[] = {
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		   const char ***names)
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)target_cfg;
-	unsigned m = vpa_linkage_attackers(cfg);
+	(void)target_opts;
+	unsigned m = vpa_linkage_attackers(&((const struct slicing_opts *)opts)->attackers);
 	size_t n = 0;
 	*names = xcalloc(VPA_ATK_N, sizeof(**names));
 	for (int k = 0; k < VPA_ATK_N; k++)
@@ -137,21 +136,78 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *target_c
 	return n;
 }
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+/* One written key of a sliced set, for the checks in the order written. */
+struct set_key {
+	const char *name, *value;
+	struct vpa_mark at;
+};
+
+static int cmp_mark(const void *a, const void *b)
 {
-	unsigned m = vpa_linkage_attackers(cfg);
-	int rc = vpa_linkage_check_sets(ctx, cfg, target_cfg, m, err);
+	const struct vpa_mark *x = &((const struct set_key *)a)->at;
+	const struct vpa_mark *y = &((const struct set_key *)b)->at;
+	if (x->line != y->line)
+		return (x->line > y->line) - (x->line < y->line);
+	return (x->col > y->col) - (x->col < y->col);
+}
+
+/* The checks of one sliced set `name` (written at set_at) of the slice of d s. */
+static int check_set(const struct vpa_kind_ctx *ctx, const char *name,
+		     const struct slicing_set_opts *set, struct vpa_mark set_at, long long d,
+		     const struct vpa_anon_opts *to, struct vpa_err *err)
+{
+	struct set_key ks[4];
+	size_t n = 0;
+	const struct set_key all[4] = {{"vectors", set->vectors, set->vectors_at},
+				       {"audio", set->audio, set->audio_at},
+				       {"ids", set->ids, set->ids_at},
+				       {"utt2spk", set->utt2spk, set->utt2spk_at}};
+	for (int i = 0; i < 4; i++)
+		if (all[i].at.line)
+			ks[n++] = all[i];
+	qsort(ks, n, sizeof(ks[0]), cmp_mark);
+	const char *au = set->audio;
+	struct vpa_loc l3 = vpa_mark_loc(ctx->file, set_at);
+	if (!au && !set->vectors)
+		return vpa_fail(err, VPA_EINPUT, &l3, "slice of %lld s: set '%s' needs `vectors` or `audio`",
+				d, name);
+	if (au && n > 1) {
+		/* the first key written other than `audio`, blamed at the key */
+		size_t q = strcmp(ks[0].name, "audio") ? 0 : 1;
+		struct vpa_loc l4 = vpa_mark_key_loc(ctx->file, ks[q].at);
+		return vpa_fail(err, VPA_EINPUT, &l4,
+				"`%s` cannot go with `audio` (speakers come from the data "
+				"directory)", ks[q].name);
+	}
+	if (au && !to->import.extractor_at.line)
+		return vpa_fail(err, VPA_EINPUT, &l3,
+				"slice of %lld s: set '%s' is audio: the target needs an "
+				"`import.extractor`", d, name);
+	for (size_t q = 0; q < n; q++) {
+		int rc = vpa_check_path_at(ctx, ks[q].value, ks[q].at,
+					   ks[q].value == au ? VPA_PATH_DIR : VPA_PATH_FILE, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
+{
+	const struct slicing_opts *o = opts;
+	const struct vpa_anon_opts *to = target_opts;
+	unsigned m = vpa_linkage_attackers(&o->attackers);
+	int rc = vpa_linkage_check_sets(ctx, &o->attackers, o->attackers_at, to, err);
 	if (rc)
 		return rc;
-	const struct vpa_ynode *src = vpa_ymap_get(target_cfg, "source");
-	int import = src && !strcmp(src->str, "import");
-	const struct vpa_ynode *du = vpa_ymap_get(cfg, "durations");
-	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
-	struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
+	int import = to->source && !strcmp(to->source, "import");
+	/* written or not; errors about the key blame the key */
+	int du = o->durations_at.line != 0, sl = o->slices_at.line != 0;
+	struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
 	if (!import) {
 		if (sl) {
-			loc = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "slices"));
+			loc = vpa_mark_key_loc(ctx->file, o->slices_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`slices` is for imported targets; a simulated target is cut with "
 					"`durations: [1, 2, 4, 8]`");
@@ -159,26 +215,28 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		if (!du)
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"slicing a simulated target needs `durations` (e.g. [1, 2, 4, 8])");
-		for (size_t i = 0; i < du->n; i++) {
-			const struct vpa_ynode *v = du->items[i];
+		/* validation has checked that each item is a value; only a plain
+		   (unquoted) one is a number */
+		for (size_t i = 0; i < o->durations.n; i++) {
+			const char *v = o->durations.v[i];
 			char *end = NULL;
 			errno = 0;
-			long long x = v->type == VPA_YSCALAR ? strtoll(v->str, &end, 10) : 0;
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, v);
-			if (v->type != VPA_YSCALAR || !v->plain || !end || *end || end == v->str ||
-			    errno || x < 1 || x > 3600)
+			long long x = o->durations.plain[i] ? strtoll(v, &end, 10) : 0;
+			struct vpa_loc l2 = vpa_mark_loc(ctx->file, o->durations.marks[i]);
+			if (!o->durations.plain[i] || !end || *end || end == v || errno || x < 1 ||
+			    x > 3600)
 				return vpa_fail(err, VPA_EINPUT, &l2,
 						"a duration must be a whole number of seconds in [1, 3600], "
-						"got '%s'", v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+						"got '%s'", v);
 			for (size_t j = 0; j < i; j++)
-				if (strtoll(du->items[j]->str, NULL, 10) == x)
+				if (strtoll(o->durations.v[j], NULL, 10) == x)
 					return vpa_fail(err, VPA_EINPUT, &l2, "duration %lld is listed twice",
 							x);
 		}
 		return 0;
 	}
 	if (du) {
-		loc = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "durations"));
+		loc = vpa_mark_key_loc(ctx->file, o->durations_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"an imported target cannot be cut by vpaudit: give the embeddings of the "
 				"cut audio with `slices: [{duration: 2, trial: {...}, trial_anon: {...}}]`");
@@ -187,46 +245,34 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"slicing an imported target needs `slices` (the trial embeddings of the "
 				"audio cut to each duration)");
-	for (size_t i = 0; i < sl->n; i++) {
-		const struct vpa_ynode *s = sl->items[i];
-		struct vpa_loc l2 = vpa_node_loc(ctx->file, s);
-		long long d = vpa_cfg_int(s, &slice_schema, "duration");
+	for (size_t i = 0; i < o->slices.n; i++) {
+		const struct slicing_slice_opts *s =
+			VPA_OPTLIST_AT(struct slicing_slice_opts, o->slices, i);
+		struct vpa_loc l2 = vpa_mark_loc(ctx->file, o->slices.marks[i]);
+		long long d = s->duration;
 		for (size_t j = 0; j < i; j++)
-			if (vpa_cfg_int(sl->items[j], &slice_schema, "duration") == d)
+			if (VPA_OPTLIST_AT(struct slicing_slice_opts, o->slices, j)->duration == d)
 				return vpa_fail(err, VPA_EINPUT, &l2, "duration %lld is listed twice", d);
-		if ((m & 1u) && !vpa_ymap_get(s, "trial"))
+		if ((m & 1u) && !s->trial_at.line)
 			return vpa_fail(err, VPA_EINPUT, &l2,
 					"slice of %lld s: the baseline attacker needs `trial`", d);
-		if ((m & ~1u) && !vpa_ymap_get(s, "trial_anon"))
+		if ((m & ~1u) && !s->trial_anon_at.line)
 			return vpa_fail(err, VPA_EINPUT, &l2,
 					"slice of %lld s: attackers other than the baseline need "
 					"`trial_anon`", d);
-		for (size_t j = 0; j < s->n; j++) {
-			const struct vpa_ynode *set = s->items[j];
-			if (set->type != VPA_YMAP)
+		/* the two sets in the order written */
+		int anon_first = s->trial_at.line && s->trial_anon_at.line &&
+				 (s->trial_anon_at.line < s->trial_at.line ||
+				  (s->trial_anon_at.line == s->trial_at.line &&
+				   s->trial_anon_at.col < s->trial_at.col));
+		for (int h = 0; h < 2; h++) {
+			int anon = h ^ anon_first;
+			struct vpa_mark at = anon ? s->trial_anon_at : s->trial_at;
+			if (!at.line)
 				continue;
-			const struct vpa_ynode *au = vpa_ymap_get(set, "audio");
-			struct vpa_loc l3 = vpa_node_loc(ctx->file, set);
-			if (!au && !vpa_ymap_get(set, "vectors"))
-				return vpa_fail(err, VPA_EINPUT, &l3,
-						"slice of %lld s: set '%s' needs `vectors` or `audio`", d,
-						s->keys[j]->str);
-			if (au && set->n > 1) {
-				size_t q = strcmp(set->keys[0]->str, "audio") ? 0 : 1;
-				struct vpa_loc l4 = vpa_node_loc(ctx->file, set->keys[q]);
-				return vpa_fail(err, VPA_EINPUT, &l4,
-						"`%s` cannot go with `audio` (speakers come from the data "
-						"directory)", set->keys[q]->str);
-			}
-			if (au && !vpa_ymap_get(vpa_ymap_get(target_cfg, "import"), "extractor"))
-				return vpa_fail(err, VPA_EINPUT, &l3,
-						"slice of %lld s: set '%s' is audio: the target needs an "
-						"`import.extractor`", d, s->keys[j]->str);
-			for (size_t q = 0; q < set->n; q++)
-				if ((rc = vpa_check_path(ctx, set->items[q],
-							 set->items[q] == au ? VPA_PATH_DIR : VPA_PATH_FILE,
-							 err)))
-					return rc;
+			if ((rc = check_set(ctx, anon ? "trial_anon" : "trial",
+					    anon ? &s->trial_anon : &s->trial, at, d, to, err)))
+				return rc;
 		}
 	}
 	return 0;
@@ -234,15 +280,15 @@ static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
 
 /* An imported sliced set, rows in the order of the target's trial set. */
 static int import_slice(struct vpa_run_ctx *ctx, const struct vpa_anon_target *a,
-			const struct vpa_ynode *m, const char *role, long long dur,
+			const struct slicing_set_opts *m, const char *role, long long dur,
 			const struct vpa_embset *trial, struct vpa_embset *out, struct vpa_err *err)
 {
 	char *p[3] = {NULL};
-	const char *k[3] = {"vectors", "ids", "utt2spk"};
+	const char *k[3] = {m->vectors, m->ids, m->utt2spk};
 	struct vpa_embset raw;
 	int rc;
 	vpa_embset_init(&raw);
-	const char *au = vpa_cfg_str(m, &set_schema, "audio");
+	const char *au = m->audio;
 	if (au) { /* embedded with the target's extractor */
 		if (!a->extractor)
 			return vpa_fail(err, VPA_EINPUT, NULL, "slice of %lld s: set '%s' is audio and "
@@ -254,8 +300,7 @@ static int import_slice(struct vpa_run_ctx *ctx, const struct vpa_anon_target *a
 		free(dir);
 	} else {
 		for (int i = 0; i < 3; i++) {
-			const char *v = vpa_cfg_str(m, &set_schema, k[i]);
-			p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
+			p[i] = k[i] ? vpa_path_join(ctx->dir, k[i]) : NULL;
 		}
 		struct vpa_embset_src src = {p[0], p[1], p[2], NULL, NULL, 0};
 		rc = vpa_embset_import(&src, &raw, err);
@@ -319,31 +364,32 @@ static int cmp_ll(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct slicing_opts *so = opts;
 	const struct vpa_anon_target *a = t->data;
-	unsigned m = vpa_linkage_attackers(cfg);
-	const struct vpa_ynode *du = vpa_ymap_get(cfg, "durations");
-	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
+	unsigned m = vpa_linkage_attackers(&so->attackers);
+	const struct vpa_strs *du = &so->durations;
+	const struct vpa_optlist *sl = &so->slices;
 	struct vpa_backend *b_orig = NULL, *b_anon = NULL;
 	struct vpa_eval_opts o;
 	int rc = 0;
 	vpa_eval_opts_init(&o);
-	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
-	o.m.bins = (size_t)vpa_cfg_int(cfg, &schema, "bins");
-	o.m.p_target = vpa_cfg_num(cfg, &schema, "p_target");
+	o.m.omega = so->omega;
+	o.m.bins = (size_t)so->bins;
+	o.m.p_target = so->p_target;
 	o.seed = ctx->seed;
 
-	/* the durations, ascending, with the slice node of each (import) */
-	size_t nd = a->sim ? (du ? du->n : 0) : (sl ? sl->n : 0);
+	/* the durations, ascending (import: each a slice's) */
+	size_t nd = a->sim ? du->n : sl->n;
 	if (!nd)
 		return vpa_fail(err, VPA_EINPUT, NULL, a->sim ? "slicing needs `durations`"
 							     : "slicing needs `slices`");
 	long long *dur = xmalloc(xmul(nd, sizeof(long long)));
 	for (size_t i = 0; i < nd; i++)
-		dur[i] = a->sim ? strtoll(du->items[i]->str, NULL, 10)
-				: vpa_cfg_int(sl->items[i], &slice_schema, "duration");
+		dur[i] = a->sim ? strtoll(du->v[i], NULL, 10)
+				: VPA_OPTLIST_AT(struct slicing_slice_opts, *sl, i)->duration;
 	qsort(dur, nd, sizeof(long long), cmp_ll);
 
 	for (int k = 0; k < VPA_ATK_N; k++) {
@@ -410,12 +456,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			vpa_sim_anon_set(a->sim, &a->trial, &a->trial_pseudo, (double)dur[di], "user",
 					 &tra);
 		} else {
-			const struct vpa_ynode *s = NULL;
+			const struct slicing_slice_opts *s = NULL;
 			for (size_t i = 0; i < sl->n; i++)
-				if (vpa_cfg_int(sl->items[i], &slice_schema, "duration") == dur[di])
-					s = sl->items[i];
-			const struct vpa_ynode *mt = vpa_ymap_get(s, "trial");
-			const struct vpa_ynode *ma = vpa_ymap_get(s, "trial_anon");
+				if (VPA_OPTLIST_AT(struct slicing_slice_opts, *sl, i)->duration == dur[di])
+					s = VPA_OPTLIST_AT(struct slicing_slice_opts, *sl, i);
+			const struct slicing_set_opts *mt = s->trial_at.line ? &s->trial : NULL;
+			const struct slicing_set_opts *ma = s->trial_anon_at.line ? &s->trial_anon : NULL;
 			if (mt)
 				rc = import_slice(ctx, a, mt, "trial", dur[di], &a->trial, &tr, err);
 			if (!rc && ma)
@@ -475,9 +521,9 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: linkage against trial utterance duration ('%s')", id, target_id);
@@ -500,8 +546,8 @@ const struct vpa_attack_kind vpa_attack_slicing = {
 	       "duration with every metric of `evaluate`: the record's `layer` is the DURATION "
 	       "in seconds (a gate with `layer: 2` checks 2 s, without it the worst duration).  "
 	       "Two line figures: linkability and EER against duration, one series per attacker.",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

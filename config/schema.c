@@ -804,8 +804,11 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 				VPA_BUG("key '%s' is bound but its sub schema has no struct", k->name);
 			l->n = v && v->type == VPA_YSEQ ? v->n : 0;
 			l->v = xcalloc(l->n ? l->n : 1, k->sub->size);
-			for (size_t i = 0; i < l->n; i++)
+			l->marks = xcalloc(l->n ? l->n : 1, sizeof(*l->marks));
+			for (size_t i = 0; i < l->n; i++) {
 				vpa_opts_fill(k->sub, v->items[i], (char *)l->v + i * k->sub->size);
+				l->marks[i] = vpa_node_mark(v->items[i]);
+			}
 			break;
 		}
 		case VPA_K_KINDLIST:
@@ -836,7 +839,9 @@ void vpa_opts_release(const struct vpa_schema *s, void *opts)
 			for (size_t i = 0; i < l->n; i++)
 				vpa_opts_release(k->sub, (char *)l->v + i * k->sub->size);
 			free(l->v);
+			free(l->marks);
 			l->v = NULL;
+			l->marks = NULL;
 			l->n = 0;
 			break;
 		}

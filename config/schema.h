@@ -73,7 +73,8 @@ struct vpa_strs {
 };
 
 struct vpa_optlist {
-	void *v;    /* (n) items of the sub schema's struct (its `size`), owned */
+	void *v;                /* (n) items of the sub schema's struct (its `size`), owned */
+	struct vpa_mark *marks; /* (n) where each item (a mapping) starts, owned */
 	size_t n;
 };
 

@@ -286,8 +286,6 @@ void vpa_anon_trials_release(struct vpa_anon_trials *t);
 enum { VPA_ATK_BASELINE, VPA_ATK_IGNORANT, VPA_ATK_LAZY, VPA_ATK_SEMI, VPA_ATK_INFORMED,
        VPA_ATK_N };
 extern const char *const vpa_attacker_names[VPA_ATK_N]; /* "baseline", ... "informed" */
-/* The `attackers` list of an attack's cfg as a bit set (bit k: attacker k); absent: all. */
-unsigned vpa_linkage_attackers(const struct vpa_ynode *cfg);
 /* The sets attacker k works on: its enrolment speakers, its extra population
  * speakers (identification) and its test utterances, with their role names;
  * anon_backend = 1 when its back-end is trained on train_anon. */
@@ -304,12 +302,6 @@ void vpa_linkage_make_trials(const struct vpa_anon_trials *tr, const double *S, 
 			     const struct vpa_embset *enroll, const struct vpa_embset *test,
 			     struct vpa_trials *out /* OUT */);
 
-/* Attack validation: an imported target must hold the sets each attacker
- * (bit k of `attackers`: baseline, ignorant, lazy_informed, semi_informed,
- * informed) needs. */
-int vpa_linkage_check_sets(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-			   const struct vpa_ynode *target_cfg, unsigned attackers,
-			   struct vpa_err *err);
 /* D_diag of the VoicePrivacy voice similarity matrix of es under back-end b
  * (attacks/linkage.c documents it); NAN when undefined. */
 double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *es);
@@ -529,6 +521,12 @@ struct vpa_anon_import_opts {
 	const char *enrolls;
 	const char *trials;
 	struct vpa_mark extractor_at, enrolls_at, trials_at;
+	/* the embedding sets (SETKEY); a set's _at.line != 0 when it was written */
+	struct vpa_anon_set_opts train, train_anon, pool, enroll, enroll_anon, enroll_informed,
+		trial, trial_anon, population, population_anon, population_informed;
+	struct vpa_mark train_at, train_anon_at, pool_at, enroll_at, enroll_anon_at,
+		enroll_informed_at, trial_at, trial_anon_at, population_at, population_anon_at,
+		population_informed_at;
 };
 
 struct vpa_anon_opts {

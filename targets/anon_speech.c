@@ -215,25 +215,26 @@ static const struct vpa_key set_keys[] = {
 };
 static const struct vpa_schema set_schema = {"embedding set", set_keys, sizeof(struct vpa_anon_set_opts)};
 
-#define SETKEY(name, req, doc)                                                            \
-	{name, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                     \
-	 "{vectors: " name "/xvector.ark, utt2spk: " name "/utt2spk}", doc}
+#define SETKEY(f, req, doc)                                                               \
+	{#f, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                       \
+	 "{vectors: " #f "/xvector.ark, utt2spk: " #f "/utt2spk}", doc,                   \
+	 VPA_AT(struct vpa_anon_import_opts, f), VPA_MARK(struct vpa_anon_import_opts, f##_at)}
 static const struct vpa_key import_keys[] = {
-	SETKEY("train", 1, "original training data of the attacker's back-end"),
-	SETKEY("train_anon", 0, "anonymised training data (semi-informed and informed attackers)"),
-	SETKEY("pool", 0, "anonymisation pool (with spk2gender): vpaudit then writes the pseudo-"
+	SETKEY(train, 1, "original training data of the attacker's back-end"),
+	SETKEY(train_anon, 0, "anonymised training data (semi-informed and informed attackers)"),
+	SETKEY(pool, 0, "anonymisation pool (with spk2gender): vpaudit then writes the pseudo-"
 			  "speakers of the trial speakers (`anonymiser.pseudo_out`)"),
-	SETKEY("enroll", 1, "original enrolment utterances"),
-	SETKEY("enroll_anon", 0, "enrolment anonymised by the attacker with the same method and its "
+	SETKEY(enroll, 1, "original enrolment utterances"),
+	SETKEY(enroll_anon, 0, "enrolment anonymised by the attacker with the same method and its "
 				 "own draws (lazy- and semi-informed)"),
-	SETKEY("enroll_informed", 0, "enrolment anonymised with the trial speakers' own "
+	SETKEY(enroll_informed, 0, "enrolment anonymised with the trial speakers' own "
 				     "pseudo-speakers (informed)"),
-	SETKEY("trial", 1, "original trial utterances"),
-	SETKEY("trial_anon", 0, "anonymised trial utterances (same utterance ids); every attacker "
+	SETKEY(trial, 1, "original trial utterances"),
+	SETKEY(trial_anon, 0, "anonymised trial utterances (same utterance ids); every attacker "
 				"but the baseline needs it"),
-	SETKEY("population", 0, "extra original enrolment speakers for identification"),
-	SETKEY("population_anon", 0, "the same anonymised by the attacker"),
-	SETKEY("population_informed", 0, "the same anonymised with their own pseudo-speakers"),
+	SETKEY(population, 0, "extra original enrolment speakers for identification"),
+	SETKEY(population_anon, 0, "the same anonymised by the attacker"),
+	SETKEY(population_informed, 0, "the same anonymised with their own pseudo-speakers"),
 	{"extractor", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
 	 "{model: ecapa.onnx, options: [--num-mel-bins=80]}",
 	 "the ONNX speaker extractor and front-end that embed the sets given as `audio` "

@@ -262,6 +262,10 @@ static void test_validation(void)
 	expect_error("name: t\ntargets:\n  - {id: sim, kind: anonymised_speech}\n"
 		     "attacks:\n  - {id: s, kind: slicing, target: sim, durations: [2, 2]}\n",
 		     "duration 2 is listed twice");
+	/* a key written where it does not apply: blamed at the key (as before typed options) */
+	expect_error("name: t\ntargets:\n  - {id: sim, kind: anonymised_speech}\n"
+		     "attacks:\n  - {id: s, kind: slicing, target: sim, slices: [{duration: 2}]}\n",
+		     "t.yaml:5:41: `slices` is for imported targets");
 	expect_error("name: t\ntargets:\n  - {id: sim, kind: anonymised_speech, simulate: {population: 10}}\n"
 		     "attacks:\n  - {id: i, kind: identification, target: sim, top_k: 0}\n",
 		     "'top_k' must be an integer");
