@@ -663,9 +663,15 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m)
 	return l;
 }
 
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m)
+{
+	struct vpa_loc l = {file, m.key_line, m.key_col};
+	return l;
+}
+
 struct vpa_mark vpa_node_mark(const struct vpa_ynode *n)
 {
-	struct vpa_mark m = {0, 0};
+	struct vpa_mark m = {0, 0, 0, 0};
 	if (n) {
 		m.line = n->line;
 		m.col = n->col;
@@ -741,8 +747,13 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 	memset(opts, 0, s->size);
 	for (const struct vpa_key *k = s->keys; k->name; k++) {
 		const struct vpa_ynode *v = map ? vpa_ymap_get(map, k->name) : NULL;
-		if (k->mark_at)
-			*(struct vpa_mark *)((char *)opts + k->mark_at - 1) = vpa_node_mark(v);
+		if (k->mark_at) {
+			struct vpa_mark *m = (struct vpa_mark *)((char *)opts + k->mark_at - 1);
+			const struct vpa_ynode *kn = map ? vpa_ymap_key(map, k->name) : NULL;
+			*m = vpa_node_mark(v);
+			m->key_line = kn ? kn->line : 0;
+			m->key_col = kn ? kn->col : 0;
+		}
 		if (!k->at)
 			continue;
 		if (k->at - 1 >= s->size)

@@ -59,6 +59,9 @@ struct vpa_schema;
  */
 struct vpa_mark {
 	long line, col; /* 1-based; line 0: the key was not written */
+	/* the key itself (checks about a key, "`x` cannot go with `y`", blamed
+	   the key's node, not its value's); line 0 for list items and defaults */
+	long key_line, key_col;
 };
 
 struct vpa_strs {
@@ -106,6 +109,8 @@ void vpa_opts_release(const struct vpa_schema *s, void *opts);
 void vpa_opts_free(const struct vpa_schema *s, void *opts);
 /* A location from a mark (file borrowed). */
 struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
+/* The location of the mark's key (line 0 when not written). */
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m);
 /* The item i of a MAPLIST field (its sub schema's struct). */
 #define VPA_OPTLIST_AT(T, l, i) ((const T *)(l).v + (i))
 
@@ -114,6 +119,8 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
 struct vpa_kind_ctx {
 	const char *file; /* scenario path as given, borrowed */
 	const char *dir;  /* its folder ("." when none), borrowed */
+	struct vpa_mark at; /* the target's or attack's mapping a kind's validate_o
+			       checks (its options do not mark it); line 0 elsewhere */
 };
 
 enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };

@@ -91,8 +91,10 @@ int vpa_scn_target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_tar
 			   const struct vpa_ynode *cfg, struct vpa_err *err)
 {
 	if (k->validate_o) {
+		struct vpa_kind_ctx c = *ctx; /* with the mapping's mark */
+		c.at = vpa_node_mark(cfg);
 		void *o = vpa_opts_new(k->schema, cfg);
-		int rc = k->validate_o(ctx, o, err);
+		int rc = k->validate_o(&c, o, err);
 		vpa_opts_free(k->schema, o);
 		return rc;
 	}
@@ -105,8 +107,10 @@ int vpa_scn_attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_att
 			   const struct vpa_ynode *tcfg, struct vpa_err *err)
 {
 	if (k->validate_o) {
+		struct vpa_kind_ctx c = *ctx; /* with the mapping's mark */
+		c.at = vpa_node_mark(cfg);
 		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
-		int rc = k->validate_o(ctx, o, to, err);
+		int rc = k->validate_o(&c, o, to, err);
 		vpa_opts_free(k->schema, o);
 		vpa_opts_free(tk->schema, to);
 		return rc;
