@@ -18,6 +18,11 @@
  * kind (linkage with its five attackers and G_VD, identification, the gates
  * and reports) then works unchanged on audio; only the way the embedding sets
  * are made differs.
+ *
+ * This file holds the `audio:` keys, their cross-key checks and the build;
+ * the kind (anon_speech.c) and the import file (anon_import.c: the sets'
+ * alignment and trials after the build) call it, it calls the ONNX extractor
+ * (anon_onnx.c) and never back up (targets/anon_build.h).
  */
 #include "audio/xvector.h"
 #include "base/inputs.h"
