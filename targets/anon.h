@@ -3,8 +3,9 @@
  * the x-vector anonymiser of the VoicePrivacy baseline with the COMPRISE
  * D2.3 design choices (anonymiser.c), the generative simulator of x-vectors
  * and of their anonymised counterparts (sim_speech.c), and the built target
- * of kind `anonymised_speech` (anon_speech.c) that the `linkage`,
- * `identification` and `slicing` attacks read.
+ * of kind `anonymised_speech` (anon_speech.c and the files of
+ * targets/anon_build.h) that the `linkage`, `identification` and `slicing`
+ * attacks read.
  *
  * targets/README.md documents the simulation model and the anonymiser.
  * Matrices are row-major double, shapes written (rows, cols).
@@ -189,7 +190,7 @@ void vpa_sim_anon_set(const struct vpa_sim *s, const struct vpa_embset *src,
 void vpa_sim_remake(const struct vpa_sim *s, const struct vpa_embset *src, double dur_cap,
 		    struct vpa_embset *out /* OUT */);
 
-/* ---- the built target (anon_speech.c) -------------------------------------- */
+/* ---- the built target (anon_speech.c, its builds: targets/anon_build.h) ---- */
 
 /*
  * Trials: enrolment speaker e[i] (index into enroll's speakers, the same
@@ -226,14 +227,19 @@ struct vpa_anon_target {
 
 extern const struct vpa_target_kind vpa_target_anonymised_speech;
 
+/* The options of the kind and its maps (below, "the options of the kind"). */
+struct vpa_anon_opts;
+struct vpa_anon_audio_opts;
+struct vpa_anon_onnx_opts;
+
 /* source: audio (targets/anon_audio.c): the `audio:` schema and the build */
 extern const struct vpa_schema vpa_anon_audio_schema;
 extern const struct vpa_schema vpa_anon_extractor_schema;
-int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err);
 /* The cross-key checks of `audio:` (its ONNX extractors loaded, `semi_informed:
  * finetune` without a C-trained ASV_eval refused). */
-int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			    struct vpa_err *err);
 /*
  * The counts of the list keys agree: `trial_anon` has one directory per
@@ -242,22 +248,23 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_yno
  * directories without `trials`, every one of them has a `trials` file or
  * none has.  Errors located at the key's node.
  */
-int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
-				  struct vpa_err *err);
+int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx,
+				  const struct vpa_anon_audio_opts *au, struct vpa_err *err);
 /*
  * The trials files of `audio:` (relative to the scenario's folder): `trials`,
  * else each listed `trial` directory's `trials` file when `trial` lists
  * several directories that have one, else none (*n = 0: every same-gender
  * pair).  dir: the scenario's folder.  Free with vpa_anon_audio_trials_files_free.
  */
-char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_ynode *au, size_t *n);
+char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_anon_audio_opts *au,
+				   size_t *n);
 void vpa_anon_audio_trials_files_free(char **files, size_t n);
 
 /* The ONNX extractor mapping (`import.extractor`, `audio.onnx`, `audio.onnx_anon`)
  * and its loading: model checks, operators, the input against the front-end;
- * errors located at the mapping's nodes (targets/anon_speech.c). */
+ * errors located at the mapping's values (targets/anon_onnx.c). */
 extern const struct vpa_schema vpa_anon_onnx_schema;
-int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode *ex,
+int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_anon_onnx_opts *ex,
 		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
 		      struct vpa_err *err);
 
@@ -271,16 +278,16 @@ int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode 
  * without trailing '_' (libri_dev_trials_f and libri_dev_trials_m give
  * libri_dev_trials); "trials" when nothing is left.  Caller frees.
  */
-struct vpa_anon_opts;
 char *vpa_anon_trials_name(const struct vpa_anon_opts *o);
 
-/* Same-gender trials of every enrolment speaker against every test row. */
+/* Same-gender trials of every enrolment speaker against every test row
+ * (targets/anon_sets.c). */
 void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,
 			  struct vpa_anon_trials *out /* OUT */);
 void vpa_anon_trials_release(struct vpa_anon_trials *t);
 
 
-/* ---- helpers shared by attacks/linkage.c, identify.c and slicing.c ------- */
+/* ---- helpers of attacks/linkage_shared.c, shared by linkage, identify, slicing */
 
 /* The attackers (COMPRISE D2.3 4.2.1, VoicePrivacy 2020), in this order. */
 enum { VPA_ATK_BASELINE, VPA_ATK_IGNORANT, VPA_ATK_LAZY, VPA_ATK_SEMI, VPA_ATK_INFORMED,
@@ -303,7 +310,7 @@ void vpa_linkage_make_trials(const struct vpa_anon_trials *tr, const double *S, 
 			     struct vpa_trials *out /* OUT */);
 
 /* D_diag of the VoicePrivacy voice similarity matrix of es under back-end b
- * (attacks/linkage.c documents it); NAN when undefined. */
+ * (attacks/linkage_shared.c documents it); NAN when undefined. */
 double vpa_linkage_ddiag(const struct vpa_backend *b, const struct vpa_embset *es);
 /* vpa_backend_train with `what` named in the error; NULL on error. */
 struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
@@ -521,7 +528,7 @@ struct vpa_anon_import_opts {
 	const char *enrolls;
 	const char *trials;
 	struct vpa_mark extractor_at, enrolls_at, trials_at;
-	/* the embedding sets (SETKEY); a set's _at.line != 0 when it was written */
+	/* the embedding sets (each written or not: its mark's line) */
 	struct vpa_anon_set_opts train, train_anon, pool, enroll, enroll_anon, enroll_informed,
 		trial, trial_anon, population, population_anon, population_informed;
 	struct vpa_mark train_at, train_anon_at, pool_at, enroll_at, enroll_anon_at,

@@ -18,6 +18,11 @@
  * kind (linkage with its five attackers and G_VD, identification, the gates
  * and reports) then works unchanged on audio; only the way the embedding sets
  * are made differs.
+ *
+ * This file holds the `audio:` keys, their cross-key checks and the build;
+ * the kind (anon_speech.c) and the import file (anon_import.c: the sets'
+ * alignment and trials after the build) call it, it calls the ONNX extractor
+ * (anon_onnx.c) and never back up (targets/anon_build.h).
  */
 #include "audio/xvector.h"
 #include "base/inputs.h"
@@ -210,86 +215,78 @@ static const struct vpa_key audio_keys[] = {
 const struct vpa_schema vpa_anon_audio_schema = {"audio", audio_keys, sizeof(struct vpa_anon_audio_opts)};
 
 /* `anonymise: {low, high}` in the range of the method's coefficient (given
- * for pitch), low <= high */
-static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *an,
-		      struct vpa_err *err)
+ * for pitch), low <= high; an: the mapping, written at an_at */
+static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_anon_anonymise_opts *an,
+		      struct vpa_mark an_at, struct vpa_err *err)
 {
-	if (!an)
+	if (!an_at.line)
 		return 0;
-	const char *m = vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method");
+	const char *m = an->method;
 	static const char *const key[2] = {"low", "high"};
-	double v[2];
+	const struct vpa_mark at[2] = {an->low_at, an->high_at};
+	double v[2] = {an->low, an->high};
 	for (int k = 0; k < 2; k++) {
-		v[k] = vpa_cfg_num(an, &vpa_anon_anonymise_schema, key[k]);
 		const char *want = NULL;
 		if (!strcmp(m, "mcadams") && !(v[k] > 0 && v[k] <= 2))
 			want = "a McAdams alpha in (0, 2]";
 		else if (!strcmp(m, "warp") && !(v[k] > -1 && v[k] < 1))
 			want = "a warping alpha in (-1, 1)";
 		if (want) {
-			const struct vpa_ynode *n = vpa_ymap_get(an, key[k]);
-			struct vpa_loc loc = vpa_node_loc(ctx->file, n ? n : an);
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, at[k].line ? at[k] : an_at);
 			return vpa_fail(err, VPA_EINPUT, &loc, "'%s' of method %s must be %s, got %g",
 					key[k], m, want, v[k]);
 		}
 	}
-	if (!strcmp(m, "pitch") && !(vpa_ymap_get(an, "low") && vpa_ymap_get(an, "high"))) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, an);
+	if (!strcmp(m, "pitch") && !(an->low_at.line && an->high_at.line)) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, an_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"method pitch needs 'low' and 'high' (the shift range in semitones; the "
 				"defaults 0.5, 0.9 are McAdams alphas)");
 	}
 	if (!(v[0] <= v[1])) {
-		const struct vpa_ynode *n = vpa_ymap_get(an, "low");
-		struct vpa_loc loc = vpa_node_loc(ctx->file, n ? n : an);
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, an->low_at.line ? an->low_at : an_at);
 		return vpa_fail(err, VPA_EINPUT, &loc, "'low' %g is above 'high' %g", v[0], v[1]);
 	}
 	return 0;
 }
 
-int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
+int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			    struct vpa_err *err)
 {
-	static const char *const ok[2] = {"onnx", "onnx_anon"};
+	const struct vpa_anon_onnx_opts *ok[2] = {&au->onnx, &au->onnx_anon};
+	const struct vpa_mark ok_at[2] = {au->onnx_at, au->onnx_anon_at};
 	for (int k = 0; k < 2; k++) {
-		const struct vpa_ynode *m = vpa_ymap_get(au, ok[k]);
-		if (!m)
+		if (!ok_at[k].line)
 			continue;
 		struct vpa_embed_opts o;
 		struct vpa_embedder *e;
-		if (vpa_anon_onnx_new(ctx->file, ctx->dir, m, 1, &o, &e, err))
+		if (vpa_anon_onnx_new(ctx->file, ctx->dir, ok[k], 1, &o, &e, err))
 			return err->status;
 		vpa_embedder_free(e);
 	}
-	if (anon_range(ctx, vpa_ymap_get(au, "anonymise"), err))
+	if (anon_range(ctx, &au->anonymise, au->anonymise_at, err))
 		return err->status;
-	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
-	if (!strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "architecture"), "ecapa")) {
-		long long c = vpa_cfg_int(ex, &vpa_anon_extractor_schema, "channels");
-		long long sc = vpa_cfg_int(ex, &vpa_anon_extractor_schema, "res2_scale");
+	const struct vpa_anon_extractor_opts *ex = &au->extractor;
+	if (!strcmp(ex->architecture, "ecapa")) {
+		long long c = ex->channels;
+		long long sc = ex->res2_scale;
 		if (c % sc) {
-			const struct vpa_ynode *bad = vpa_ymap_get(ex, "channels");
-			struct vpa_loc loc = vpa_node_loc(ctx->file,
-							  bad ? bad : vpa_ymap_get(ex, "res2_scale"));
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, ex->channels_at.line
+									? ex->channels_at
+									: ex->res2_scale_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"ECAPA-TDNN `channels` (%lld) must be a multiple of `res2_scale` "
 					"(%lld)", c, sc);
 		}
 	}
-	if (vpa_ymap_get(au, "onnx") && !vpa_ymap_get(au, "onnx_anon") &&
-	    !strcmp(vpa_cfg_str(ex, &vpa_anon_extractor_schema, "semi_informed"), "finetune")) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, vpa_ymap_get(ex, "semi_informed"));
+	if (au->onnx_at.line && !au->onnx_anon_at.line && !strcmp(ex->semi_informed, "finetune")) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, ex->semi_informed_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`semi_informed: finetune` fine-tunes the ASV_eval vpaudit trains in C, "
 				"and `onnx` replaces it: use `retrain` (ASV_eval^anon trained in C from "
 				"scratch) or give ASV_eval^anon as `onnx_anon`");
 	}
 	return 0;
-}
-
-static size_t n_items(const struct vpa_ynode *v)
-{
-	return !v ? 0 : v->type == VPA_YSEQ ? v->n : 1;
 }
 
 static int has_trials(const char *dir, const char *d)
@@ -302,72 +299,75 @@ static int has_trials(const char *dir, const char *d)
 	return ok;
 }
 
-int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *au,
-				  struct vpa_err *err)
+/* (a key written as one path or a list: its items; not written: none) */
+int vpa_anon_audio_validate_lists(const struct vpa_kind_ctx *ctx,
+				  const struct vpa_anon_audio_opts *au, struct vpa_err *err)
 {
-	const struct vpa_ynode *tr = vpa_ymap_get(au, "trial"), *ta = vpa_ymap_get(au, "trial_anon");
-	size_t nt = n_items(tr), na = n_items(ta);
-	if (tr && ta && nt != na) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, ta);
+	const struct vpa_strs *tr = &au->trial, *ta = &au->trial_anon;
+	size_t nt = tr->n, na = ta->n;
+	if (tr->given && ta->given && nt != na) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, au->trial_anon_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`trial_anon` has %zu data director%s and `trial` %zu: one anonymised "
 				"directory per trial directory, in the same order", na,
 				na == 1 ? "y" : "ies", nt);
 	}
 	static const char *const hk[2] = {"hyp", "hyp_anon"};
+	const struct vpa_strs *hv[2] = {&au->hyp, &au->hyp_anon};
+	const struct vpa_mark h_at[2] = {au->hyp_at, au->hyp_anon_at};
 	for (int h = 0; h < 2; h++) {
-		const struct vpa_ynode *v = vpa_ymap_get(au, hk[h]);
+		const struct vpa_strs *v = hv[h];
 		size_t want = nt ? nt : 1;
-		if (v && n_items(v) != want && !tr) {
-			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+		if (v->given && v->n != want && !tr->given) {
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, h_at[h]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`%s` has %zu files: one hypothesis file for the one trial set",
-					hk[h], n_items(v));
+					hk[h], v->n);
 		}
-		if (v && n_items(v) != want) {
-			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+		if (v->given && v->n != want) {
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, h_at[h]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`%s` has %zu file%s and `trial` %zu data director%s: one "
 					"hypothesis file per trial directory, in the same order", hk[h],
-					n_items(v), n_items(v) == 1 ? "" : "s", want, want == 1 ? "y" : "ies");
+					v->n, v->n == 1 ? "" : "s", want, want == 1 ? "y" : "ies");
 		}
 	}
-	if (nt > 1 && !vpa_ymap_get(au, "trials")) {
+	if (nt > 1 && !au->trials.given) {
 		size_t with = nt, without = nt;
 		for (size_t i = 0; i < nt; i++) {
-			if (has_trials(ctx->dir, tr->items[i]->str))
+			if (has_trials(ctx->dir, tr->v[i]))
 				with = with < nt ? with : i;
 			else
 				without = without < nt ? without : i;
 		}
 		if (with < nt && without < nt) {
-			struct vpa_loc loc = vpa_node_loc(ctx->file, tr->items[without]);
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, tr->marks[without]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"'%s' has no `trials` file and '%s' has one: give every trial "
 					"directory its list, or the lists as `trials:`",
-					tr->items[without]->str, tr->items[with]->str);
+					tr->v[without], tr->v[with]);
 		}
 	}
 	return 0;
 }
 
-char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_ynode *au, size_t *n)
+char **vpa_anon_audio_trials_files(const char *dir, const struct vpa_anon_audio_opts *au,
+				   size_t *n)
 {
-	const struct vpa_ynode *v = vpa_ymap_get(au, "trials");
-	const struct vpa_ynode *tr = vpa_ymap_get(au, "trial");
+	const struct vpa_strs *v = &au->trials, *tr = &au->trial;
 	*n = 0;
-	if (v) {
-		char **out = xmalloc(xmul(n_items(v), sizeof(char *)));
-		for (size_t i = 0; i < n_items(v); i++)
-			out[i] = xstrdup(v->type == VPA_YSEQ ? v->items[i]->str : v->str);
-		*n = n_items(v);
+	if (v->given) {
+		char **out = xmalloc(xmul(v->n, sizeof(char *)));
+		for (size_t i = 0; i < v->n; i++)
+			out[i] = xstrdup(v->v[i]);
+		*n = v->n;
 		return out;
 	}
-	if (!tr || tr->type != VPA_YSEQ || tr->n < 2 || !has_trials(dir, tr->items[0]->str))
+	if (!tr->seq || tr->n < 2 || !has_trials(dir, tr->v[0]))
 		return NULL;
 	char **out = xmalloc(xmul(tr->n, sizeof(char *)));
 	for (size_t i = 0; i < tr->n; i++)
-		out[i] = vpa_xvec_join(tr->items[i]->str, "trials");
+		out[i] = vpa_xvec_join(tr->v[i], "trials");
 	*n = tr->n;
 	return out;
 }
@@ -448,38 +448,35 @@ static double utt2dur_seconds(const char *dir)
 	return sum;
 }
 
-int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
+int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
 {
-	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
-	const struct vpa_ynode *ex = vpa_ymap_get(au, "extractor");
-	const struct vpa_schema *xs = &vpa_anon_extractor_schema;
+	const struct vpa_anon_extractor_opts *ex = &au->extractor;
 	struct vpa_feat_opts fo;
-	int mfcc = !strcmp(vpa_cfg_str(ex, xs, "features"), "mfcc");
+	int mfcc = !strcmp(ex->features, "mfcc");
 	vpa_feat_opts_init(&fo, mfcc ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
-	fo.num_mel_bins = (int)vpa_cfg_int(ex, xs, "num_mel_bins");
+	fo.num_mel_bins = (int)ex->num_mel_bins;
 	if (mfcc)
 		fo.num_ceps = fo.num_mel_bins < 30 ? fo.num_mel_bins : 30;
-	fo.cmvn = !strcmp(vpa_cfg_str(ex, xs, "cmvn"), "none") ? VPA_CMVN_NONE : VPA_CMVN_UTT;
-	fo.vad = vpa_cfg_bool(ex, xs, "vad");
+	fo.cmvn = !strcmp(ex->cmvn, "none") ? VPA_CMVN_NONE : VPA_CMVN_UTT;
+	fo.vad = ex->vad;
 	struct vpa_feat *feat = vpa_feat_new(&fo, err);
 	if (!feat)
 		return err->status;
 	struct vpa_xvec_opts xo;
 	vpa_xvec_opts_init(&xo);
-	xo.arch = !strcmp(vpa_cfg_str(ex, xs, "architecture"), "ecapa") ? VPA_XVEC_ECAPA
-									: VPA_XVEC_TDNN;
-	xo.hidden = (size_t)vpa_cfg_int(ex, xs, "hidden");
-	xo.channels = (size_t)vpa_cfg_int(ex, xs, "channels");
-	xo.res2_scale = (size_t)vpa_cfg_int(ex, xs, "res2_scale");
-	xo.emb_dim = (size_t)vpa_cfg_int(ex, xs, "emb_dim");
-	xo.loss = !strcmp(vpa_cfg_str(ex, xs, "loss"), "aam") ? VPA_XVEC_AAM : VPA_XVEC_SOFTMAX;
-	xo.margin = vpa_cfg_num(ex, xs, "margin");
-	xo.scale = vpa_cfg_num(ex, xs, "scale");
-	xo.epochs = (int)vpa_cfg_int(ex, xs, "epochs");
-	xo.batch = (size_t)vpa_cfg_int(ex, xs, "batch");
-	xo.chunk = (size_t)vpa_cfg_int(ex, xs, "chunk");
-	xo.lr = vpa_cfg_num(ex, xs, "lr");
+	xo.arch = !strcmp(ex->architecture, "ecapa") ? VPA_XVEC_ECAPA : VPA_XVEC_TDNN;
+	xo.hidden = (size_t)ex->hidden;
+	xo.channels = (size_t)ex->channels;
+	xo.res2_scale = (size_t)ex->res2_scale;
+	xo.emb_dim = (size_t)ex->emb_dim;
+	xo.loss = !strcmp(ex->loss, "aam") ? VPA_XVEC_AAM : VPA_XVEC_SOFTMAX;
+	xo.margin = ex->margin;
+	xo.scale = ex->scale;
+	xo.epochs = (int)ex->epochs;
+	xo.batch = (size_t)ex->batch;
+	xo.chunk = (size_t)ex->chunk;
+	xo.lr = ex->lr;
 	xo.verbose = 1;
 	{
 		char name[300];
@@ -488,10 +485,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		vpa_rng_split(&r, ctx->seed, name);
 		xo.seed = vpa_rng_u64(&r);
 	}
-	int finetune = !strcmp(vpa_cfg_str(ex, xs, "semi_informed"), "finetune");
-	const struct vpa_ynode *sy = vpa_ymap_get(au, "synthetic");
-	const struct vpa_ynode *an = vpa_ymap_get(au, "anonymise");
-	int utt_level = !strcmp(vpa_cfg_str(au, &vpa_anon_audio_schema, "level"), "anon_level_utt");
+	int finetune = !strcmp(ex->semi_informed, "finetune");
+	/* the maps written (their options hold the defaults either way) */
+	const struct vpa_anon_synth_opts *sy = au->synthetic_at.line ? &au->synthetic : NULL;
+	const struct vpa_anon_anonymise_opts *an = au->anonymise_at.line ? &au->anonymise : NULL;
+	int utt_level = !strcmp(au->level, "anon_level_utt");
 	char *tmp = NULL;
 	char *paths[7] = {NULL};
 	enum { TR, TRA, EN, ENA, TI, TIA, ENI, NR };
@@ -512,24 +510,23 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		vpa_xvec_set_init(&R[i].set);
 	/* `trial` and `trial_anon` may list several directories (VoicePrivacy's
 	 * trials_f and trials_m): merged into one set each in the temporary folder */
-	size_t n_tr[2] = {0, 0};
-	const char **tr_dirs[2] = {
-		vpa_cfg_paths(au, &vpa_anon_audio_schema, "trial", &n_tr[0], NULL),
-		vpa_cfg_paths(au, &vpa_anon_audio_schema, "trial_anon", &n_tr[1], NULL)};
+	size_t n_tr[2] = {au->trial.n, au->trial_anon.n};
+	const char *const *tr_dirs[2] = {au->trial.v, au->trial_anon.v};
 	int merge = n_tr[0] > 1 || n_tr[1] > 1;
+	const char *const one[NR] = {au->train, au->train_anon, au->enroll, au->enroll_anon,
+				     NULL, NULL, au->enroll_informed};
 	for (int i = 0; i < NR; i++) {
-		const char *p = i == TI || i == TIA
-					? (n_tr[i - TI] == 1 ? tr_dirs[i - TI][0] : NULL)
-					: vpa_cfg_str(au, &vpa_anon_audio_schema, R[i].key);
+		const char *p = i == TI || i == TIA ? (n_tr[i - TI] == 1 ? tr_dirs[i - TI][0] : NULL)
+						    : one[i];
 		paths[i] = p ? vpa_path_join(ctx->dir, p) : NULL;
 	}
-	if (vpa_ymap_get(au, "onnx") &&
-	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx"), ctx->threads,
-				    &oo, &onnx, err)))
+	if (au->onnx_at.line &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, &au->onnx, ctx->threads, &oo, &onnx,
+				    err)))
 		goto out;
-	if (vpa_ymap_get(au, "onnx_anon") &&
-	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, vpa_ymap_get(au, "onnx_anon"),
-				    ctx->threads, &ooa, &onnx_anon, err)))
+	if (au->onnx_anon_at.line &&
+	    (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, &au->onnx_anon, ctx->threads, &ooa,
+				    &onnx_anon, err)))
 		goto out;
 	if (sy || an || merge) {
 		/* under $TMPDIR (POSIX), else /tmp */
@@ -562,13 +559,12 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			goto out;
 	}
 	if (sy) {
-		int nspk = (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "speakers");
+		int nspk = (int)sy->speakers;
 		char *cdir = vpa_xvec_join(tmp, "corpus");
 		vpa_progress_note("%s: synthesising a corpus of %d speakers", t->id, nspk);
 		stage_start(&clk);
-		rc = vpa_xvec_synth(nspk, (int)vpa_cfg_int(sy, &vpa_anon_synth_schema, "utts"),
-				    vpa_cfg_str(sy, &vpa_anon_synth_schema, "brown"), xo.seed, cdir,
-				    ctx->threads, err);
+		rc = vpa_xvec_synth(nspk, (int)sy->utts, sy->brown, xo.seed, cdir, ctx->threads,
+				    err);
 		stage_stop(stages, "synthesis", &clk);
 		static const char *const sub[] = {"train", "enrol", "trials"};
 		for (int i = 0; i < 3 && rc == 0; i++) {
@@ -583,11 +579,10 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 				 "not recordings of people");
 	}
 	if (an) {
-		int kind = vpa_anon_audio_kind(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "method"));
-		double lo = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "low");
-		double hi = vpa_cfg_num(an, &vpa_anon_anonymise_schema, "high");
-		int train_utt = !strcmp(vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"),
-					"anon_level_utt");
+		int kind = vpa_anon_audio_kind(an->method);
+		double lo = an->low;
+		double hi = an->high;
+		int train_utt = !strcmp(an->train_level, "anon_level_utt");
 		/* the user's anonymiser draws from xo.seed (trials); the attacker
 		 * anonymises its training data and the enrolment with its own draws
 		 * (lazy- and semi-informed); the informed attacker's enrolment gets
@@ -637,11 +632,11 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 	if (rc)
 		goto out;
 	/* utility: WER of the user's ASR hypotheses, rho_F0 */
-	static const char *const hk[2] = {"hyp", "hyp_anon"};
+	const struct vpa_strs *hv[2] = {&au->hyp, &au->hyp_anon};
 	for (int h = 0; h < 2; h++) {
-		size_t nh;
-		const char **hp = vpa_cfg_paths(au, &vpa_anon_audio_schema, hk[h], &nh, NULL);
-		if (!hp)
+		size_t nh = hv[h]->n;
+		const char *const *hp = hv[h]->v;
+		if (!hv[h]->given)
 			continue;
 		/* one hypothesis file per trial directory (validated): the counts add up */
 		struct vpa_xvec_wer w;
@@ -663,7 +658,6 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 			w.sub += w1.sub;
 			w.n_utt += w1.n_utt;
 		}
-		free(hp);
 		if (rc)
 			goto out;
 		w.wer = 100.0 * (double)(w.ins + w.del + w.sub) / (double)w.ref_words;
@@ -676,7 +670,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
 		vpa_json_set_num(wo, "sub", (double)w.sub);
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
 	}
-	if (vpa_cfg_bool(au, &vpa_anon_audio_schema, "rho_f0") && paths[TIA]) {
+	if (au->rho_f0 && paths[TIA]) {
 		double rho;
 		size_t nu;
 		stage_start(&clk);
@@ -778,18 +772,15 @@ asv_anon_step:
 		}
 		vpa_json_set(o, "sizes", sz);
 	}
-	vpa_json_set_str(o, "level", vpa_cfg_str(au, &vpa_anon_audio_schema, "level"));
+	vpa_json_set_str(o, "level", au->level);
 	if (an && R[TRA].set.dir)
-		vpa_json_set_str(o, "train_anon_level",
-				 vpa_cfg_str(an, &vpa_anon_anonymise_schema, "train_level"));
-	vpa_json_set_str(o, "asv_eval", onnx ? vpa_cfg_str(vpa_ymap_get(au, "onnx"),
-							   &vpa_anon_onnx_schema, "model")
+		vpa_json_set_str(o, "train_anon_level", an->train_level);
+	vpa_json_set_str(o, "asv_eval", onnx ? au->onnx.model
 					     : xo.arch == VPA_XVEC_ECAPA ? "ECAPA-TDNN trained in C"
 									 : "x-vector trained in C");
 	if (R[TRA].set.dir)
 		vpa_json_set_str(o, "asv_eval_anon",
-				 onnx_anon ? vpa_cfg_str(vpa_ymap_get(au, "onnx_anon"),
-							 &vpa_anon_onnx_schema, "model")
+				 onnx_anon ? au->onnx_anon.model
 					   : xo.arch == VPA_XVEC_ECAPA ? "ECAPA-TDNN trained in C"
 								       : "x-vector trained in C");
 	if (vpa_xvec_trained(&asv) || vpa_xvec_trained(&asv_anon)) {
@@ -817,8 +808,6 @@ asv_anon_step:
 	vpa_json_set(t->info, "audio", o);
 	o = NULL;
 out:
-	free(tr_dirs[0]);
-	free(tr_dirs[1]);
 	if (o)
 		vpa_json_free(o);
 	if (stages)

@@ -3,17 +3,18 @@
  * embeddings (x-vectors) of original and anonymised speech in the roles the
  * attacks need (train, pool, enroll, trial, their anonymised versions), either
  * simulated (targets/sim_speech.c + targets/anonymiser.c; documented in
- * targets/README.md) or imported from Kaldi archives / .npy files.
+ * targets/README.md), imported from Kaldi archives / .npy files, or made from
+ * audio.  This file holds the kind: its keys, their checks, the target's
+ * build (which calls the build of its source) and release; the builds are
+ * the files of targets/anon_build.h (anon_simulate.c, anon_import.c,
+ * anon_audio.c), which never call back here.
  */
-#include "targets/anon.h"
-#include "formats/kaldi.h"
+#include "targets/anon_build.h"
 #include "embed/embed.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- schema ----------------------------------------------------------------- */
 
@@ -154,41 +155,6 @@ static const struct vpa_key sim_keys[] = {
 };
 static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(struct vpa_anon_sim_opts)};
 
-/* The ONNX extractor of `import.extractor` (embed/embed.h, as `vpaudit embed`). */
-static const struct vpa_key extractor_keys[] = {
-	{"model", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "ecapa.onnx",
-	 "the ONNX model (external data files next to it); an unsupported operator is "
-	 "reported by `vpaudit validate`",
-	 VPA_AT(struct vpa_anon_onnx_opts, model), VPA_MARK(struct vpa_anon_onnx_opts, model_at)},
-	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "fbank",
-	 "the front-end's features (Kaldi's compute-fbank-feats / compute-mfcc-feats)",
-	 VPA_AT(struct vpa_anon_onnx_opts, features), VPA_MARK(struct vpa_anon_onnx_opts, features_at)},
-	{"options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
-	 "[--num-mel-bins=80, --frame-shift=10]",
-	 "front-end options as on the command line of `vpaudit features` (Kaldi's names, "
-	 "`--name=value`, CMVN and `--vad` included)",
-	 VPA_AT(struct vpa_anon_onnx_opts, options), VPA_MARK(struct vpa_anon_onnx_opts, options_at)},
-	{"cmn", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "true",
-	 "subtract the mean of the frames fed to the model (per chunk with `chunk`)",
-	 VPA_AT(struct vpa_anon_onnx_opts, cmn), VPA_MARK(struct vpa_anon_onnx_opts, cmn_at)},
-	{"chunk", VPA_K_INT, 0, "0", 0, 100000000, 0, NULL, NULL, "198",
-	 "frames per forward pass, chunk embeddings averaged as WeSpeaker's runtime (0: the "
-	 "whole utterance)",
-	 VPA_AT(struct vpa_anon_onnx_opts, chunk), VPA_MARK(struct vpa_anon_onnx_opts, chunk_at)},
-	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "btf",
-	 "the model input (batch, time, features) or (batch, features, time)",
-	 VPA_AT(struct vpa_anon_onnx_opts, layout), VPA_MARK(struct vpa_anon_onnx_opts, layout_at)},
-	{"input", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "feats",
-	 "the graph input of the features (default: the only one)",
-	 VPA_AT(struct vpa_anon_onnx_opts, input), VPA_MARK(struct vpa_anon_onnx_opts, input_at)},
-	{"output", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "embedding",
-	 "the value read as the embedding: a graph output or any intermediate value "
-	 "(default: the first graph output)",
-	 VPA_AT(struct vpa_anon_onnx_opts, output), VPA_MARK(struct vpa_anon_onnx_opts, output_at)},
-	{NULL},
-};
-const struct vpa_schema vpa_anon_onnx_schema = {"extractor", extractor_keys, sizeof(struct vpa_anon_onnx_opts)};
-
 static const struct vpa_key set_keys[] = {
 	{"vectors", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "xvector.ark",
 	 "Kaldi archive (text or binary) or .npy (n, d) float32/float64 (this or `audio`)",
@@ -215,10 +181,10 @@ static const struct vpa_key set_keys[] = {
 };
 static const struct vpa_schema set_schema = {"embedding set", set_keys, sizeof(struct vpa_anon_set_opts)};
 
-#define SETKEY(f, req, doc)                                                               \
-	{#f, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                       \
-	 "{vectors: " #f "/xvector.ark, utt2spk: " #f "/utt2spk}", doc,                   \
-	 VPA_AT(struct vpa_anon_import_opts, f), VPA_MARK(struct vpa_anon_import_opts, f##_at)}
+#define SETKEY(name, req, doc)                                                            \
+	{#name, VPA_K_MAP, req, NULL, -INF, INF, 0, NULL, &set_schema,                    \
+	 "{vectors: " #name "/xvector.ark, utt2spk: " #name "/utt2spk}", doc,               \
+	 VPA_AT(struct vpa_anon_import_opts, name), VPA_MARK(struct vpa_anon_import_opts, name##_at)}
 static const struct vpa_key import_keys[] = {
 	SETKEY(train, 1, "original training data of the attacker's back-end"),
 	SETKEY(train_anon, 0, "anonymised training data (semi-informed and informed attackers)"),
@@ -280,257 +246,274 @@ static const struct vpa_key keys[] = {
 };
 static const struct vpa_schema schema = {"target anonymised_speech", keys, sizeof(struct vpa_anon_opts)};
 
-/* ---- the ONNX extractor ------------------------------------------------------ */
-
-/*
- * The extractor's options from its mapping (strings borrowed from the nodes).
- * Errors blame the offending node: "S.yaml:12:20: unknown option '--num-bins'".
- */
-static int extractor_opts(const char *file, const struct vpa_ynode *ex, int threads,
-			  struct vpa_embed_opts *o, struct vpa_err *err)
-{
-	const char *kind = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "features");
-	vpa_embed_opts_init(o, !strcmp(kind, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
-	o->cmn = vpa_cfg_bool(ex, &vpa_anon_onnx_schema, "cmn");
-	o->chunk = (size_t)vpa_cfg_int(ex, &vpa_anon_onnx_schema, "chunk");
-	o->layout = !strcmp(vpa_cfg_str(ex, &vpa_anon_onnx_schema, "layout"), "bft") ? VPA_EMBED_BFT
-										  : VPA_EMBED_BTF;
-	o->input = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "input");
-	o->output = vpa_cfg_str(ex, &vpa_anon_onnx_schema, "output");
-	o->threads = threads > 0 ? threads : 1;
-	static const char *const own[] = {"cmn", "chunk", "layout", "features", "input",
-					  "output", NULL};
-	return vpa_target_frontend_list(file, vpa_ymap_get(ex, "options"), "--num-mel-bins=80",
-					own, &o->feat, err);
-}
-
-/* Load the extractor (model checks, operators, input shape against the front-end). */
-int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_ynode *ex,
-		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
-		      struct vpa_err *err)
-{
-	*out = NULL;
-	int rc = extractor_opts(file, ex, threads, o, err);
-	if (rc)
-		return rc;
-	char *p = vpa_path_join(dir, vpa_cfg_str(ex, &vpa_anon_onnx_schema, "model"));
-	struct vpa_err e2;
-	vpa_err_init(&e2);
-	rc = vpa_embedder_new(p, o, out, &e2);
-	free(p);
-	if (rc) {
-		struct vpa_loc loc = vpa_node_loc(file, vpa_ymap_get(ex, "model"));
-		return vpa_fail(err, e2.status, &loc, "%s", e2.msg);
-	}
-	return 0;
-}
-
 /* ---- validation -------------------------------------------------------------- */
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    struct vpa_err *err)
+/*
+ * Where a check about a key itself ("`x` is only for source ...", "`x` cannot
+ * go with `y`") blames it: the key, as the checks on the nodes did.
+ */
+static struct vpa_loc key_loc(const struct vpa_kind_ctx *ctx, struct vpa_mark m)
 {
-	const char *source = vpa_cfg_str(cfg, &schema, "source");
-	int rc;
-	const struct vpa_ynode *imp = vpa_ymap_get(cfg, "import");
-	const struct vpa_ynode *sim = vpa_ymap_get(cfg, "simulate");
-	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
-	struct vpa_loc loc = vpa_node_loc(ctx->file, cfg);
-	if (!strcmp(source, "import")) {
-		if (!imp)
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"source 'import' needs an `import:` mapping with the embedding sets");
-		if (sim) {
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
-			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
-		}
-		const struct vpa_ynode *ex = vpa_ymap_get(imp, "extractor");
-		int any_audio = 0;
-		for (size_t i = 0; i < imp->n; i++) {
-			const struct vpa_ynode *v = imp->items[i];
-			if (!strcmp(imp->keys[i]->str, "extractor")) {
-				if (vpa_check_path(ctx, vpa_ymap_get(v, "model"), VPA_PATH_FILE, err))
-					return err->status;
-			} else if (v->type == VPA_YMAP) {
-				const struct vpa_ynode *au = vpa_ymap_get(v, "audio");
-				struct vpa_loc l2 = vpa_node_loc(ctx->file, v);
-				if (!au && !vpa_ymap_get(v, "vectors"))
-					return vpa_fail(err, VPA_EINPUT, &l2,
-							"set '%s' needs `vectors` (embeddings) or `audio` "
-							"(a data directory)", imp->keys[i]->str);
-				if (au && v->n > 1) {
-					size_t j = strcmp(v->keys[0]->str, "audio") ? 0 : 1;
-					struct vpa_loc l3 = vpa_node_loc(ctx->file, v->keys[j]);
-					return vpa_fail(err, VPA_EINPUT, &l3,
-							"`%s` cannot go with `audio` (speakers, genders "
-							"and durations come from the data directory)",
-							v->keys[j]->str);
-				}
-				if (au && !ex)
-					return vpa_fail(err, VPA_EINPUT, &l2,
-							"set '%s' is audio: `import:` needs an `extractor:` "
-							"(an ONNX model and its front-end)", imp->keys[i]->str);
-				any_audio |= au != NULL;
-				for (size_t j = 0; j < v->n; j++)
-					if (vpa_check_path(ctx, v->items[j],
-							   v->items[j] == au ? VPA_PATH_DIR : VPA_PATH_FILE,
-							   err))
-						return err->status;
-			} else if (vpa_check_path(ctx, v, VPA_PATH_FILE, err)) {
-				return err->status;
-			}
-		}
-		if (ex) {
-			/* load it: unsupported operators, the input against the front-end, ... */
-			struct vpa_embed_opts o;
-			struct vpa_embedder *e;
-			if (vpa_anon_onnx_new(ctx->file, ctx->dir, ex, 1, &o, &e, err))
-				return err->status;
-			vpa_embedder_free(e);
-			if (!any_audio) {
-				struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(imp, "extractor"));
-				return vpa_fail(err, VPA_EINPUT, &l2,
-						"`extractor:` embeds sets given as `audio`, and no set is");
-			}
-		}
-	} else if (imp) {
-		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "import"));
-		return vpa_fail(err, VPA_EINPUT, &l2, "`import:` is only for source 'import'");
+	return vpa_mark_key_loc(ctx->file, m);
+}
+
+/* Key marks in the order they were written (line, then column). */
+static int key_order(struct vpa_mark a, struct vpa_mark b)
+{
+	if (a.kline != b.kline)
+		return a.kline < b.kline ? -1 : 1;
+	return a.kcol < b.kcol ? -1 : a.kcol > b.kcol;
+}
+
+/* A key of `import:` as written: a set, the extractor or a file (enrolls, trials). */
+struct imp_key {
+	const char *name;
+	const struct vpa_anon_set_opts *set; /* a set, else NULL */
+	const char *path;                    /* enrolls / trials */
+	struct vpa_mark at;
+};
+
+static int imp_key_cmp(const void *x, const void *y)
+{
+	return key_order(((const struct imp_key *)x)->at, ((const struct imp_key *)y)->at);
+}
+
+/*
+ * One set of `import:` (m, written at m_at): `vectors` or `audio`, `audio`
+ * alone, an extractor for audio, its files and folder there.  The keys are
+ * checked in the order they were written (the first error written is the one
+ * reported).
+ */
+static int validate_set(const struct vpa_kind_ctx *ctx, const struct vpa_anon_import_opts *imp,
+			const char *name, const struct vpa_anon_set_opts *m, struct vpa_mark m_at,
+			struct vpa_err *err)
+{
+	struct imp_key k[] = {
+		{"vectors", NULL, m->vectors, m->vectors_at},
+		{"audio", NULL, m->audio, m->audio_at},
+		{"ids", NULL, m->ids, m->ids_at},
+		{"utt2spk", NULL, m->utt2spk, m->utt2spk_at},
+		{"spk2gender", NULL, m->spk2gender, m->spk2gender_at},
+		{"utt2dur", NULL, m->utt2dur, m->utt2dur_at},
+	};
+	size_t n = 0;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].at.line)
+			k[n++] = k[i];
+	qsort(k, n, sizeof(k[0]), imp_key_cmp);
+	int au = m->audio_at.line != 0;
+	struct vpa_loc l2 = vpa_mark_loc(ctx->file, m_at);
+	if (!au && !m->vectors_at.line)
+		return vpa_fail(err, VPA_EINPUT, &l2,
+				"set '%s' needs `vectors` (embeddings) or `audio` "
+				"(a data directory)", name);
+	if (au && n > 1) {
+		size_t j = strcmp(k[0].name, "audio") ? 0 : 1;
+		struct vpa_loc l3 = key_loc(ctx, k[j].at);
+		return vpa_fail(err, VPA_EINPUT, &l3,
+				"`%s` cannot go with `audio` (speakers, genders "
+				"and durations come from the data directory)", k[j].name);
 	}
-	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
-	if (!strcmp(source, "audio")) {
-		if (!au)
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"source 'audio' needs an `audio:` mapping with the data directories");
-		if (sim) {
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "simulate"));
-			return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
-		}
-		static const char *const dirs[] = {"train", "train_anon", "enroll", "enroll_anon",
-						   "trial", "trial_anon"};
-		for (size_t i = 0; i < 6; i++) {
-			const struct vpa_ynode *v = vpa_ymap_get(au, dirs[i]);
-			for (size_t j = 0; v && j < (v->type == VPA_YSEQ ? v->n : 1); j++)
-				if (vpa_check_path(ctx, v->type == VPA_YSEQ ? v->items[j] : v,
-						   VPA_PATH_DIR, err))
-					return err->status;
-		}
-		if ((rc = vpa_anon_audio_validate_lists(ctx, au, err)))
-			return rc;
-		int synth = vpa_ymap_get(au, "synthetic") != NULL;
-		int builtin = vpa_ymap_get(au, "anonymise") != NULL;
-		for (size_t i = 0; i < 6; i++) {
-			const struct vpa_ynode *k = vpa_ymap_key(au, dirs[i]);
-			int anon = i % 2;
-			if (k && ((synth && !anon) || (builtin && anon))) {
-				struct vpa_loc l2 = vpa_node_loc(ctx->file, k);
-				return vpa_fail(err, VPA_EINPUT, &l2, "`%s` cannot be given with `%s`",
-						dirs[i], anon ? "anonymise" : "synthetic");
-			}
-			if (!k && !anon && !synth) {
-				struct vpa_loc l2 = vpa_node_loc(ctx->file, au);
-				return vpa_fail(err, VPA_EINPUT, &l2,
-						"source 'audio' needs `%s` (a data directory) or `synthetic`",
-						dirs[i]);
-			}
-		}
-		const struct vpa_ynode *eik = vpa_ymap_key(au, "enroll_informed");
-		if (eik) {
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, eik);
-			if (builtin)
-				return vpa_fail(err, VPA_EINPUT, &l2,
-						"`enroll_informed` cannot be given with `anonymise`");
-			if (vpa_check_path(ctx, vpa_ymap_get(au, "enroll_informed"), VPA_PATH_DIR,
-					   err))
-				return err->status;
-		}
-		if ((rc = vpa_anon_audio_validate(ctx, au, err)))
-			return rc;
-		static const char *const files[] = {"trials", "enrolls", "hyp", "hyp_anon"};
-		for (size_t i = 0; i < 4; i++) {
-			const struct vpa_ynode *v = vpa_ymap_get(au, files[i]);
-			for (size_t j = 0; v && j < (v->type == VPA_YSEQ ? v->n : 1); j++)
-				if (vpa_check_path(ctx, v->type == VPA_YSEQ ? v->items[j] : v,
-						   VPA_PATH_FILE, err))
-					return err->status;
-		}
-	} else if (au) {
-		struct vpa_loc l2 = vpa_node_loc(ctx->file, vpa_ymap_key(cfg, "audio"));
-		return vpa_fail(err, VPA_EINPUT, &l2, "`audio:` is only for source 'audio'");
+	if (au && !imp->extractor_at.line)
+		return vpa_fail(err, VPA_EINPUT, &l2,
+				"set '%s' is audio: `import:` needs an `extractor:` "
+				"(an ONNX model and its front-end)", name);
+	for (size_t j = 0; j < n; j++)
+		if (vpa_check_path_at(ctx, k[j].path, k[j].at,
+				      !strcmp(k[j].name, "audio") ? VPA_PATH_DIR : VPA_PATH_FILE, err))
+			return err->status;
+	return 0;
+}
+
+/* source: import; its keys in the order written, then the extractor loaded. */
+static int validate_import(const struct vpa_kind_ctx *ctx, const struct vpa_anon_opts *o,
+			   struct vpa_err *err)
+{
+	const struct vpa_anon_import_opts *imp = &o->import;
+	if (!o->import_at.line) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"source 'import' needs an `import:` mapping with the embedding sets");
 	}
-	if (an) {
-		long long n = vpa_cfg_int(an, &anon_schema, "n");
-		long long ns = vpa_cfg_int(an, &anon_schema, "n_star");
-		if (ns > n) {
-			const struct vpa_ynode *k = vpa_ymap_key(an, "n_star");
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : an);
-			return vpa_fail(err, VPA_EINPUT, &l2, "n_star (%lld) must not exceed n (%lld)", ns,
-					n);
+	if (o->simulate_at.line) {
+		struct vpa_loc l2 = key_loc(ctx, o->simulate_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
+	}
+#define SET(s) {#s, &imp->s, NULL, imp->s##_at}
+	struct imp_key k[] = {
+		SET(train), SET(train_anon), SET(pool), SET(enroll), SET(enroll_anon),
+		SET(enroll_informed), SET(trial), SET(trial_anon), SET(population),
+		SET(population_anon), SET(population_informed),
+		{"extractor", NULL, NULL, imp->extractor_at},
+		{"enrolls", NULL, imp->enrolls, imp->enrolls_at},
+		{"trials", NULL, imp->trials, imp->trials_at},
+	};
+#undef SET
+	size_t n = 0;
+	int any_audio = 0;
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (k[i].at.line)
+			k[n++] = k[i];
+	qsort(k, n, sizeof(k[0]), imp_key_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(k[i].name, "extractor")) {
+			if (vpa_check_path_at(ctx, imp->extractor.model, imp->extractor.model_at,
+					      VPA_PATH_FILE, err))
+				return err->status;
+		} else if (k[i].set) {
+			if (validate_set(ctx, imp, k[i].name, k[i].set, k[i].at, err))
+				return err->status;
+			any_audio |= k[i].set->audio_at.line != 0;
+		} else if (vpa_check_path_at(ctx, k[i].path, k[i].at, VPA_PATH_FILE, err)) {
+			return err->status;
 		}
 	}
-	if (sim) {
-		long long d = vpa_cfg_int(sim, &sim_schema, "dim");
-		long long rs = vpa_cfg_int(sim, &sim_schema, "spk_rank");
-		if (rs >= d) {
-			const struct vpa_ynode *k = vpa_ymap_key(sim, "spk_rank");
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : sim);
+	if (imp->extractor_at.line) {
+		/* load it: unsupported operators, the input against the front-end, ... */
+		struct vpa_embed_opts eo;
+		struct vpa_embedder *e;
+		if (vpa_anon_onnx_new(ctx->file, ctx->dir, &imp->extractor, 1, &eo, &e, err))
+			return err->status;
+		vpa_embedder_free(e);
+		if (!any_audio) {
+			struct vpa_loc l2 = key_loc(ctx, imp->extractor_at);
 			return vpa_fail(err, VPA_EINPUT, &l2,
-					"spk_rank (%lld) must be below dim (%lld)", rs, d);
-		}
-	}
-	const struct vpa_ynode *be = vpa_ymap_get(cfg, "backend");
-	if (!strcmp(source, "simulate")) {
-		long long d = vpa_cfg_int(sim, &sim_schema, "dim");
-		long long ld = vpa_cfg_int(be, &backend_schema, "lda_dim");
-		if (ld >= d) {
-			const struct vpa_ynode *k = be ? vpa_ymap_key(be, "lda_dim") : NULL;
-			struct vpa_loc l2 = vpa_node_loc(ctx->file, k ? k : cfg);
-			return vpa_fail(err, VPA_EINPUT, &l2,
-					"backend lda_dim (%lld) must be below the embedding dimension (%lld)",
-					ld, d);
+					"`extractor:` embeds sets given as `audio`, and no set is");
 		}
 	}
 	return 0;
 }
 
-/* ---- helpers ----------------------------------------------------------------- */
-
-void vpa_anon_trials_release(struct vpa_anon_trials *t)
+/* A PATH or PATHS key's paths checked against want. */
+static int check_paths(const struct vpa_kind_ctx *ctx, const struct vpa_strs *l, int want,
+		       struct vpa_err *err)
 {
-	free(t->e);
-	free(t->t);
-	free(t->tar);
-	memset(t, 0, sizeof(*t));
+	for (size_t j = 0; j < l->n; j++)
+		if (vpa_check_path_at(ctx, l->v[j], l->marks[j], want, err))
+			return err->status;
+	return 0;
 }
 
-void vpa_anon_make_trials(const struct vpa_embset *enroll, const struct vpa_embset *trial,
-			  struct vpa_anon_trials *out)
+/* source: audio: the folders and files, the combinations of keys. */
+static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_anon_opts *o,
+			  struct vpa_err *err)
 {
-	size_t cap = 16, n = 0;
-	memset(out, 0, sizeof(*out));
-	out->e = xmalloc(cap * sizeof(uint32_t));
-	out->t = xmalloc(cap * sizeof(uint32_t));
-	out->tar = xmalloc(cap);
-	for (size_t s = 0; s < enroll->n_spk; s++) {
-		char ge = enroll->gender ? enroll->gender[s] : 0;
-		for (size_t i = 0; i < trial->n; i++) {
-			char gt = vpa_embset_utt_gender(trial, i);
-			if (ge && gt && ge != gt)
-				continue;
-			if (n == cap) {
-				cap *= 2;
-				out->e = xrealloc(out->e, xmul(cap, sizeof(uint32_t)));
-				out->t = xrealloc(out->t, xmul(cap, sizeof(uint32_t)));
-				out->tar = xrealloc(out->tar, cap);
-			}
-			out->e[n] = (uint32_t)s;
-			out->t[n] = (uint32_t)i;
-			out->tar[n] = !strcmp(enroll->spk_id[s], trial->spk_id[trial->spk[i]]);
-			n++;
+	const struct vpa_anon_audio_opts *au = &o->audio;
+	int rc;
+	if (!o->audio_at.line) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"source 'audio' needs an `audio:` mapping with the data directories");
+	}
+	if (o->simulate_at.line) {
+		struct vpa_loc l2 = key_loc(ctx, o->simulate_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "`simulate:` is only for source 'simulate'");
+	}
+	static const char *const dirs[] = {"train", "train_anon", "enroll", "enroll_anon",
+					   "trial", "trial_anon"};
+	/* the single folders as one-item lists (their mark the item's) */
+	const char *one[4] = {au->train, au->train_anon, au->enroll, au->enroll_anon};
+	struct vpa_mark one_at[4] = {au->train_at, au->train_anon_at, au->enroll_at,
+				     au->enroll_anon_at};
+	struct vpa_strs l[6];
+	struct vpa_mark at[6];
+	for (size_t i = 0; i < 4; i++) {
+		memset(&l[i], 0, sizeof(l[i]));
+		l[i].v = &one[i];
+		l[i].marks = &one_at[i];
+		l[i].n = one_at[i].line != 0;
+		at[i] = one_at[i];
+	}
+	l[4] = au->trial;
+	l[5] = au->trial_anon;
+	at[4] = au->trial_at;
+	at[5] = au->trial_anon_at;
+	for (size_t i = 0; i < 6; i++)
+		if ((rc = check_paths(ctx, &l[i], VPA_PATH_DIR, err)))
+			return rc;
+	if ((rc = vpa_anon_audio_validate_lists(ctx, au, err)))
+		return rc;
+	int synth = au->synthetic_at.line != 0;
+	int builtin = au->anonymise_at.line != 0;
+	for (size_t i = 0; i < 6; i++) {
+		int anon = i % 2;
+		if (at[i].line && ((synth && !anon) || (builtin && anon))) {
+			struct vpa_loc l2 = key_loc(ctx, at[i]);
+			return vpa_fail(err, VPA_EINPUT, &l2, "`%s` cannot be given with `%s`",
+					dirs[i], anon ? "anonymise" : "synthetic");
+		}
+		if (!at[i].line && !anon && !synth) {
+			struct vpa_loc l2 = vpa_mark_loc(ctx->file, o->audio_at);
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"source 'audio' needs `%s` (a data directory) or `synthetic`",
+					dirs[i]);
 		}
 	}
-	out->n = n;
+	if (au->enroll_informed_at.line) {
+		struct vpa_loc l2 = key_loc(ctx, au->enroll_informed_at);
+		if (builtin)
+			return vpa_fail(err, VPA_EINPUT, &l2,
+					"`enroll_informed` cannot be given with `anonymise`");
+		if (vpa_check_path_at(ctx, au->enroll_informed, au->enroll_informed_at,
+				      VPA_PATH_DIR, err))
+			return err->status;
+	}
+	if ((rc = vpa_anon_audio_validate(ctx, au, err)))
+		return rc;
+	if ((rc = check_paths(ctx, &au->trials, VPA_PATH_FILE, err)) ||
+	    (rc = vpa_check_path_at(ctx, au->enrolls, au->enrolls_at, VPA_PATH_FILE, err)) ||
+	    (rc = check_paths(ctx, &au->hyp, VPA_PATH_FILE, err)) ||
+	    (rc = check_paths(ctx, &au->hyp_anon, VPA_PATH_FILE, err)))
+		return rc;
+	return 0;
 }
+
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err)
+{
+	const struct vpa_anon_opts *o = opts;
+	const char *source = o->source;
+	int rc;
+	if (!strcmp(source, "import")) {
+		if ((rc = validate_import(ctx, o, err)))
+			return rc;
+	} else if (o->import_at.line) {
+		struct vpa_loc l2 = key_loc(ctx, o->import_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "`import:` is only for source 'import'");
+	}
+	if (!strcmp(source, "audio")) {
+		if ((rc = validate_audio(ctx, o, err)))
+			return rc;
+	} else if (o->audio_at.line) {
+		struct vpa_loc l2 = key_loc(ctx, o->audio_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "`audio:` is only for source 'audio'");
+	}
+	const struct vpa_anon_anonymiser_opts *an = &o->anonymiser;
+	if (o->anonymiser_at.line && an->n_star > an->n) {
+		struct vpa_loc l2 = an->n_star_at.line ? key_loc(ctx, an->n_star_at)
+						       : vpa_mark_loc(ctx->file, o->anonymiser_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "n_star (%lld) must not exceed n (%lld)",
+				an->n_star, an->n);
+	}
+	const struct vpa_anon_sim_opts *sim = &o->simulate;
+	if (o->simulate_at.line && sim->spk_rank >= sim->dim) {
+		struct vpa_loc l2 = sim->spk_rank_at.line ? key_loc(ctx, sim->spk_rank_at)
+							  : vpa_mark_loc(ctx->file, o->simulate_at);
+		return vpa_fail(err, VPA_EINPUT, &l2, "spk_rank (%lld) must be below dim (%lld)",
+				sim->spk_rank, sim->dim);
+	}
+	if (!strcmp(source, "simulate") && o->backend.lda_dim >= sim->dim) {
+		/* the key, else the target's mapping */
+		struct vpa_loc l2 = o->backend.lda_dim_at.line
+					    ? key_loc(ctx, o->backend.lda_dim_at)
+					    : vpa_mark_loc(ctx->file, ctx->self);
+		return vpa_fail(err, VPA_EINPUT, &l2,
+				"backend lda_dim (%lld) must be below the embedding dimension (%lld)",
+				o->backend.lda_dim, sim->dim);
+	}
+	return 0;
+}
+
+/* ---- the target -------------------------------------------------------------- */
 
 static void anon_free(struct vpa_target *t)
 {
@@ -562,596 +545,41 @@ static void init_sets(struct vpa_anon_target *a)
 		vpa_embset_init(sets[i]);
 }
 
-static void read_anon_cfg(const struct vpa_ynode *an, struct vpa_anon_cfg *c)
-{
-	vpa_anon_cfg_init(c);
-	c->distance = vpa_anon_parse("distance", vpa_cfg_str(an, &anon_schema, "distance"));
-	c->proximity = vpa_anon_parse("proximity", vpa_cfg_str(an, &anon_schema, "proximity"));
-	c->gender = vpa_anon_parse("gender", vpa_cfg_str(an, &anon_schema, "gender"));
-	c->assignment = vpa_anon_parse("assignment", vpa_cfg_str(an, &anon_schema, "assignment"));
-	c->n = (size_t)vpa_cfg_int(an, &anon_schema, "n");
-	c->n_star = (size_t)vpa_cfg_int(an, &anon_schema, "n_star");
-	c->ap.damping = vpa_cfg_num(an, &anon_schema, "ap_damping");
-	c->ap.max_iter = (int)vpa_cfg_int(an, &anon_schema, "ap_max_iter");
-	c->ap.conv_iter = (int)vpa_cfg_int(an, &anon_schema, "ap_conv_iter");
-}
-
-static void read_backend_cfg(const struct vpa_ynode *be, struct vpa_backend_cfg *b)
+static void read_backend_cfg(const struct vpa_anon_backend_opts *be, struct vpa_backend_cfg *b)
 {
 	vpa_backend_cfg_init(b);
-	b->lda_dim = (size_t)vpa_cfg_int(be, &backend_schema, "lda_dim");
-	b->scoring = !strcmp(vpa_cfg_str(be, &backend_schema, "scoring"), "cosine") ? VPA_SCORE_COSINE
-										    : VPA_SCORE_PLDA;
-	b->length_norm = vpa_cfg_bool(be, &backend_schema, "length_norm");
-	b->plda_norm = vpa_cfg_bool(be, &backend_schema, "plda_normalize_length") ? VPA_PLDA_NORM_KALDI
-										   : VPA_PLDA_NORM_NONE;
-	b->em_iters = (int)vpa_cfg_int(be, &backend_schema, "em_iters");
+	b->lda_dim = (size_t)be->lda_dim;
+	b->scoring = !strcmp(be->scoring, "cosine") ? VPA_SCORE_COSINE : VPA_SCORE_PLDA;
+	b->length_norm = be->length_norm;
+	b->plda_norm = be->plda_normalize_length ? VPA_PLDA_NORM_KALDI : VPA_PLDA_NORM_NONE;
+	b->em_iters = (int)be->em_iters;
 }
 
-/*
- * The informed attacker's pseudo-speaker map for `set`: each utterance gets
- * the user's pseudo-speaker of its speaker (speaker level), or of the
- * speaker's trial utterance number (j mod count) (utterance level).
- */
-static int informed_map(const struct vpa_anon_result *user, const struct vpa_embset *trial,
-			const struct vpa_embset *set, int spk_level, struct vpa_anon_result *out,
-			struct vpa_err *err)
-{
-	memset(out, 0, sizeof(*out));
-	out->n_pseudo = user->n_pseudo;
-	out->d = user->d;
-	out->pseudo = user->pseudo; /* borrowed: only pseudo and of_utt are used */
-	out->of_utt = xmalloc(xmul(set->n ? set->n : 1, sizeof(uint32_t)));
-	uint32_t *seen = xcalloc(set->n_spk ? set->n_spk : 1, sizeof(uint32_t));
-	for (size_t i = 0; i < set->n; i++) {
-		const char *spk = set->spk_id[set->spk[i]];
-		long ts = vpa_embset_find_spk(trial, spk);
-		if (ts < 0) {
-			free(seen);
-			free(out->of_utt);
-			out->of_utt = NULL;
-			return vpa_fail(err, VPA_EINPUT, NULL,
-					"speaker '%s' has no trial utterance: no pseudo-speaker to inform "
-					"the attacker of", spk);
-		}
-		if (spk_level) {
-			out->of_utt[i] = (uint32_t)ts;
-		} else {
-			size_t cnt = 0, want = seen[set->spk[i]]++, pick = 0;
-			for (size_t r = 0; r < trial->n; r++)
-				if (trial->spk[r] == (uint32_t)ts)
-					cnt++;
-			want %= cnt;
-			for (size_t r = 0; r < trial->n; r++)
-				if (trial->spk[r] == (uint32_t)ts && want-- == 0) {
-					pick = r;
-					break;
-				}
-			out->of_utt[i] = user->of_utt[pick];
-		}
-	}
-	free(seen);
-	return 0;
-}
-
-static void set_info(struct vpa_json *info, const char *name, const struct vpa_embset *es)
-{
-	if (!es->n)
-		return;
-	struct vpa_json *o = vpa_json_obj();
-	vpa_json_set_num(o, "utterances", (double)es->n);
-	vpa_json_set_num(o, "speakers", (double)es->n_spk);
-	if (es->gender) { /* speakers by gender, where spk2gender gave it (the report's column) */
-		size_t nf = 0, nm = 0;
-		for (size_t s = 0; s < es->n_spk; s++) {
-			nf += es->gender[s] == 'f';
-			nm += es->gender[s] == 'm';
-		}
-		vpa_json_set_num(o, "female", (double)nf);
-		vpa_json_set_num(o, "male", (double)nm);
-	}
-	vpa_json_set_num(o, "dim", (double)es->d);
-	vpa_json_set(info, name, o);
-}
-
-static void anon_info(struct vpa_json *info, const struct vpa_anon_cfg *c)
-{
-	struct vpa_json *o = vpa_json_obj();
-	vpa_json_set_str(o, "distance", vpa_anon_name("distance", c->distance));
-	vpa_json_set_str(o, "proximity", vpa_anon_name("proximity", c->proximity));
-	vpa_json_set_str(o, "gender", vpa_anon_name("gender", c->gender));
-	vpa_json_set_str(o, "assignment", vpa_anon_name("assignment", c->assignment));
-	vpa_json_set_num(o, "n", (double)c->n);
-	vpa_json_set_num(o, "n_star", (double)c->n_star);
-	vpa_json_set(info, "anonymiser", o);
-}
-
-static uint64_t target_seed(uint64_t seed, const char *id)
-{
-	char name[300];
-	struct vpa_rng r;
-	snprintf(name, sizeof(name), "target/%s", id);
-	vpa_rng_split(&r, seed, name);
-	return vpa_rng_u64(&r);
-}
-
-/* ---- simulate ------------------------------------------------------------------ */
-
-static int build_sim(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *t,
-		     struct vpa_anon_target *a, struct vpa_err *err)
-{
-	const struct vpa_ynode *sm = vpa_ymap_get(cfg, "simulate");
-	struct vpa_sim_cfg sc;
-	struct vpa_anon_cfg ac;
-	struct vpa_anonymiser *an = NULL;
-	struct vpa_embset pool, test;
-	struct vpa_anon_result r;
-	int rc = 0;
-	vpa_embset_init(&pool);
-	vpa_embset_init(&test);
-	memset(&r, 0, sizeof(r));
-	vpa_sim_cfg_init(&sc);
-#define SN(k) sc.k = vpa_cfg_num(sm, &sim_schema, #k)
-#define SI(k) sc.k = (size_t)vpa_cfg_int(sm, &sim_schema, #k)
-	SI(dim);
-	SI(spk_rank);
-	SI(utt_rank);
-	SI(synth_rank);
-	SN(spk_scale);
-	SN(spk_decay);
-	SN(utt_scale);
-	SN(noise);
-	SN(gender_sep);
-	SN(tau);
-	SN(dur_mean);
-	SN(dur_sigma);
-	SN(leakage);
-	SN(synth_noise);
-	SN(synth_gain);
-#undef SN
-#undef SI
-	size_t n_train = (size_t)vpa_cfg_int(sm, &sim_schema, "train_speakers");
-	size_t u_train = (size_t)vpa_cfg_int(sm, &sim_schema, "train_utts");
-	size_t n_pool = (size_t)vpa_cfg_int(sm, &sim_schema, "pool_speakers");
-	size_t u_pool = (size_t)vpa_cfg_int(sm, &sim_schema, "pool_utts");
-	size_t n_test = (size_t)vpa_cfg_int(sm, &sim_schema, "test_speakers");
-	size_t u_enr = (size_t)vpa_cfg_int(sm, &sim_schema, "enroll_utts");
-	size_t u_tri = (size_t)vpa_cfg_int(sm, &sim_schema, "trial_utts");
-	size_t n_pop = (size_t)vpa_cfg_int(sm, &sim_schema, "population");
-	read_anon_cfg(vpa_ymap_get(cfg, "anonymiser"), &ac);
-	uint64_t seed = target_seed(ctx->seed, t->id);
-
-	a->sim = vpa_sim_new(&sc, seed);
-	vpa_sim_make_set(a->sim, "train", n_train, u_train, &a->train);
-	vpa_sim_make_set(a->sim, "pool", n_pool, u_pool, &pool);
-	vpa_sim_make_set(a->sim, "test", n_test, u_enr + u_tri, &test);
-	/* the first enroll_utts utterances of each test speaker enrol, the rest are trials */
-	size_t *ei = xmalloc(xmul(test.n, sizeof(size_t))), *ti = xmalloc(xmul(test.n, sizeof(size_t)));
-	size_t ne = 0, nt = 0;
-	for (size_t i = 0; i < test.n; i++) {
-		if (i % (u_enr + u_tri) < u_enr)
-			ei[ne++] = i;
-		else
-			ti[nt++] = i;
-	}
-	vpa_embset_subset_rows(&test, ei, ne, &a->enroll);
-	vpa_embset_subset_rows(&test, ti, nt, &a->trial);
-	free(ei);
-	free(ti);
-
-	if (!(an = vpa_anonymiser_new(&pool, &ac, err))) {
-		rc = err->status;
-		goto out;
-	}
-	/* the user's anonymisation of the published trials */
-	if ((rc = vpa_anonymise(an, &a->trial, seed, "user", &a->trial_pseudo, err)))
-		goto out;
-	vpa_sim_anon_set(a->sim, &a->trial, &a->trial_pseudo, 0, "user", &a->trial_anon);
-	/* the attacker's own anonymisation of enrolment and training data */
-	if ((rc = vpa_anonymise(an, &a->enroll, seed, "attacker", &r, err)))
-		goto out;
-	vpa_sim_anon_set(a->sim, &a->enroll, &r, 0, "attacker", &a->enroll_anon);
-	vpa_anon_result_release(&r);
-	if ((rc = vpa_anonymise(an, &a->train, seed, "attacker", &r, err)))
-		goto out;
-	vpa_sim_anon_set(a->sim, &a->train, &r, 0, "attacker", &a->train_anon);
-	vpa_anon_result_release(&r);
-	/* informed: the enrolment re-synthesised with the trial speakers' pseudo-speakers */
-	if ((rc = informed_map(&a->trial_pseudo, &a->trial, &a->enroll,
-			       ac.assignment == VPA_ANON_SPEAKER, &r, err)))
-		goto out;
-	vpa_sim_anon_set(a->sim, &a->enroll, &r, 0, "informed", &a->enroll_informed);
-	free(r.of_utt);
-	memset(&r, 0, sizeof(r));
-	if (n_pop) {
-		vpa_sim_make_set(a->sim, "pop", n_pop, u_enr, &a->pop);
-		if ((rc = vpa_anonymise(an, &a->pop, seed, "attacker", &r, err)))
-			goto out;
-		vpa_sim_anon_set(a->sim, &a->pop, &r, 0, "attacker", &a->pop_anon);
-		vpa_anon_result_release(&r);
-		if ((rc = vpa_anonymise(an, &a->pop, seed, "user", &r, err)))
-			goto out;
-		vpa_sim_anon_set(a->sim, &a->pop, &r, 0, "informed", &a->pop_informed);
-		vpa_anon_result_release(&r);
-	}
-	vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
-
-	struct vpa_json *si = vpa_json_obj();
-	vpa_json_set_num(si, "dim", (double)sc.dim);
-	vpa_json_set_num(si, "leakage", sc.leakage);
-	vpa_json_set_num(si, "synth_noise", sc.synth_noise);
-	vpa_json_set(t->info, "simulation", si);
-	set_info(t->info, "pool", &pool);
-out:
-	vpa_anon_result_release(&r);
-	vpa_anonymiser_free(an);
-	vpa_embset_release(&pool);
-	vpa_embset_release(&test);
-	if (!rc)
-		anon_info(t->info, &ac);
-	return rc;
-}
-
-/* ---- import -------------------------------------------------------------------- */
-
-/* A set given as audio: embedded with the extractor. */
-static int audio_set(struct vpa_run_ctx *ctx, const struct vpa_ynode *m, const char *role,
-		     int need_gender, const struct vpa_embedder *e, const struct vpa_embed_opts *o,
-		     struct vpa_embset *out, struct vpa_err *err)
-{
-	char *p = vpa_path_join(ctx->dir, vpa_cfg_str(m, &set_schema, "audio"));
-	int rc = vpa_embset_from_audio_with(p, e, o, out, err);
-	for (size_t s = 0; !rc && need_gender && s < out->n_spk; s++)
-		if (!out->gender || !out->gender[s])
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "%s/spk2gender: no gender for speaker '%s' (needed for the "
-				      "same-gender trials of set '%s')",
-				      p, out->spk_id[s], role);
-	if (rc) {
-		vpa_embset_release(out);
-		vpa_embset_init(out);
-	}
-	free(p);
-	return rc;
-}
-
-static int import_set(struct vpa_run_ctx *ctx, const struct vpa_ynode *imp, const char *role,
-		      int need_gender, const struct vpa_embedder *e, const struct vpa_embed_opts *o,
-		      struct vpa_embset *out, struct vpa_err *err)
-{
-	const struct vpa_ynode *m = vpa_ymap_get(imp, role);
-	if (!m)
-		return 0;
-	if (vpa_ymap_get(m, "audio"))
-		return audio_set(ctx, m, role, need_gender, e, o, out, err);
-	char *p[5] = {NULL};
-	const char *k[5] = {"vectors", "ids", "utt2spk", "spk2gender", "utt2dur"};
-	for (int i = 0; i < 5; i++) {
-		const char *v = vpa_cfg_str(m, &set_schema, k[i]);
-		p[i] = v ? vpa_path_join(ctx->dir, v) : NULL;
-	}
-	struct vpa_embset_src src = {p[0], p[1], p[2], p[3], p[4], need_gender};
-	int rc = vpa_embset_import(&src, out, err);
-	for (int i = 0; i < 5; i++)
-		free(p[i]);
-	if (rc) {
-		char old[sizeof(err->msg)];
-		memcpy(old, err->msg, sizeof(old));
-		int st = err->status;
-		vpa_err_init(err);
-		struct vpa_loc loc = vpa_node_loc(ctx->file, m);
-		/* messages of the readers already name the file and line */
-		rc = vpa_fail(err, st, strchr(old, ':') ? NULL : &loc, "%s%s%s", old,
-			      strchr(old, ':') ? "" : " in set ", strchr(old, ':') ? "" : role);
-	}
-	return rc;
-}
-
-/* Rows of `src` reordered to the utterances of `ref` (all must exist). */
-static int align_rows(const struct vpa_embset *ref, const struct vpa_embset *src,
-		      const char *what, struct vpa_embset *out, struct vpa_err *err)
-{
-	size_t *idx = xmalloc(xmul(ref->n ? ref->n : 1, sizeof(size_t)));
-	for (size_t i = 0; i < ref->n; i++) {
-		long r = vpa_embset_find_utt(src, ref->utt[i]);
-		if (r < 0) {
-			free(idx);
-			return vpa_fail(err, VPA_EINPUT, NULL, "%s: no embedding for utterance '%s'", what,
-					ref->utt[i]);
-		}
-		idx[i] = (size_t)r;
-	}
-	struct vpa_embset tmp;
-	vpa_embset_init(&tmp);
-	vpa_embset_subset_rows(src, idx, ref->n, &tmp);
-	free(idx);
-	vpa_embset_release(out);
-	*out = tmp;
-	return 0;
-}
-
-/* Speakers of `src` in the order of `ref`'s speakers (all must exist). */
-static int align_spk(const struct vpa_embset *ref, struct vpa_embset *set, const char *what,
-		     struct vpa_err *err)
-{
-	if (!set->n)
-		return 0;
-	uint32_t *idx = xmalloc(xmul(ref->n_spk ? ref->n_spk : 1, sizeof(uint32_t)));
-	for (size_t s = 0; s < ref->n_spk; s++) {
-		long k = vpa_embset_find_spk(set, ref->spk_id[s]);
-		if (k < 0) {
-			free(idx);
-			return vpa_fail(err, VPA_EINPUT, NULL, "%s: no utterance of enrolment speaker '%s'",
-					what, ref->spk_id[s]);
-		}
-		idx[s] = (uint32_t)k;
-	}
-	struct vpa_embset tmp;
-	vpa_embset_init(&tmp);
-	vpa_embset_subset_spk(set, idx, ref->n_spk, &tmp);
-	free(idx);
-	/* genders of the reference (the anonymised copies may lack spk2gender) */
-	if (ref->gender)
-		for (size_t s = 0; s < ref->n_spk; s++)
-			if (ref->gender[s])
-				vpa_embset_set_gender(&tmp, (uint32_t)s, ref->gender[s]);
-	vpa_embset_release(set);
-	*set = tmp;
-	return 0;
-}
-
-/* The `enrolls` list (path relative to the scenario; NULL: keep all) applied
- * to each enrolment set of sets (the originals and their anonymised copies;
- * NULL-terminated, empty sets skipped). */
-static int select_enrolls(struct vpa_run_ctx *ctx, const char *enrolls,
-			  struct vpa_embset *const *sets, struct vpa_err *err)
-{
-	if (!enrolls)
-		return 0;
-	char *path = vpa_path_join(ctx->dir, enrolls);
-	int rc = 0;
-	for (size_t i = 0; sets[i] && !rc; i++) {
-		if (!sets[i]->n)
-			continue;
-		struct vpa_embset tmp;
-		vpa_embset_init(&tmp);
-		if ((rc = vpa_embset_select_list(sets[i], path, &tmp, err))) {
-			vpa_embset_release(&tmp);
-			break;
-		}
-		vpa_embset_release(sets[i]);
-		*sets[i] = tmp;
-	}
-	free(path);
-	return rc;
-}
-
-/*
- * The VoicePrivacy trials lists (paths relative to the scenario; several are
- * used together, a trial named twice is an error naming both lines), or
- * every same-gender pair when there is none.
- */
-static int read_trials(struct vpa_run_ctx *ctx, const char *const *trials, size_t n_files,
-		       struct vpa_anon_target *a, struct vpa_err *err)
-{
-	if (!n_files) {
-		vpa_anon_make_trials(&a->enroll, &a->trial, &a->trials);
-		return 0;
-	}
-	struct vpa_kaldi_trials *kt = xcalloc(n_files, sizeof(*kt));
-	size_t total = 0;
-	int rc = 0;
-	for (size_t f = 0; f < n_files; f++)
-		vpa_kaldi_trials_init(&kt[f]);
-	for (size_t f = 0; f < n_files && !rc; f++) {
-		char *p = vpa_path_join(ctx->dir, trials[f]);
-		rc = vpa_kaldi_read_trials(p, &kt[f], err);
-		free(p);
-		total += kt[f].n;
-	}
-	struct vpa_anon_trials *T = &a->trials;
-	if (!rc) {
-		T->e = xmalloc(xmul(total ? total : 1, sizeof(uint32_t)));
-		T->t = xmalloc(xmul(total ? total : 1, sizeof(uint32_t)));
-		T->tar = xmalloc(total ? total : 1);
-		T->n = 0;
-	}
-	/* "ENROLL_INDEX TEST_ROW" -> the trial's index over all files (keys are
-	 * borrowed by the map: one fixed-width slot each) */
-	enum { SLOT = 24 };
-	char *keys = xmalloc(xmul(total ? total : 1, SLOT));
-	size_t *file_of = xmalloc(xmul(total ? total : 1, sizeof(size_t)));
-	size_t *row_of = xmalloc(xmul(total ? total : 1, sizeof(size_t)));
-	struct vpa_strmap seen;
-	vpa_strmap_init(&seen);
-	for (size_t f = 0; f < n_files && !rc; f++) {
-		const struct vpa_kaldi_trials *k = &kt[f];
-		rc = vpa_embset_resolve_trials(k, &a->enroll, &a->trial, T->e + T->n, T->t + T->n,
-					       err);
-		for (size_t i = 0; i < k->n && !rc; i++) {
-			size_t j = T->n + i;
-			char *key = keys + j * SLOT;
-			uint32_t j0;
-			snprintf(key, SLOT, "%u %u", T->e[j], T->t[j]);
-			file_of[j] = f;
-			row_of[j] = i;
-			if (vpa_strmap_put(&seen, key, (uint32_t)j, &j0)) {
-				struct vpa_loc loc = {k->name, k->line[i], 0};
-				rc = vpa_fail(err, VPA_EINPUT, &loc,
-					      "the trial '%s %s' is also at %s:%ld (a trial counted twice "
-					      "would weigh twice in every metric)", k->enroll[i],
-					      k->test[i], kt[file_of[j0]].name,
-					      kt[file_of[j0]].line[row_of[j0]]);
-			}
-		}
-		if (!rc) {
-			memcpy(T->tar + T->n, k->target, k->n);
-			T->n += k->n;
-		}
-	}
-	vpa_strmap_release(&seen);
-	free(keys);
-	free(file_of);
-	free(row_of);
-	for (size_t f = 0; f < n_files; f++)
-		vpa_kaldi_trials_release(&kt[f]);
-	free(kt);
-	return rc;
-}
-
-/*
- * source audio: the enrolment selection (enrolls), every anonymised set in
- * its original's order (speakers for enrolment, rows for trials), the trials.
- */
-static int audio_sets(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
-		      struct vpa_anon_target *a, struct vpa_err *err)
-{
-	const struct vpa_ynode *au = vpa_ymap_get(cfg, "audio");
-	const char *enrolls = vpa_cfg_str(au, &vpa_anon_audio_schema, "enrolls");
-	struct vpa_embset *const en[] = {&a->enroll, &a->enroll_anon, &a->enroll_semi,
-					 &a->enroll_informed, NULL};
-	int rc = select_enrolls(ctx, enrolls, en, err);
-	if (rc)
-		return rc;
-	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
-	    (rc = align_spk(&a->enroll, &a->enroll_semi, "enroll_anon", err)) ||
-	    (rc = align_spk(&a->enroll, &a->enroll_informed, "enroll_informed", err)))
-		return rc;
-	if (a->trial_anon.n &&
-	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
-		return rc;
-	if (a->trial_semi.n &&
-	    (rc = align_rows(&a->trial, &a->trial_semi, "trial_anon", &a->trial_semi, err)))
-		return rc;
-	size_t n;
-	char **files = vpa_anon_audio_trials_files(ctx->dir, au, &n);
-	rc = read_trials(ctx, (const char *const *)files, n, a, err);
-	vpa_anon_audio_trials_files_free(files, n);
-	return rc;
-}
-
-static int build_import(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
-			struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
-{
-	const struct vpa_ynode *imp = vpa_ymap_get(cfg, "import");
-	const char *trials = vpa_cfg_str(imp, &import_schema, "trials");
-	const char *enrolls = vpa_cfg_str(imp, &import_schema, "enrolls");
-	struct vpa_embset pool;
-	struct vpa_embedder *emb = NULL;
-	struct vpa_embed_opts eo;
-	int rc = 0;
-	vpa_embed_opts_init(&eo, VPA_FEAT_FBANK);
-	vpa_embset_init(&pool);
-	struct {
-		const char *role;
-		struct vpa_embset *es;
-		int need_gender;
-	} roles[] = {
-		{"train", &a->train, 0},
-		{"train_anon", &a->train_anon, 0},
-		{"pool", &pool, 1},
-		{"enroll", &a->enroll, trials == NULL},
-		{"enroll_anon", &a->enroll_anon, 0},
-		{"enroll_informed", &a->enroll_informed, 0},
-		{"trial", &a->trial, trials == NULL},
-		{"trial_anon", &a->trial_anon, 0},
-		{"population", &a->pop, 0},
-		{"population_anon", &a->pop_anon, 0},
-		{"population_informed", &a->pop_informed, 0},
-	};
-	size_t nr = sizeof(roles) / sizeof(roles[0]);
-	const struct vpa_ynode *ex = vpa_ymap_get(imp, "extractor");
-	if (ex && (rc = vpa_anon_onnx_new(ctx->file, ctx->dir, ex, ctx->threads, &eo, &emb, err)))
-		goto out;
-	for (size_t i = 0; i < nr; i++)
-		if ((rc = import_set(ctx, imp, roles[i].role, roles[i].need_gender, emb, &eo,
-				     roles[i].es, err)))
-			goto out;
-	/* one dimension for all */
-	for (size_t i = 1; i < nr; i++)
-		if (roles[i].es->n && roles[i].es->d != a->train.d) {
-			rc = vpa_fail(err, VPA_EINPUT, NULL,
-				      "dimension mismatch: set '%s' has dimension %zu, 'train' has %zu",
-				      roles[i].role, roles[i].es->d, a->train.d);
-			goto out;
-		}
-	size_t lda = (size_t)vpa_cfg_int(vpa_ymap_get(cfg, "backend"), &backend_schema, "lda_dim");
-	if (lda >= a->train.d) {
-		rc = vpa_fail(err, VPA_EINPUT, NULL,
-			      "backend lda_dim (%zu) must be below the embedding dimension (%zu)", lda,
-			      a->train.d);
-		goto out;
-	}
-	{
-		struct vpa_embset *const en[] = {&a->enroll, &a->enroll_anon, &a->enroll_informed,
-						 NULL};
-		if ((rc = select_enrolls(ctx, enrolls, en, err)))
-			goto out;
-	}
-	if ((rc = align_spk(&a->enroll, &a->enroll_anon, "enroll_anon", err)) ||
-	    (rc = align_spk(&a->enroll, &a->enroll_informed, "enroll_informed", err)) ||
-	    (rc = align_spk(&a->pop, &a->pop_anon, "population_anon", err)) ||
-	    (rc = align_spk(&a->pop, &a->pop_informed, "population_informed", err)))
-		goto out;
-	if (a->trial_anon.n &&
-	    (rc = align_rows(&a->trial, &a->trial_anon, "trial_anon", &a->trial_anon, err)))
-		goto out;
-	if ((rc = read_trials(ctx, &trials, trials ? 1 : 0, a, err)))
-		goto out;
-	/* the anonymiser on the imported pool: pseudo-speakers for the user's synthesiser */
-	const struct vpa_ynode *an = vpa_ymap_get(cfg, "anonymiser");
-	if (pool.n) {
-		struct vpa_anon_cfg ac;
-		read_anon_cfg(an, &ac);
-		struct vpa_anonymiser *A = vpa_anonymiser_new(&pool, &ac, err);
-		if (!A) {
-			rc = err->status;
-			goto out;
-		}
-		rc = vpa_anonymise(A, &a->trial, target_seed(ctx->seed, t->id), "user",
-				   &a->trial_pseudo, err);
-		vpa_anonymiser_free(A);
-		if (rc)
-			goto out;
-		anon_info(t->info, &ac);
-		set_info(t->info, "pool", &pool);
-	}
-out:
-	/* kept for sets given as audio in the attacks (slicing) */
-	a->extractor = emb;
-	a->extractor_opts = eo;
-	vpa_embset_release(&pool);
-	return rc;
-}
-
-static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
 		 struct vpa_err *err)
 {
+	const struct vpa_anon_opts *o = opts;
 	struct vpa_anon_target *a = xcalloc(1, sizeof(*a));
 	init_sets(a);
 	out->data = a;
 	out->info = vpa_json_obj();
-	int sim = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "simulate");
+	int sim = !strcmp(o->source, "simulate");
 	out->simulated = a->simulated = sim;
-	read_backend_cfg(vpa_ymap_get(cfg, "backend"), &a->backend);
-	{ /* TRANSITION (issue 27): until build reads its options */
-		struct vpa_anon_opts *o = vpa_opts_new(&schema, cfg);
-		a->trials_name = vpa_anon_trials_name(o);
-		vpa_opts_free(&schema, o);
-	}
-	int audio = !strcmp(vpa_cfg_str(cfg, &schema, "source"), "audio");
-	int rc = sim     ? build_sim(ctx, cfg, out, a, err)
-		 : audio ? vpa_anon_build_audio(ctx, cfg, out, a, err)
-			 : build_import(ctx, cfg, out, a, err);
+	read_backend_cfg(&o->backend, &a->backend);
+	a->trials_name = vpa_anon_trials_name(o);
+	int audio = !strcmp(o->source, "audio");
+	int rc = sim     ? vpa_anon_build_sim(ctx, o, out, a, err)
+		 : audio ? vpa_anon_build_audio(ctx, &o->audio, out, a, err)
+			 : vpa_anon_build_import(ctx, o, out, a, err);
 	if (!rc && audio) {
-		rc = audio_sets(ctx, cfg, a, err);
+		rc = vpa_anon_audio_sets(ctx, &o->audio, a, err);
 		/* a synthetic corpus is labelled like a simulation in every report */
-		if (vpa_ymap_get(vpa_ymap_get(cfg, "audio"), "synthetic"))
+		if (o->audio.synthetic_at.line)
 			out->simulated = 1;
 	}
 	if (rc)
 		return rc;
-	const char *pout = vpa_cfg_str(vpa_ymap_get(cfg, "anonymiser"), &anon_schema, "pseudo_out");
+	const char *pout = o->anonymiser.pseudo_out;
 	if (pout) {
 		if (!a->trial_pseudo.n_pseudo)
 			return vpa_fail(err, VPA_EINPUT, NULL,
@@ -1160,14 +588,13 @@ static int build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vp
 			return rc;
 		vpa_json_set_str(out->info, "pseudo_out", pout);
 	}
-	set_info(out->info, "train", &a->train);
-	set_info(out->info, "train_anon", &a->train_anon);
-	set_info(out->info, "enroll", &a->enroll);
-	set_info(out->info, "enroll_anon", &a->enroll_anon);
-	set_info(out->info, "enroll_informed", &a->enroll_informed);
-	set_info(out->info, "trial", &a->trial);
-	set_info(out->info, "trial_anon", &a->trial_anon);
-	set_info(out->info, "population", &a->pop);
+	static const char *const names[] = {"train", "train_anon", "enroll", "enroll_anon",
+					    "enroll_informed", "trial", "trial_anon", "population"};
+	const struct vpa_embset *const sets[] = {&a->train, &a->train_anon, &a->enroll,
+						 &a->enroll_anon, &a->enroll_informed, &a->trial,
+						 &a->trial_anon, &a->pop};
+	for (size_t i = 0; i < sizeof(sets) / sizeof(sets[0]); i++)
+		vpa_anon_set_info(out->info, names[i], sets[i]);
 	size_t nt = 0;
 	for (size_t i = 0; i < a->trials.n; i++)
 		nt += a->trials.tar[i];
@@ -1189,7 +616,7 @@ const struct vpa_target_kind vpa_target_anonymised_speech = {
 	       "Kaldi archives or .npy files with utt2spk, spk2gender, utt2dur, enrolls and "
 	       "trials, or embeds Kaldi data directories of audio with an ONNX extractor "
 	       "(`import.extractor`, as `vpaudit embed`).",
-	.validate = validate,
-	.build = build,
+	.validate_o = validate,
+	.build_o = build,
 	.free = anon_free,
 };

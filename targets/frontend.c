@@ -1,7 +1,7 @@
 /*
  * targets/frontend.c - a scenario's list of Kaldi front-end options
  * ('--name=value', as `vpaudit features`) into struct vpa_feat_opts: the
- * `options:` of an ONNX extractor (targets/anon_speech.c) and the
+ * `options:` of an ONNX extractor (targets/anon_onnx.c) and the
  * `feature_options:` of an Indicator set given as audio (targets/fl_am.c).
  */
 #include "targets/targets.h"
