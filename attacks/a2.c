@@ -95,26 +95,30 @@ static const char *const metrics[] = {
 	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", NULL,
 };
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *target_cfg, struct vpa_err *err)
+/*
+ * The key check made every item of `layers` a value; a quoted one ("2") was
+ * refused here when the check read nodes, the options do not say whether a
+ * value was quoted: it is read as the number it holds.
+ */
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	(void)target_cfg;
-	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
-	if (l && l->n == 0) {
-		struct vpa_loc loc = vpa_node_loc(ctx->file, l);
+	const struct a2_opts *o = opts;
+	const struct vpa_strs *l = &o->layers;
+	(void)target_opts;
+	if (l->given && l->n == 0) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, o->layers_at);
 		return vpa_fail(err, VPA_EINPUT, &loc, "'layers' is empty: list hidden layers "
 				"(1-based) or leave the key out for all");
 	}
-	for (size_t i = 0; l && i < l->n; i++) {
-		const struct vpa_ynode *v = l->items[i];
+	for (size_t i = 0; i < l->n; i++) {
+		const char *v = l->v[i];
 		char *end;
-		long x = v->type == VPA_YSCALAR ? strtol(v->str, &end, 10) : 0;
-		if (v->type != VPA_YSCALAR || !v->plain || *end || end == v->str || x < 1 ||
-		    x > 4096) {
-			struct vpa_loc loc = vpa_node_loc(ctx->file, v);
+		long x = strtol(v, &end, 10);
+		if (*end || end == v || x < 1 || x > 4096) {
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"a layer must be an integer in [1, 4096], got '%s'",
-					v->type == VPA_YSCALAR ? v->str : vpa_ynode_what(v));
+					"a layer must be an integer in [1, 4096], got '%s'", v);
 		}
 	}
 	return 0;
@@ -213,20 +217,20 @@ struct layer_res {
  * A2 on hidden layer h (0-based): trials scores into tr (pairs tp/np among
  * Part-2 models).  Per-layer numbers into lr.
  */
-static int a2_layer(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_flam *t,
+static int a2_layer(struct vpa_run_ctx *ctx, const struct a2_opts *ao, struct vpa_flam *t,
 		    const float *g, size_t h, const uint32_t *tp, size_t nt, const uint32_t *np,
 		    size_t nn, pthread_mutex_t *locks, struct vpa_trials *tr, struct layer_res *lr,
 		    struct vpa_err *err)
 {
 	size_t N = t->off[t->n_utt], d = t->dim[h], U = t->n_utt;
-	size_t hid = (size_t)vpa_cfg_int(cfg, &schema, "hidden");
-	size_t edim = (size_t)vpa_cfg_int(cfg, &schema, "embedding_dim");
-	size_t epochs = (size_t)vpa_cfg_int(cfg, &schema, "epochs");
-	size_t batch = (size_t)vpa_cfg_int(cfg, &schema, "batch");
-	double lrate = vpa_cfg_num(cfg, &schema, "lr");
-	int em = (int)vpa_cfg_int(cfg, &schema, "em_iters");
-	double a_mu = vpa_cfg_num(cfg, &schema, "alpha_mu");
-	double a_sg = vpa_cfg_num(cfg, &schema, "alpha_sigma");
+	size_t hid = (size_t)ao->hidden;
+	size_t edim = (size_t)ao->embedding_dim;
+	size_t epochs = (size_t)ao->epochs;
+	size_t batch = (size_t)ao->batch;
+	double lrate = ao->lr;
+	int em = (int)ao->em_iters;
+	double a_mu = ao->alpha_mu;
+	double a_sg = ao->alpha_sigma;
 	int rc = 0;
 	/* Part-1 models and their speakers (renumbered 0..K-1) */
 	size_t n1 = 0, K = 0;
@@ -509,7 +513,7 @@ struct ljob {
 
 struct lshared {
 	struct vpa_run_ctx *ctx;
-	const struct vpa_ynode *cfg;
+	const struct a2_opts *o;
 	struct vpa_flam *t;
 	float **g;
 	const uint32_t *tp, *np;
@@ -522,7 +526,7 @@ static int layer_job(void *arg, size_t k, struct vpa_err *e)
 {
 	struct lshared *p = arg;
 	struct ljob *j = &p->jobs[k];
-	j->rc = a2_layer(p->ctx, p->cfg, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
+	j->rc = a2_layer(p->ctx, p->o, p->t, p->g[j->h], j->h, p->tp, p->nt, p->np, p->nn,
 			 p->locks, &j->tr, &j->res, e);
 	return j->rc;
 }
@@ -544,11 +548,12 @@ static int layer_unpack(void *arg, size_t k, const unsigned char *q, size_t len)
 	       q != end;
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *tg, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct a2_opts *o = opts;
 	struct vpa_flam *t = tg->data;
-	const struct vpa_ynode *l = vpa_ymap_get(cfg, "layers");
+	const struct vpa_strs *l = o->layers.given ? &o->layers : NULL;
 	size_t nl = l ? l->n : t->n_layers;
 	size_t *lay = xmalloc((nl ? nl : 1) * sizeof(size_t));
 	uint32_t *tp = NULL, *np = NULL;
@@ -562,17 +567,17 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	int rc = 0;
 	struct vpa_eval_opts eo;
 	vpa_eval_opts_init(&eo);
-	eo.ci_level = vpa_cfg_num(cfg, &schema, "ci");
-	eo.ci_reps = (size_t)vpa_cfg_int(cfg, &schema, "reps");
+	eo.ci_level = o->ci;
+	eo.ci_reps = (size_t)o->reps;
 	eo.seed = ctx->seed;
 	for (size_t i = 0; i < nl && !rc; i++) {
 		if (!l) {
 			lay[i] = i;
 			continue;
 		}
-		long x = strtol(l->items[i]->str, NULL, 10);
+		long x = strtol(l->v[i], NULL, 10);
 		if ((size_t)x > t->n_layers) {
-			struct vpa_loc loc = vpa_node_loc(ctx->file, l->items[i]);
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "layer %ld: the target has %zu hidden "
 				      "layer%s", x, t->n_layers, t->n_layers == 1 ? "" : "s");
 		}
@@ -580,7 +585,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	}
 	if (rc)
 		goto out;
-	vpa_flam_pairs(t, VPA_FLAM_PART2, (size_t)vpa_cfg_int(cfg, &schema, "n_nontarget"),
+	vpa_flam_pairs(t, VPA_FLAM_PART2, (size_t)o->n_nontarget,
 		       ctx->seed, &tp, &nt, &np, &nn);
 	if (nt == 0 || nn == 0) {
 		rc = vpa_fail(err, VPA_EINPUT, NULL,
@@ -608,7 +613,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 			for (size_t m = 0; m < t->n_models; m++)
 				pthread_mutex_init(&locks[m], NULL);
 		}
-		struct lshared p = {ctx, cfg, t, g, tp, np, nt, nn, jobs, locks};
+		struct lshared p = {ctx, o, t, g, tp, np, nt, nn, jobs, locks};
 		rc = vpa_dist_jobs(nl, ctx->threads, layer_job, layer_pack, layer_unpack, &p,
 				   "a2 layers", vpa_la_run_workers, err);
 		for (size_t m = 0; locks && m < t->n_models; m++)
@@ -690,9 +695,9 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: A2 footprint attack (x-vector on Delta sequences, PLDA) on '%s'", id,
@@ -714,8 +719,8 @@ const struct vpa_attack_kind vpa_attack_a2_footprint = {
 	       "embeddings.  Trials as A1 on Part-2.  Records per layer (sub null) also carry "
 	       "`a1_eer` (A1 on the same trials, the paper's Table 2), the training losses of the "
 	       "first and last epochs and the accuracy on the seen Part-1 sequences.",
-	.validate = validate,
-	.subs = NULL,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = NULL,
+	.run_o = run,
+	.title_o = title,
 };

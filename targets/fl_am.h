@@ -2,10 +2,16 @@
  * targets/fl_am.h - federated-learning speaker-adapted acoustic models
  * (Tomashenko, Mdhaffar, Tommasi, Esteve, Bonastre, "Privacy attacks for
  * automatic speech recognition acoustic models in a federated learning
- * framework", ICASSP 2022): the built target of kind `fl_acoustic_models`
- * (targets/fl_am.c), its simulator (targets/sim_am.c), and the footprint
- * kernels shared by the attacks `a1_footprint` (attacks/a1.c) and
- * `a2_footprint` (attacks/a2.c).
+ * framework", ICASSP 2022): the target kind `fl_acoustic_models`
+ * (targets/fl_am.c: keys, checks, build), the built target and its
+ * activations (targets/fl_am_acts.c), its files: import and dumps
+ * (targets/fl_am_files.c), ONNX models (targets/fl_am_onnx.c), its
+ * simulator (targets/sim_am.c), and the footprint kernels shared by the
+ * attacks `a1_footprint` (attacks/a1.c) and `a2_footprint` (attacks/a2.c).
+ * The calls go one way: fl_am.c calls sim_am.c and fl_am_files.c; both call
+ * fl_am_acts.c (the helpers they share live there, so the simulator does not
+ * call the kind back); fl_am_files.c and fl_am_acts.c call fl_am_onnx.c,
+ * which calls none of them.
  *
  * A target is a global model W_g, personalised models W_s (each tagged with
  * its speaker and its partition Part-1 or Part-2) and an Indicator data set:
@@ -97,6 +103,39 @@ void vpa_flam_acts_free(float **acts, size_t n_layers);
 int vpa_flam_hidden_layers(const struct vpa_nn *net, size_t **layer_at /* OUT */,
 			   size_t *n /* OUT */, struct vpa_err *err);
 
+/*
+ * Read one activation or feature file (.npy, frames x dim, finite within
+ * float32), checking its shape (rows x cols, "expected 120 x 64 as the global
+ * model") when rows != SIZE_MAX.  *out (r_out x c_out, double) is the
+ * caller's.  For the files of this target (fl_am_acts.c, fl_am_files.c).
+ */
+int vpa_flam_read_act(const char *path, size_t rows, size_t cols, double **out, size_t *r_out,
+		      size_t *c_out, struct vpa_err *err);
+
+/* ---- the files (targets/fl_am_files.c; layouts in targets/README.md) ----------- */
+
+struct vpa_flam_import_opts;
+struct vpa_feat_opts;
+/*
+ * The front-end of an Indicator set given as audio (imp's `features` and
+ * `feature_options`) into fo, checked together; errors blame the offending
+ * option, or the list, or the import mapping (imp_at).
+ */
+int vpa_flam_frontend(const char *file, const struct vpa_flam_import_opts *imp,
+		      struct vpa_mark imp_at, struct vpa_feat_opts *fo, struct vpa_err *err);
+/*
+ * Import into t (initialised, empty): models.txt, then the activations
+ * folders, or the models (model folders or ONNX, `onnx_layers`) and the
+ * Indicator features (a folder of .npy, a Kaldi archive or a data directory
+ * of audio).  Paths relative to ctx->dir; imp_at marks the import mapping.
+ */
+int vpa_flam_import(struct vpa_run_ctx *ctx, const struct vpa_flam_import_opts *imp,
+		    struct vpa_mark imp_at, struct vpa_flam *t, struct vpa_err *err);
+/* Write models.txt, every model folder and indicator/UTT.npy under dir. */
+int vpa_flam_dump_models(const char *dir, struct vpa_flam *t, struct vpa_err *err);
+/* Write models.txt and MODEL/layerH/UTT.npy of every model under dir. */
+int vpa_flam_dump_acts(const char *dir, struct vpa_flam *t, struct vpa_err *err);
+
 /* ---- ONNX models (targets/fl_am_onnx.c) ----------------------------------- */
 
 /*
@@ -114,7 +153,7 @@ int vpa_flam_hidden_layers(const struct vpa_nn *net, size_t **layer_at /* OUT */
  * (more than one rank) none is kept (onnx NULL, onnx_path set) and
  * vpa_flam_onnx_acts loads it for the call.
  */
-int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
+int vpa_flam_onnx_load(const char *model_dir, const char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err);
 /* Hidden layers of ONNX model md on the Indicator set into a[h] ((N, dim[h]) each). */
 int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
@@ -125,7 +164,6 @@ int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md
  * order, computed on `threads` threads.  An utterance without frames is an
  * error.
  */
-struct vpa_feat_opts;
 int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
 			     struct vpa_flam *t, struct vpa_err *err);
 

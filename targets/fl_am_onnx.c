@@ -71,7 +71,7 @@ static int run_utt(const struct vpa_flam *t, const struct vpa_onnx_model *m, siz
 }
 
 /* Loading and checking the personalised ONNX models: a job per model
- * (vpa_dist_jobs), as for model folders (targets/fl_am.c).  Under MPI (more
+ * (vpa_dist_jobs), as for model folders (targets/fl_am_files.c).  Under MPI (more
  * than one rank) a rank keeps no personalised model: the job checks it and
  * keeps its path; the rank whose A1/A2 job needs the model loads it again
  * (vpa_flam_onnx_acts), so a rank's memory holds the global model and the
@@ -79,7 +79,7 @@ static int run_utt(const struct vpa_flam *t, const struct vpa_onnx_model *m, siz
 struct onnx_job {
 	struct vpa_flam *t;
 	const char *model_dir;
-	char *const *names;
+	const char *const *names;
 	size_t n;
 	int lazy;
 };
@@ -148,7 +148,7 @@ static int onnx_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
 	return len != 0;
 }
 
-int vpa_flam_onnx_load(const char *model_dir, char *const *names, size_t n, int bft,
+int vpa_flam_onnx_load(const char *model_dir, const char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err)
 {
 	t->onnx_bft = bft;

@@ -400,7 +400,7 @@ static void run_job(struct pctx *p, struct pjob *j)
 /* Model i's personalisation, a job of vpa_dist_jobs.  Simulated models are
  * small: under MPI each travels whole (its parameters, its batch-norm state
  * and three numbers) to the other ranks, which the attacks then run on; an
- * imported target's models never travel (targets/fl_am.c). */
+ * imported target's models never travel (targets/fl_am_files.c). */
 static int pers_job(void *arg, size_t i, struct vpa_err *e)
 {
 	struct pctx *p = arg;

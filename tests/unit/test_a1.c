@@ -247,12 +247,13 @@ static void test_attack(void)
 	const struct vpa_attack_kind *k = vpa_attack_kind_find("a1_footprint");
 	CHECK(k != NULL);
 	struct vpa_ynode *cfg = yaml("{id: a1, kind: a1_footprint, target: tiny}");
+	void *o = vpa_opts_new(k->schema, cfg); /* the options validation fills */
 	struct vpa_json *warn = vpa_json_arr();
 	struct vpa_run_ctx ctx = {"x.yaml", ".", 1, 1, warn, NULL};
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	struct vpa_err err;
 	vpa_err_init(&err);
-	CHECK(k->run(&ctx, "a1", cfg, &tg, &out, &err) == 0);
+	CHECK(k->run_o(&ctx, "a1", o, &tg, &out, &err) == 0);
 	CHECK(out.records->n == 3);
 	const char *subs[3] = {"mu_sigma", "mu", "sigma"};
 	for (size_t i = 0; i < out.records->n && i < 3; i++) {
@@ -276,15 +277,18 @@ static void test_attack(void)
 	vpa_json_free(out.figures);
 	vpa_json_free(warn);
 	/* a layer beyond the target's */
+	vpa_opts_free(k->schema, o);
 	vpa_ynode_free(cfg);
 	cfg = yaml("{id: a1, kind: a1_footprint, target: tiny, layers: [2]}");
+	o = vpa_opts_new(k->schema, cfg);
 	out.records = vpa_json_arr();
 	out.figures = vpa_json_arr();
 	ctx.warnings = NULL;
-	CHECK(k->run(&ctx, "a1", cfg, &tg, &out, &err) == VPA_EINPUT);
+	CHECK(k->run_o(&ctx, "a1", o, &tg, &out, &err) == VPA_EINPUT);
 	CHECK_STR(err.msg, "x.yaml:1:53: layer 2: the target has 1 hidden layer");
 	vpa_json_free(out.records);
 	vpa_json_free(out.figures);
+	vpa_opts_free(k->schema, o);
 	vpa_ynode_free(cfg);
 	vpa_flam_release(t);
 	free(t);

@@ -63,8 +63,10 @@ static void test_a2_small(void)
 	const struct vpa_attack_kind *k1 = vpa_attack_kind_find("a1_footprint");
 	const struct vpa_attack_kind *k2 = vpa_attack_kind_find("a2_footprint");
 	CHECK(k1 && k2);
-	CHECK(k1->run(&ctx, "a1", c1, &tg, &out, &err) == 0);
-	CHECK(k2->run(&ctx, "a2", c2, &tg, &out, &err) == 0);
+	/* the options validation fills */
+	void *o1 = vpa_opts_new(k1->schema, c1), *o2 = vpa_opts_new(k2->schema, c2);
+	CHECK(k1->run_o(&ctx, "a1", o1, &tg, &out, &err) == 0);
+	CHECK(k2->run_o(&ctx, "a2", o2, &tg, &out, &err) == 0);
 	if (err.status)
 		printf("# %s\n", err.msg);
 	const struct vpa_json *r1 = find(out.records, "a1", "mu_sigma", 1);
@@ -97,6 +99,8 @@ static void test_a2_small(void)
 	CHECK(f && vpa_json_get(f, "series")->n == 2);
 	vpa_json_free(out.records);
 	vpa_json_free(out.figures);
+	vpa_opts_free(k1->schema, o1);
+	vpa_opts_free(k2->schema, o2);
 	vpa_ynode_free(c1);
 	vpa_ynode_free(c2);
 	vpa_flam_release(t);

@@ -2,9 +2,12 @@
  * tests/unit/test_fl_am.c - the simulated FL acoustic-model target
  * (targets/sim_am.c, targets/fl_am.c): sizes, determinism across thread
  * counts, adaptation helps its own speaker, the hidden-layer rule, local DP
- * (clipping bound, epsilon of the analytic Gaussian mechanism, utility cost).
+ * (clipping bound, epsilon of the analytic Gaussian mechanism, utility cost);
+ * the kind on its typed options: the table's defaults are the simulator's,
+ * a build from options, the cross-key checks and their marks.
  */
 #include "harness.h"
+#include "attacks/attacks.h"
 #include "metrics/metrics.h"
 #include "targets/fl_am.h"
 
@@ -166,10 +169,134 @@ static void test_hidden_layers(void)
 	vpa_nn_free(n);
 }
 
+static struct vpa_ynode *yaml(const char *s)
+{
+	struct vpa_ynode *n = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_yaml_parse("cfg", s, strlen(s), &n, &err))
+		printf("# %s\n", err.msg);
+	return n;
+}
+
+/* The simulate and dp defaults of the key table are the simulator's own. */
+static void test_option_defaults(void)
+{
+	const struct vpa_target_kind *k = &vpa_target_fl_acoustic_models;
+	struct vpa_ynode *n = yaml("{id: fl, kind: fl_acoustic_models}");
+	struct vpa_flam_opts *o = vpa_opts_new(k->schema, n);
+	struct vpa_flam_sim_cfg c;
+	vpa_flam_sim_cfg_init(&c);
+	const struct vpa_flam_sim_opts *s = &o->simulate;
+	CHECK_STR(o->source, "simulate");
+	CHECK(o->simulate_at.line == 0 && o->import_at.line == 0);
+	CHECK(!o->dump_models && !o->dump_activations);
+#define SAME(f) CHECK((double)s->f == (double)c.f)
+	SAME(feat_dim); SAME(states); SAME(spk_vec_dim); SAME(spk_affine); SAME(spk_bias);
+	SAME(noise); SAME(spk_vec_noise); SAME(utt_frames); SAME(train_speakers);
+	SAME(train_utts); SAME(part1_speakers); SAME(part2_speakers); SAME(two_models);
+	SAME(adapt_utts); SAME(heldout_utts); SAME(indicator_speakers); SAME(indicator_utts);
+	SAME(hidden_layers); SAME(hidden_dim); SAME(global_epochs); SAME(global_lr);
+	SAME(batch); SAME(adapt_epochs); SAME(adapt_lr);
+#undef SAME
+	CHECK(o->dp.clip == c.dp_clip && o->dp.noise == c.dp_noise && o->dp.delta == c.dp_delta);
+	vpa_opts_free(k->schema, o);
+	vpa_ynode_free(n);
+}
+
+/* A simulated target built from its options (build_o), as the pipeline does. */
+static void test_build_from_options(void)
+{
+	const struct vpa_target_kind *k = &vpa_target_fl_acoustic_models;
+	struct vpa_ynode *n = yaml(
+		"{id: fl, kind: fl_acoustic_models, simulate: {train_speakers: 20, train_utts: 5, "
+		"part1_speakers: 5, part2_speakers: 5, adapt_utts: 10, indicator_speakers: 3, "
+		"indicator_utts: 2, hidden_layers: 3, hidden_dim: 24, states: 12, utt_frames: 60, "
+		"global_epochs: 4}}");
+	void *o = vpa_opts_new(k->schema, n);
+	struct vpa_run_ctx ctx = {"x.yaml", ".", 5, 1, NULL, NULL};
+	struct vpa_target t = {0};
+	struct vpa_err err;
+	vpa_err_init(&err);
+	t.kind = k;
+	t.id = "fl";
+	CHECK(k->build_o(&ctx, o, &t, &err) == 0);
+	const struct vpa_flam *f = t.data;
+	CHECK(t.simulated == 1);
+	CHECK(f && f->n_models == 18 && f->n_spk == 10 && f->n_utt == 6 && f->n_layers == 3);
+	CHECK_STR(vpa_json_get_str(t.info, "source"), "simulate");
+	const struct vpa_json *dims = vpa_json_get(t.info, "hidden_layer_dims");
+	CHECK(dims && dims->n == 3 && dims->items[0]->num == 24);
+	vpa_target_release(&t);
+	vpa_opts_free(k->schema, o);
+	vpa_ynode_free(n);
+}
+
+/* The cross-key checks of the target and of A1/A2 blame the value they read. */
+static int check_target(const char *text, struct vpa_err *err)
+{
+	const struct vpa_target_kind *k = &vpa_target_fl_acoustic_models;
+	const struct vpa_kind_ctx ctx = {"x.yaml", "."};
+	struct vpa_ynode *n = yaml(text);
+	void *o = vpa_opts_new(k->schema, n);
+	vpa_err_init(err);
+	int rc = k->validate_o(&ctx, o, err);
+	vpa_opts_free(k->schema, o);
+	vpa_ynode_free(n);
+	return rc;
+}
+
+static int check_attack(const char *kind, const char *text, struct vpa_err *err)
+{
+	const struct vpa_attack_kind *k = vpa_attack_kind_find(kind);
+	const struct vpa_kind_ctx ctx = {"x.yaml", "."};
+	struct vpa_ynode *n = yaml(text);
+	void *o = vpa_opts_new(k->schema, n);
+	vpa_err_init(err);
+	int rc = k->validate_o(&ctx, o, NULL, err);
+	vpa_opts_free(k->schema, o);
+	vpa_ynode_free(n);
+	return rc;
+}
+
+static void test_checks(void)
+{
+	struct vpa_err err;
+	CHECK(check_target("{id: fl, kind: fl_acoustic_models, dp: {noise: 1}}", &err) ==
+	      VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:1:40: dp: noise needs a clipping bound `clip` > 0 (the noise "
+			   "is sigma * clip)");
+	CHECK(check_target("{id: fl, kind: fl_acoustic_models, dp: {noise: 1, clip: 1}}", &err) == 0);
+	CHECK(check_target("{id: fl, kind: fl_acoustic_models, source: import,\n"
+			   "  import: {models: m.txt, activations: a, indicator: i}}", &err) ==
+	      VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:2:11: give either `activations` or `model_dir` and "
+			   "`indicator`, not both");
+	CHECK(check_target("{id: fl, kind: fl_acoustic_models, source: import,\n"
+			   "  import: {models: m.txt, model_dir: d}}", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:2:11: import needs `activations`, or both `model_dir` and "
+			   "`indicator`");
+	CHECK(check_target("{id: fl, kind: fl_acoustic_models, source: import,\n"
+			   "  import: {models: nope.txt, activations: a}}", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:2:20: cannot open 'nope.txt': No such file or directory");
+	CHECK(check_attack("a1_footprint", "{alpha_mu: 0}", &err) == 0);
+	CHECK(check_attack("a1_footprint", "{layers: []}", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:1:10: 'layers' is empty: list hidden layers (1-based) or leave "
+			   "the key out for all");
+	CHECK(check_attack("a1_footprint", "{layers: [1, 4097]}", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:1:14: a layer must be an integer in [1, 4096], got '4097'");
+	CHECK(check_attack("a2_footprint", "{layers: [2, x]}", &err) == VPA_EINPUT);
+	CHECK_STR(err.msg, "x.yaml:1:14: a layer must be an integer in [1, 4096], got 'x'");
+	CHECK(check_attack("a2_footprint", "{layers: [1, 3]}", &err) == 0);
+}
+
 int main(void)
 {
 	RUN(test_sizes_and_determinism);
 	RUN(test_local_dp);
 	RUN(test_hidden_layers);
+	RUN(test_option_defaults);
+	RUN(test_build_from_options);
+	RUN(test_checks);
 	return DONE();
 }
