@@ -233,7 +233,7 @@ static int validate_layers(const struct vpa_kind_ctx *ctx, const struct a1_opts 
 		const char *v = l->v[i];
 		char *end;
 		long x = strtol(v, &end, 10);
-		if (*end || end == v || x < 1 || x > 4096) {
+		if (!l->plain[i] || *end || end == v || x < 1 || x > 4096) {
 			struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"a layer must be an integer in [1, 4096], got '%s'", v);
@@ -242,16 +242,16 @@ static int validate_layers(const struct vpa_kind_ctx *ctx, const struct a1_opts 
 	return 0;
 }
 
-/* "both 0" blamed the attack's mapping, which the options do not mark: it
- * has no location here (the pipeline places it). */
 static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
 		    struct vpa_err *err)
 {
 	const struct a1_opts *o = opts;
 	(void)target_opts;
-	if (o->alpha_mu == 0 && o->alpha_sigma == 0)
-		return vpa_fail(err, VPA_EINPUT, NULL, "alpha_mu and alpha_sigma are both 0: rho "
+	if (o->alpha_mu == 0 && o->alpha_sigma == 0) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self); /* the attack's entry */
+		return vpa_fail(err, VPA_EINPUT, &loc, "alpha_mu and alpha_sigma are both 0: rho "
 				"would be 0 for every pair");
+	}
 	return validate_layers(ctx, o, err);
 }
 

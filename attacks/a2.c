@@ -115,7 +115,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void
 		const char *v = l->v[i];
 		char *end;
 		long x = strtol(v, &end, 10);
-		if (*end || end == v || x < 1 || x > 4096) {
+		if (!l->plain[i] || *end || end == v || x < 1 || x > 4096) {
 			struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"a layer must be an integer in [1, 4096], got '%s'", v);

@@ -227,11 +227,9 @@ static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_flam_i
 }
 
 /*
- * Errors that blamed a key (`import:` with source simulate, `dump_models:`
- * ...) blame its value's mark: the options mark values, not keys (same line
- * for a scalar, the first line of a block mapping).  "source 'import' needs
- * an `import:` mapping" blamed the target's mapping, which the options do
- * not mark: it has no location here (the pipeline places it).
+ * Errors about a key written where it does not apply (`import:` with source
+ * simulate, `dump_models:` ...) blame the key; a missing `import:` blames the
+ * target's entry (ctx->self).
  */
 static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err)
 {
@@ -241,7 +239,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	struct vpa_loc loc;
 	if (!strcmp(o->source, "simulate")) {
 		if (has_imp) {
-			loc = vpa_mark_loc(ctx->file, o->import_at);
+			loc = vpa_mark_key_loc(ctx->file, o->import_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`import:` needs `source: import` (the source is 'simulate')");
 		}
@@ -253,15 +251,16 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 		}
 		return 0;
 	}
+	loc = vpa_mark_loc(ctx->file, ctx->self);
 	if (!has_imp)
-		return vpa_fail(err, VPA_EINPUT, NULL,
+		return vpa_fail(err, VPA_EINPUT, &loc,
 				"source 'import' needs an `import:` mapping (models and activations, "
 				"or models, model_dir and indicator)");
 	const char *bad[] = {"simulate", "dp", "dump_models"};
 	const struct vpa_mark bad_at[] = {o->simulate_at, o->dp_at, o->dump_models_at};
 	for (size_t i = 0; i < 3; i++)
 		if (bad_at[i].line) {
-			loc = vpa_mark_loc(ctx->file, bad_at[i]);
+			loc = vpa_mark_key_loc(ctx->file, bad_at[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc, "`%s:` applies to source 'simulate' only",
 					bad[i]);
 		}
@@ -274,13 +273,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"import needs `activations`, or both `model_dir` and `indicator`");
 	if (acts && o->dump_activations) {
-		loc = vpa_mark_loc(ctx->file, o->dump_activations_at);
+		loc = vpa_mark_key_loc(ctx->file, o->dump_activations_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`dump_activations:` with imported activations would only copy them");
 	}
 	int ol = imp->onnx_layers.given;
 	if (acts && ol) {
-		loc = vpa_mark_loc(ctx->file, imp->onnx_layers_at);
+		loc = vpa_mark_key_loc(ctx->file, imp->onnx_layers_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"`onnx_layers` names the hidden layers of ONNX models (`model_dir`), "
 				"not of imported activations");
