@@ -663,9 +663,15 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m)
 	return l;
 }
 
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m)
+{
+	struct vpa_loc l = {file, m.kline, m.kcol};
+	return l;
+}
+
 struct vpa_mark vpa_node_mark(const struct vpa_ynode *n)
 {
-	struct vpa_mark m = {0, 0};
+	struct vpa_mark m = {0, 0, 0, 0};
 	if (n) {
 		m.line = n->line;
 		m.col = n->col;
@@ -741,8 +747,15 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 	memset(opts, 0, s->size);
 	for (const struct vpa_key *k = s->keys; k->name; k++) {
 		const struct vpa_ynode *v = map ? vpa_ymap_get(map, k->name) : NULL;
-		if (k->mark_at)
-			*(struct vpa_mark *)((char *)opts + k->mark_at - 1) = vpa_node_mark(v);
+		if (k->mark_at) {
+			struct vpa_mark *m = (struct vpa_mark *)((char *)opts + k->mark_at - 1);
+			const struct vpa_ynode *kn = v ? vpa_ymap_key(map, k->name) : NULL;
+			*m = vpa_node_mark(v);
+			if (kn) {
+				m->kline = kn->line;
+				m->kcol = kn->col;
+			}
+		}
 		if (!k->at)
 			continue;
 		if (k->at - 1 >= s->size)
@@ -786,8 +799,11 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 				VPA_BUG("key '%s' is bound but its sub schema has no struct", k->name);
 			l->n = v && v->type == VPA_YSEQ ? v->n : 0;
 			l->v = xcalloc(l->n ? l->n : 1, k->sub->size);
-			for (size_t i = 0; i < l->n; i++)
+			l->marks = xcalloc(l->n ? l->n : 1, sizeof(*l->marks));
+			for (size_t i = 0; i < l->n; i++) {
 				vpa_opts_fill(k->sub, v->items[i], (char *)l->v + i * k->sub->size);
+				l->marks[i] = vpa_node_mark(v->items[i]);
+			}
 			break;
 		}
 		case VPA_K_KINDLIST:
@@ -818,7 +834,9 @@ void vpa_opts_release(const struct vpa_schema *s, void *opts)
 			for (size_t i = 0; i < l->n; i++)
 				vpa_opts_release(k->sub, (char *)l->v + i * k->sub->size);
 			free(l->v);
+			free(l->marks);
 			l->v = NULL;
+			l->marks = NULL;
 			l->n = 0;
 			break;
 		}

@@ -58,7 +58,9 @@ struct vpa_schema;
  * value was written, for errors found at run time (line 0: not written).
  */
 struct vpa_mark {
-	long line, col; /* 1-based; line 0: the key was not written */
+	long line, col;   /* the value, 1-based; line 0: the key was not written */
+	long kline, kcol; /* VPA_MARK fields: where the key itself was written (errors
+			     about the key, "'x' needs ..."); 0 otherwise */
 };
 
 struct vpa_strs {
@@ -72,6 +74,7 @@ struct vpa_strs {
 
 struct vpa_optlist {
 	void *v;    /* (n) items of the sub schema's struct (its `size`), owned */
+	struct vpa_mark *marks; /* (n) where each item (its mapping) was written, owned */
 	size_t n;
 };
 
@@ -106,6 +109,8 @@ void vpa_opts_release(const struct vpa_schema *s, void *opts);
 void vpa_opts_free(const struct vpa_schema *s, void *opts);
 /* A location from a mark (file borrowed). */
 struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
+/* The location of the key of a VPA_MARK mark (file borrowed). */
+struct vpa_loc vpa_mark_key_loc(const char *file, struct vpa_mark m);
 /* The item i of a MAPLIST field (its sub schema's struct). */
 #define VPA_OPTLIST_AT(T, l, i) ((const T *)(l).v + (i))
 
@@ -114,6 +119,8 @@ struct vpa_loc vpa_mark_loc(const char *file, struct vpa_mark m);
 struct vpa_kind_ctx {
 	const char *file; /* scenario path as given, borrowed */
 	const char *dir;  /* its folder ("." when none), borrowed */
+	struct vpa_mark at; /* validation: the entry checked (its mapping), for errors
+			       about the whole entry; line 0 when unknown */
 };
 
 enum { VPA_PATH_FILE, VPA_PATH_DIR, VPA_PATH_ANY };

@@ -240,8 +240,10 @@ static int target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_targ
 			   const struct vpa_ynode *cfg, struct vpa_err *err)
 {
 	if (k->validate_o) {
+		struct vpa_kind_ctx c = *ctx; /* its errors about the whole entry blame cfg */
 		void *o = vpa_opts_new(k->schema, cfg);
-		int rc = k->validate_o(ctx, o, err);
+		c.at = vpa_node_mark(cfg);
+		int rc = k->validate_o(&c, o, err);
 		vpa_opts_free(k->schema, o);
 		return rc;
 	}
@@ -254,8 +256,10 @@ static int attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_atta
 			   const struct vpa_ynode *tcfg, struct vpa_err *err)
 {
 	if (k->validate_o) {
+		struct vpa_kind_ctx c = *ctx; /* its errors about the whole entry blame cfg */
 		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
-		int rc = k->validate_o(ctx, o, to, err);
+		c.at = vpa_node_mark(cfg);
+		int rc = k->validate_o(&c, o, to, err);
 		vpa_opts_free(k->schema, o);
 		vpa_opts_free(tk->schema, to);
 		return rc;
