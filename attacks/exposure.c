@@ -66,30 +66,30 @@ static const char *const metrics[] = {
 	"canary_logppl", "epsilon", "perplexity", "n_candidates", "noise_multiplier", "q", NULL,
 };
 
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, const char ***names)
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)cfg;
+	const struct vpa_lm_opts *to = target_opts;
+	(void)opts;
 	/* names are made at build time ("pin-x16"); gates use the attack id or ID.SUB
-	 * with the documented naming, so the list is rebuilt from the config */
-	const struct vpa_ynode *cn = vpa_ymap_get(tcfg, "canaries");
-	const struct vpa_ynode *src = vpa_ymap_get(tcfg, "source");
-	int imp = src && !strcmp(src->str, "import");
+	 * with the documented naming, so the list is rebuilt from the options */
+	int imp = !strcmp(to->source, "import");
 	size_t n = 0, cap = 8;
 	*names = xcalloc(cap, sizeof(**names));
-	if (imp && vpa_ymap_get(tcfg, "candidates")) {
+	if (imp && to->candidates) {
 		(*names)[n++] = "canary";
 		return n;
 	}
 	static char buf[1024][64]; /* names must outlive the call; the table is small */
 	static size_t used;
-	for (size_t i = 0; cn && i < cn->n; i++) {
-		const struct vpa_ynode *c = cn->items[i];
-		const struct vpa_ynode *nm = vpa_ymap_get(c, "name"), *ins = vpa_ymap_get(c, "insertions");
+	for (size_t i = 0; i < to->canaries.n; i++) {
+		const struct vpa_lm_canary_opts *c =
+			VPA_OPTLIST_AT(struct vpa_lm_canary_opts, to->canaries, i);
 		char base[32];
-		snprintf(base, sizeof(base), "%s", nm ? nm->str : "");
-		if (!nm)
+		snprintf(base, sizeof(base), "%s", c->name ? c->name : "");
+		if (!c->name)
 			snprintf(base, sizeof(base), "c%zu", i + 1);
-		size_t k = imp ? 1 : (ins ? ins->n : 1);
+		/* insertions: the counts as written, else the table's default [16] */
+		size_t k = imp ? 1 : c->insertions.n;
 		for (size_t j = 0; j < k; j++) {
 			if (n == cap)
 				*names = xrealloc(*names, xmul(cap *= 2, sizeof(**names)));
@@ -97,32 +97,32 @@ static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, co
 			if (imp)
 				snprintf(s, 64, "%s", base);
 			else
-				snprintf(s, 64, "%s-x%s", base, ins ? ins->items[j]->str : "16");
+				snprintf(s, 64, "%s-x%s", base, c->insertions.v[j]);
 			(*names)[n++] = s;
 		}
 	}
 	return n;
 }
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *tcfg, struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	const struct vpa_ynode *cn = vpa_ymap_get(tcfg, "canaries");
-	const struct vpa_ynode *dk = vpa_ymap_key(cfg, "drop_canary");
-	if (dk && vpa_cfg_bool(cfg, &schema, "drop_canary") && !vpa_ymap_get(tcfg, "candidates")) {
-		struct vpa_loc l = vpa_node_loc(ctx->file, dk);
+	const struct exposure_opts *o = opts;
+	const struct vpa_lm_opts *to = target_opts;
+	if (o->drop_canary && !to->candidates) {
+		struct vpa_loc l = vpa_mark_key_loc(ctx->file, o->drop_canary_at);
 		return vpa_fail(err, VPA_EINPUT, &l, "drop_canary applies to imported `candidates`: "
 				"a model's canary is never among its own candidates");
 	}
-	const struct vpa_ynode *sk = vpa_ymap_key(cfg, "sentence_end");
-	if (sk && vpa_cfg_bool(cfg, &schema, "sentence_end") && vpa_ymap_get(tcfg, "candidates")) {
-		struct vpa_loc l = vpa_node_loc(ctx->file, sk);
+	if (o->sentence_end && to->candidates) {
+		struct vpa_loc l = vpa_mark_key_loc(ctx->file, o->sentence_end_at);
 		return vpa_fail(err, VPA_EINPUT, &l, "sentence_end applies to models vpaudit scores "
 				"(ARPA, LSTM): imported `candidates` carry their own log-perplexities");
 	}
-	if (vpa_ymap_get(tcfg, "candidates") || (cn && cn->n > 0))
+	if (to->candidates || to->canaries.n > 0)
 		return 0;
-	struct vpa_loc l = vpa_node_loc(ctx->file, cfg);
+	/* the attack's mapping */
+	struct vpa_loc l = vpa_mark_loc(ctx->file, ctx->self);
 	return vpa_fail(err, VPA_EINPUT, &l, "exposure needs canaries: the target has no "
 			"'canaries' (or 'candidates')");
 }
@@ -270,14 +270,15 @@ static void set_info_num(struct vpa_json *m, const char *key, const struct vpa_j
 	vpa_json_set(m, key, v ? vpa_json_clone(v) : vpa_json_null());
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct exposure_opts *o = opts;
 	const struct vpa_lm_target *lt = t->data;
-	size_t max_exact = (size_t)vpa_cfg_int(cfg, &schema, "max_exact");
-	size_t samples = (size_t)vpa_cfg_int(cfg, &schema, "samples");
-	int over_time = vpa_cfg_bool(cfg, &schema, "over_time");
-	int sentence_end = vpa_cfg_bool(cfg, &schema, "sentence_end");
+	size_t max_exact = (size_t)o->max_exact;
+	size_t samples = (size_t)o->samples;
+	int over_time = o->over_time;
+	int sentence_end = o->sentence_end;
 	int rc = 0;
 	if (lt->source == VPA_LM_CANDIDATES) {
 		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj();
@@ -288,7 +289,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 		size_t n = lt->n_cand, ties = vpa_exposure_ties(X, lt->cand, n);
 		double *cand = xmalloc(xmul(n ? n : 1, sizeof(double)));
 		memcpy(cand, lt->cand, n * sizeof(double));
-		if (vpa_cfg_bool(cfg, &schema, "drop_canary")) {
+		if (o->drop_canary) {
 			if (ties == 0) {
 				free(cand);
 				vpa_json_free(rec);
@@ -456,9 +457,9 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: canary exposure of '%s'", id, target_id);
@@ -476,8 +477,8 @@ const struct vpa_attack_kind vpa_attack_exposure = {
 	       "(exact, by enumerating the space with shared prefixes) and the skew-normal "
 	       "extrapolation; one record per canary (sub `NAME-xCOUNT`), figures against "
 	       "insertions and against training epochs/rounds.",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

@@ -53,44 +53,41 @@ static const char *const metrics[] = {
 	"cllr_min_flipped", "min_dcf_flipped", NULL,
 };
 
-static int validate(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-		    const struct vpa_ynode *tcfg, struct vpa_err *err)
+static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+		    struct vpa_err *err)
 {
-	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
-	for (size_t i = 0; sl && i < sl->n; i++) {
+	const struct text_linkage_opts *o = opts;
+	const struct vpa_lm_opts *to = target_opts;
+	/* the default [2, 3, 4, 6] needs no check */
+	for (size_t i = 0; o->slices.given && i < o->slices.n; i++) {
 		char *end;
-		const struct vpa_ynode *v = sl->items[i];
-		long x = v->type == VPA_YSCALAR ? strtol(v->str, &end, 10) : -1;
-		if (v->type != VPA_YSCALAR || *end || x < 2 || x > 100) {
-			struct vpa_loc l = vpa_node_loc(ctx->file, v);
+		long x = strtol(o->slices.v[i], &end, 10);
+		if (*end || x < 2 || x > 100) {
+			struct vpa_loc l = vpa_mark_loc(ctx->file, o->slices.marks[i]);
 			return vpa_fail(err, VPA_EINPUT, &l, "slice lengths must be integers in [2, 100]");
 		}
 	}
-	const struct vpa_ynode *src = vpa_ymap_get(tcfg, "source");
-	if (src && !strcmp(src->str, "import")) {
-		struct vpa_loc l = vpa_node_loc(ctx->file, cfg);
+	if (!strcmp(to->source, "import")) {
+		/* the attack's mapping */
+		struct vpa_loc l = vpa_mark_loc(ctx->file, ctx->self);
 		return vpa_fail(err, VPA_EINPUT, &l, "text_linkage needs a trained language_model "
 				"(its text), not an import");
 	}
 	return 0;
 }
 
-static size_t subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg, const char ***names)
+/* The subs: slice2, slice3, ... as the lengths are written (default [2, 3, 4, 6]). */
+static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
-	(void)tcfg;
+	const struct text_linkage_opts *o = opts;
+	(void)target_opts;
 	static char buf[256][32];
 	static size_t used;
-	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
-	static const char *const dflt[] = {"slice2", "slice3", "slice4", "slice6"};
-	size_t n = sl ? sl->n : 4;
-	*names = xcalloc(n, sizeof(**names));
+	size_t n = o->slices.n;
+	*names = xcalloc(n ? n : 1, sizeof(**names));
 	for (size_t i = 0; i < n; i++) {
-		if (!sl) {
-			(*names)[i] = dflt[i];
-			continue;
-		}
 		char *s = buf[used++ % 256];
-		snprintf(s, 32, "slice%s", sl->items[i]->str);
+		snprintf(s, 32, "slice%s", o->slices.v[i]);
 		(*names)[i] = s;
 	}
 	return n;
@@ -111,14 +108,15 @@ static void push(double **a, size_t *n, size_t *cap, double x)
 	(*a)[(*n)++] = x;
 }
 
-static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
+static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
+	const struct text_linkage_opts *opt = opts;
 	const struct vpa_lm_target *lt = t->data;
 	if (!lt->train_tok || !lt->test_tok || lt->n_test == 0)
 		return vpa_fail(err, VPA_EINPUT, NULL, "target '%s' has no text to slice", t->id);
-	size_t order = (size_t)vpa_cfg_int(cfg, &schema, "order");
-	size_t nonm = (size_t)vpa_cfg_int(cfg, &schema, "nonmated");
+	size_t order = (size_t)opt->order;
+	size_t nonm = (size_t)opt->nonmated;
 	/* the attacker's LM on the training text, over the target's vocabulary
 	 * (ids shifted: the trainer adds <s> and </s> itself) */
 	size_t V = lt->vocab.n;
@@ -156,11 +154,10 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 
 	struct vpa_eval_opts o;
 	vpa_eval_opts_init(&o);
-	o.m.omega = vpa_cfg_num(cfg, &schema, "omega");
+	o.m.omega = opt->omega;
 	o.seed = ctx->seed;
-	const struct vpa_ynode *sl = vpa_ymap_get(cfg, "slices");
-	static const long dflt[] = {2, 3, 4, 6};
-	size_t n_sl = sl ? sl->n : 4;
+	const struct vpa_strs *sl = &opt->slices; /* written, else the default [2, 3, 4, 6] */
+	size_t n_sl = sl->n;
 	char fid[256], title[512];
 	snprintf(fid, sizeof(fid), "%s-det", id);
 	snprintf(title, sizeof(title), "DET: %s on %s", id, t->id);
@@ -169,7 +166,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *
 	double *xs = xmalloc(xmul(n_sl, sizeof(double))), *eer = xmalloc(xmul(n_sl, sizeof(double))),
 	       *lk = xmalloc(xmul(n_sl, sizeof(double)));
 	for (size_t k = 0; k < n_sl && !rc; k++) {
-		size_t n = sl ? (size_t)strtol(sl->items[k]->str, NULL, 10) : (size_t)dflt[k];
+		size_t n = (size_t)strtol(sl->v[k], NULL, 10);
 		/* pieces: (start in tid, sentence) of every full slice */
 		size_t *pst = NULL, *psn = NULL, np = 0, cap = 0;
 		for (size_t s = 0; s < lt->n_test; s++) {
@@ -277,9 +274,9 @@ out:
 	return rc;
 }
 
-static char *title(const char *id, const struct vpa_ynode *cfg, const char *target_id)
+static char *title(const char *id, const void *opts, const char *target_id)
 {
-	(void)cfg;
+	(void)opts;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
 	vpa_buf_printf(&b, "%s: successive-text linkage on the text of '%s'", id, target_id);
@@ -297,8 +294,8 @@ const struct vpa_attack_kind vpa_attack_text_linkage = {
 	       "training text scores SF(W,V) = log10 P(w_{n-1} w_n v_1 v_2) for successive and "
 	       "non-successive pairs; one score set per slice length (sub `sliceN`) with EER, "
 	       "linkability, ...",
-	.validate = validate,
-	.subs = subs,
-	.run = run,
-	.title = title,
+	.validate_o = validate,
+	.subs_o = subs,
+	.run_o = run,
+	.title_o = title,
 };

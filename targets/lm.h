@@ -1,12 +1,13 @@
 /*
  * targets/lm.h - language models as audit targets: the kind `language_model`
- * (targets/lm.c: a word-level LSTM LM trained centrally, with DP-SGD or by
- * federated learning with DP, or an imported ARPA model or candidate
- * log-perplexities), canaries (templates with slots, inserted before
- * training), the prefix-sharing candidate scorer the `exposure` attack uses,
- * and the text anonymisation strategies applied before training
- * (targets/textanon.c).  targets/README.md ("language_model") documents the
- * keys, the training algorithms and the measured speeds.
+ * (targets/lm.c its keys and checks, targets/lm_build.c building: a
+ * word-level LSTM LM trained centrally, with DP-SGD or by federated learning
+ * with DP, or an imported ARPA model or candidate log-perplexities), canaries
+ * (templates with slots, inserted before training), the prefix-sharing
+ * candidate scorer the `exposure` attack uses, and the text anonymisation
+ * strategies applied before training (targets/textanon.c).
+ * targets/README.md ("language_model") documents the keys, the training
+ * algorithms and the measured speeds.
  */
 #ifndef VPA_LM_H
 #define VPA_LM_H
@@ -202,7 +203,9 @@ int vpa_textanon(const struct vpa_gazetteer *g, enum vpa_anon_strategy s, const 
 		 const char *const *tags, const size_t *off, const size_t *doc, size_t n_sent,
 		 struct vpa_rng *rng, struct vpa_textanon_out *out, struct vpa_err *err);
 
-/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
+/* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ----
+ * Read by targets/lm.c and targets/lm_build.c, and by the attacks on the kind
+ * (attacks/exposure.c, attacks/text_linkage.c) as their target's options. */
 
 struct vpa_lm_canary_opts {
 	const char *name;

@@ -1,10 +1,11 @@
 /*
  * targets/lm_canary.c - canaries of the `language_model` kind: the template
  * language (`PIN: <digit> <digit>`, word slots and alternatives) parsed into
- * positions and their candidate words, and the `names` file that fills the
- * {name} slot (contracts in targets/lm.h; split from targets/lm.c).
+ * positions and their candidate words, the canaries' default names (c1, c2,
+ * ...), and the `names` file that fills the {name} slot (contracts in
+ * targets/lm.h and targets/lm_int.h; split from targets/lm.c).
  */
-#include "targets/lm.h"
+#include "targets/lm_int.h"
 #include "formats/kaldi.h"
 
 
@@ -12,6 +13,14 @@
 #include <string.h>
 
 /* ---- canaries ---------------------------------------------------------------- */
+
+void vpa_lm_canary_base(const char *name, size_t i, char *buf, size_t cap)
+{
+	if (name)
+		snprintf(buf, cap, "%s", name);
+	else
+		snprintf(buf, cap, "c%zu", i + 1);
+}
 
 void vpa_lm_canary_release(struct vpa_lm_canary *c)
 {

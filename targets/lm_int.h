@@ -1,7 +1,9 @@
 /*
- * targets/lm_int.h - the parts of the `language_model` kind shared by
- * targets/lm.c (keys, canaries' insertion, building) and targets/lm_train.c
- * (training data, central and federated training): internal to the kind.
+ * targets/lm_int.h - the parts of the `language_model` kind shared by its
+ * files, internal to the kind: targets/lm.c (keys, validation),
+ * targets/lm_build.c (canaries' insertion, building), targets/lm_canary.c
+ * (canary names and templates) and targets/lm_train.c (training data,
+ * central and federated training).
  */
 #ifndef VPA_LM_INT_H
 #define VPA_LM_INT_H
@@ -17,7 +19,8 @@ struct sents {
 	size_t *client; /* (n) federated client of each sentence, or NULL */
 };
 
-/* The training settings of the scenario (targets/lm.c reads them). */
+/* The training settings of the scenario (targets/lm_build.c fills them from
+ * struct vpa_lm_opts). */
 struct train_cfg {
 	size_t epochs, batch, rounds, cohort, local_epochs, local_batch, n_ckpt;
 	double lr, grad_clip, sigma, clip, delta, local_lr, server_lr, beta1, beta2, tau, server_eps;
@@ -26,6 +29,15 @@ struct train_cfg {
 	const char *conf_mode;
 	double threshold;
 };
+
+/* The kind's build and free hooks (targets/lm_build.c); opts: struct vpa_lm_opts. */
+int vpa_lm_build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
+		 struct vpa_err *err);
+void vpa_lm_free(struct vpa_target *t);
+
+/* The name of canary i (0-based) of the list, before its "-xCOUNT": its
+ * `name` (NULL when not written), else c1, c2, ... (targets/lm_canary.c). */
+void vpa_lm_canary_base(const char *name, size_t i, char *buf, size_t cap);
 
 void vpa_lm_sents_push(struct sents *s, const uint32_t *t, size_t len, const float *conf);
 void vpa_lm_sents_release(struct sents *s);

@@ -361,22 +361,27 @@ static void build_and_attack(const char *yaml_target, struct built *b)
 	const struct vpa_schema *sch[] = {vpa_target_language_model.schema};
 	if (!b->rc)
 		b->rc = vpa_schema_check(&kc, sch, 1, cfg, "target 'lm'", &err);
+	const struct vpa_schema *ls = vpa_target_language_model.schema;
+	void *opts = b->rc ? NULL : vpa_opts_new(ls, cfg);
 	if (!b->rc)
-		b->rc = vpa_target_language_model.validate(&kc, cfg, &err);
+		b->rc = vpa_target_language_model.validate_o(&kc, opts, &err);
 	b->warnings = vpa_json_arr();
 	struct vpa_run_ctx ctx = {"t.yaml", ".", 7, 1, b->warnings, NULL};
 	b->t.kind = &vpa_target_language_model;
 	b->t.id = "lm";
 	if (!b->rc)
-		b->rc = vpa_target_language_model.build(&ctx, cfg, &b->t, &err);
+		b->rc = vpa_target_language_model.build_o(&ctx, opts, &b->t, &err);
+	b->t.opts = opts; /* released with the target, as the pipeline's */
 	const struct vpa_attack_kind *ek = vpa_attack_kind_find("exposure");
+	void *aopts = b->rc ? NULL : vpa_opts_new(ek->schema, acfg);
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	b->records = out.records;
 	b->figures = out.figures;
 	if (!b->rc)
-		b->rc = ek->run(&ctx, "exp", acfg, &b->t, &out, &err);
+		b->rc = ek->run_o(&ctx, "exp", aopts, &b->t, &out, &err);
 	if (b->rc)
 		printf("#   %s\n", err.msg);
+	vpa_opts_free(ek->schema, aopts);
 	vpa_ynode_free(cfg);
 	vpa_ynode_free(acfg);
 }

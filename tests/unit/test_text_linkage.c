@@ -70,9 +70,12 @@ static int attack(struct vpa_lm_target *lt, struct vpa_attack_out *out)
 	out->records = vpa_json_arr();
 	out->figures = vpa_json_arr();
 	const struct vpa_attack_kind *k = vpa_attack_kind_find("text_linkage");
-	int rc = k ? k->run(&ctx, "tl", cfg, &t, out, &err) : -1;
+	void *opts = k ? vpa_opts_new(k->schema, cfg) : NULL;
+	int rc = k ? k->run_o(&ctx, "tl", opts, &t, out, &err) : -1;
 	if (rc)
 		printf("#   %s\n", err.msg);
+	if (k)
+		vpa_opts_free(k->schema, opts);
 	vpa_ynode_free(cfg);
 	vpa_json_free(warn);
 	return rc;
