@@ -627,8 +627,8 @@ const struct vpa_attack_kind vpa_attack_a1_footprint = {
 	       "(the paper's Fig. 5 ablation); mu_sigma records also carry the target's local-DP "
 	       "`epsilon` of the run (per speaker, composed over its released models) and "
 	       "`epsilon_per_release`, and mean frame accuracies (utility).",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

@@ -719,8 +719,8 @@ const struct vpa_attack_kind vpa_attack_a2_footprint = {
 	       "embeddings.  Trials as A1 on Part-2.  Records per layer (sub null) also carry "
 	       "`a1_eer` (A1 on the same trials, the paper's Table 2), the training losses of the "
 	       "first and last epochs and the accuracy on the seen Part-1 sequences.",
-	.validate_o = validate,
-	.subs_o = NULL,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = NULL,
+	.run = run,
+	.title = title,
 };

@@ -32,31 +32,24 @@ struct vpa_attack_kind {
 					       ("eer", "zebra.dece", ...) */
 	int has_layers;                     /* records carry "layer" */
 	const char *doc;
-	/* Cross-key checks (cfg and its target's cfg are schema-checked); may be NULL. */
-	int (*validate)(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-			const struct vpa_ynode *target_cfg, struct vpa_err *err);
+	/* The hooks receive the attack's options struct (opts) and its target's
+	 * (target_opts: the target kind's struct), filled once by validation
+	 * (config/schema.h "Typed options"), never a YAML node. */
+	/* Cross-key checks (ctx->self: the attack's entry); may be NULL. */
+	int (*validate)(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
+			struct vpa_err *err);
 	/*
 	 * The sub names (attackers/conditions) the attack will produce for this
 	 * target, known before running, so that gates can be checked: returns
 	 * the count and sets *names (caller frees the array; strings borrowed
-	 * from the nodes).  NULL hook: no subs (records have "sub": null).
+	 * from the options).  NULL hook: no subs (records have "sub": null).
 	 */
-	size_t (*subs)(const struct vpa_ynode *cfg, const struct vpa_ynode *target_cfg,
-		       const char ***names /* OUT */);
-	/* Run on a built target; append records and figures to out. */
-	int (*run)(struct vpa_run_ctx *ctx, const char *id, const struct vpa_ynode *cfg,
-		   const struct vpa_target *t, struct vpa_attack_out *out,
-		   struct vpa_err *err);
+	size_t (*subs)(const void *opts, const void *target_opts, const char ***names /* OUT */);
+	/* Run on a built target (t->opts: its options); append records and figures to out. */
+	int (*run)(struct vpa_run_ctx *ctx, const char *id, const void *opts,
+		   const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err);
 	/* Title for the report section ("Score sets of 'vpc'"); caller frees. */
-	char *(*title)(const char *id, const struct vpa_ynode *cfg, const char *target_id);
-	/* The same on the options structs (schema->size > 0; target_opts: the
-	 * target kind's struct), used when set (config/yaml.h "Typed options"). */
-	int (*validate_o)(const struct vpa_kind_ctx *ctx, const void *opts,
-			  const void *target_opts, struct vpa_err *err);
-	size_t (*subs_o)(const void *opts, const void *target_opts, const char ***names /* OUT */);
-	int (*run_o)(struct vpa_run_ctx *ctx, const char *id, const void *opts,
-		     const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err);
-	char *(*title_o)(const char *id, const void *opts, const char *target_id);
+	char *(*title)(const char *id, const void *opts, const char *target_id);
 };
 
 const struct vpa_attack_kind *vpa_attack_kind_find(const char *name);

@@ -700,8 +700,8 @@ const struct vpa_attack_kind vpa_attack_d_exposure = {
 	       "`dp-kK` (DP-SGD per sentence), `dpuser-kK` (per user), `kK-eE` (per epoch, also "
 	       "with the `dp-`/`dpuser-` prefixes), `overfit-kK` (also prefixed); on an imported "
 	       "tagger, `import`.",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

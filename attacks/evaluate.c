@@ -837,7 +837,7 @@ const struct vpa_attack_kind vpa_attack_evaluate = {
 	.doc = "Runs every metric (EER, Cllr, Cllr_min, linkability, minDCF, ZEBRA) on each "
 	       "score set of a `scores` target: one record per set (sub = the set's name), one "
 	       "DET figure with all sets, one linkability figure per set.",
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

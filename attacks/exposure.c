@@ -477,8 +477,8 @@ const struct vpa_attack_kind vpa_attack_exposure = {
 	       "(exact, by enumerating the space with shared prefixes) and the skew-normal "
 	       "extrapolation; one record per canary (sub `NAME-xCOUNT`), figures against "
 	       "insertions and against training epochs/rounds.",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

@@ -1009,8 +1009,8 @@ const struct vpa_attack_kind vpa_attack_identification = {
 	       "precision.  Two line figures per attacker against population size: EER and "
 	       "linkability, normalised rank (with chance) and top-k precision, each as mean, "
 	       "min and max over the repeats (COMPRISE Figs. 12-14).",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

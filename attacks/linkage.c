@@ -290,8 +290,8 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "D_diag(M_oo)) in dB of the VoicePrivacy evaluation (0 for the baseline); one DET "
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

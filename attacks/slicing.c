@@ -546,8 +546,8 @@ const struct vpa_attack_kind vpa_attack_slicing = {
 	       "duration with every metric of `evaluate`: the record's `layer` is the DURATION "
 	       "in seconds (a gate with `layer: 2` checks 2 s, without it the worst duration).  "
 	       "Two line figures: linkability and EER against duration, one series per attacker.",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

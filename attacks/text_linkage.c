@@ -294,8 +294,8 @@ const struct vpa_attack_kind vpa_attack_text_linkage = {
 	       "training text scores SF(W,V) = log10 P(w_{n-1} w_n v_1 v_2) for successive and "
 	       "non-successive pairs; one score set per slice length (sub `sliceN`) with EER, "
 	       "linkability, ...",
-	.validate_o = validate,
-	.subs_o = subs,
-	.run_o = run,
-	.title_o = title,
+	.validate = validate,
+	.subs = subs,
+	.run = run,
+	.title = title,
 };

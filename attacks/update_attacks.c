@@ -188,9 +188,9 @@ const struct vpa_attack_kind vpa_attack_fl_training = {
 	       "local sigma, and the speaker-"
 	       "verification EER of the baseline and distilled embedding networks; one "
 	       "\"lines\" figure of accuracy against rounds.",
-	.subs_o = regime_subs,
-	.run_o = train_run,
-	.title_o = train_title,
+	.subs = regime_subs,
+	.run = train_run,
+	.title = train_title,
 };
 
 /* ---- released updates (shared by the two attacks) ---------------------------------- */
@@ -488,9 +488,9 @@ const struct vpa_attack_kind vpa_attack_update_linkage = {
 	       "updates on the two halves of their utterances; every pair is scored (cosine, or "
 	       "minus the A1 rho of the first layer's weight-update statistics).  One record per "
 	       "regime with every score-set metric, one DET figure, linkability figures.",
-	.subs_o = regime_subs,
-	.run_o = link_run,
-	.title_o = link_title,
+	.subs = regime_subs,
+	.run = link_run,
+	.title = link_title,
 };
 
 /* ---- attribute_inference -------------------------------------------------------------- */
@@ -703,7 +703,7 @@ const struct vpa_attack_kind vpa_attack_attribute_inference = {
 	       "accuracy, chance (the best constant guess: the largest class frequency among "
 	       "the attacked users), advantage = accuracy - chance, and the "
 	       "embedding accuracies.",
-	.subs_o = regime_subs,
-	.run_o = attr_run,
-	.title_o = attr_title,
+	.subs = regime_subs,
+	.run = attr_run,
+	.title = attr_title,
 };

@@ -462,73 +462,6 @@ int vpa_schema_check(const struct vpa_kind_ctx *ctx, const struct vpa_schema *co
 	return 0;
 }
 
-/* ---- getters --------------------------------------------------------------- */
-
-static const char *raw_value(const struct vpa_ynode *map, const struct vpa_schema *s,
-			     const char *key, int need)
-{
-	const struct vpa_schema *ss[1] = {s};
-	const struct vpa_key *k = vpa_schema_find(ss, 1, key);
-	if (!k)
-		VPA_BUG("key '%s' is not in schema '%s'", key, s->name);
-	const struct vpa_ynode *v = vpa_ymap_get(map, key);
-	if (v && v->type == VPA_YSCALAR)
-		return v->str;
-	if (!k->dflt && need)
-		VPA_BUG("key '%s' of '%s' has no value and no default", key, s->name);
-	return k->dflt;
-}
-
-double vpa_cfg_num(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
-{
-	double x;
-	if (parse_num(raw_value(map, s, key, 1), &x))
-		VPA_BUG("key '%s' is not a number after validation", key);
-	return x;
-}
-
-long long vpa_cfg_int(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
-{
-	long long x;
-	if (parse_int(raw_value(map, s, key, 1), &x))
-		VPA_BUG("key '%s' is not an integer after validation", key);
-	return x;
-}
-
-int vpa_cfg_bool(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
-{
-	int x;
-	if (parse_bool(raw_value(map, s, key, 1), &x))
-		VPA_BUG("key '%s' is not a boolean after validation", key);
-	return x;
-}
-
-const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key)
-{
-	return raw_value(map, s, key, 0);
-}
-
-const char **vpa_cfg_paths(const struct vpa_ynode *map, const struct vpa_schema *s,
-			   const char *key, size_t *n, int *seq)
-{
-	const struct vpa_schema *ss[1] = {s};
-	const struct vpa_key *k = vpa_schema_find(ss, 1, key);
-	if (!k || k->type != VPA_K_PATHS)
-		VPA_BUG("key '%s' of '%s' is not a list of paths", key, s->name);
-	const struct vpa_ynode *v = vpa_ymap_get(map, key);
-	*n = 0;
-	if (seq)
-		*seq = v && v->type == VPA_YSEQ;
-	if (!v || vpa_ynode_is_null(v))
-		return NULL;
-	size_t m = v->type == VPA_YSEQ ? v->n : 1;
-	const char **out = xmalloc(xmul(m, sizeof(char *)));
-	for (size_t i = 0; i < m; i++)
-		out[i] = v->type == VPA_YSEQ ? v->items[i]->str : v->str;
-	*n = m;
-	return out;
-}
-
 /* ---- echo typing (used by scenario.c) ------------------------------------ */
 
 struct vpa_json *vpa_scalar_json(const struct vpa_ynode *v, const struct vpa_key *k)
@@ -766,7 +699,7 @@ void vpa_opts_fill(const struct vpa_schema *s, const struct vpa_ynode *map, void
 		if (k->at - 1 >= s->size)
 			VPA_BUG("key '%s' of '%s' is bound outside its struct", k->name, s->name);
 		void *f = (char *)opts + k->at - 1;
-		/* as vpa_cfg_str: the scalar written, else the default (NULL: none) */
+		/* the scalar written, else the default (NULL: none) */
 		const char *raw = v && v->type == VPA_YSCALAR ? v->str : k->dflt;
 		switch (k->type) {
 		case VPA_K_STR:

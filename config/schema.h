@@ -28,7 +28,7 @@ enum vpa_ktype {
 	VPA_K_MAPLIST,  /* sequence of mappings, each checked with `sub` */
 	VPA_K_LIST,     /* sequence of scalars (checked by the owner) */
 	VPA_K_KINDLIST, /* sequence of mappings dispatched on their `kind` (targets, attacks) */
-	VPA_K_PATHS,    /* a VPA_K_PATH, or a non-empty sequence of them (vpa_cfg_paths) */
+	VPA_K_PATHS,    /* a VPA_K_PATH, or a non-empty sequence of them (a struct vpa_strs) */
 };
 
 enum {

@@ -2,7 +2,8 @@
  * config/yaml.h - scenario files as read: the YAML node tree (config/yaml.c,
  * the only user of libyaml besides learn/nn_io.c) and the checks of a node
  * against the key schemas of config/schema.h (config/schema.c): types,
- * "did you mean", defaults, typed options filled once.  Used by scenarios/
+ * "did you mean", defaults, typed options filled once (the one way a
+ * value leaves the node tree: there are no getters by key).  Used by scenarios/
  * only; targets/ and attacks/ see config/schema.h.  Knows none of them.
  *
  * Every node keeps its mark (1-based line and column), so that any failure,
@@ -95,25 +96,6 @@ int vpa_schema_check(const struct vpa_kind_ctx *ctx, const struct vpa_schema *co
 /* Check one scalar against a key's type and range (sweep values use it). */
 int vpa_key_check(const struct vpa_kind_ctx *ctx, const struct vpa_key *k,
 		  const struct vpa_ynode *v, struct vpa_err *err);
-/*
- * Typed getters over a validated mapping: the value at key, or the schema's
- * default when the key is absent.  Asking for a key the schema lacks, or an
- * absent key without default, is a bug (VPA_BUG).
- */
-double vpa_cfg_num(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-long long vpa_cfg_int(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-int vpa_cfg_bool(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-/* Borrowed from the node or the schema; NULL when absent without default
- * (and for a VPA_K_PATHS key given as a sequence: use vpa_cfg_paths). */
-const char *vpa_cfg_str(const struct vpa_ynode *map, const struct vpa_schema *s, const char *key);
-/*
- * A VPA_K_PATHS key: its paths in order (one for a scalar), borrowed from the
- * nodes; *n gets their number; NULL and 0 when the key is absent (these keys
- * have no default).  Caller frees the array (not the strings).  *seq (may be
- * NULL) gets 1 when the value was written as a sequence.
- */
-const char **vpa_cfg_paths(const struct vpa_ynode *map, const struct vpa_schema *s,
-			   const char *key, size_t *n, int *seq);
 /* A location for a node (file from ctx). */
 struct vpa_loc vpa_node_loc(const char *file, const struct vpa_ynode *n);
 /* A scalar as JSON typed by its key (numbers, booleans, strings): the

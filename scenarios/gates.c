@@ -128,7 +128,7 @@ static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_k
 				subs ? "subs" : "exclude", a->id, sub, a->id);
 	}
 	const char **names = NULL;
-	size_t n = (subs || ex) && (a->kind->subs || a->kind->subs_o)
+	size_t n = (subs || ex) && a->kind->subs
 			   ? vpa_scn_attack_subs(s, a, &names)
 			   : 0;
 	size_t left = n;
@@ -249,7 +249,7 @@ int vpa_scn_check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		const struct vpa_scn_attack *a = &s->attacks[ai];
 		if (sub) {
 			const char **names = NULL;
-			size_t n = a->kind->subs || a->kind->subs_o ? vpa_scn_attack_subs(s, a, &names)
+			size_t n = a->kind->subs ? vpa_scn_attack_subs(s, a, &names)
 						 : 0;
 			int found = 0;
 			for (size_t j = 0; j < n; j++)

@@ -90,15 +90,14 @@ int vpa_scn_dup_id(const struct vpa_kind_ctx *ctx, const char *what,
 int vpa_scn_target_validate(const struct vpa_kind_ctx *ctx, const struct vpa_target_kind *k,
 			   const struct vpa_ynode *cfg, struct vpa_err *err)
 {
-	if (k->validate_o) {
-		void *o = vpa_opts_new(k->schema, cfg);
-		struct vpa_kind_ctx c = *ctx;
-		c.self = vpa_node_mark(cfg);
-		int rc = k->validate_o(&c, o, err);
-		vpa_opts_free(k->schema, o);
-		return rc;
-	}
-	return k->validate ? k->validate(ctx, cfg, err) : 0;
+	if (!k->validate)
+		return 0;
+	void *o = vpa_opts_new(k->schema, cfg);
+	struct vpa_kind_ctx c = *ctx;
+	c.self = vpa_node_mark(cfg);
+	int rc = k->validate(&c, o, err);
+	vpa_opts_free(k->schema, o);
+	return rc;
 }
 
 /* An attack kind's own checks on cfg and its target's tcfg (of kind tk). */
@@ -106,25 +105,22 @@ int vpa_scn_attack_validate(const struct vpa_kind_ctx *ctx, const struct vpa_att
 			   const struct vpa_ynode *cfg, const struct vpa_target_kind *tk,
 			   const struct vpa_ynode *tcfg, struct vpa_err *err)
 {
-	if (k->validate_o) {
-		void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
-		struct vpa_kind_ctx c = *ctx;
-		c.self = vpa_node_mark(cfg);
-		int rc = k->validate_o(&c, o, to, err);
-		vpa_opts_free(k->schema, o);
-		vpa_opts_free(tk->schema, to);
-		return rc;
-	}
-	return k->validate ? k->validate(ctx, cfg, tcfg, err) : 0;
+	if (!k->validate)
+		return 0;
+	void *o = vpa_opts_new(k->schema, cfg), *to = vpa_opts_new(tk->schema, tcfg);
+	struct vpa_kind_ctx c = *ctx;
+	c.self = vpa_node_mark(cfg);
+	int rc = k->validate(&c, o, to, err);
+	vpa_opts_free(k->schema, o);
+	vpa_opts_free(tk->schema, to);
+	return rc;
 }
 
 /* The subs an attack will produce (its kind's hook), names borrowed. */
 size_t vpa_scn_attack_subs(const struct vpa_scenario *s, const struct vpa_scn_attack *a,
 			  const char ***names)
 {
-	if (a->kind->subs_o)
-		return a->kind->subs_o(a->opts, s->targets[a->target].opts, names);
-	return a->kind->subs ? a->kind->subs(a->cfg, s->targets[a->target].cfg, names) : 0;
+	return a->kind->subs ? a->kind->subs(a->opts, s->targets[a->target].opts, names) : 0;
 }
 
 size_t vpa_scn_find_target(const struct vpa_scenario *s, const char *id)

@@ -58,8 +58,7 @@ static int build_target(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, s
 	t->kind = s->targets[i].kind;
 	t->id = s->targets[i].id;
 	t->opts = vpa_opts_new(t->kind->schema, cfg);
-	int rc = t->kind->build_o ? t->kind->build_o(ctx, t->opts, t, err)
-				  : t->kind->build(ctx, cfg, t, err);
+	int rc = t->kind->build(ctx, t->opts, t, err);
 	if (rc)
 		blame(err, rc, s->file, cfg, "target", t->id);
 	if (!t->info)
@@ -128,14 +127,9 @@ static int run_attack(struct vpa_run_ctx *ctx, const struct vpa_scenario *s, siz
 {
 	const struct vpa_scn_attack *a = &s->attacks[ai];
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
-	int rc;
-	if (a->kind->run_o) {
-		void *o = vpa_opts_new(a->kind->schema, cfg);
-		rc = a->kind->run_o(ctx, a->id, o, t, &out, err);
-		vpa_opts_free(a->kind->schema, o);
-	} else {
-		rc = a->kind->run(ctx, a->id, cfg, t, &out, err);
-	}
+	void *o = vpa_opts_new(a->kind->schema, cfg);
+	int rc = a->kind->run(ctx, a->id, o, t, &out, err);
+	vpa_opts_free(a->kind->schema, o);
 	if (rc) {
 		blame(err, rc, s->file, cfg, "attack", a->id);
 		goto out;
@@ -650,9 +644,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 		vpa_json_set_str(o2, "kind", at->kind->name);
 		vpa_json_set_str(o2, "target", s->targets[at->target].id);
 		const char *tid = s->targets[at->target].id;
-		char *title = at->kind->title_o ? at->kind->title_o(at->id, at->opts, tid)
-			      : at->kind->title ? at->kind->title(at->id, at->cfg, tid)
-						: NULL;
+		char *title = at->kind->title ? at->kind->title(at->id, at->opts, tid) : NULL;
 		vpa_json_set_str(o2, "title", title ? title : at->id);
 		free(title);
 		vpa_json_set(o2, "figures", afigs[a]);

@@ -616,7 +616,7 @@ const struct vpa_target_kind vpa_target_anonymised_speech = {
 	       "Kaldi archives or .npy files with utt2spk, spk2gender, utt2dur, enrolls and "
 	       "trials, or embeds Kaldi data directories of audio with an ONNX extractor "
 	       "(`import.extractor`, as `vpaudit embed`).",
-	.validate_o = validate,
-	.build_o = build,
+	.validate = validate,
+	.build = build,
 	.free = anon_free,
 };

@@ -399,7 +399,7 @@ const struct vpa_target_kind vpa_target_fl_acoustic_models = {
 	       "Train-G, optional local DP on the released updates; targets/README.md) or "
 	       "imported as model folders plus Indicator features, or as precomputed "
 	       "activations.  Attack it with `a1_footprint` and `a2_footprint`.",
-	.validate_o = validate,
-	.build_o = build,
+	.validate = validate,
+	.build = build,
 	.free = flam_free,
 };

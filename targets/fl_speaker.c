@@ -631,7 +631,7 @@ const struct vpa_target_kind vpa_target_fl_speaker = {
 	       "central_local (central plus PrivUnit2 and the scalar norm mechanism); and the "
 	       "speaker-embedding network distilled from each classifier, with its verification "
 	       "EER.  Attack it with `fl_training`, `update_linkage` and `attribute_inference`.",
-	.validate_o = validate,
-	.build_o = build,
+	.validate = validate,
+	.build = build,
 	.free = fls_free,
 };

@@ -39,31 +39,3 @@ int vpa_target_frontend_strs(const char *file, const struct vpa_strs *l, const c
 	}
 	return 0;
 }
-
-/* TRANSITION (issue 27): the node form, until its two callers read options. */
-int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
-			     const char *const *reserved, struct vpa_feat_opts *fo,
-			     struct vpa_err *err)
-{
-	if (l && l->type != VPA_YSEQ)
-		l = NULL;
-	struct vpa_strs s = {0};
-	s.n = l ? l->n : 0;
-	s.v = xcalloc(s.n ? s.n : 1, sizeof(char *));
-	s.marks = xcalloc(s.n ? s.n : 1, sizeof(*s.marks));
-	for (size_t i = 0; i < s.n; i++) {
-		if (l->items[i]->type != VPA_YSCALAR) {
-			struct vpa_loc loc = vpa_node_loc(file, l->items[i]);
-			free(s.v);
-			free(s.marks);
-			return vpa_fail(err, VPA_EINPUT, &loc,
-					"expected a front-end option '--name=value' (e.g. %s)", example);
-		}
-		s.v[i] = l->items[i]->str;
-		s.marks[i] = vpa_node_mark(l->items[i]);
-	}
-	int rc = vpa_target_frontend_strs(file, &s, example, reserved, fo, err);
-	free(s.v);
-	free(s.marks);
-	return rc;
-}

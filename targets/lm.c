@@ -310,7 +310,7 @@ const struct vpa_target_kind vpa_target_language_model = {
 	       "FedAdam and per-client clipping and noise), with canaries inserted into the "
 	       "training text, optional text anonymisation and confidence weights; or an "
 	       "imported ARPA model or candidate log-perplexities.  Attack it with `exposure`.",
-	.validate_o = validate,
-	.build_o = vpa_lm_build,
+	.validate = validate,
+	.build = vpa_lm_build,
 	.free = vpa_lm_free,
 };

@@ -179,7 +179,7 @@ const struct vpa_target_kind vpa_target_scores = {
 	.doc = "Score sets imported from files (for example the VoicePrivacy evaluation "
 	       "recipes' ASV scores), one per attacker or condition.  Scores are \"higher = "
 	       "more likely the same speaker\".  Attack them with `evaluate`.",
-	.validate_o = validate,
-	.build_o = build,
+	.validate = validate,
+	.build = build,
 	.free = scores_free,
 };

@@ -404,7 +404,7 @@ const struct vpa_target_kind vpa_target_tagger = {
 	       "sentence or a user); its utility is the token accuracy on the held-out "
 	       "documents.  Or (`source: import`) a user's tagger "
 	       "confidences.  Attack it with `d_exposure`.",
-	.validate_o = validate,
-	.build_o = build,
+	.validate = validate,
+	.build = build,
 	.free = tagger_free,
 };

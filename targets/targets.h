@@ -4,7 +4,7 @@
  *
  * A kind is one file (targets/<kind>.c) exporting one `struct
  * vpa_target_kind` and one line in the table of targets/registry.c.  Its keys
- * are data (a struct vpa_schema, see scenarios/scenario.h), so validation,
+ * are data (a struct vpa_schema, see config/schema.h), so validation,
  * "did you mean", defaults and scenarios/README.md agree.
  *
  * Lifecycle: the scenario loader checks every entry with the schema (the
@@ -18,7 +18,7 @@
 #include "base/base.h"
 #include "base/json.h"
 #include "formats/io.h"
-#include "config/yaml.h"
+#include "config/schema.h"
 
 /* What the pipeline hands to kinds while it runs. */
 struct vpa_run_ctx {
@@ -56,18 +56,14 @@ struct vpa_target_kind {
 	const char *name;
 	const struct vpa_schema *schema; /* its own keys (not id/kind) */
 	const char *doc;                 /* a paragraph for the reference */
-	/* Cross-key checks after the schema check; may be NULL. */
-	int (*validate)(const struct vpa_kind_ctx *ctx, const struct vpa_ynode *cfg,
-			struct vpa_err *err);
+	/* The hooks receive the kind's options struct (schema's, filled once by
+	 * validation: config/schema.h "Typed options"), never a YAML node. */
+	/* Cross-key checks after the schema check (ctx->self: the entry); may be NULL. */
+	int (*validate)(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err);
 	/* Build or import; fills out->data, out->info, out->simulated. */
-	int (*build)(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg,
-		     struct vpa_target *out, struct vpa_err *err);
+	int (*build)(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
+		     struct vpa_err *err);
 	void (*free)(struct vpa_target *t); /* releases data (not info) */
-	/* The same on the kind's options struct (schema->size > 0), filled by
-	 * validation (config/schema.h "Typed options"); used when set. */
-	int (*validate_o)(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa_err *err);
-	int (*build_o)(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
-		       struct vpa_err *err);
 };
 
 /* The table.  NULL when unknown. */
@@ -84,10 +80,6 @@ void vpa_target_release(struct vpa_target *t);
  * blame the offending item: "S.yaml:12:20: unknown option '--num-bins'". */
 struct vpa_feat_opts;
 int vpa_target_frontend_strs(const char *file, const struct vpa_strs *l, const char *example,
-			     const char *const *reserved, struct vpa_feat_opts *fo,
-			     struct vpa_err *err);
-/* TRANSITION (issue 27): the same on a node list; removed with the node hooks. */
-int vpa_target_frontend_list(const char *file, const struct vpa_ynode *l, const char *example,
 			     const char *const *reserved, struct vpa_feat_opts *fo,
 			     struct vpa_err *err);
 

@@ -17,7 +17,7 @@
 # (cli/ is the top; onnx.pb-c.c is generated).
 set -eu
 BUILD=${1:-build}
-cd "$(dirname "$0")/.."
+cd "${LAYERS_ROOT:-$(dirname "$0")/..}" # LAYERS_ROOT: the sources' root (tests plant a tree)
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 objs=$(find "$BUILD" -name '*.o' -not -path "$BUILD/tests/*" -not -path "$BUILD/replay/*" \
 	-not -path "$BUILD/bench/*" -not -path "$BUILD/cli/*" -not -name 'onnx.pb-c.o' | sort)

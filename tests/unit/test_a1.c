@@ -14,6 +14,7 @@
  *   |sd_i - sd_k| / (|sd_i||sd_k|) = sqrt(5/18) / (1/9) = 9 sqrt(5/18)
  *   rho(1, 10) = 1.5 sqrt5 + 90 sqrt(5/18) = 50.78826...
  */
+#include "config/yaml.h"
 #include "harness.h"
 #include "attacks/attacks.h"
 #include "targets/fl_am.h"
@@ -253,7 +254,7 @@ static void test_attack(void)
 	struct vpa_attack_out out = {vpa_json_arr(), vpa_json_arr()};
 	struct vpa_err err;
 	vpa_err_init(&err);
-	CHECK(k->run_o(&ctx, "a1", o, &tg, &out, &err) == 0);
+	CHECK(k->run(&ctx, "a1", o, &tg, &out, &err) == 0);
 	CHECK(out.records->n == 3);
 	const char *subs[3] = {"mu_sigma", "mu", "sigma"};
 	for (size_t i = 0; i < out.records->n && i < 3; i++) {
@@ -284,7 +285,7 @@ static void test_attack(void)
 	out.records = vpa_json_arr();
 	out.figures = vpa_json_arr();
 	ctx.warnings = NULL;
-	CHECK(k->run_o(&ctx, "a1", o, &tg, &out, &err) == VPA_EINPUT);
+	CHECK(k->run(&ctx, "a1", o, &tg, &out, &err) == VPA_EINPUT);
 	CHECK_STR(err.msg, "x.yaml:1:53: layer 2: the target has 1 hidden layer");
 	vpa_json_free(out.records);
 	vpa_json_free(out.figures);

@@ -5,6 +5,7 @@
  * A1's (same counts) and the `a1_eer` column equals A1's mu+sigma EER on the
  * same layer; A2 itself separates the speakers far better than chance.
  */
+#include "config/yaml.h"
 #include "harness.h"
 #include "attacks/attacks.h"
 #include "targets/fl_am.h"
@@ -65,8 +66,8 @@ static void test_a2_small(void)
 	CHECK(k1 && k2);
 	/* the options validation fills */
 	void *o1 = vpa_opts_new(k1->schema, c1), *o2 = vpa_opts_new(k2->schema, c2);
-	CHECK(k1->run_o(&ctx, "a1", o1, &tg, &out, &err) == 0);
-	CHECK(k2->run_o(&ctx, "a2", o2, &tg, &out, &err) == 0);
+	CHECK(k1->run(&ctx, "a1", o1, &tg, &out, &err) == 0);
+	CHECK(k2->run(&ctx, "a2", o2, &tg, &out, &err) == 0);
 	if (err.status)
 		printf("# %s\n", err.msg);
 	const struct vpa_json *r1 = find(out.records, "a1", "mu_sigma", 1);

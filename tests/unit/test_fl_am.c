@@ -6,6 +6,7 @@
  * the kind on its typed options: the table's defaults are the simulator's,
  * a build from options, the cross-key checks and their marks.
  */
+#include "config/yaml.h"
 #include "harness.h"
 #include "attacks/attacks.h"
 #include "metrics/metrics.h"
@@ -204,7 +205,7 @@ static void test_option_defaults(void)
 	vpa_ynode_free(n);
 }
 
-/* A simulated target built from its options (build_o), as the pipeline does. */
+/* A simulated target built from its options (build), as the pipeline does. */
 static void test_build_from_options(void)
 {
 	const struct vpa_target_kind *k = &vpa_target_fl_acoustic_models;
@@ -220,7 +221,7 @@ static void test_build_from_options(void)
 	vpa_err_init(&err);
 	t.kind = k;
 	t.id = "fl";
-	CHECK(k->build_o(&ctx, o, &t, &err) == 0);
+	CHECK(k->build(&ctx, o, &t, &err) == 0);
 	const struct vpa_flam *f = t.data;
 	CHECK(t.simulated == 1);
 	CHECK(f && f->n_models == 18 && f->n_spk == 10 && f->n_utt == 6 && f->n_layers == 3);
@@ -240,7 +241,7 @@ static int check_target(const char *text, struct vpa_err *err)
 	struct vpa_ynode *n = yaml(text);
 	void *o = vpa_opts_new(k->schema, n);
 	vpa_err_init(err);
-	int rc = k->validate_o(&ctx, o, err);
+	int rc = k->validate(&ctx, o, err);
 	vpa_opts_free(k->schema, o);
 	vpa_ynode_free(n);
 	return rc;
@@ -253,7 +254,7 @@ static int check_attack(const char *kind, const char *text, struct vpa_err *err)
 	struct vpa_ynode *n = yaml(text);
 	void *o = vpa_opts_new(k->schema, n);
 	vpa_err_init(err);
-	int rc = k->validate_o(&ctx, o, NULL, err);
+	int rc = k->validate(&ctx, o, NULL, err);
 	vpa_opts_free(k->schema, o);
 	vpa_ynode_free(n);
 	return rc;

@@ -257,7 +257,7 @@ static int build_small(int threads, struct vpa_target *t, struct vpa_ynode **roo
 	t->id = "fl";
 	/* the options as validation fills them; the target owns them (released with it) */
 	t->opts = vpa_opts_new(vpa_target_fl_speaker.schema, *root);
-	int rc = vpa_target_fl_speaker.build_o(&ctx, t->opts, t, &err);
+	int rc = vpa_target_fl_speaker.build(&ctx, t->opts, t, &err);
 	if (rc)
 		printf("# %s\n", err.msg);
 	return rc;

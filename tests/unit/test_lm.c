@@ -12,6 +12,7 @@
  *   - the held-out perplexity of a uniform model equals the vocabulary size.
  * The same on the Brown corpus is in tests/e2e/test_lm.sh (skipped without it).
  */
+#include "config/yaml.h"
 #include "attacks/attacks.h"
 #include "harness.h"
 #include "targets/lm.h"
@@ -364,13 +365,13 @@ static void build_and_attack(const char *yaml_target, struct built *b)
 	const struct vpa_schema *ls = vpa_target_language_model.schema;
 	void *opts = b->rc ? NULL : vpa_opts_new(ls, cfg);
 	if (!b->rc)
-		b->rc = vpa_target_language_model.validate_o(&kc, opts, &err);
+		b->rc = vpa_target_language_model.validate(&kc, opts, &err);
 	b->warnings = vpa_json_arr();
 	struct vpa_run_ctx ctx = {"t.yaml", ".", 7, 1, b->warnings, NULL};
 	b->t.kind = &vpa_target_language_model;
 	b->t.id = "lm";
 	if (!b->rc)
-		b->rc = vpa_target_language_model.build_o(&ctx, opts, &b->t, &err);
+		b->rc = vpa_target_language_model.build(&ctx, opts, &b->t, &err);
 	b->t.opts = opts; /* released with the target, as the pipeline's */
 	const struct vpa_attack_kind *ek = vpa_attack_kind_find("exposure");
 	void *aopts = b->rc ? NULL : vpa_opts_new(ek->schema, acfg);
@@ -378,7 +379,7 @@ static void build_and_attack(const char *yaml_target, struct built *b)
 	b->records = out.records;
 	b->figures = out.figures;
 	if (!b->rc)
-		b->rc = ek->run_o(&ctx, "exp", aopts, &b->t, &out, &err);
+		b->rc = ek->run(&ctx, "exp", aopts, &b->t, &out, &err);
 	if (b->rc)
 		printf("#   %s\n", err.msg);
 	vpa_opts_free(ek->schema, aopts);

@@ -186,18 +186,26 @@ static void test_written(void)
 	vpa_ynode_free(root);
 }
 
-/* The value and the old getters agree: one conversion, two readers. */
-static void test_same_as_getters(void)
+/* The options and the scenario echo (results.json) read the same values,
+   and a key is found by name through its binding. */
+static void test_same_as_echo(void)
 {
 	struct vpa_ynode *root;
-	struct top_opts *o = fill("omega: 0.1\ncount: 10\nlabel: \"q\"\n", &root);
+	struct top_opts *o = fill("omega: 0.1\ncount: 10\nflag: false\n", &root);
 	CHECK(o != NULL);
 	if (!o)
 		return;
-	CHECK(o->omega == vpa_cfg_num(root, &top_schema, "omega"));
-	CHECK(o->count == vpa_cfg_int(root, &top_schema, "count"));
-	CHECK(o->flag == vpa_cfg_bool(root, &top_schema, "flag"));
-	CHECK_STR(o->label, vpa_cfg_str(root, &top_schema, "label"));
+	const struct vpa_schema *s[1] = {&top_schema};
+	struct vpa_json *j = vpa_scalar_json(vpa_ymap_get(root, "omega"),
+					     vpa_schema_find(s, 1, "omega"));
+	CHECK(j && j->type == VPA_JSON_NUM && j->num == o->omega);
+	vpa_json_free(j);
+	j = vpa_scalar_json(vpa_ymap_get(root, "flag"), vpa_schema_find(s, 1, "flag"));
+	CHECK(j && j->type == VPA_JSON_BOOL && j->boolean == o->flag);
+	vpa_json_free(j);
+	CHECK(vpa_opts_field(&top_schema, o, "count") == &o->count);
+	CHECK(vpa_opts_field(&top_schema, o, "unbound") == NULL);
+	CHECK(vpa_opts_field(&top_schema, o, "nope") == NULL);
 	vpa_opts_free(&top_schema, o);
 	vpa_ynode_free(root);
 }
@@ -224,7 +232,7 @@ int main(void)
 {
 	RUN(test_defaults);
 	RUN(test_written);
-	RUN(test_same_as_getters);
+	RUN(test_same_as_echo);
 	RUN(test_path_at);
 	return DONE();
 }

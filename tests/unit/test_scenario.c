@@ -224,22 +224,28 @@ static void test_valid(void)
 	CHECK(s->targets[0].kind == &vpa_target_scores);
 	CHECK(s->attacks[0].kind == &vpa_attack_evaluate);
 	CHECK(s->output == NULL);
-	/* getters: given values and schema defaults */
+	/* typed options, filled at validation: given values and schema defaults */
 	const struct vpa_ynode *ac = s->attacks[0].cfg;
 	const struct vpa_schema *es = vpa_attack_evaluate.schema;
-	CHECK_NEAR(vpa_cfg_num(ac, es, "omega"), 2, 0);
-	CHECK_NEAR(vpa_cfg_num(ac, es, "p_target"), 0.01, 0);
-	CHECK(vpa_cfg_int(ac, es, "reps") == 1000);
-	CHECK(vpa_cfg_int(ac, es, "bins") == 0);
-	CHECK_NEAR(vpa_cfg_num(ac, es, "ci"), 0.9, 0);
-	CHECK_STR(vpa_cfg_str(s->targets[0].cfg, vpa_target_scores.schema, "source"), "import");
+	const void *ao = s->attacks[0].opts;
+	CHECK_NEAR(*(const double *)vpa_opts_field(es, ao, "omega"), 2, 0);
+	CHECK_NEAR(*(const double *)vpa_opts_field(es, ao, "p_target"), 0.01, 0);
+	CHECK(*(const long long *)vpa_opts_field(es, ao, "reps") == 1000);
+	CHECK(*(const long long *)vpa_opts_field(es, ao, "bins") == 0);
+	CHECK_NEAR(*(const double *)vpa_opts_field(es, ao, "ci"), 0.9, 0);
+	CHECK_STR(*(const char *const *)vpa_opts_field(vpa_target_scores.schema, s->targets[0].opts,
+						       "source"),
+		  "import");
+	CHECK(vpa_opts_field(es, ao, "no_such_key") == NULL);
 	/* sweep */
 	CHECK(s->has_sweep && s->sweep_is_attack && s->sweep_index == 0);
 	CHECK_STR(s->sweep_path, "omega");
 	CHECK(s->sweep_values->n == 3);
 	struct vpa_ynode *sw = vpa_scenario_swept_cfg(s, ac, s->sweep_values->items[2]);
-	CHECK_NEAR(vpa_cfg_num(sw, es, "omega"), 20, 0);
-	CHECK_NEAR(vpa_cfg_num(ac, es, "omega"), 2, 0);
+	void *swo = vpa_opts_new(es, sw);
+	CHECK_NEAR(*(const double *)vpa_opts_field(es, swo, "omega"), 20, 0);
+	CHECK_NEAR(*(const double *)vpa_opts_field(es, ao, "omega"), 2, 0);
+	vpa_opts_free(es, swo);
 	vpa_ynode_free(sw);
 	/* echo: typed by the schema */
 	struct vpa_json *e = vpa_scenario_echo(s);
@@ -479,19 +485,23 @@ static void test_reference(void)
 /* ---- the pipeline: a target sweep rebuilds only the swept target ---------- */
 
 static int fake_builds;
+struct fake_opts {
+	double offset;
+};
 static const struct vpa_key fake_keys[] = {
-	{"offset", VPA_K_NUM, 0, "0", -INFINITY, INFINITY, 0, NULL, NULL, "1", "shift of the target scores"},
+	{"offset", VPA_K_NUM, 0, "0", -INFINITY, INFINITY, 0, NULL, NULL, "1", "shift of the target scores",
+	 VPA_AT(struct fake_opts, offset)},
 	{NULL},
 };
-static const struct vpa_schema fake_schema = {"target fake", fake_keys};
+static const struct vpa_schema fake_schema = {"target fake", fake_keys, sizeof(struct fake_opts)};
 
 /* 200 target scores i/100 + offset, 400 non-target scores i/200 (i from 0) */
-static int fake_build(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, struct vpa_target *out,
+static int fake_build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *out,
 		      struct vpa_err *err)
 {
 	(void)ctx;
 	(void)err;
-	double off = vpa_cfg_num(cfg, &fake_schema, "offset");
+	double off = ((const struct fake_opts *)opts)->offset;
 	struct vpa_scores_target *st = xcalloc(1, sizeof(*st));
 	st->sets = xcalloc(1, sizeof(*st->sets));
 	st->n_sets = 1;

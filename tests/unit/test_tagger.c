@@ -25,7 +25,7 @@ static int dx_run(struct vpa_run_ctx *ctx, const struct vpa_ynode *cfg, const st
 		  struct vpa_attack_out *out, struct vpa_err *err)
 {
 	void *o = vpa_opts_new(vpa_attack_d_exposure.schema, cfg);
-	int rc = vpa_attack_d_exposure.run_o(ctx, "dx", o, t, out, err);
+	int rc = vpa_attack_d_exposure.run(ctx, "dx", o, t, out, err);
 	vpa_opts_free(vpa_attack_d_exposure.schema, o);
 	return rc;
 }
@@ -34,7 +34,7 @@ static size_t dx_subs(const struct vpa_ynode *cfg, const struct vpa_ynode *tcfg,
 {
 	void *o = vpa_opts_new(vpa_attack_d_exposure.schema, cfg);
 	void *to = vpa_opts_new(vpa_target_tagger.schema, tcfg);
-	size_t n = vpa_attack_d_exposure.subs_o(o, to, names);
+	size_t n = vpa_attack_d_exposure.subs(o, to, names);
 	vpa_opts_free(vpa_attack_d_exposure.schema, o);
 	vpa_opts_free(vpa_target_tagger.schema, to);
 	return n;

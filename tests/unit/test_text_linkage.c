@@ -4,6 +4,7 @@
  * about 1/200, the chance that a random piece is the true successor) and on i.i.d. random words (nothing links: EER near 0.5), and its
  * records and figures; the real-corpus numbers come from tests/e2e/test_lm.sh.
  */
+#include "config/yaml.h"
 #include "attacks/attacks.h"
 #include "harness.h"
 #include "targets/lm.h"
@@ -71,7 +72,7 @@ static int attack(struct vpa_lm_target *lt, struct vpa_attack_out *out)
 	out->figures = vpa_json_arr();
 	const struct vpa_attack_kind *k = vpa_attack_kind_find("text_linkage");
 	void *opts = k ? vpa_opts_new(k->schema, cfg) : NULL;
-	int rc = k ? k->run_o(&ctx, "tl", opts, &t, out, &err) : -1;
+	int rc = k ? k->run(&ctx, "tl", opts, &t, out, &err) : -1;
 	if (rc)
 		printf("#   %s\n", err.msg);
 	if (k)
