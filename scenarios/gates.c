@@ -66,9 +66,9 @@ static const struct vpa_key gate_keys[] = {
 	 "accept eer, eer_sweep, cllr, cllr_min, min_dcf or zebra of a record whose scores are "
 	 "anti-correlated with identity (its threshold-sweep EER lies above 50% with its 95% "
 	 "interval): such scores read as chance there while an attacker who reverses them "
-	 "links identities (eer_flipped), so by default the gate fails closed with that finding"},
-	{NULL,
+	 "links identities (eer_flipped), so by default the gate fails closed with that finding",
 	 VPA_AT(struct gate_opts, allow_anti_correlated)},
+	{NULL},
 };
 const struct vpa_schema vpa_scn_gate_schema = {"gate", gate_keys, sizeof(struct gate_opts)};
 

@@ -262,7 +262,7 @@ static void test_validation(void)
 	expect_error("name: t\ntargets:\n  - {id: sim, kind: anonymised_speech}\n"
 		     "attacks:\n  - {id: s, kind: slicing, target: sim, durations: [2, 2]}\n",
 		     "duration 2 is listed twice");
-	/* a key written where it does not apply: blamed at the key (as before typed options) */
+	/* a key written where it does not apply: blamed at the key */
 	expect_error("name: t\ntargets:\n  - {id: sim, kind: anonymised_speech}\n"
 		     "attacks:\n  - {id: s, kind: slicing, target: sim, slices: [{duration: 2}]}\n",
 		     "t.yaml:5:41: `slices` is for imported targets");

@@ -15,6 +15,7 @@
 #include "attacks/attacks.h"
 #include "reports/report.h"
 #include "scenarios/scenario.h"
+#include "scenarios/scenario_int.h"
 #include "targets/targets.h"
 
 
@@ -678,8 +679,46 @@ static void test_many_sets(void)
 	vpa_buf_release(&b);
 }
 
+/* Every key of every kind is bound to a field of its options struct (the
+   hooks read nothing else), inside the struct, sub schemas too; the {NULL}
+   terminator carries no binding (one placed there would be ignored). */
+static int all_bound(const struct vpa_schema *s, int depth)
+{
+	int ok = s->size > 0;
+	const struct vpa_key *k = s->keys;
+	for (; k->name; k++) {
+		if (!k->at || k->at - 1 >= s->size || (k->mark_at && k->mark_at - 1 >= s->size)) {
+			printf("#   %s: key '%s' is not bound inside its struct\n", s->name, k->name);
+			ok = 0;
+		}
+		if (k->sub && depth < 8)
+			ok &= all_bound(k->sub, depth + 1);
+	}
+	if (k->at || k->mark_at) {
+		printf("#   %s: a binding on the {NULL} terminator\n", s->name);
+		ok = 0;
+	}
+	return ok;
+}
+
+static void test_every_key_bound(void)
+{
+	const struct vpa_target_kind *const *tk;
+	const struct vpa_attack_kind *const *ak;
+	size_t nt = vpa_target_kinds(&tk), na = vpa_attack_kinds(&ak);
+	for (size_t i = 0; i < nt; i++)
+		CHECK(all_bound(tk[i]->schema, 0));
+	for (size_t i = 0; i < na; i++)
+		if (ak[i]->schema->keys[0].name) /* fl_training has no keys, no struct */
+			CHECK(all_bound(ak[i]->schema, 0));
+		else
+			CHECK(ak[i]->schema->size == 0);
+	CHECK(all_bound(&vpa_scn_gate_schema, 0)); /* every gate key is read as an option */
+}
+
 int main(void)
 {
+	RUN(test_every_key_bound);
 	RUN(test_marks);
 	RUN(test_nulls);
 	RUN(test_yaml_errors);
