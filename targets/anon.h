@@ -317,7 +317,7 @@ struct vpa_backend *vpa_linkage_backend(const struct vpa_embset *train,
 					const struct vpa_backend_cfg *cfg, const char *what,
 					struct vpa_err *err);
 
-/* ---- identification on a score matrix (attacks/identify.c) ---------------- */
+/* ---- identification on a score matrix (attacks/ident_rank.c) -------------- */
 
 /*
  * A score matrix S (n_rows population speakers, n_t probes), row-major
