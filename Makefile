@@ -11,6 +11,8 @@ AUDIO_CFLAGS := $(shell pkg-config --cflags sndfile kissfft-float 2>/dev/null)
 AUDIO_LIBS   := $(shell pkg-config --libs sndfile kissfft-float 2>/dev/null || echo -lsndfile -lkissfft-float)
 CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS) $(AUDIO_CFLAGS)
 LDLIBS   += $(YAML_LIBS) $(AUDIO_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
+# learn/pld.c: FFTW3 (double precision; Debian's KissFFT is built for float only)
+LDLIBS   += $(shell pkg-config --libs fftw3 2>/dev/null || echo -lfftw3)
 BUILD   ?= build
 # report.pdf: cairo (PDF surface), Pango (text layout), librsvg (SVG figures as vectors)
 PDF_PKGS    := pangocairo cairo-pdf librsvg-2.0
