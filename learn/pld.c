@@ -232,7 +232,7 @@ static int compose(const double *p, size_t n, long long i0, double pinf, double 
 		lp[j] = p[j] > 0 ? log(p[j]) : -INFINITY;
 	/* window [a, b] in losses: P(S >= b) <= e^{-lam b} M(lam)^T <= TAIL */
 	double a = -INFINITY, b = INFINITY;
-	for (int k = -12; k <= 14; k++) {
+	for (int k = -12; k <= 14; k += 2) { /* lambda 2^-12 .. 2^14, factor 4 */
 		double lam = ldexp(1.0, k);
 		double up = (T * log_mgf(lp, n, i0, dt, lam) - log(TAIL)) / lam;
 		double lo = (log(TAIL) - T * log_mgf(lp, n, i0, dt, -lam)) / lam;
