@@ -45,36 +45,43 @@ static long double phi_bar(long double z)
 }
 
 /*
- * One step's hockey-stick divergence delta(eps) = sup_S P(S) - e^eps Q(S) and
- * its derivative in x = e^eps (which is -Q(L > eps)).  dir 0: remove
+ * One step's hockey-stick divergence delta(eps) = sup_S P(S) - e^eps Q(S),
+ * its derivative in x = e^eps (which is -Q(L > eps)) and *rest = delta - (1 - x)
+ * = x Q(L <= eps) - P(L <= eps), which keeps its digits where delta is near 1
+ * (the PMF is a second difference, and 1 - x has none).  dir 0: remove
  * (P the mixture), 1: add (Q the mixture).  x is the threshold on the
  * Gaussian's value where the privacy loss crosses eps.
  */
 static void hockey(int dir, long double q, long double s, long double eps, long double *delta,
-		   long double *deriv)
+		   long double *deriv, long double *rest)
 {
 	if (dir == 0) {
 		long double u = expm1l(eps) + q; /* e^eps - (1 - q) */
 		if (u <= 0) { /* eps below every loss: S = everything */
 			*delta = -expm1l(eps);
 			*deriv = -1;
+			*rest = 0;
 			return;
 		}
 		long double x = s * s * logl(u / q) + 0.5L;
 		long double t0 = phi_bar(x / s), t1 = phi_bar((x - 1) / s);
 		*delta = q * t1 - u * t0;
 		*deriv = -t0;
+		*rest = u * phi_bar(-x / s) - q * phi_bar((1 - x) / s);
 	} else {
 		long double u = expm1l(-eps) + q; /* e^-eps - (1 - q) */
 		if (u <= 0) { /* eps above every loss */
 			*delta = 0;
 			*deriv = 0;
+			*rest = expm1l(eps);
 			return;
 		}
 		long double x = s * s * logl(u / q) + 0.5L;
 		long double p0 = phi_bar(-x / s), p1 = phi_bar((1 - x) / s); /* Phi(x/s), Phi((x-1)/s) */
+		long double b0 = phi_bar(x / s), b1 = phi_bar((x - 1) / s);
 		*delta = expl(eps) * (u * p0 - q * p1);
 		*deriv = -((1 - q) * p0 + q * p1);
+		*rest = expl(eps) * ((1 - q) * b0 + q * b1) - b0;
 	}
 	if (*delta < 0) /* rounding where both terms are ~1e-4900 */
 		*delta = 0;
@@ -102,17 +109,26 @@ static double loss_remove(double q, double s, double x)
  * The PMF on the grid x_j = e^{(i0 + j) dt} whose hockey-stick curve passes
  * through (0, y_at0) and (x_j, y[j]), is linear in x between them and flat at
  * y[n-1] beyond x_{n-1}: the kink at x_j has slope change p_j e^{-l_j}.
- * A negative p_j can only come from rounding (y is convex) and is set to 0.
+ * With rest (y - (1 - x), see hockey; NULL for the lower curve) and y_at0 = 1
+ * the slopes where y > 1/2 are taken as -1 + those of rest, which keep
+ * their digits there.  A negative p_j can only come from rounding (y is
+ * convex) and is set to 0.
  */
-static void pmf_from_curve(long double y_at0, const long double *y, size_t n, long long i0,
-			   double dt, double *p, double *pinf)
+static void pmf_from_curve(long double y_at0, const long double *y, const long double *rest,
+			   size_t n, long long i0, double dt, double *p, double *pinf)
 {
 	long double em1 = expm1l((long double)dt);
 	long double x0 = expl((long double)i0 * dt);
 	long double prev = (y[0] - y_at0) / x0; /* slope on [0, x_0] */
+	if (rest && y[0] > 0.5L)
+		prev = -1 + rest[0] / x0;
 	long double x = x0;
 	for (size_t j = 0; j < n; j++) {
-		long double next = j + 1 < n ? (y[j + 1] - y[j]) / (x * em1) : 0;
+		long double next = 0;
+		if (j + 1 < n && rest && y[j] > 0.5L && y[j + 1] > 0.5L)
+			next = -1 + (rest[j + 1] - rest[j]) / (x * em1);
+		else if (j + 1 < n)
+			next = (y[j + 1] - y[j]) / (x * em1);
 		long double v = x * (next - prev);
 		p[j] = v > 0 ? (double)v : 0;
 		prev = next;
@@ -413,17 +429,17 @@ static int pld_build(double q, double sigma, double steps, double dt, int with_l
 		long long i0 = (long long)i0d;
 		size_t n = (size_t)(i1d - i0d) + 1;
 		long double *y = xmalloc(n * sizeof(*y)), *dv = xmalloc(n * sizeof(*dv));
-		long double *ym = NULL, *dm = NULL;
+		long double *rest = xmalloc(n * sizeof(*rest)), *ym = NULL, *dm = NULL, rm;
 		double *p = xmalloc(n * sizeof(*p)), pinf;
 		for (size_t j = 0; j < n; j++)
-			hockey(dir, q, sigma, (long double)(i0 + (long long)j) * dt, &y[j], &dv[j]);
+			hockey(dir, q, sigma, (long double)(i0 + (long long)j) * dt, &y[j], &dv[j], &rest[j]);
 		if (with_lower) { /* the middles of [0, x_0], [x_0, x_1], ... */
 			ym = xmalloc(n * sizeof(*ym));
 			dm = xmalloc(n * sizeof(*dm));
 			long double em = logl((1 + expl(-(long double)dt)) / 2); /* log of the middle - right end */
 			for (size_t j = 0; j < n; j++) {
 				long double e = (long double)(i0 + (long long)j) * dt;
-				hockey(dir, q, sigma, j ? e + em : e - logl(2.0L), &ym[j], &dm[j]);
+				hockey(dir, q, sigma, j ? e + em : e - logl(2.0L), &ym[j], &dm[j], &rm);
 			}
 		}
 		int rc = 0;
@@ -433,11 +449,12 @@ static int pld_build(double q, double sigma, double steps, double dt, int with_l
 			long double at0 = 1;
 			if (!upper)
 				lower_curve(y, dv, ym, dm, n, i0, dt, &at0);
-			pmf_from_curve(at0, y, n, i0, dt, p, &pinf);
+			pmf_from_curve(at0, y, upper ? rest : NULL, n, i0, dt, p, &pinf);
 			rc = compose(p, n, i0, upper ? pinf : 0, steps, dt, &P->d[upper][dir], err);
 		}
 		free(ym);
 		free(dm);
+		free(rest);
 		free(y);
 		free(dv);
 		free(p);
