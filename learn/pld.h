@@ -19,11 +19,14 @@
  *     between them.  delta is convex in e^eps, so the chord lies above it:
  *     the discrete PLD dominates the mechanism, its composition dominates the
  *     composition, and every delta / epsilon it gives is an UPPER bound;
- *   - optimistic: points below the curve by the chord-to-tangents gap, their
- *     lower convex hull; a LOWER bound after composition (the hockey-stick
- *     order is kept by independent products).  The two bracket the exact
- *     value: what the upper bound can exceed it by is measured, for the chosen
- *     interval, as upper - lower.
+ *   - optimistic: on each interval a segment below a tangent of the curve
+ *     (at the middle, or at the right end where the middle's is negative),
+ *     then the lower convex hull; its curve lies below the exact one, and so
+ *     after composition (the order of hockey-stick curves is kept by products
+ *     of independent steps): a LOWER bound.  The two bracket the exact value:
+ *     what the upper bound can exceed it by is measured, for the chosen
+ *     interval, as upper - lower (both up to floating-point rounding: the FFT's
+ *     ~1e-17 per entry, the one-step curve in long double).
  * Composition: FFT of the one-step PMF, its T-th power, inverse FFT on a
  * window of losses chosen by a Chernoff bound; the mass outside the window
  * (at most 1e-18 on each side) is added to every delta as if it were at +inf,
