@@ -1,5 +1,5 @@
 /*
- * bench/bench_pld.c - the PLD accountant (learn/pld.c) for 100,000 steps
+ * bench/bench_pld.c - the PLD accountant (metrics/pld.c) for 100,000 steps
  * (issue 28 asks under 1 s), against the RDP accountant (metrics/dp.c)
  * measured in the same run on the same mechanism.  The PLD time is the whole
  * accountant as `vpaudit dp epsilon --accountant pld` runs it: the one-step
@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "base/base.h"
-#include "learn/pld.h"
+#include "metrics/pld.h"
 #include "metrics/metrics.h"
 
 static double now(void)

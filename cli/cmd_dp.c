@@ -9,7 +9,7 @@
  *
  * epsilon/sigma: RDP of the Poisson-sampled Gaussian mechanism over
  * dp_accounting's order grid (metrics/dp.c, metrics/DP.md), or with
- * --accountant pld the privacy loss distribution (learn/pld.c), which alone
+ * --accountant pld the privacy loss distribution (metrics/pld.c), which alone
  * gives delta; gaussian: one
  * release, analytic (Balle & Wang 2018) and classical (Dwork & Roth Thm 3.22)
  * noise.  Everything is computed before anything is printed.
@@ -22,7 +22,7 @@
 
 #include "cli/cli.h"
 #include "base/json.h"
-#include "learn/pld.h"
+#include "metrics/pld.h"
 #include "metrics/metrics.h"
 
 static const char usage_text[] =
@@ -65,7 +65,7 @@ static const char usage_text[] =
 	"                    the two directions), composed by FFT, discretised pessimistically\n"
 	"                    (connect the dots): the printed epsilon/delta is an upper bound; a lower\n"
 	"                    bound on the same grid is printed beside it, so the upper bound exceeds\n"
-	"                    the exact value by at most their difference (learn/pld.h)\n"
+	"                    the exact value by at most their difference (metrics/pld.h)\n"
 	"  --discretisation D  with --accountant pld: the grid interval of privacy losses, in\n"
 	"                    [1e-6, 0.1] (default 1e-4); smaller is tighter and slower\n"
 	"  --sensitivity S   L2 sensitivity for 'gaussian' (default 1), > 0\n"

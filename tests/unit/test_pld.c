@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_pld.c - the PLD accountant (learn/pld.c) against
+ * tests/unit/test_pld.c - the PLD accountant (metrics/pld.c) against
  *  - tests/golden/pld/pld.txt: the exact delta(eps) and epsilon(delta) of the
  *    Poisson-subsampled Gaussian (add/remove) for T <= 3, from the definition
  *    integrated with mpmath / scipy (tests/golden/pld/gen.py): the upper bound
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "harness.h"
-#include "learn/pld.h"
+#include "metrics/pld.h"
 #include "metrics/metrics.h"
 
 static struct vpa_pld *make(double q, double s, double t, double dt)

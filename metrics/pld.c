@@ -1,20 +1,16 @@
 /*
- * learn/pld.c - the PLD accountant (learn/pld.h says what and why).
+ * metrics/pld.c - the PLD accountant (metrics/pld.h says what and why).
  *
  * Numbers: the one-step hockey-stick curve is evaluated in long double (x86's
  * 64-bit mantissa) because the PMF is its second difference on the grid; the
- * FFT and the composed PMF are double.  FFTW plans with FFTW_ESTIMATE, which
- * measures nothing, so the result is the same on every run and machine with
- * the same FFTW build; FFTW's planner is not thread-safe, and vpaudit calls
- * this from one thread (the CLI).
+ * FFT (fft_radix2 below) and the composed PMF are double.
  */
 #include <complex.h>
-#include <fftw3.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "learn/pld.h"
+#include "metrics/pld.h"
 
 /* Mass each side of the composed window may leave out (Chernoff bound). */
 #define TAIL 1e-18
@@ -200,18 +196,52 @@ static void lower_curve(long double *y, const long double *d, const long double 
 	free(hull);
 }
 
-/* The smallest n >= want with no prime factor above 7 (FFTW's fast sizes). */
+/* The smallest power of two >= want (and >= 2): fft_radix2's sizes. */
 static size_t fft_size(size_t want)
 {
-	for (size_t n = want < 2 ? 2 : want;; n++) {
-		size_t r = n;
-		const size_t f[4] = {2, 3, 5, 7};
-		for (int i = 0; i < 4; i++)
-			while (r % f[i] == 0)
-				r /= f[i];
-		if (r == 1)
-			return n;
+	size_t n = 2;
+	while (n < want)
+		n <<= 1;
+	return n;
+}
+
+/*
+ * In-place iterative radix-2 FFT of n (a power of two) double complex
+ * values; inv: the unnormalised inverse.  Written here rather than taken
+ * from FFTW (GPL-2+: it would make every vpaudit binary GPL) or KissFFT
+ * (Debian builds it for float only, too coarse for probabilities of 1e-18):
+ * plain C without CPU dispatch, so the composed PLD is the same on every
+ * x86-64 runner (--portable).  Twiddles come from sin/cos of each index
+ * (no recurrence, whose error grows with n): relative error O(log n) ulps.
+ */
+static void fft_radix2(double complex *x, size_t n, int inv)
+{
+	for (size_t i = 1, j = 0; i < n; i++) { /* bit reversal */
+		size_t bit = n >> 1;
+		for (; j & bit; bit >>= 1)
+			j ^= bit;
+		j ^= bit;
+		if (i < j) {
+			double complex t = x[i];
+			x[i] = x[j];
+			x[j] = t;
+		}
 	}
+	double complex *w = xmalloc(xmul(n / 2 ? n / 2 : 1, sizeof(*w)));
+	for (size_t k = 0; k < n / 2; k++) {
+		double a = -2.0 * M_PI * (double)k / (double)n;
+		w[k] = cos(a) + (inv ? -sin(a) : sin(a)) * I;
+	}
+	for (size_t len = 2; len <= n; len <<= 1) {
+		size_t step = n / len, half = len / 2;
+		for (size_t i = 0; i < n; i += len)
+			for (size_t k = 0; k < half; k++) {
+				double complex u = x[i + k], v = x[i + k + half] * w[k * step];
+				x[i + k] = u + v;
+				x[i + k + half] = u - v;
+			}
+	}
+	free(w);
 }
 
 /* log sum_j p_j e^{lam l_j} over the PMF's positive entries. */
@@ -271,21 +301,15 @@ static int compose(const double *p, size_t n, long long i0, double pinf, double 
 				"the composed privacy loss spans %.0f grid points (at most %zu): "
 				"choose a larger --discretisation than %g", B - A + 1, MAX_POINTS, dt);
 	size_t N = (size_t)(B - A + 1), nf = fft_size(N);
-	/* malloc's 16-byte alignment: FFTW plans for the arrays it is given */
-	double *in = xmalloc(xmul(nf, sizeof(double)));
-	fftw_complex *out = xmalloc(xmul(nf / 2 + 1, sizeof(fftw_complex)));
-	fftw_plan fwd = fftw_plan_dft_r2c_1d((int)nf, in, out, FFTW_ESTIMATE);
-	fftw_plan inv = fftw_plan_dft_c2r_1d((int)nf, out, in, FFTW_ESTIMATE);
-	memset(in, 0, nf * sizeof(double));
+	double complex *x = xcalloc(nf, sizeof(*x));
 	for (size_t j = 0; j < n; j++) /* position j mod nf: folding is harmless */
-		in[j % nf] += p[j];
-	fftw_execute(fwd);
-	for (size_t k = 0; k < nf / 2 + 1; k++) {
-		/* complex.h comes first, so fftw_complex is double complex */
-		double complex z = out[k];
-		out[k] = z == 0 ? 0 : cexp(T * clog(z));
+		x[j % nf] += p[j];
+	fft_radix2(x, nf, 0);
+	for (size_t k = 0; k < nf; k++) {
+		double complex z = x[k];
+		x[k] = z == 0 ? 0 : cexp(T * clog(z));
 	}
-	fftw_execute(inv);
+	fft_radix2(x, nf, 1);
 	/* composed index K sits at position (K - T i0) mod nf */
 	long long Ai = (long long)A, shift = (Ai - (long long)T * i0) % (long long)nf;
 	if (shift < 0)
@@ -297,7 +321,7 @@ static int compose(const double *p, size_t n, long long i0, double pinf, double 
 	long double sa = 0, sb = 0;
 	d->sa[N] = d->sb[N] = 0;
 	for (size_t m = N; m-- > 0;) {
-		double c = in[((size_t)shift + m) % nf] / (double)nf;
+		double c = creal(x[((size_t)shift + m) % nf]) / (double)nf;
 		if (c < 0) /* FFT rounding (~1e-17): an entry is a probability */
 			c = 0;
 		long long K = Ai + (long long)m;
@@ -307,10 +331,7 @@ static int compose(const double *p, size_t n, long long i0, double pinf, double 
 		d->sa[m] = (double)sa;
 		d->sb[m] = (double)sb;
 	}
-	fftw_destroy_plan(fwd);
-	fftw_destroy_plan(inv);
-	free(in);
-	free(out);
+	free(x);
 	d->inf = -expm1(T * log1p(-pinf)) + 2 * TAIL;
 	return 0;
 }

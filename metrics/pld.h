@@ -1,10 +1,10 @@
 /*
- * learn/pld.h - the privacy loss distribution (PLD) accountant of the
+ * metrics/pld.h - the privacy loss distribution (PLD) accountant of the
  * Poisson-subsampled Gaussian mechanism under add/remove adjacency.
  *
- * Why here and not in metrics/ (where the RDP accountant lives): the T-fold
- * composition is an FFT (FFTW, double precision) and metrics/ includes only
- * base/base.h.  learn/ already holds DP-SGD and may call base/ only.
+ * Beside the RDP accountant (metrics/dp.c): pure functions, the T-fold
+ * composition by a double-precision FFT written in metrics/pld.c (no library:
+ * see fft_radix2 there for why).
  *
  * One step, sampling rate q, noise multiplier sigma (sensitivity 1):
  *   remove: P = (1-q) N(0, s^2) + q N(1, s^2) against Q = N(0, s^2),
