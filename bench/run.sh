@@ -42,6 +42,9 @@ bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcripti
 bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
 bash bench/portable.sh   # issue 25: the cost of `run --portable` on the quickstart
 
+echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
+"$BUILD/bench/bench_pld"
+
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
 

@@ -3,10 +3,14 @@
  *
  *   vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]
  *   vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]
+ *   vpaudit dp epsilon|sigma ... --accountant pld [--discretisation D]
+ *   vpaudit dp delta    --q Q --sigma Z --steps T --epsilon E [--accountant pld] [--json]
  *   vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]
  *
  * epsilon/sigma: RDP of the Poisson-sampled Gaussian mechanism over
- * dp_accounting's order grid (metrics/dp.c, metrics/DP.md); gaussian: one
+ * dp_accounting's order grid (metrics/dp.c, metrics/DP.md), or with
+ * --accountant pld the privacy loss distribution (metrics/pld.c), which alone
+ * gives delta; gaussian: one
  * release, analytic (Balle & Wang 2018) and classical (Dwork & Roth Thm 3.22)
  * noise.  Everything is computed before anything is printed.
  */
@@ -18,18 +22,23 @@
 
 #include "cli/cli.h"
 #include "base/json.h"
+#include "metrics/pld.h"
 #include "metrics/metrics.h"
 
 static const char usage_text[] =
 	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]\n"
 	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]\n"
 	"       vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]\n"
+	"       vpaudit dp epsilon|sigma ... --accountant pld [--discretisation D]\n"
+	"       vpaudit dp delta    --q Q --sigma Z --steps T --epsilon E [--accountant pld]\n"
+	"                           [--discretisation D] [--json]\n"
 	"\n"
 	"epsilon   (epsilon, delta) after T steps of the Poisson-sampled Gaussian mechanism:\n"
 	"          RDP accountant (Mironov, Talwar, Zhang 2019) over the order grid of Google's\n"
 	"          dp_accounting, converted with eps = rdp + log1p(-1/a) - (log delta + log a)/(a-1);\n"
 	"          prints epsilon and the optimal order\n"
 	"sigma     the smallest noise multiplier whose epsilon is at most E\n"
+	"delta     delta at epsilon E after T steps (PLD accountant only)\n"
 	"gaussian  noise for one release of a query with L2 sensitivity S: the analytic Gaussian\n"
 	"          mechanism (Balle & Wang 2018) and the classical S sqrt(2 ln(1.25/delta))/eps,\n"
 	"          which is only valid for epsilon < 1 (Dwork & Roth, Thm 3.22)\n"
@@ -51,15 +60,25 @@ static const char usage_text[] =
 	"                    coefficients, the exact value (TF Privacy, Opacus, older dp_accounting);\n"
 	"                    'unsigned' adds their absolute values, an upper bound, higher where\n"
 	"                    the best order is fractional (today's dp_accounting; metrics/DP.md)\n"
+	"  --accountant A    'epsilon', 'sigma', 'delta': 'rdp' (default; not for 'delta') or 'pld':\n"
+	"                    the privacy loss distribution under add/remove adjacency (the larger of\n"
+	"                    the two directions), composed by FFT, discretised pessimistically\n"
+	"                    (connect the dots): the printed epsilon/delta is an upper bound; a lower\n"
+	"                    bound on the same grid is printed beside it, so the upper bound exceeds\n"
+	"                    the exact value by at most their difference (metrics/pld.h)\n"
+	"  --discretisation D  with --accountant pld: the grid interval of privacy losses, in\n"
+	"                    [1e-6, 0.1] (default 1e-4); smaller is tighter and slower\n"
 	"  --sensitivity S   L2 sensitivity for 'gaussian' (default 1), > 0\n"
 	"  --json            one JSON object on stdout: {\"epsilon\", \"order\"} (with --table also\n"
 	"                    \"table\": [{\"steps\", \"epsilon\", \"order\"}, ...]), {\"sigma\"} or\n"
-	"                    {\"sigma\", \"sigma_classic\", \"classic_valid\"}\n"
+	"                    {\"sigma\", \"sigma_classic\", \"classic_valid\"}; with --accountant pld\n"
+	"                    also \"accountant\", \"discretisation\" and the lower bound \"epsilon_lower\"\n"
+	"                    ('delta': {\"delta\", \"delta_lower\", \"accountant\", \"discretisation\"})\n"
 	"  -h, --help        this text\n"
 	"\n"
 	"Exit status: 0 ok, 1 numeric failure, 2 usage.\n";
 
-enum sub { SUB_EPSILON, SUB_SIGMA, SUB_GAUSSIAN };
+enum sub { SUB_EPSILON, SUB_SIGMA, SUB_GAUSSIAN, SUB_DELTA };
 
 struct opts {
 	enum sub sub;
@@ -68,6 +87,8 @@ struct opts {
 	int has_q, has_sigma, has_steps, has_delta, has_eps, has_sens, json, has_cohort,
 		has_population, has_table, has_series;
 	enum vpa_rdp_series series;
+	int pld, has_accountant, has_disc; /* --accountant pld, --discretisation */
+	double disc;
 };
 
 /* x in (0, 1): cli_double checks (0, 1], the open upper end is ours */
@@ -83,7 +104,7 @@ static int open_unit(const char *opt, const char *s, double *out)
 }
 
 enum { O_Q = 256, O_SIGMA, O_STEPS, O_DELTA, O_EPS, O_SENS, O_JSON, O_NM, O_ROUNDS, O_COHORT,
-       O_POP, O_TABLE, O_SERIES };
+       O_POP, O_TABLE, O_SERIES, O_ACCOUNTANT, O_DISC };
 
 /* A whole number in [lo, hi] given as a double (1e6 accepted). */
 static int whole(const char *opt, const char *s, double lo, double hi, double *out)
@@ -135,6 +156,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{"population", required_argument, NULL, O_POP},
 		{"table", required_argument, NULL, O_TABLE},
 		{"series", required_argument, NULL, O_SERIES},
+		{"accountant", required_argument, NULL, O_ACCOUNTANT},
+		{"discretisation", required_argument, NULL, O_DISC},
 		{"delta", required_argument, NULL, O_DELTA},
 		{"epsilon", required_argument, NULL, O_EPS},
 		{"sensitivity", required_argument, NULL, O_SENS},
@@ -197,6 +220,21 @@ static int parse(int argc, char **argv, struct opts *o)
 								"got '%s'", optarg);
 			o->has_series = 1;
 			break;
+		case O_ACCOUNTANT:
+			if (!strcmp(optarg, "rdp"))
+				o->pld = 0;
+			else if (!strcmp(optarg, "pld"))
+				o->pld = 1;
+			else
+				return cli_usage_error(o->name, "--accountant must be 'rdp' or 'pld', got '%s'",
+						       optarg);
+			o->has_accountant = 1;
+			break;
+		case O_DISC:
+			if (cli_double("--discretisation", optarg, 1e-6, 0.1, 0, &o->disc))
+				return 2;
+			o->has_disc = 1;
+			break;
 		case O_DELTA:
 			if (open_unit("--delta", optarg, &o->delta))
 				return 2;
@@ -238,13 +276,35 @@ static int parse(int argc, char **argv, struct opts *o)
 		o->q = o->cohort / o->population;
 		o->has_q = 1;
 	}
+	if (o->sub == SUB_DELTA) {
+		if (o->has_accountant && !o->pld)
+			return cli_usage_error(o->name, "only the PLD accountant gives delta "
+							"(--accountant pld, the default of 'dp delta')");
+		o->pld = 1;
+	}
+	if (o->has_accountant && o->sub == SUB_GAUSSIAN)
+		return cli_usage_error(o->name, "--accountant is an option of 'dp epsilon', 'dp sigma' "
+						"and 'dp delta'");
+	if (o->has_disc && !o->pld)
+		return cli_usage_error(o->name, "--discretisation is an option of --accountant pld");
+	if (o->pld && o->has_table)
+		return cli_usage_error(o->name, "--table is an option of the RDP accountant");
+	if (o->pld && o->has_series)
+		return cli_usage_error(o->name, "--series is an option of the RDP accountant");
+	if (o->pld && o->has_steps && o->steps > VPA_PLD_MAX_STEPS)
+		return cli_usage_error(o->name, "--steps: the PLD accountant takes at most %.0f steps, "
+						"got %.15g", VPA_PLD_MAX_STEPS, o->steps);
+	if (!o->has_disc)
+		o->disc = VPA_PLD_INTERVAL_DEFAULT;
 	if (o->has_table && o->sub != SUB_EPSILON)
 		return cli_usage_error(o->name, "--table is only an option of 'dp epsilon'");
 	if (o->has_series && o->sub == SUB_GAUSSIAN)
 		return cli_usage_error(o->name, "--series is an option of 'dp epsilon' and 'dp sigma'");
 	/* which options each subcommand needs, and which it does not take */
-	const int need_q = o->sub != SUB_GAUSSIAN, need_sigma = o->sub == SUB_EPSILON;
+	const int need_q = o->sub != SUB_GAUSSIAN;
+	const int need_sigma = o->sub == SUB_EPSILON || o->sub == SUB_DELTA;
 	const int need_steps = o->sub != SUB_GAUSSIAN, need_eps = o->sub != SUB_EPSILON;
+	const int need_delta = o->sub != SUB_DELTA;
 	if (need_q && !o->has_q)
 		return cli_usage_error(o->name, "missing --q");
 	if (need_sigma && !o->has_sigma)
@@ -253,8 +313,11 @@ static int parse(int argc, char **argv, struct opts *o)
 		return cli_usage_error(o->name, "missing --epsilon");
 	if (need_steps && !o->has_steps)
 		return cli_usage_error(o->name, "missing --steps");
-	if (!o->has_delta)
+	if (need_delta && !o->has_delta)
 		return cli_usage_error(o->name, "missing --delta");
+	if (!need_delta && o->has_delta)
+		return cli_usage_error(o->name, "--delta is not an option of '%s' (it is the result)",
+				       o->name);
 	if (!need_q && o->has_q)
 		return cli_usage_error(o->name, "--q is not an option of '%s'", o->name);
 	if (!need_sigma && o->has_sigma)
@@ -285,8 +348,147 @@ static void accountant_line(const struct opts *o)
 	       o->series == VPA_RDP_UNSIGNED ? "; unsigned fractional series (upper bound)" : "");
 }
 
+/* The PLD accountant's first line: what the bound is and on which grid. */
+static void pld_accountant_line(const struct opts *o)
+{
+	printf("accountant        PLD, Poisson-sampled Gaussian, add/remove (connect-the-dots "
+	       "upper bound, interval %g)\n", o->disc);
+}
+
+static int pld_new(const struct opts *o, double sigma, struct vpa_pld **p)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_pld_new(o->q, sigma, o->steps, o->disc, p, &err))
+		return cli_error(&err);
+	return 0;
+}
+
+/* epsilon at o->delta: the upper bound and the lower bound on the same grid */
+static int pld_epsilons(const struct opts *o, const struct vpa_pld *p, double sigma,
+			double *up, double *lo)
+{
+	*up = vpa_pld_epsilon(p, o->delta, 1);
+	*lo = vpa_pld_epsilon(p, o->delta, 0);
+	if (!isfinite(*up)) {
+		struct vpa_err err;
+		vpa_err_init(&err);
+		vpa_fail(&err, VPA_ENUMERIC, NULL,
+			 "delta %g is below the PLD's mass at infinity (%.3g) with noise multiplier %g: "
+			 "no epsilon reaches it", o->delta, vpa_pld_inf_mass(p), sigma);
+		return cli_error(&err);
+	}
+	return 0;
+}
+
+static void pld_bracket_line(const char *what, double lo, double up)
+{
+	printf("exact %-11s in [%.8g, %.8g]: the bound exceeds it by at most %.2g\n", what, lo, up,
+	       up - lo);
+}
+
+static int run_epsilon_pld(const struct opts *o)
+{
+	struct vpa_pld *p;
+	double up, lo;
+	int rc = pld_new(o, o->sigma, &p);
+	if (rc)
+		return rc;
+	rc = pld_epsilons(o, p, o->sigma, &up, &lo);
+	vpa_pld_free(p);
+	if (rc)
+		return rc;
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "epsilon", up);
+		vpa_json_set_num(j, "epsilon_lower", lo);
+		vpa_json_set(j, "accountant", vpa_json_str("pld"));
+		vpa_json_set_num(j, "discretisation", o->disc);
+		emit_json(j);
+		return 0;
+	}
+	pld_accountant_line(o);
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("noise multiplier  %.10g\n", o->sigma);
+	printf("steps             %.15g\n", o->steps);
+	printf("delta             %.10g\n", o->delta);
+	printf("epsilon           %.8g  (upper bound)\n", up);
+	pld_bracket_line("epsilon", lo, up);
+	return 0;
+}
+
+static int run_delta(const struct opts *o)
+{
+	struct vpa_pld *p;
+	int rc = pld_new(o, o->sigma, &p);
+	if (rc)
+		return rc;
+	double up = vpa_pld_delta(p, o->eps, 1), lo = vpa_pld_delta(p, o->eps, 0);
+	vpa_pld_free(p);
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "delta", up);
+		vpa_json_set_num(j, "delta_lower", lo);
+		vpa_json_set(j, "accountant", vpa_json_str("pld"));
+		vpa_json_set_num(j, "discretisation", o->disc);
+		emit_json(j);
+		return 0;
+	}
+	pld_accountant_line(o);
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("noise multiplier  %.10g\n", o->sigma);
+	printf("steps             %.15g\n", o->steps);
+	printf("epsilon           %.10g\n", o->eps);
+	printf("delta             %.8g  (upper bound)\n", up);
+	pld_bracket_line("delta", lo, up);
+	return 0;
+}
+
+static int run_sigma_pld(const struct opts *o)
+{
+	struct vpa_err err;
+	double sigma;
+	vpa_err_init(&err);
+	if (vpa_pld_sigma(o->q, o->eps, o->steps, o->delta, o->disc, &sigma, &err))
+		return cli_error(&err);
+	double up = 0, lo = 0;
+	if (sigma > 0) {
+		struct vpa_pld *p;
+		int rc = pld_new(o, sigma, &p);
+		if (rc)
+			return rc;
+		rc = pld_epsilons(o, p, sigma, &up, &lo);
+		vpa_pld_free(p);
+		if (rc)
+			return rc;
+	}
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "sigma", sigma);
+		vpa_json_set(j, "accountant", vpa_json_str("pld"));
+		vpa_json_set_num(j, "discretisation", o->disc);
+		emit_json(j);
+		return 0;
+	}
+	pld_accountant_line(o);
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("steps             %.15g\n", o->steps);
+	printf("delta             %.10g\n", o->delta);
+	printf("target epsilon    %.10g\n", o->eps);
+	if (sigma == 0) {
+		printf("noise multiplier  0  (nothing is released: q = 0)\n");
+		return 0;
+	}
+	printf("noise multiplier  %.8g\n", sigma);
+	printf("epsilon reached   %.8g  (upper bound)\n", up);
+	pld_bracket_line("epsilon", lo, up);
+	return 0;
+}
+
 static int run_epsilon(const struct opts *o)
 {
+	if (o->pld)
+		return run_epsilon_pld(o);
 	struct vpa_err err;
 	double eps, order;
 	vpa_err_init(&err);
@@ -359,6 +561,8 @@ static int run_epsilon(const struct opts *o)
 
 static int run_sigma(const struct opts *o)
 {
+	if (o->pld)
+		return run_sigma_pld(o);
 	struct vpa_err err;
 	double sigma, eps = 0, order = 0;
 	vpa_err_init(&err);
@@ -433,6 +637,9 @@ int cmd_dp(int argc, char **argv)
 	} else if (!strcmp(s, "gaussian")) {
 		o.sub = SUB_GAUSSIAN;
 		o.name = "dp gaussian";
+	} else if (!strcmp(s, "delta")) {
+		o.sub = SUB_DELTA;
+		o.name = "dp delta";
 	} else {
 		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
 	}
@@ -447,6 +654,8 @@ int cmd_dp(int argc, char **argv)
 		return run_epsilon(&o);
 	case SUB_SIGMA:
 		return run_sigma(&o);
+	case SUB_DELTA:
+		return run_delta(&o);
 	default:
 		return run_gaussian(&o);
 	}
