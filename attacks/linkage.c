@@ -418,7 +418,9 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "of `evaluate` and `gvd`, the voice-distinctiveness gain 10 log10(D_diag(M_aa) / "
 	       "D_diag(M_oo)) in dB of the VoicePrivacy evaluation (0 for the baseline); one DET "
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
-	       "linkability per attacker.",
+	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
+	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
+	       "(Interspeech 2025) for conversations of each length, against their chance levels.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,
