@@ -222,13 +222,35 @@ static int legal_record(struct vpa_json *rec, const struct vpa_backend *B,
 	vpa_json_set_num(mj, "pi_link", pl); /* NAN -> null: marked undefined */
 	vpa_json_set_num(mj, "pi_sing", ps);
 	vpa_json_set(rec, "legal", lj);
+	struct vpa_json *u = vpa_json_get(rec, "unreliable");
+	if (!u && (k < VPA_LEGAL_MIN_SPEAKERS || !isfinite(pl) || !isfinite(ps))) {
+		u = vpa_json_obj();
+		vpa_json_set(rec, "unreliable", u);
+	}
+	/* undefined: say why (vpa_record_mark_undefined would only say "undefined value") */
+	const struct vpa_json *first = vpa_json_get(lj, "by_length");
+	first = first && first->n ? first->items[0] : NULL;
+	size_t L = g->len[0], sing = (size_t)vpa_json_get_num(first, "sing_speakers", 0);
+	char why[160];
+	if (!isfinite(pl)) {
+		if (!k)
+			snprintf(why, sizeof(why), "undefined: no test speaker with %zu utterance%s and "
+				 "a single target enrolment", L, L > 1 ? "s" : "");
+		else
+			snprintf(why, sizeof(why), "undefined: N' = %zu is above the %zu enrolment "
+				 "speakers", g->link[0], e->n_spk);
+		vpa_json_set_str(u, "pi_link", why);
+	}
+	if (!isfinite(ps)) {
+		if (!sing)
+			snprintf(why, sizeof(why), "undefined: no test speaker with 2L = %zu utterances "
+				 "(a calibration and a test conversation)", 2 * L);
+		else
+			snprintf(why, sizeof(why), "undefined: N = %zu is above the %zu test speakers",
+				 g->sing[0], sing);
+		vpa_json_set_str(u, "pi_sing", why);
+	}
 	if (k < VPA_LEGAL_MIN_SPEAKERS && (isfinite(pl) || isfinite(ps))) {
-		struct vpa_json *u = vpa_json_get(rec, "unreliable");
-		if (!u) {
-			u = vpa_json_obj();
-			vpa_json_set(rec, "unreliable", u);
-		}
-		char why[128];
 		snprintf(why, sizeof(why), "%zu test speakers (fewer than %d)", k,
 			 VPA_LEGAL_MIN_SPEAKERS);
 		if (isfinite(pl))

@@ -54,6 +54,19 @@ t_ok "legal: false: no pi_link, no legal object in the records" \
 t_ok "legal: false: every other metric the same" \
 	py "o=json.load(open('$T/off/results.json')); strip=lambda x: {k: v for k, v in x['metrics'].items() if k not in ('pi_link', 'pi_sing')}; sys.exit(not all(strip(a)==strip(b) for a, b in zip(r['records'], o['records'])))"
 
+# undefined first values: null, the reason, and a gate on them fails closed
+abs | sed 's/^  - {id: link, kind: linkage, target: imp}$/  - {id: link, kind: linkage, target: imp, conversation_lengths: [10, 1], pi_sing_n: [20, 2]}/' > "$T/u.yaml"
+printf 'gates:\n  - {attack: link.baseline, metric: pi_link, min: 0.5}\n' >> "$T/u.yaml"
+t_run "L = 10 first: the pi_link gate fails closed" 3 -- run "$T/u.yaml" -o "$T/u" --quiet --no-plots
+t_ok "the gate says why" grep -q 'link.baseline pi_link is undefined and fails closed' "$ERR"
+R=$T/u/results.json
+t_ok "pi_link undefined: no speaker has 10 utterances" \
+	py "x=r['records'][0]; sys.exit(not (x['metrics']['pi_link'] is None and x['unreliable']['pi_link']=='undefined: no test speaker with 10 utterances and a single target enrolment'))"
+t_ok "pi_sing undefined: no speaker has 20 utterances" \
+	py "x=r['records'][0]; sys.exit(not (x['metrics']['pi_sing'] is None and x['unreliable']['pi_sing'].startswith('undefined: no test speaker with 2L = 20 utterances')))"
+t_ok "the second length is still computed" \
+	py "x=r['records'][0]['legal']['by_length'][1]; sys.exit(not (x['L']==1 and x['pi_link']['2']['value']==1 and x['pi_sing']['20'] is None and x['pi_sing']['2'] is not None))"
+
 # bad grid values: one line naming the item (then the source line and a caret)
 bad() { # bad NAME LINE-TEXT EXPECTED-STDERR
 	abs | sed "s/^  - {id: link, kind: linkage, target: imp}\$/  - {id: link, kind: linkage, target: imp, $2}/" > "$T/$1.yaml"
