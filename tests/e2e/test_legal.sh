@@ -1,6 +1,6 @@
 #!/bin/bash
 # tests/e2e/test_legal.sh - issue 29 in the linkage attack on the imported
-# fixture (tests/e2e/data/anon/, 10 trial speakers of 6 utterances): every
+# fixture (tests/e2e/data/anon/, 10 trial speakers of 8 utterances): every
 # attacker's record has metrics.pi_link / pi_sing and the `legal` object
 # (conversation lengths 1, 3, 10: L = 10 excludes and counts every speaker),
 # the gates on pi_link / pi_sing hold or fail, `legal: false` leaves the
@@ -33,6 +33,8 @@ t_ok "chance levels 1/N' and the e^-1 baseline" \
 	py "x=r['records'][0]['legal']['by_length'][0]; sys.exit(not (x['pi_link']['5']['chance']==0.2 and abs(x['pi_sing']['10']['baseline']-0.9**9)<1e-15))"
 t_ok "N' = 50 above the 10 enrolment speakers: null" \
 	py "x=r['records'][0]['legal']['by_length'][0]; sys.exit(not (x['pi_link']['50'] is None and x['pi_sing']['50'] is None))"
+t_ok "conversations: 8 utterances a speaker make 80 of L = 1, 20 of L = 3 (floor(8/3) each)" \
+	py "x=r['records'][0]['legal']['by_length']; sys.exit(not ([l['conversations'] for l in x]==[80, 20, 0] and x[1]['sing_speakers']==10))"
 t_ok "L = 10: all 10 speakers excluded and counted" \
 	py "x=r['records'][0]['legal']['by_length'][2]; sys.exit(not (x['L']==10 and x['speakers']==0 and x['excluded_speakers']==10))"
 t_ok "semi-informed links more than lazy-informed (as their EERs say)" \
