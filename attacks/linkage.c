@@ -32,8 +32,11 @@ struct linkage_opts {
 	double p_target;
 	double ci;
 	long long reps;
+	int legal;
+	struct vpa_strs pi_link_n, pi_sing_n, conversation_lengths;
 	struct vpa_mark attackers_at, gvd_at, per_gender_at, omega_at, bins_at,
-		p_target_at, ci_at, reps_at;
+		p_target_at, ci_at, reps_at, legal_at, pi_link_n_at, pi_sing_n_at,
+		conversation_lengths_at;
 };
 
 static const struct vpa_key keys[] = {
@@ -70,6 +73,32 @@ static const struct vpa_key keys[] = {
 	 VPA_AT(struct linkage_opts, ci), VPA_MARK(struct linkage_opts, ci_at)},
 	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "500", "bootstrap replicates",
 	 VPA_AT(struct linkage_opts, reps), VPA_MARK(struct linkage_opts, reps_at)},
+	{"legal", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "the Article 29 criteria of Vauquier et al. (Interspeech 2025) for every attacker: "
+	 "pi_link, closed-set linkability (exact estimator, chance 1/N'), and pi_sing, "
+	 "predicate singling out (threshold calibrated on held-out conversations to fire on "
+	 "1/N, baseline (1-1/N)^(N-1) -> e^-1), each with a sampling-free t interval at level "
+	 "`ci` (0.95 when 0), for conversations of each length; in the record's `legal` "
+	 "object, the first length's first grid value as metrics.pi_link / metrics.pi_sing "
+	 "(unreliable below 10 test speakers)",
+	 VPA_AT(struct linkage_opts, legal), VPA_MARK(struct linkage_opts, legal_at)},
+	{"pi_link_n", VPA_K_LIST, 0, "[2, 5, 10, 50, all]", -INF, INF, VPA_KF_NONEMPTY, NULL, NULL,
+	 "[2, all]",
+	 "the N' of pi_link (candidate set sizes, integers >= 2 or `all` = every enrolment "
+	 "speaker); one above the enrolment speakers gives null",
+	 VPA_AT(struct linkage_opts, pi_link_n), VPA_MARK(struct linkage_opts, pi_link_n_at)},
+	{"pi_sing_n", VPA_K_LIST, 0, "[2, 5, 10, 50]", -INF, INF, VPA_KF_NONEMPTY, NULL, NULL,
+	 "[2, 10]",
+	 "the N of pi_sing (sets of N test speakers, integers >= 2 or `all`); one above the "
+	 "test speakers gives null",
+	 VPA_AT(struct linkage_opts, pi_sing_n), VPA_MARK(struct linkage_opts, pi_sing_n_at)},
+	{"conversation_lengths", VPA_K_LIST, 0, "[1, 3, 10]", -INF, INF, VPA_KF_NONEMPTY, NULL,
+	 NULL, "[1, 5]",
+	 "utterances per conversation L (the conversation's embedding: the L2-normalised mean "
+	 "of L consecutive utterances of a speaker); speakers with fewer than L utterances are "
+	 "excluded and counted, pi_sing needs 2L (one calibration, one test conversation)",
+	 VPA_AT(struct linkage_opts, conversation_lengths),
+	 VPA_MARK(struct linkage_opts, conversation_lengths_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"attack linkage", keys, sizeof(struct linkage_opts)};
@@ -79,7 +108,7 @@ static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", "gvd",
-	NULL,
+	"pi_link", "pi_sing", NULL,
 };
 
 static size_t subs(const void *opts, const void *target_opts, const char ***names)
@@ -114,11 +143,122 @@ static size_t subs(const void *opts, const void *target_opts, const char ***name
 	return n;
 }
 
+/* A grid list: integers in [lo, hi] or (allow_all) `all` (0), distinct;
+ * errors blame the item. */
+static int grid(const struct vpa_kind_ctx *ctx, const struct vpa_strs *l, const char *key,
+		long lo, long hi, int allow_all, size_t *out, size_t max, size_t *n,
+		struct vpa_err *err)
+{
+	*n = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *v = l->v[i];
+		char *end = NULL;
+		long x = 0;
+		if (!(allow_all && !strcmp(v, "all"))) {
+			x = strtol(v, &end, 10);
+			if (!l->plain[i] || end == v || *end || x < lo || x > hi) {
+				struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"%s: expected an integer in [%ld, %ld]%s, got '%s'", key, lo,
+						hi, allow_all ? " or all" : "", v);
+			}
+		}
+		for (size_t j = 0; j < *n; j++)
+			if (out[j] == (size_t)x) {
+				struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
+				return vpa_fail(err, VPA_EINPUT, &loc, "%s: '%s' is listed twice", key, v);
+			}
+		if (*n == max) {
+			struct vpa_loc loc = vpa_mark_loc(ctx->file, l->marks[i]);
+			return vpa_fail(err, VPA_EINPUT, &loc, "%s: at most %zu values", key, max);
+		}
+		out[(*n)++] = (size_t)x;
+	}
+	return 0;
+}
+
+static int legal_grid(const struct vpa_kind_ctx *ctx, const struct linkage_opts *o,
+		      struct vpa_legal_grid *g, struct vpa_err *err)
+{
+	memset(g, 0, sizeof(*g));
+	g->level = o->ci > 0 ? o->ci : 0.95;
+	int rc = grid(ctx, &o->pi_link_n, "pi_link_n", 2, 100000000, 1, g->link, 32, &g->n_link,
+		      err);
+	if (!rc)
+		rc = grid(ctx, &o->pi_sing_n, "pi_sing_n", 2, 100000000, 1, g->sing, 32,
+			  &g->n_sing, err);
+	if (!rc)
+		rc = grid(ctx, &o->conversation_lengths, "conversation_lengths", 1, 100000, 0, g->len,
+			  16, &g->n_len, err);
+	return rc;
+}
+
 static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void *target_opts,
 		    struct vpa_err *err)
 {
 	const struct linkage_opts *o = opts;
+	struct vpa_legal_grid g;
+	int rc = legal_grid(ctx, o, &g, err);
+	if (rc)
+		return rc;
 	return vpa_linkage_check_sets(ctx, &o->attackers, o->attackers_at, target_opts, err);
+}
+
+/*
+ * metrics.pi_link / pi_sing and the record's "legal" object (B scores e
+ * against te's conversations); unreliable below VPA_LEGAL_MIN_SPEAKERS test
+ * speakers, with the reason.
+ */
+static int legal_record(struct vpa_json *rec, const struct vpa_backend *B,
+			const struct vpa_anon_trials *tr, const struct vpa_embset *e, const struct vpa_embset *te,
+			const struct vpa_legal_grid *g, struct vpa_err *err)
+{
+	double pl, ps;
+	size_t k;
+	struct vpa_json *lj = vpa_linkage_legal(B, tr, e, te, g, &pl, &ps, &k, err);
+	if (!lj)
+		return err->status;
+	struct vpa_json *mj = vpa_json_get(rec, "metrics");
+	vpa_json_set_num(mj, "pi_link", pl); /* NAN -> null: marked undefined */
+	vpa_json_set_num(mj, "pi_sing", ps);
+	vpa_json_set(rec, "legal", lj);
+	struct vpa_json *u = vpa_json_get(rec, "unreliable");
+	if (!u && (k < VPA_LEGAL_MIN_SPEAKERS || !isfinite(pl) || !isfinite(ps))) {
+		u = vpa_json_obj();
+		vpa_json_set(rec, "unreliable", u);
+	}
+	/* undefined: say why (vpa_record_mark_undefined would only say "undefined value") */
+	const struct vpa_json *first = vpa_json_get(lj, "by_length");
+	first = first && first->n ? first->items[0] : NULL;
+	size_t L = g->len[0], sing = (size_t)vpa_json_get_num(first, "sing_speakers", 0);
+	char why[160];
+	if (!isfinite(pl)) {
+		if (!k)
+			snprintf(why, sizeof(why), "undefined: no test speaker with %zu utterance%s and "
+				 "a single target enrolment", L, L > 1 ? "s" : "");
+		else
+			snprintf(why, sizeof(why), "undefined: N' = %zu is above the %zu enrolment "
+				 "speakers", g->link[0], e->n_spk);
+		vpa_json_set_str(u, "pi_link", why);
+	}
+	if (!isfinite(ps)) {
+		if (!sing)
+			snprintf(why, sizeof(why), "undefined: no test speaker with 2L = %zu utterances "
+				 "(a calibration and a test conversation)", 2 * L);
+		else
+			snprintf(why, sizeof(why), "undefined: N = %zu is above the %zu test speakers",
+				 g->sing[0], sing);
+		vpa_json_set_str(u, "pi_sing", why);
+	}
+	if (k < VPA_LEGAL_MIN_SPEAKERS && (isfinite(pl) || isfinite(ps))) {
+		snprintf(why, sizeof(why), "%zu test speakers (fewer than %d)", k,
+			 VPA_LEGAL_MIN_SPEAKERS);
+		if (isfinite(pl))
+			vpa_json_set_str(u, "pi_link", why);
+		if (isfinite(ps))
+			vpa_json_set_str(u, "pi_sing", why);
+	}
+	return 0;
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
@@ -169,6 +309,13 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	}
 	if (do_gvd)
 		dd_oo = vpa_linkage_ddiag(b_orig, &a->trial);
+	struct vpa_legal_grid lg;
+	if (lo->legal) {
+		/* checked by validate: the context only names a file for errors */
+		struct vpa_kind_ctx kc = {0};
+		if ((rc = legal_grid(&kc, lo, &lg, err)))
+			goto out;
+	}
 
 	char fid0[256], title0[512];
 	snprintf(fid0, sizeof(fid0), "%s-det", id);
@@ -219,6 +366,10 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 					     attacker_names[k]);
 		}
 		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
+		if (lo->legal && (rc = legal_record(rec, B, &a->trials, e, te, &lg, err))) {
+			free(S);
+			break;
+		}
 		vpa_record_mark_undefined(rec);
 		if (per_gender) {
 			struct vpa_linkage_gvd gv = {B, b_orig, &a->trial, k == A_BASELINE};
@@ -289,7 +440,9 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "of `evaluate` and `gvd`, the voice-distinctiveness gain 10 log10(D_diag(M_aa) / "
 	       "D_diag(M_oo)) in dB of the VoicePrivacy evaluation (0 for the baseline); one DET "
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
-	       "linkability per attacker.",
+	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
+	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
+	       "(Interspeech 2025) for conversations of each length, against their chance levels.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

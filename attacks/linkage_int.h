@@ -48,4 +48,29 @@ int vpa_linkage_gender_records(struct vpa_run_ctx *ctx, const char *id, const ch
 			       const struct vpa_linkage_gvd *gv, const struct vpa_eval_opts *o,
 			       struct vpa_attack_out *out, struct vpa_err *err);
 
+/*
+ * pi_link and pi_sing (metrics/legal.c) of one attacker for conversations of
+ * each length of g->len (0 in a grid: all the enrolment / test speakers),
+ * the true enrolment of a test speaker from the target trials of tr:
+ * {"level", "pi_link_interval", "pi_sing_interval", "min_speakers",
+ *  "by_length": [{"L", "speakers", "excluded_speakers", "conversations",
+ *  "sing_speakers", "sing_excluded_speakers", "pi_link": {"N'": {"value",
+ *  "ci": [lo, hi], "chance"} | null}, "pi_sing": {"N": {"value", "ci",
+ *  "baseline"} | null}}]} (null: the N is above the speakers, or no
+ * conversation).  *pi_link0 / *pi_sing0: the first L's first grid value (the
+ * gated metrics; NAN when null), *spk0: the first L's speakers.  Scored
+ * with B: the enrolment speakers' means against the conversations.
+ */
+#define VPA_LEGAL_MIN_SPEAKERS 10 /* fewer test speakers: pi_link / pi_sing unreliable */
+struct vpa_legal_grid {
+	size_t link[32], sing[32], len[16];
+	size_t n_link, n_sing, n_len;
+	double level;
+};
+struct vpa_json *vpa_linkage_legal(const struct vpa_backend *B, const struct vpa_anon_trials *tr,
+				   const struct vpa_embset *e, const struct vpa_embset *te,
+				   const struct vpa_legal_grid *g,
+				   double *pi_link0, double *pi_sing0, size_t *spk0,
+				   struct vpa_err *err);
+
 #endif

@@ -146,3 +146,6 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 else
 	echo "== onnx: skipped (python3-torch not installed: no PyTorch baseline)"
 fi
+
+echo "== legal metrics (issue 29): pi_link and pi_sing, 1,000 speakers x 1,000 enrolments"
+"$BUILD/bench/bench_legal"

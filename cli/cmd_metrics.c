@@ -43,6 +43,12 @@ static const char usage_text[] =
 	"                     interval that decides 'anti-correlated', drawn when the sweep\n"
 	"                     EER is above 50%)\n"
 	"  --seed N           bootstrap seed (default 1)\n"
+	"  --pi-link N1,N2,.. closed-set linkability pi_link (Vauquier et al. 2025) at each\n"
+	"                     N' (a number >= 1, or 'all' = every enrolment), exact\n"
+	"                     estimator, chance 1/N', with a cluster-robust t interval over\n"
+	"                     test speakers at the --ci level (default 0.95); needs the\n"
+	"                     full test x enrolment matrix (4 columns or --key), each test\n"
+	"                     id with exactly one target enrolment\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Scores are 'higher = same source'; Cllr reads them as natural-log LRs.  Scores\n"
@@ -56,7 +62,126 @@ struct opts {
 	struct vpa_metrics_opts m;
 	double ci_level;
 	unsigned long ci_reps, seed;
+	const char *pi_link;                 /* the --pi-link text */
+	size_t np[64];                       /* its N' (0 = all) */
+	size_t n_np;
 };
+
+static const char *source_name(const struct opts *o)
+{
+	return o->scores ? o->scores : o->tar;
+}
+
+/* --pi-link "2,5,all": numbers >= 1 or 'all', at most 64. */
+static int parse_pilink(const char *arg, struct opts *o)
+{
+	const char *p = arg;
+	o->n_np = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		char tok[32];
+		if (!len || len >= sizeof(tok) || o->n_np == 64)
+			return cli_usage_error("metrics",
+					       "--pi-link expects N1,N2,... (numbers >= 1 or 'all', at most "
+					       "64), got '%s'", arg);
+		memcpy(tok, p, len);
+		tok[len] = 0;
+		unsigned long v = 0;
+		if (!strcmp(tok, "all"))
+			v = 0;
+		else if (cli_ulong("--pi-link", tok, 1, 1000000000UL, &v))
+			return 2;
+		o->np[o->n_np++] = v;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	o->pi_link = arg;
+	return 0;
+}
+
+/*
+ * pi_link at each N' of o->np from the trials' ids: the full test x
+ * enrolment matrix, each test id with exactly one target enrolment (its
+ * speaker, the interval's cluster).  Before any sorting (the ids index the
+ * reader's order).  Errors name an example pair.
+ */
+static int pilink_compute(const struct opts *o, const struct vpa_trials *tr,
+			  struct vpa_legal_est *est, struct vpa_err *err)
+{
+	struct vpa_loc where = {source_name(o), 0, 0};
+	if (!tr->tar_e || !tr->ids_e)
+		return vpa_fail(err, VPA_EINPUT, &where,
+				"--pi-link needs enrolment and test ids: the 4-column form "
+				"'enroll test score label' or --key");
+	size_t ne = tr->n_ids_e, nt = tr->n_ids_t;
+	double *S = xmalloc(xmul(xmul(ne, nt), sizeof(double)));
+	unsigned char *seen = xcalloc(xmul(ne, nt), 1);
+	uint32_t *truth = xmalloc(xmul(nt, sizeof(uint32_t)));
+	size_t *m = xmalloc(xmul(nt, sizeof(size_t)));
+	int rc = 0;
+	for (size_t t = 0; t < nt; t++)
+		truth[t] = UINT32_MAX;
+	for (int c = 0; c < 2 && !rc; c++) {
+		size_t n = c ? tr->n_non : tr->n_tar;
+		const uint32_t *E = c ? tr->non_e : tr->tar_e, *T = c ? tr->non_t : tr->tar_t;
+		const double *x = c ? tr->non : tr->tar;
+		for (size_t i = 0; i < n; i++) {
+			size_t cell = (size_t)T[i] * ne + E[i];
+			if (seen[cell]) {
+				rc = vpa_fail(err, VPA_EINPUT, &where,
+					      "--pi-link: the pair (%s, %s) appears twice",
+					      tr->ids_e[E[i]], tr->ids_t[T[i]]);
+				break;
+			}
+			seen[cell] = 1;
+			S[cell] = x[i];
+			if (c)
+				continue;
+			if (truth[T[i]] != UINT32_MAX) {
+				rc = vpa_fail(err, VPA_EINPUT, &where,
+					      "--pi-link: test '%s' has two target enrolments, '%s' and "
+					      "'%s' (expected exactly one)", tr->ids_t[T[i]],
+					      tr->ids_e[truth[T[i]]], tr->ids_e[E[i]]);
+				break;
+			}
+			truth[T[i]] = E[i];
+		}
+	}
+	for (size_t t = 0; t < nt && !rc; t++) {
+		if (truth[t] == UINT32_MAX) {
+			rc = vpa_fail(err, VPA_EINPUT, &where,
+				      "--pi-link: test '%s' has no target enrolment (expected exactly "
+				      "one)", tr->ids_t[t]);
+			break;
+		}
+		for (size_t e = 0; e < ne; e++)
+			if (!seen[t * ne + e]) {
+				rc = vpa_fail(err, VPA_EINPUT, &where,
+					      "--pi-link needs the full test x enrolment matrix: the "
+					      "pair (%s, %s) is missing", tr->ids_e[e], tr->ids_t[t]);
+				break;
+			}
+		if (!rc)
+			m[t] = vpa_pilink_beaten(S + t * ne, ne, truth[t]);
+	}
+	for (size_t g = 0; g < o->n_np && !rc; g++) {
+		size_t np = o->np[g] ? o->np[g] : ne;
+		if (np > ne) {
+			rc = vpa_fail(err, VPA_EINPUT, &where,
+				      "--pi-link: N' = %zu is larger than the %zu enrolment speakers", np,
+				      ne);
+			break;
+		}
+		rc = vpa_pilink(m, truth, nt, ne, ne, np, o->ci_level > 0 ? o->ci_level : 0.95,
+				&est[g], err);
+	}
+	free(S);
+	free(seen);
+	free(truth);
+	free(m);
+	return rc;
+}
 
 /* Sort one class; carry its id columns along when present. */
 static void sort_class(double *x, uint32_t *e, uint32_t *t, size_t n)
@@ -170,11 +295,6 @@ static int write_bytes(const char *path, const struct vpa_buf *b, struct vpa_err
 	return vpa_atomic_commit(&a, err);
 }
 
-static const char *source_name(const struct opts *o)
-{
-	return o->scores ? o->scores : o->tar;
-}
-
 /* Warnings are collected first (into the JSON "warnings"), printed at the end. */
 static void warn_emit(void *ctx, const char *msg)
 {
@@ -187,7 +307,8 @@ static void unrel_emit(void *ctx, const char *path, const char *reason)
 }
 
 static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *m,
-				const struct vpa_ci *ci, size_t n_bins, const struct vpa_json *warnings)
+				const struct vpa_ci *ci, size_t n_bins, const struct vpa_json *warnings,
+				const struct vpa_legal_est *pl)
 {
 	struct vpa_json *j = vpa_json_obj(), *z = vpa_json_obj();
 	vpa_json_set_num(j, "n_target", (double)m->n_tar);
@@ -255,6 +376,32 @@ static struct vpa_json *to_json(const struct opts *o, const struct vpa_metrics *
 	vpa_metrics_reliability(&mc, &o->m, unrel_emit, un);
 	vpa_json_set(j, "unreliable", un);
 	vpa_json_set(j, "warnings", vpa_json_clone(warnings));
+	if (o->pi_link) {
+		/* keyed by N' as given ("all" stays "all"); chance 1/N' */
+		struct vpa_json *v = vpa_json_obj(), *ch = vpa_json_obj(), *iv = vpa_json_obj();
+		const char *p = o->pi_link;
+		for (size_t g = 0; g < o->n_np; g++) {
+			size_t len = strcspn(p, ",");
+			char key[32];
+			snprintf(key, sizeof(key), "%.*s", (int)len, p);
+			p += len + (p[len] != 0);
+			vpa_json_set_num(v, key, pl[g].value);
+			vpa_json_set_num(ch, key, pl[g].chance);
+			struct vpa_json *a = vpa_json_arr();
+			vpa_json_push(a, vpa_json_num(pl[g].lo)); /* NAN -> null */
+			vpa_json_push(a, vpa_json_num(pl[g].hi));
+			vpa_json_set(iv, key, a);
+		}
+		vpa_json_set(j, "pi_link", v);
+		vpa_json_set(j, "pi_link_chance", ch);
+		vpa_json_set(j, "pi_link_ci", iv);
+		struct vpa_json *info = vpa_json_obj();
+		vpa_json_set_num(info, "level", o->ci_level > 0 ? o->ci_level : 0.95);
+		vpa_json_set_str(info, "interval", "cluster-robust (CR1) t over test speakers");
+		vpa_json_set_num(info, "test_items", (double)pl[0].n_items);
+		vpa_json_set_num(info, "test_speakers", (double)pl[0].n_spk);
+		vpa_json_set(j, "pi_link_info", info);
+	}
 	return j;
 }
 
@@ -266,7 +413,7 @@ static void unrel_line(void *ctx, const char *path, const char *reason)
 }
 
 static void print_table(struct vpa_buf *b, const struct opts *o, const struct vpa_metrics *m,
-			const struct vpa_ci *ci, size_t n_bins)
+			const struct vpa_ci *ci, size_t n_bins, const struct vpa_legal_est *pl)
 {
 	if (o->scores)
 		vpa_buf_printf(b, "scores          %s%s%s\n", o->scores, o->key ? " joined with " : "",
@@ -324,12 +471,25 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 		else if (m->linkability_defined)
 			vpa_buf_printf(b, "  linkability   undefined in every replicate\n");
 	}
+	if (o->pi_link) {
+		vpa_buf_printf(b, "pi_link (closed-set linkability, exact): %zu test items of %zu "
+				  "speakers; %g%% cluster-robust t interval over speakers\n",
+			       pl[0].n_items, pl[0].n_spk, 100 * (o->ci_level > 0 ? o->ci_level : 0.95));
+		for (size_t g = 0; g < o->n_np; g++) {
+			vpa_buf_printf(b, "  N' = %-8zu %8.4f     chance %.4f", pl[g].n_set, pl[g].value,
+				       pl[g].chance);
+			if (isfinite(pl[g].lo))
+				vpa_buf_printf(b, "   [%.4f, %.4f]\n", pl[g].lo, pl[g].hi);
+			else
+				vpa_buf_printf(b, "   (no interval: fewer than 3 speakers)\n");
+		}
+	}
 }
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_KEY = 256, O_TAR, O_NON, O_JSON, O_OMEGA, O_BINS, O_PT, O_DET, O_PLOT, O_CI,
-	       O_REPS, O_SEED };
+	       O_REPS, O_SEED, O_PILINK };
 	static const struct option lo[] = {
 		{"key", required_argument, 0, O_KEY},   {"tar", required_argument, 0, O_TAR},
 		{"non", required_argument, 0, O_NON},   {"json", no_argument, 0, O_JSON},
@@ -337,6 +497,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"p-target", required_argument, 0, O_PT}, {"det", required_argument, 0, O_DET},
 		{"plot", required_argument, 0, O_PLOT}, {"ci", required_argument, 0, O_CI},
 		{"ci-reps", required_argument, 0, O_REPS}, {"seed", required_argument, 0, O_SEED},
+		{"pi-link", required_argument, 0, O_PILINK},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	unsigned long ul;
 	int c;
@@ -381,6 +542,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (cli_ulong("--seed", optarg, 0, ULONG_MAX, &o->seed))
 				return 2;
 			break;
+		case O_PILINK:
+			if (parse_pilink(optarg, o))
+				return 2;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -394,6 +559,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		o->scores = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("metrics", "unexpected argument '%s'", argv[optind]);
+	if (o->pi_link && o->tar)
+		return cli_usage_error("metrics", "--pi-link needs SCORES with ids, not --tar/--non");
 	if (o->tar || o->non) {
 		if (!o->tar || !o->non)
 			return cli_usage_error("metrics", "--tar and --non go together");
@@ -433,6 +600,7 @@ int cmd_metrics(int argc, char **argv)
 	}
 	int have_ci = 0;
 	size_t n_bins = 0;
+	struct vpa_legal_est pl[64];
 
 	if ((rc = load(&o, &tr, &err)))
 		goto out;
@@ -449,6 +617,8 @@ int cmd_metrics(int argc, char **argv)
 		rc = vpa_fail(&err, VPA_EINPUT, &where, "--ci supports at most 2^32 trials per class");
 		goto out;
 	}
+	if (o.pi_link && (rc = pilink_compute(&o, &tr, pl, &err)))
+		goto out;
 	/* ids travel with the scores: any bootstrap (--ci, or the sweep EER's
 	 * interval for anti-correlation) resamples identities */
 	int ids = tr.tar_e && tr.n_tar <= UINT32_MAX && tr.n_non <= UINT32_MAX;
@@ -495,12 +665,12 @@ int cmd_metrics(int argc, char **argv)
 	warnings = vpa_json_arr();
 	vpa_sanity_warnings(source_name(&o), &m, 0, warn_emit, warnings);
 	if (o.json) {
-		struct vpa_json *j = to_json(&o, &m, have_ci ? &ci : NULL, n_bins, warnings);
+		struct vpa_json *j = to_json(&o, &m, have_ci ? &ci : NULL, n_bins, warnings, pl);
 		vpa_json_write(&out, j, 2);
 		vpa_buf_puts(&out, "\n");
 		vpa_json_free(j);
 	} else {
-		print_table(&out, &o, &m, have_ci ? &ci : NULL, n_bins);
+		print_table(&out, &o, &m, have_ci ? &ci : NULL, n_bins, pl);
 	}
 
 	/* Everything computed: now write. */

@@ -521,4 +521,54 @@ double vpa_owens_t(double h, double a);
 /* log of the skew-normal density at x. */
 double vpa_skewnorm_logpdf(const struct vpa_skewnorm *d, double x);
 
+/* ---- the Article 29 criteria (metrics/legal.c) -------------------------- */
+
+/* One estimate of pi_link (at N' = n_set) or pi_sing (at N = n_set). */
+struct vpa_legal_est {
+	double value;        /* mean success / isolation probability */
+	double lo, hi;       /* sampling-free t interval (NaN below 3 clusters) */
+	double chance;       /* pi_link: 1/N'; pi_sing: (1 - 1/N)^(N-1) */
+	size_t n_items;      /* test items */
+	size_t n_spk;        /* pi_link: test speakers (clusters); pi_sing: test speakers */
+	size_t n_set;        /* N' or N */
+};
+
+/* m_i: the other candidates scoring strictly above row[true_idx] (ties go
+ * to the true one). */
+size_t vpa_pilink_beaten(const double *row, size_t n, size_t true_idx);
+/* C(n-1-m, np-1) / C(n-1, np-1) in log space: the probability that N' = np
+ * candidates drawn from n (the true one and np-1 others without
+ * replacement) leave the true one on top.  NaN when np is not in 1..n. */
+double vpa_pilink_prob(size_t n, size_t m, size_t np);
+/*
+ * pi_link at N' = np over n_items test items, m[i] from vpa_pilink_beaten,
+ * spk[i] < n_spk the item's test speaker (the interval's clusters), n_cand
+ * enrolment speakers; level: interval level (0 = none).  Errors: no items,
+ * np outside 1..n_cand.
+ */
+int vpa_pilink(const size_t *m, const uint32_t *spk, size_t n_items, size_t n_spk, size_t n_cand,
+	       size_t np, double level, struct vpa_legal_est *out, struct vpa_err *err);
+
+/* Student t quantile (Cornish-Fisher, A&S 26.7.5). */
+double vpa_t_quantile(double p, double df);
+/* (1 - 1/N)^(N-1) = N (1/N) (1 - 1/N)^(N-1): the isolation of a predicate
+ * that fires on anyone with probability 1/N; -> e^-1. */
+double vpa_pising_baseline(size_t N);
+/* The threshold firing ("score > tau") on round(M/N) (at least 1) of the M
+ * calibration scores c (sorted in place); -inf when that is all of them. */
+double vpa_pising_threshold(double *c, size_t M, size_t N);
+/* Exactly-one probability over a uniform N-subset of n speakers firing
+ * independently with probabilities p[]; work: 2 (N + 1) doubles. */
+double vpa_pising_isolation(const double *p, size_t n, size_t N, double *work);
+/*
+ * pi_sing for each N of Ns: calib (n_enr, n_cal) and test (n_enr, n_test)
+ * score matrices of the enrolments against calibration and test items of
+ * the same speakers (test_spk[i] < n_spk; speakers without test items do not
+ * count), out[n_N].  Errors: an empty set, N outside 1..test speakers.
+ */
+int vpa_pising(const double *calib, const uint32_t *cal_spk, size_t n_cal, const double *test,
+	       const uint32_t *test_spk, size_t n_test, size_t n_spk, size_t n_enr,
+	       const size_t *Ns, size_t n_N, double level, struct vpa_legal_est *out,
+	       struct vpa_err *err);
+
 #endif
