@@ -13,6 +13,13 @@
  * fewer samples.  A FLAC whose STREAMINFO gives 0 samples has an unknown
  * length (the FLAC format's convention; libsndfile says SF_COUNT_MAX frames):
  * it is read to its end.
+ *
+ * Provenance: while a run records its inputs (base/inputs.h), a file read
+ * here for the first time is opened through a virtual I/O (struct hashio)
+ * that hashes its bytes with SHA-256 in file order as libsndfile reads them;
+ * bytes libsndfile skips (a segment's seek) are hashed when it skips them and
+ * the rest of the file when it is closed, each byte read once.  So every
+ * audio file a run reads is in results.json's inputs with its size and hash.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +29,7 @@
 #include <sndfile.h>
 
 #include "audio/audio.h"
+#include "base/inputs.h"
 
 void vpa_wave_init(struct vpa_wave *w)
 {
@@ -71,6 +79,97 @@ static sf_count_t m_write(const void *src, sf_count_t n, void *u)
 static sf_count_t m_tell(void *u)
 {
 	return ((struct membuf *)u)->pos;
+}
+
+/* libsndfile's virtual I/O over a file, hashing its bytes in order. */
+struct hashio {
+	FILE *f;
+	char *path;
+	sf_count_t len, pos; /* the file's size, libsndfile's position */
+	sf_count_t done;     /* bytes [0, done) hashed */
+	int bad;             /* a read failed: no note */
+	struct vpa_sha256_ctx c;
+};
+static sf_count_t h_len(void *u)
+{
+	return ((struct hashio *)u)->len;
+}
+static sf_count_t h_seek(sf_count_t off, int whence, void *u)
+{
+	struct hashio *h = u;
+	sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? h->pos + off : h->len + off;
+	if (p < 0)
+		return -1;
+	h->pos = p;
+	return p;
+}
+/* n bytes at offset at into dst; the count read. */
+static sf_count_t h_raw(struct hashio *h, void *dst, sf_count_t at, sf_count_t n)
+{
+	if (at >= h->len || n <= 0)
+		return 0;
+	if (fseeko(h->f, (off_t)at, SEEK_SET))
+		return 0;
+	return (sf_count_t)fread(dst, 1, (size_t)n, h->f);
+}
+/* Hash [done, upto): bytes libsndfile skipped, or the rest at the close. */
+static void h_catch_up(struct hashio *h, sf_count_t upto)
+{
+	unsigned char b[65536];
+	if (upto > h->len)
+		upto = h->len;
+	while (!h->bad && h->done < upto) {
+		sf_count_t k = upto - h->done < (sf_count_t)sizeof(b) ? upto - h->done : (sf_count_t)sizeof(b);
+		sf_count_t got = h_raw(h, b, h->done, k);
+		if (got <= 0) {
+			h->bad = 1;
+			break;
+		}
+		vpa_sha256_update(&h->c, b, (size_t)got);
+		h->done += got;
+	}
+}
+static sf_count_t h_read(void *dst, sf_count_t n, void *u)
+{
+	struct hashio *h = u;
+	if (h->pos > h->done)
+		h_catch_up(h, h->pos);
+	sf_count_t got = h_raw(h, dst, h->pos, n);
+	if (got > 0 && !h->bad && h->pos <= h->done && h->pos + got > h->done) {
+		vpa_sha256_update(&h->c, (unsigned char *)dst + (h->done - h->pos),
+				  (size_t)(h->pos + got - h->done));
+		h->done = h->pos + got;
+	}
+	if (got > 0)
+		h->pos += got;
+	return got;
+}
+static sf_count_t h_write(const void *src, sf_count_t n, void *u)
+{
+	(void)src, (void)n, (void)u;
+	return 0;
+}
+static sf_count_t h_tell(void *u)
+{
+	return ((struct hashio *)u)->pos;
+}
+
+/* The file's hash completed and noted (base/inputs.h), then closed. */
+static void hashio_close(struct hashio *h)
+{
+	if (!h)
+		return;
+	h_catch_up(h, h->len);
+	if (!h->bad && h->done == h->len) {
+		unsigned char d[32];
+		char hex[65];
+		vpa_sha256_final(&h->c, d);
+		vpa_sha256_hex_of(d, hex);
+		vpa_input_note_hash(h->path, (size_t)h->len, hex);
+	}
+	fclose(h->f);
+	free(h->path);
+	free(h);
 }
 
 /* The part of libsndfile's message after its own "Error : " prefix, if any. */
@@ -255,17 +354,40 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 }
 
 /* Open path for reading (info filled); NULL and err set when it cannot be:
- * a plain "No such file" message first, then libsndfile's. */
-static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
+ * a plain "No such file" message first, then libsndfile's.  With hio non-NULL
+ * and the run recording its inputs, the file is read through a hashio
+ * (*hio, for close_audio); else *hio is NULL. */
+static SNDFILE *open_audio(const char *path, SF_INFO *info, struct hashio **hio,
+			   struct vpa_err *err)
 {
 	memset(info, 0, sizeof(*info));
+	if (hio)
+		*hio = NULL;
 	FILE *probe = fopen(path, "rb"); /* for a plain "No such file" message */
 	if (!probe) {
 		vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	fclose(probe);
-	SNDFILE *s = sf_open(path, SFM_READ, info);
+	SNDFILE *s;
+	struct hashio *h = NULL;
+	if (hio && vpa_input_wanted(path) && !fseeko(probe, 0, SEEK_END) && ftello(probe) >= 0) {
+		static SF_VIRTUAL_IO io = {h_len, h_seek, h_read, h_write, h_tell};
+		h = xcalloc(1, sizeof(*h));
+		h->f = probe;
+		h->path = xstrdup(path);
+		h->len = (sf_count_t)ftello(probe);
+		vpa_sha256_init(&h->c);
+		s = sf_open_virtual(&io, SFM_READ, info, h);
+		if (!s) {
+			fclose(h->f);
+			free(h->path);
+			free(h);
+			h = NULL;
+		}
+	} else {
+		fclose(probe);
+		s = sf_open(path, SFM_READ, info);
+	}
 	if (!s) {
 		vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
 			 sf_msg(NULL));
@@ -277,18 +399,28 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
 		int rc = sphere_count_file(path, &count, bad, sizeof(bad));
 		if (sphere_check(path, info, rc, count, bad, err)) {
 			sf_close(s);
+			hashio_close(h);
 			return NULL;
 		}
 	}
+	if (hio)
+		*hio = h;
 	return s;
+}
+
+static void close_audio(SNDFILE *s, struct hashio *h)
+{
+	sf_close(s);
+	hashio_close(h);
 }
 
 int vpa_audio_read_part(const char *path, int channel, double start, double end,
 			struct vpa_wave *out, double *dur, struct vpa_err *err)
 {
 	SF_INFO info;
+	struct hashio *h;
 	*dur = 0;
-	SNDFILE *s = open_audio(path, &info, err);
+	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = 0;
@@ -332,30 +464,66 @@ int vpa_audio_read_part(const char *path, int channel, double start, double end,
 	}
 	rc = read_frames(s, &info, path, channel, a, b - a, out, err);
 out:
-	sf_close(s);
+	close_audio(s, h);
 	return rc;
 }
 
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
 {
 	SF_INFO info;
-	SNDFILE *s = open_audio(path, &info, err);
+	struct hashio *h;
+	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = read_all(s, &info, path, channel, out, err);
-	sf_close(s);
+	close_audio(s, h);
 	return rc;
 }
 
 int vpa_audio_rate(const char *path, double *rate, struct vpa_err *err)
 {
 	SF_INFO info;
-	SNDFILE *s = open_audio(path, &info, err);
+	SNDFILE *s = open_audio(path, &info, NULL, err); /* the header only: not hashed */
 	if (!s)
 		return err->status;
 	*rate = (double)info.samplerate;
 	sf_close(s);
 	return 0;
+}
+
+int vpa_audio_rate_ok(double rate, double want)
+{
+	/* no resampler yet: only the front-end's own rate (the one place that will
+	 * accept the rates a resampler converts) */
+	return want <= 0 || rate == want;
+}
+
+int vpa_audio_probe(const char *path, struct vpa_audio_info *ai, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(ai, 0, sizeof(*ai));
+	SNDFILE *s = open_audio(path, &info, NULL, err); /* header (and SPHERE count) only */
+	if (!s)
+		return err->status;
+	int rc = 0;
+	char log[2048];
+	log[0] = 0;
+	sf_command(s, SFC_GET_LOG_INFO, log, sizeof(log));
+	const char *d = strstr(log, "\ndata : ");
+	if (info.samplerate <= 0 || info.channels <= 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: not an audio file (no rate or channels)",
+			      path);
+	else if (d && strstr(d, "(should be") && strstr(d, "(should be") < strchr(d + 1, '\n'))
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "%s: truncated: the data chunk is longer than the file", path);
+	else if (info.frames <= 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no audio samples", path);
+	ai->rate = info.samplerate;
+	ai->channels = info.channels;
+	ai->frames = info.frames == SF_COUNT_MAX ? -1 : (long long)info.frames;
+	ai->format = info.format;
+	sf_close(s);
+	return rc;
 }
 
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,

@@ -267,6 +267,10 @@ extern const struct vpa_schema vpa_anon_onnx_schema;
 int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_anon_onnx_opts *ex,
 		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
 		      struct vpa_err *err);
+/* The sample rate ex's front-end reads (its options only, the model not
+ * loaded): what validate checks audio sets against. */
+int vpa_anon_onnx_rate(const char *file, const struct vpa_anon_onnx_opts *ex, double *rate,
+		       struct vpa_err *err);
 
 /*
  * The name of the target's trials list in per-gender record names

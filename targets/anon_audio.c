@@ -250,11 +250,47 @@ static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_anon_anon
 	return 0;
 }
 
+/*
+ * Every recording of the data directories a run reads opened at its header
+ * (audio/audio.h, vpa_datadir_probe: exists, readable, samples, rate,
+ * channel, segments), so that a run never fails at once on what validate
+ * passed.  Every directory is embedded by ASV_eval (want[0]); the anonymised
+ * ones and the informed enrolment by ASV_eval^anon too (want[1] when it is
+ * an ONNX model).  Errors name the wav.scp line.
+ */
+static int probe_dirs(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
+		      const double want[2], struct vpa_err *err)
+{
+	const char *one[5] = {au->train, au->enroll, au->train_anon, au->enroll_anon,
+			      au->enroll_informed};
+	const struct vpa_strs *many[2] = {&au->trial, &au->trial_anon};
+	for (int k = 0; k < 7; k++) {
+		int anon = k == 2 || k == 3 || k == 4 || k == 6;
+		size_t n = k < 5 ? one[k] != NULL : many[k - 5]->n;
+		for (size_t j = 0; j < n; j++) {
+			const char *rel = k < 5 ? one[k] : many[k - 5]->v[j];
+			char *p = vpa_path_join(ctx->dir, rel);
+			int rc = vpa_datadir_check_audio(p, want[0], err);
+			if (!rc && anon && want[1] > 0 && want[1] != want[0])
+				rc = vpa_datadir_check_audio(p, want[1], err);
+			free(p);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			    struct vpa_err *err)
 {
 	const struct vpa_anon_onnx_opts *ok[2] = {&au->onnx, &au->onnx_anon};
 	const struct vpa_mark ok_at[2] = {au->onnx_at, au->onnx_anon_at};
+	/* the rate each extractor's front-end reads: the C-trained one's fbank/MFCC
+	 * at the feature default, else the ONNX model's front-end */
+	struct vpa_feat_opts fo;
+	vpa_feat_opts_init(&fo, VPA_FEAT_FBANK);
+	double want[2] = {fo.sample_frequency, 0};
 	for (int k = 0; k < 2; k++) {
 		if (!ok_at[k].line)
 			continue;
@@ -262,8 +298,11 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 		struct vpa_embedder *e;
 		if (vpa_anon_onnx_new(ctx->file, ctx->dir, ok[k], 1, &o, &e, err))
 			return err->status;
+		want[k] = o.feat.sample_frequency;
 		vpa_embedder_free(e);
 	}
+	if (probe_dirs(ctx, au, want, err))
+		return err->status;
 	if (anon_range(ctx, &au->anonymise, au->anonymise_at, err))
 		return err->status;
 	const struct vpa_anon_extractor_opts *ex = &au->extractor;
