@@ -186,6 +186,15 @@ static const struct vpa_key audio_keys[] = {
 	{"hyp_anon", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
 	 "your ASR's hypotheses on the anonymised trials: WER against the same reference(s)",
 	 VPA_AT(struct vpa_anon_audio_opts, hyp_anon), VPA_MARK(struct vpa_anon_audio_opts, hyp_anon_at)},
+	{"wer_normalise", VPA_K_ENUM, 0, "vpc", -INF, INF, 0, "vpc|upper|punct|none", NULL, "none",
+	 "the words of `text` and `hyp`/`hyp_anon` before the WER (audio/anon.h): vpc = upper "
+	 "case and punctuation as word breaks (an apostrophe inside a word kept), as the "
+	 "VoicePrivacy Challenge scores; upper or punct alone; none = as written (compute-wer)",
+	 VPA_AT(struct vpa_anon_audio_opts, wer_normalise), VPA_MARK(struct vpa_anon_audio_opts, wer_normalise_at)},
+	{"wer_strict", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
+	 "a trial utterance without a hypothesis is an error; by default it is scored as all "
+	 "deletions with a warning (compute-wer --mode=all; the count is in results.json)",
+	 VPA_AT(struct vpa_anon_audio_opts, wer_strict), VPA_MARK(struct vpa_anon_audio_opts, wer_strict_at)},
 	{"rho_f0", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "pitch correlation rho_F0 (VPC 2022) of every trial utterance with its anonymised "
 	 "version (YIN pitch tracker, audio/anon.h), mean over the utterances",
@@ -685,12 +694,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 			char *ref = vpa_xvec_join(td ? td : paths[TI], "text");
 			char *hyp = vpa_path_join(ctx->dir, hp[j]);
 			struct vpa_xvec_wer w1;
-			rc = vpa_xvec_wer(ref, hyp, &w1, err);
+			rc = vpa_xvec_wer(ref, hyp, au->wer_normalise, au->wer_strict, &w1, err);
+			if (!rc && w1.n_absent)
+				vpa_warn("%s: %zu utterance%s of %s not present in hyp: scored as deletions",
+					 hyp, w1.n_absent, w1.n_absent == 1 ? "" : "s", ref);
 			free(td);
 			free(ref);
 			free(hyp);
 			if (rc)
 				break;
+			w.n_absent += w1.n_absent;
 			w.ref_words += w1.ref_words;
 			w.ins += w1.ins;
 			w.del += w1.del;
@@ -707,6 +720,9 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		vpa_json_set_num(wo, "ins", (double)w.ins);
 		vpa_json_set_num(wo, "del", (double)w.del);
 		vpa_json_set_num(wo, "sub", (double)w.sub);
+		/* compute-wer's "N not present in hyp" (scored as deletions) and the normalisation */
+		vpa_json_set_num(wo, "not_present_in_hyp", (double)w.n_absent);
+		vpa_json_set_str(wo, "normalise", au->wer_normalise);
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
 	}
 	if (au->rho_f0 && paths[TIA]) {
