@@ -84,6 +84,11 @@ for f in $(awk '{ print $2 }' "$G/corpus/trials/wav.scp" "$G/train_anon/wav.scp"
 	[ "$(hash_of "$f" "$O")" = "$(sha256sum "$f" | cut -d' ' -f1)" ] || { ok=0; echo "# $f"; }
 done
 t_ok "their SHA-256 = sha256sum's" test "$ok" = 1
+inputs_of() { awk '/"inputs": \[/ { p = 1 } p && /^  \]/ { exit } p' "$1"; }
+t_run "run on 1 thread" 0 -- run s.yaml -o out1 --quiet --threads 1
+inputs_of out/results.json > "$T/in2"; inputs_of out1/results.json > "$T/in1"
+t_ok "the same inputs, sizes and hashes for 1 and 2 threads ($(grep -c sha256 "$T/in1") files)" \
+	bash -c "test -s '$T/in1' && cmp -s '$T/in1' '$T/in2'"
 w=$(awk 'NR == 2 { print $2 }' "$G/trials_anon/wav.scp")
 other=$(awk 'NR == 2 { print $2 }' "$G/enrol_anon/wav.scp")
 h0=$(hash_of "$w" "$O"); hx=$(hash_of "$other" "$O")
