@@ -3,7 +3,7 @@
  *  - streamed SHA-256 (base/inputs.h) against FIPS 180-2's published digests,
  *    for every split of the input into updates;
  *  - audio files hashed while read (audio/read.c): whole reads, segment reads
- *    (seeks) and FLAC give the SHA-256 of the file's bytes (hashed here
+ *    (seeks), FLAC, SPHERE and float WAV give the SHA-256 of the file's bytes (hashed here
  *    independently with one vpa_sha256 call), a re-written file a new one,
  *    nothing noted while recording is off or under an ignored folder;
  *  - the header probe (vpa_datadir_probe): a missing, 8 kHz, stereo, empty
@@ -163,8 +163,18 @@ static void test_read_hashes(void)
 	CHECK(vpa_audio_read_part(f, -1, 1.0, -1, &x, &dur, &err) == 0);
 	CHECK(x.n == 24000);
 	vpa_wave_release(&x);
-	const char *files[3] = {w, s, f};
-	for (int k = 0; k < 3; k++) {
+	/* NIST SPHERE (its sample_count read by our own header reader too) and float WAV */
+	const char *sp = tpath("h.sph"), *fl = tpath("hf.wav");
+	write_audio(sp, 16000, 1, SF_FORMAT_NIST | SF_FORMAT_PCM_16, 12345, 7);
+	write_audio(fl, 16000, 1, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 5000, 8);
+	CHECK(vpa_audio_read_part(sp, -1, 0.1, 0.2, &x, &dur, &err) == 0);
+	CHECK(x.n == 1600);
+	vpa_wave_release(&x);
+	CHECK(vpa_audio_read(fl, -1, &x, &err) == 0);
+	CHECK(x.n == 5000);
+	vpa_wave_release(&x);
+	const char *files[5] = {w, s, f, sp, fl};
+	for (int k = 0; k < 5; k++) {
 		file_hash(files[k], want);
 		noted(files[k], got);
 		CHECK_STR(got, want);
