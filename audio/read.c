@@ -15,11 +15,9 @@
  * it is read to its end.
  *
  * Provenance: while a run records its inputs (base/inputs.h), a file read
- * here for the first time is opened through a virtual I/O (struct hashio)
- * that hashes its bytes with SHA-256 in file order as libsndfile reads them;
- * bytes libsndfile skips (a segment's seek) are hashed when it skips them and
- * the rest of the file when it is closed, each byte read once.  So every
- * audio file a run reads is in results.json's inputs with its size and hash.
+ * here for the first time is opened through audio/read_hash.c's virtual I/O,
+ * which hashes its bytes as libsndfile reads them: every audio file a run
+ * reads is in results.json's inputs with its size and SHA-256.
  */
 #include <errno.h>
 #include <math.h>
@@ -29,6 +27,7 @@
 #include <sndfile.h>
 
 #include "audio/audio.h"
+#include "audio/read_int.h"
 #include "base/inputs.h"
 
 void vpa_wave_init(struct vpa_wave *w)
@@ -79,97 +78,6 @@ static sf_count_t m_write(const void *src, sf_count_t n, void *u)
 static sf_count_t m_tell(void *u)
 {
 	return ((struct membuf *)u)->pos;
-}
-
-/* libsndfile's virtual I/O over a file, hashing its bytes in order. */
-struct hashio {
-	FILE *f;
-	char *path;
-	sf_count_t len, pos; /* the file's size, libsndfile's position */
-	sf_count_t done;     /* bytes [0, done) hashed */
-	int bad;             /* a read failed: no note */
-	struct vpa_sha256_ctx c;
-};
-static sf_count_t h_len(void *u)
-{
-	return ((struct hashio *)u)->len;
-}
-static sf_count_t h_seek(sf_count_t off, int whence, void *u)
-{
-	struct hashio *h = u;
-	sf_count_t p = whence == SEEK_SET ? off : whence == SEEK_CUR ? h->pos + off : h->len + off;
-	if (p < 0)
-		return -1;
-	h->pos = p;
-	return p;
-}
-/* n bytes at offset at into dst; the count read. */
-static sf_count_t h_raw(struct hashio *h, void *dst, sf_count_t at, sf_count_t n)
-{
-	if (at >= h->len || n <= 0)
-		return 0;
-	if (fseeko(h->f, (off_t)at, SEEK_SET))
-		return 0;
-	return (sf_count_t)fread(dst, 1, (size_t)n, h->f);
-}
-/* Hash [done, upto): bytes libsndfile skipped, or the rest at the close. */
-static void h_catch_up(struct hashio *h, sf_count_t upto)
-{
-	unsigned char b[65536];
-	if (upto > h->len)
-		upto = h->len;
-	while (!h->bad && h->done < upto) {
-		sf_count_t k = upto - h->done < (sf_count_t)sizeof(b) ? upto - h->done : (sf_count_t)sizeof(b);
-		sf_count_t got = h_raw(h, b, h->done, k);
-		if (got <= 0) {
-			h->bad = 1;
-			break;
-		}
-		vpa_sha256_update(&h->c, b, (size_t)got);
-		h->done += got;
-	}
-}
-static sf_count_t h_read(void *dst, sf_count_t n, void *u)
-{
-	struct hashio *h = u;
-	if (h->pos > h->done)
-		h_catch_up(h, h->pos);
-	sf_count_t got = h_raw(h, dst, h->pos, n);
-	if (got > 0 && !h->bad && h->pos <= h->done && h->pos + got > h->done) {
-		vpa_sha256_update(&h->c, (unsigned char *)dst + (h->done - h->pos),
-				  (size_t)(h->pos + got - h->done));
-		h->done = h->pos + got;
-	}
-	if (got > 0)
-		h->pos += got;
-	return got;
-}
-static sf_count_t h_write(const void *src, sf_count_t n, void *u)
-{
-	(void)src, (void)n, (void)u;
-	return 0;
-}
-static sf_count_t h_tell(void *u)
-{
-	return ((struct hashio *)u)->pos;
-}
-
-/* The file's hash completed and noted (base/inputs.h), then closed. */
-static void hashio_close(struct hashio *h)
-{
-	if (!h)
-		return;
-	h_catch_up(h, h->len);
-	if (!h->bad && h->done == h->len) {
-		unsigned char d[32];
-		char hex[65];
-		vpa_sha256_final(&h->c, d);
-		vpa_sha256_hex_of(d, hex);
-		vpa_input_note_hash(h->path, (size_t)h->len, hex);
-	}
-	fclose(h->f);
-	free(h->path);
-	free(h);
 }
 
 /* The part of libsndfile's message after its own "Error : " prefix, if any. */
@@ -355,9 +263,9 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 
 /* Open path for reading (info filled); NULL and err set when it cannot be:
  * a plain "No such file" message first, then libsndfile's.  With hio non-NULL
- * and the run recording its inputs, the file is read through a hashio
+ * and the run recording its inputs, the file is read through a vpa_hashio
  * (*hio, for close_audio); else *hio is NULL. */
-static SNDFILE *open_audio(const char *path, SF_INFO *info, struct hashio **hio,
+static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_hashio **hio,
 			   struct vpa_err *err)
 {
 	memset(info, 0, sizeof(*info));
@@ -368,23 +276,11 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct hashio **hio,
 		vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	SNDFILE *s;
-	struct hashio *h = NULL;
-	if (hio && vpa_input_wanted(path) && !fseeko(probe, 0, SEEK_END) && ftello(probe) >= 0) {
-		static SF_VIRTUAL_IO io = {h_len, h_seek, h_read, h_write, h_tell};
-		h = xcalloc(1, sizeof(*h));
-		h->f = probe;
-		h->path = xstrdup(path);
-		h->len = (sf_count_t)ftello(probe);
-		vpa_sha256_init(&h->c);
-		s = sf_open_virtual(&io, SFM_READ, info, h);
-		if (!s) {
-			fclose(h->f);
-			free(h->path);
-			free(h);
-			h = NULL;
-		}
-	} else {
+	SNDFILE *s = NULL;
+	struct vpa_hashio *h = NULL;
+	if (hio && vpa_input_wanted(path))
+		s = vpa_hashio_open(path, probe, info, &h); /* takes probe */
+	else {
 		fclose(probe);
 		s = sf_open(path, SFM_READ, info);
 	}
@@ -399,7 +295,7 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct hashio **hio,
 		int rc = sphere_count_file(path, &count, bad, sizeof(bad));
 		if (sphere_check(path, info, rc, count, bad, err)) {
 			sf_close(s);
-			hashio_close(h);
+			vpa_hashio_close(h);
 			return NULL;
 		}
 	}
@@ -408,17 +304,17 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct hashio **hio,
 	return s;
 }
 
-static void close_audio(SNDFILE *s, struct hashio *h)
+static void close_audio(SNDFILE *s, struct vpa_hashio *h)
 {
 	sf_close(s);
-	hashio_close(h);
+	vpa_hashio_close(h);
 }
 
 int vpa_audio_read_part(const char *path, int channel, double start, double end,
 			struct vpa_wave *out, double *dur, struct vpa_err *err)
 {
 	SF_INFO info;
-	struct hashio *h;
+	struct vpa_hashio *h;
 	*dur = 0;
 	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
@@ -471,7 +367,7 @@ out:
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
 {
 	SF_INFO info;
-	struct hashio *h;
+	struct vpa_hashio *h;
 	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
 		return err->status;
