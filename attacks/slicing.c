@@ -189,6 +189,16 @@ static int check_set(const struct vpa_kind_ctx *ctx, const char *name,
 		if (rc)
 			return rc;
 	}
+	if (au) { /* the recordings at their headers, at the extractor's rate */
+		double rate;
+		if (vpa_anon_onnx_rate(ctx->file, &to->import.extractor, &rate, err))
+			return err->status;
+		char *p = vpa_path_join(ctx->dir, au);
+		int rc = vpa_datadir_check_audio(p, rate, err);
+		free(p);
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 

@@ -289,6 +289,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 struct vpa_wer {
 	size_t ref_words, ins, del, sub, n_utt;
 	size_t n_utt_err; /* utterances with at least one error (compute-wer's %SER) */
+	size_t n_absent;  /* reference utterances without a hypothesis (scored as all deletions) */
 	double wer;       /* percent; never NaN: ref_words = 0 is an error */
 };
 /* Alignment of two word sequences: adds to out's ins/del/sub/ref_words. */
@@ -305,6 +306,29 @@ int vpa_wer_files(const char *ref_path, const char *hyp_path, struct vpa_wer *ou
 /* The same on memory (the fuzz target's entry point); names are for messages. */
 int vpa_wer_text(const char *ref_name, const char *ref, size_t ref_len, const char *hyp_name,
 		 const char *hyp, size_t hyp_len, struct vpa_wer *out, struct vpa_err *err);
+/*
+ * WER as the VoicePrivacy Challenge scores it.  Normalisation of both files'
+ * words before the alignment (the utterance ids are kept as written): upper:
+ * ASCII a-z to A-Z; punct: every ASCII punctuation character becomes a word
+ * break, except an apostrophe between two letters or digits ("DON'T").  Not
+ * strict: a reference utterance missing from HYP is scored against no words
+ * (its words count as deletions; n_absent counts it), as compute-wer
+ * --mode=all; the caller warns ("N not present in hyp").  strict: that is an
+ * error, as above.  vpa_wer_files / vpa_wer_text are these with opts NULL:
+ * no normalisation, strict (compute-wer's default mode).
+ */
+struct vpa_wer_opts {
+	int upper, punct, strict;
+};
+/* upper and punct on, not strict. */
+void vpa_wer_opts_init(struct vpa_wer_opts *o);
+/* "vpc" (upper and punct), "upper", "punct" or "none" into o; -1 for another name. */
+int vpa_wer_norm_parse(const char *name, struct vpa_wer_opts *o);
+int vpa_wer_files_opts(const char *ref_path, const char *hyp_path, const struct vpa_wer_opts *o,
+		       struct vpa_wer *out, struct vpa_err *err);
+int vpa_wer_text_opts(const char *ref_name, const char *ref, size_t ref_len,
+		      const char *hyp_name, const char *hyp, size_t hyp_len,
+		      const struct vpa_wer_opts *o, struct vpa_wer *out, struct vpa_err *err);
 
 /* -------------------------------------------------- synthetic corpus */
 

@@ -261,6 +261,37 @@ static int write_one(struct job *j, const char *tmp, size_t i, struct vpa_err *e
 	return rc;
 }
 
+char *vpa_anon_abs(const char *dir)
+{
+	/* dir need not exist yet (it is renamed into place last): its parent
+	 * is made absolute and canonical, its last name kept */
+	size_t l = strlen(dir);
+	while (l > 1 && dir[l - 1] == '/')
+		l--;
+	char *d = xmalloc(l + 1);
+	memcpy(d, dir, l);
+	d[l] = 0;
+	char *slash = strrchr(d, '/');
+	const char *base = slash ? slash + 1 : d;
+	char *parent = slash ? (slash == d ? xstrdup("/") : xstrndup(d, (size_t)(slash - d)))
+			     : xstrdup(".");
+	char *rp = realpath(parent, NULL);
+	char *out;
+	if (rp && *base && strcmp(base, ".") && strcmp(base, ".."))
+		out = vpa_anon_join(strcmp(rp, "/") ? rp : "", base);
+	else if (rp && !*base)
+		out = xstrdup(rp);
+	else {
+		char *whole = realpath(d, NULL); /* "." / "..": the folder itself */
+		out = whole ? xstrdup(whole) : xstrdup(d);
+		free(whole);
+	}
+	free(rp);
+	free(parent);
+	free(d);
+	return out;
+}
+
 static const char *const copied[] = {"utt2spk", "spk2utt", "spk2gender", "text", "utt2dur",
 				      "enrolls"};
 
@@ -287,7 +318,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		return rc;
 	}
 	size_t tl = strlen(out_dir) + 32;
-	char *tmp = xmalloc(tl);
+	char *tmp = xmalloc(tl), *abs_out = NULL;
 	snprintf(tmp, tl, "%s.tmp.%ld", out_dir, (long)getpid());
 	char *wavdir = vpa_anon_join(tmp, "wav");
 	vpa_tmp_clean_stale(out_dir);
@@ -297,6 +328,10 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		rc = VPA_EIO;
 		goto out;
 	}
+	/* wav.scp names the files by absolute path: Kaldi (and vpaudit) read a
+	 * relative path against the current folder, not the data directory's, so
+	 * a relative one would break a scenario run from another folder */
+	abs_out = vpa_anon_abs(out_dir);
 	size_t nu = d.n_utt ? d.n_utt : 1;
 	struct job j = {&d, o, xcalloc(nu, sizeof(double)), xcalloc(nu, sizeof(short *)),
 			xcalloc(nu, sizeof(size_t)), xcalloc(nu, sizeof(double)), 0};
@@ -318,7 +353,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		vpa_buf_init(&scp);
 		vpa_buf_init(&co);
 		for (size_t i = 0; i < d.n_utt; i++) {
-			vpa_buf_printf(&scp, "%s %s/wav/%s.wav\n", d.utt[i], out_dir, d.utt[i]);
+			vpa_buf_printf(&scp, "%s %s/wav/%s.wav\n", d.utt[i], abs_out, d.utt[i]);
 			vpa_buf_printf(&co, "%s %.6f\n", d.utt[i], j.coeff[i]);
 		}
 		char *p = vpa_anon_join(tmp, "wav.scp");
@@ -368,6 +403,7 @@ out:
 		vpa_rm_tree(tmp);
 	vpa_tmp_unregister(tmp);
 	free(wavdir);
+	free(abs_out);
 	free(tmp);
 	vpa_datadir_release(&d);
 	return rc;

@@ -25,6 +25,9 @@ int vpa_pcm16_unpack(const unsigned char **p, const unsigned char *end, short **
 /* rm -r: vpa_rm_tree (base/base.h), which never follows a link. */
 /* "a/b", caller frees. */
 char *vpa_anon_join(const char *a, const char *b);
+/* dir (which need not exist yet) as an absolute path: its parent canonical
+ * (realpath), its last name kept; what wav.scp files written here name. */
+char *vpa_anon_abs(const char *dir);
 int vpa_copy_file(const char *from, const char *to, struct vpa_err *err);
 /* An id usable as a file name: not empty, '.', '..', no '/'. */
 int vpa_check_id(const char *id, const char *what, struct vpa_err *err);

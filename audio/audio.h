@@ -65,6 +65,27 @@ int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct v
 /* The sample rate of an audio file from its header only (errors as vpa_audio_read's open). */
 int vpa_audio_rate(const char *path, double *rate /* OUT */, struct vpa_err *err);
 /*
+ * The header of path only (libsndfile's header parse and, for SPHERE, its
+ * sample_count; no sample decoded): what `vpaudit validate` checks of every
+ * recording a run will read.  Errors as vpa_audio_read's for a missing,
+ * unreadable, cut (WAV data chunk longer than the file) or empty file.
+ * frames -1: a FLAC of unknown length (read to its end).
+ */
+struct vpa_audio_info {
+	double rate;
+	int channels;
+	long long frames;
+	int format; /* libsndfile's SF_FORMAT_* */
+};
+int vpa_audio_probe(const char *path, struct vpa_audio_info *info /* OUT */,
+		    struct vpa_err *err);
+/*
+ * Whether audio at rate Hz can feed a front-end at want Hz (want <= 0: any).
+ * Today only equal rates (no resampler); the one function every rate check
+ * calls, so that accepting resamplable rates is a change here only.
+ */
+int vpa_audio_rate_ok(double rate, double want);
+/*
  * Samples round(start*rate) .. round(end*rate) (end < 0: to the end; an end
  * past the file is cut to it) without reading the rest of the file; *dur
  * gets the whole recording's duration in seconds.  Errors as vpa_audio_read,
@@ -148,6 +169,19 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 /* Parse wav.scp / segments text in memory (the fuzz target's entry point). */
 int vpa_datadir_parse(struct vpa_datadir *d, const char *scp_name, const char *scp, size_t scp_len,
 		      const char *seg_name, const char *seg, size_t seg_len, struct vpa_err *err);
+
+/*
+ * Every recording of d opened at its header (vpa_audio_probe, no decoding):
+ * it exists and is readable, has samples, its rate passes vpa_audio_rate_ok
+ * against want (want <= 0: any) and against a pipe form's `-r N`, the channel
+ * the run reads exists, and every segment starts inside its recording and
+ * ends at most 0.5 s past it.  So a run does not fail at once on what this
+ * passed.  Errors name the wav.scp (or segments) line: "data/wav.scp:3: ...".
+ * audio/datadir_probe.c.
+ */
+int vpa_datadir_probe(const struct vpa_datadir *d, double want, struct vpa_err *err);
+/* vpa_datadir_open(path) then vpa_datadir_probe. */
+int vpa_datadir_check_audio(const char *path, double want, struct vpa_err *err);
 
 /*
  * The samples of utterance i (its recording, cut by its segment).  Thread-safe

@@ -157,7 +157,7 @@ static int check_rates(const struct vpa_datadir *d, size_t n, double *rate, stru
 				return vpa_fail(err, e1.status, &loc, "%s", e1.msg);
 			if (*rate <= 0)
 				*rate = x;
-			else if (x != *rate)
+			else if (!vpa_audio_rate_ok(x, *rate)) /* the one rate rule (audio.h) */
 				return vpa_fail(err, VPA_EINPUT, &loc, "'%s' is at %g Hz, expected %g Hz",
 						d[k].rec_path[r], x, *rate);
 		}

@@ -13,6 +13,11 @@
  * fewer samples.  A FLAC whose STREAMINFO gives 0 samples has an unknown
  * length (the FLAC format's convention; libsndfile says SF_COUNT_MAX frames):
  * it is read to its end.
+ *
+ * Provenance: while a run records its inputs (base/inputs.h), a file read
+ * here for the first time is opened through audio/read_hash.c's virtual I/O,
+ * which hashes its bytes as libsndfile reads them: every audio file a run
+ * reads is in results.json's inputs with its size and SHA-256.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,6 +27,8 @@
 #include <sndfile.h>
 
 #include "audio/audio.h"
+#include "audio/read_int.h"
+#include "base/inputs.h"
 
 void vpa_wave_init(struct vpa_wave *w)
 {
@@ -255,17 +262,28 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 }
 
 /* Open path for reading (info filled); NULL and err set when it cannot be:
- * a plain "No such file" message first, then libsndfile's. */
-static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
+ * a plain "No such file" message first, then libsndfile's.  With hio non-NULL
+ * and the run recording its inputs, the file is read through a vpa_hashio
+ * (*hio, for close_audio); else *hio is NULL. */
+static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_hashio **hio,
+			   struct vpa_err *err)
 {
 	memset(info, 0, sizeof(*info));
+	if (hio)
+		*hio = NULL;
 	FILE *probe = fopen(path, "rb"); /* for a plain "No such file" message */
 	if (!probe) {
 		vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
 	}
-	fclose(probe);
-	SNDFILE *s = sf_open(path, SFM_READ, info);
+	SNDFILE *s = NULL;
+	struct vpa_hashio *h = NULL;
+	if (hio && vpa_input_wanted(path))
+		s = vpa_hashio_open(path, probe, info, &h); /* takes probe */
+	else {
+		fclose(probe);
+		s = sf_open(path, SFM_READ, info);
+	}
 	if (!s) {
 		vpa_fail(err, VPA_EINPUT, NULL, "%s: not a readable audio file: %s", path,
 			 sf_msg(NULL));
@@ -277,18 +295,28 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_err *err)
 		int rc = sphere_count_file(path, &count, bad, sizeof(bad));
 		if (sphere_check(path, info, rc, count, bad, err)) {
 			sf_close(s);
+			vpa_hashio_close(h);
 			return NULL;
 		}
 	}
+	if (hio)
+		*hio = h;
 	return s;
+}
+
+static void close_audio(SNDFILE *s, struct vpa_hashio *h)
+{
+	sf_close(s);
+	vpa_hashio_close(h);
 }
 
 int vpa_audio_read_part(const char *path, int channel, double start, double end,
 			struct vpa_wave *out, double *dur, struct vpa_err *err)
 {
 	SF_INFO info;
+	struct vpa_hashio *h;
 	*dur = 0;
-	SNDFILE *s = open_audio(path, &info, err);
+	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = 0;
@@ -332,30 +360,66 @@ int vpa_audio_read_part(const char *path, int channel, double start, double end,
 	}
 	rc = read_frames(s, &info, path, channel, a, b - a, out, err);
 out:
-	sf_close(s);
+	close_audio(s, h);
 	return rc;
 }
 
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
 {
 	SF_INFO info;
-	SNDFILE *s = open_audio(path, &info, err);
+	struct vpa_hashio *h;
+	SNDFILE *s = open_audio(path, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = read_all(s, &info, path, channel, out, err);
-	sf_close(s);
+	close_audio(s, h);
 	return rc;
 }
 
 int vpa_audio_rate(const char *path, double *rate, struct vpa_err *err)
 {
 	SF_INFO info;
-	SNDFILE *s = open_audio(path, &info, err);
+	SNDFILE *s = open_audio(path, &info, NULL, err); /* the header only: not hashed */
 	if (!s)
 		return err->status;
 	*rate = (double)info.samplerate;
 	sf_close(s);
 	return 0;
+}
+
+int vpa_audio_rate_ok(double rate, double want)
+{
+	/* no resampler yet: only the front-end's own rate (the one place that will
+	 * accept the rates a resampler converts) */
+	return want <= 0 || rate == want;
+}
+
+int vpa_audio_probe(const char *path, struct vpa_audio_info *ai, struct vpa_err *err)
+{
+	SF_INFO info;
+	memset(ai, 0, sizeof(*ai));
+	SNDFILE *s = open_audio(path, &info, NULL, err); /* header (and SPHERE count) only */
+	if (!s)
+		return err->status;
+	int rc = 0;
+	char log[2048];
+	log[0] = 0;
+	sf_command(s, SFC_GET_LOG_INFO, log, sizeof(log));
+	const char *d = strstr(log, "\ndata : ");
+	if (info.samplerate <= 0 || info.channels <= 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: not an audio file (no rate or channels)",
+			      path);
+	else if (d && strstr(d, "(should be") && strstr(d, "(should be") < strchr(d + 1, '\n'))
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "%s: truncated: the data chunk is longer than the file", path);
+	else if (info.frames <= 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no audio samples", path);
+	ai->rate = info.samplerate;
+	ai->channels = info.channels;
+	ai->frames = info.frames == SF_COUNT_MAX ? -1 : (long long)info.frames;
+	ai->format = info.format;
+	sf_close(s);
+	return rc;
 }
 
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,

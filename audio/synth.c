@@ -471,7 +471,9 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 	for (size_t k = 0; k < nu; k++)
 		free(c.pcm[k]);
 	free(c.pcm);
-	/* the lists */
+	/* the lists; wav.scp names the files by absolute path (relative ones
+	 * are read against the current folder, not the data directory) */
+	char *abs_out = rc ? NULL : vpa_anon_abs(out_dir);
 	for (int set = 0; set < 3 && !rc; set++) {
 		struct vpa_buf scp, u2s, s2u, s2g, text, dur, enr, tf, tm, ta;
 		struct vpa_buf *all[] = {&scp, &u2s, &s2u, &s2g, &text, &dur, &enr, &tf, &tm, &ta};
@@ -482,7 +484,7 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 		for (size_t k = 0; k < nu; k++) {
 			if (U[k].set != set)
 				continue;
-			vpa_buf_printf(&scp, "%s %s/%s/wav/%s.wav\n", U[k].id, out_dir, sets[set], U[k].id);
+			vpa_buf_printf(&scp, "%s %s/%s/wav/%s.wav\n", U[k].id, abs_out, sets[set], U[k].id);
 			vpa_buf_printf(&u2s, "%s %s\n", U[k].id, S[U[k].spk].id);
 			vpa_buf_printf(&text, "%s %s\n", U[k].id, U[k].text);
 			vpa_buf_printf(&dur, "%s %.4f\n", U[k].id, (double)U[k].n / o->rate);
@@ -531,6 +533,7 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 			vpa_buf_release(all[q]);
 		free(d);
 	}
+	free(abs_out);
 	if (!rc) {
 		struct vpa_buf b, sp;
 		vpa_buf_init(&b);

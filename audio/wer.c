@@ -5,6 +5,13 @@
  * substitutions (Kaldi's error_stats ordering).  At a cell (i, j) every
  * alignment has ins - del = j - i, so (cost, sub) fixes ins and del: the
  * counts do not depend on any further tie-break.
+ *
+ * As the VoicePrivacy Challenge scores (struct vpa_wer_opts): the words of
+ * both files normalised before the alignment (ASCII letters upper-cased,
+ * punctuation turned into word breaks), and a reference utterance without a
+ * hypothesis scored against an empty one (all its words deletions), as
+ * compute-wer --mode=all, counted in n_absent ("N not present in hyp");
+ * --mode=strict (an error) on request.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,8 +98,56 @@ static int is_ws(char ch)
 	return ch == ' ' || ch == '\t' || ch == '\r';
 }
 
+void vpa_wer_opts_init(struct vpa_wer_opts *o)
+{
+	o->upper = 1;
+	o->punct = 1;
+	o->strict = 0;
+}
+
+int vpa_wer_norm_parse(const char *name, struct vpa_wer_opts *o)
+{
+	int up = !strcmp(name, "vpc") || !strcmp(name, "upper");
+	int pu = !strcmp(name, "vpc") || !strcmp(name, "punct");
+	if (!up && !pu && strcmp(name, "none"))
+		return -1;
+	o->upper = up;
+	o->punct = pu;
+	return 0;
+}
+
+static int is_letter(unsigned char ch)
+{
+	/* ASCII letters and digits, and any byte of a UTF-8 sequence (letters of
+	 * other scripts are never punctuation here) */
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch >= 0x80;
+}
+
+/*
+ * The words of one line after the utterance id, normalised in place (same
+ * length): upper: a-z to A-Z (ASCII only: other scripts are left as they are);
+ * punct: every ASCII punctuation character (C's ispunct in the C locale)
+ * becomes a space, so "well,done" is two words and "--" none, except an
+ * apostrophe between two letters ("DON'T", LibriSpeech's vocabulary keeps it).
+ */
+static void normalise(char *p, const struct vpa_wer_opts *o)
+{
+	for (char *q = p; *q; q++) {
+		unsigned char ch = (unsigned char)*q;
+		if (o->punct && ch < 0x80 && ch > ' ' && ch != 0x7f && !is_letter(ch)) {
+			int keep = ch == '\'' && q > p && is_letter((unsigned char)q[-1]) &&
+				   is_letter((unsigned char)q[1]);
+			if (!keep)
+				*q = ' ';
+		}
+		if (o->upper && ch >= 'a' && ch <= 'z')
+			*q = (char)(ch - 'a' + 'A');
+	}
+}
+
 static int text_parse(struct text *t, const char *name, const char *data, size_t len,
-		      struct vpa_err *err)
+		      const struct vpa_wer_opts *o, struct vpa_err *err)
 {
 	memset(t, 0, sizeof(*t));
 	vpa_strmap_init(&t->map);
@@ -133,6 +188,8 @@ static int text_parse(struct text *t, const char *name, const char *data, size_t
 			tok[ntok++] = p;
 			while (*p && !is_ws(*p))
 				p++;
+			if (ntok == 1 && *p && o) /* the words after the id */
+				normalise(p, o);
 		}
 		if (ntok == 0) {
 			free(tok);
@@ -163,14 +220,15 @@ static int text_parse(struct text *t, const char *name, const char *data, size_t
 	return 0;
 }
 
-int vpa_wer_text(const char *ref_name, const char *ref, size_t ref_len, const char *hyp_name,
-		 const char *hyp, size_t hyp_len, struct vpa_wer *out, struct vpa_err *err)
+int vpa_wer_text_opts(const char *ref_name, const char *ref, size_t ref_len,
+		      const char *hyp_name, const char *hyp, size_t hyp_len,
+		      const struct vpa_wer_opts *o, struct vpa_wer *out, struct vpa_err *err)
 {
 	memset(out, 0, sizeof(*out));
 	struct text r, h;
-	int rc = text_parse(&r, ref_name, ref, ref_len, err);
+	int rc = text_parse(&r, ref_name, ref, ref_len, o, err);
 	if (!rc)
-		rc = text_parse(&h, hyp_name, hyp, hyp_len, err);
+		rc = text_parse(&h, hyp_name, hyp, hyp_len, o, err);
 	else
 		memset(&h, 0, sizeof(h)), vpa_strmap_init(&h.map);
 	for (size_t i = 0; !rc && i < h.n; i++)
@@ -179,16 +237,20 @@ int vpa_wer_text(const char *ref_name, const char *ref, size_t ref_len, const ch
 			rc = vpa_fail(err, VPA_EINPUT, &loc, "utterance '%s' is not in %s", h.id[i],
 				      ref_name);
 		}
+	int strict = !o || o->strict;
 	for (size_t i = 0; !rc && i < r.n; i++) {
 		uint32_t k;
-		if (!vpa_strmap_get(&h.map, r.id[i], &k)) {
+		int absent = !vpa_strmap_get(&h.map, r.id[i], &k);
+		if (absent && strict) {
 			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: utterance '%s' of %s:%ld has no hypothesis",
 				      hyp_name, r.id[i], ref_name, r.line[i]);
 			break;
 		}
 		size_t before = out->ins + out->del + out->sub;
-		vpa_wer_align((const char *const *)r.w[i], r.nw[i], (const char *const *)h.w[k],
-			      h.nw[k], out);
+		/* absent: scored against no words (compute-wer --mode=all) */
+		vpa_wer_align((const char *const *)r.w[i], r.nw[i],
+			      absent ? NULL : (const char *const *)h.w[k], absent ? 0 : h.nw[k], out);
+		out->n_absent += absent;
 		out->n_utt++;
 		out->n_utt_err += out->ins + out->del + out->sub != before;
 	}
@@ -198,6 +260,28 @@ int vpa_wer_text(const char *ref_name, const char *ref, size_t ref_len, const ch
 		out->wer = 100.0 * (double)(out->ins + out->del + out->sub) / (double)out->ref_words;
 	text_release(&r);
 	text_release(&h);
+	return rc;
+}
+
+int vpa_wer_text(const char *ref_name, const char *ref, size_t ref_len, const char *hyp_name,
+		 const char *hyp, size_t hyp_len, struct vpa_wer *out, struct vpa_err *err)
+{
+	return vpa_wer_text_opts(ref_name, ref, ref_len, hyp_name, hyp, hyp_len, NULL, out, err);
+}
+
+int vpa_wer_files_opts(const char *ref_path, const char *hyp_path, const struct vpa_wer_opts *o,
+		       struct vpa_wer *out, struct vpa_err *err)
+{
+	char *a = NULL, *b = NULL;
+	size_t la = 0, lb = 0;
+	memset(out, 0, sizeof(*out));
+	int rc = vpa_read_file(ref_path, &a, &la, err);
+	if (!rc)
+		rc = vpa_read_file(hyp_path, &b, &lb, err);
+	if (!rc)
+		rc = vpa_wer_text_opts(ref_path, a, la, hyp_path, b, lb, o, out, err);
+	free(a);
+	free(b);
 	return rc;
 }
 
@@ -211,7 +295,7 @@ int vpa_wer_files(const char *ref_path, const char *hyp_path, struct vpa_wer *ou
 	if (!rc)
 		rc = vpa_read_file(hyp_path, &b, &lb, err);
 	if (!rc)
-		rc = vpa_wer_text(ref_path, a, la, hyp_path, b, lb, out, err);
+		rc = vpa_wer_text_opts(ref_path, a, la, hyp_path, b, lb, NULL, out, err);
 	free(a);
 	free(b);
 	return rc;

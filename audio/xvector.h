@@ -157,10 +157,13 @@ char *vpa_xvec_join(const char *a, const char *b);
 struct vpa_xvec_wer {
 	double wer; /* percent */
 	size_t ref_words, ins, del, sub, n_utt;
+	size_t n_absent; /* REF utterances not in HYP (scored as deletions) */
 };
-/* vpa_wer_files: REF and HYP Kaldi text files; every REF utterance in HYP. */
-int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
-		 struct vpa_err *err);
+/* vpa_wer_files_opts (audio/anon.h): REF and HYP Kaldi text files, words
+ * normalised as `norm` says (vpc|upper|punct|none); a REF utterance missing
+ * from HYP scored as deletions (n_absent), or an error when strict. */
+int vpa_xvec_wer(const char *ref, const char *hyp, const char *norm, int strict,
+		 struct vpa_xvec_wer *out, struct vpa_err *err);
 /*
  * rho_F0 (VPC 2022) of every utterance of the original directory against the
  * same utterance of the anonymised one (YIN pitch, audio/anon.h defaults):

@@ -250,12 +250,17 @@ void vpa_xvec_rm_tree(const char *path)
 	vpa_rm_tree(path);
 }
 
-int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
-		 struct vpa_err *err)
+int vpa_xvec_wer(const char *ref, const char *hyp, const char *norm, int strict,
+		 struct vpa_xvec_wer *out, struct vpa_err *err)
 {
 	struct vpa_wer w;
+	struct vpa_wer_opts o;
+	vpa_wer_opts_init(&o);
+	if (vpa_wer_norm_parse(norm, &o))
+		VPA_BUG("WER normalisation '%s' passed the scenario's choices", norm);
+	o.strict = strict;
 	memset(&w, 0, sizeof(w));
-	int rc = vpa_wer_files(ref, hyp, &w, err);
+	int rc = vpa_wer_files_opts(ref, hyp, &o, &w, err);
 	if (rc)
 		return rc;
 	out->wer = w.wer;
@@ -264,6 +269,7 @@ int vpa_xvec_wer(const char *ref, const char *hyp, struct vpa_xvec_wer *out,
 	out->del = w.del;
 	out->sub = w.sub;
 	out->n_utt = w.n_utt;
+	out->n_absent = w.n_absent;
 	return 0;
 }
 

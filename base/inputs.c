@@ -57,40 +57,77 @@ static void block(uint32_t h[8], const unsigned char *p)
 	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
-void vpa_sha256(const void *data, size_t len, unsigned char out[32])
+void vpa_sha256_init(struct vpa_sha256_ctx *c)
 {
-	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-			 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+				       0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+	memcpy(c->h, h0, sizeof(h0));
+	c->n = 0;
+	c->len = 0;
+}
+
+void vpa_sha256_update(struct vpa_sha256_ctx *c, const void *data, size_t len)
+{
 	const unsigned char *p = data;
-	size_t n = len;
-	for (; n >= 64; n -= 64, p += 64)
-		block(h, p);
+	c->len += len;
+	if (c->n) { /* complete the block held back by the last call */
+		size_t k = 64 - c->n < len ? 64 - c->n : len;
+		memcpy(c->buf + c->n, p, k);
+		c->n += k, p += k, len -= k;
+		if (c->n < 64)
+			return;
+		block(c->h, c->buf);
+		c->n = 0;
+	}
+	for (; len >= 64; len -= 64, p += 64)
+		block(c->h, p);
+	if (len)
+		memcpy(c->buf, p, len);
+	c->n = len;
+}
+
+void vpa_sha256_final(struct vpa_sha256_ctx *c, unsigned char out[32])
+{
 	unsigned char last[128];
+	size_t n = c->n;
 	memset(last, 0, sizeof(last));
 	if (n)
-		memcpy(last, p, n);
+		memcpy(last, c->buf, n);
 	last[n] = 0x80;
 	size_t tail = n + 9 <= 64 ? 64 : 128;
-	uint64_t bits = (uint64_t)len * 8;
+	uint64_t bits = c->len * 8;
 	for (int i = 0; i < 8; i++)
 		last[tail - 1 - i] = (unsigned char)(bits >> (8 * i));
-	block(h, last);
+	block(c->h, last);
 	if (tail == 128)
-		block(h, last + 64);
+		block(c->h, last + 64);
 	for (int i = 0; i < 8; i++) {
-		out[4 * i] = (unsigned char)(h[i] >> 24);
-		out[4 * i + 1] = (unsigned char)(h[i] >> 16);
-		out[4 * i + 2] = (unsigned char)(h[i] >> 8);
-		out[4 * i + 3] = (unsigned char)h[i];
+		out[4 * i] = (unsigned char)(c->h[i] >> 24);
+		out[4 * i + 1] = (unsigned char)(c->h[i] >> 16);
+		out[4 * i + 2] = (unsigned char)(c->h[i] >> 8);
+		out[4 * i + 3] = (unsigned char)c->h[i];
 	}
+}
+
+void vpa_sha256_hex_of(const unsigned char d[32], char hex[65])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+void vpa_sha256(const void *data, size_t len, unsigned char out[32])
+{
+	struct vpa_sha256_ctx c;
+	vpa_sha256_init(&c);
+	vpa_sha256_update(&c, data, len);
+	vpa_sha256_final(&c, out);
 }
 
 void vpa_sha256_hex(const void *data, size_t len, char hex[65])
 {
 	unsigned char d[32];
 	vpa_sha256(data, len, d);
-	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	vpa_sha256_hex_of(d, hex);
 }
 
 struct note {
@@ -203,6 +240,33 @@ void vpa_input_note(const char *path, const void *data, size_t len)
 	}
 	pthread_mutex_unlock(&mu);
 	free(n.path);
+}
+
+int vpa_input_wanted(const char *path)
+{
+	pthread_mutex_lock(&mu);
+	int want = !busy && on && path && !known(path) && !is_ignored(path);
+	pthread_mutex_unlock(&mu);
+	return want;
+}
+
+void vpa_input_note_hash(const char *path, size_t bytes, const char hex[65])
+{
+	pthread_mutex_lock(&mu);
+	/* a second thread that hashed the same file meanwhile: the first note stays */
+	if (on && path && !known(path) && !is_ignored(path)) {
+		if (n_notes == cap_notes) {
+			cap_notes = cap_notes ? 2 * cap_notes : 16;
+			notes = xrealloc(notes, cap_notes * sizeof(*notes));
+		}
+		struct note *n = &notes[n_notes++];
+		n->path = xstrdup(path);
+		n->bytes = bytes;
+		memcpy(n->hex, hex, 64);
+		n->hex[64] = 0;
+		vpa_strmap_put(&by_name, n->path, (uint32_t)(n_notes - 1), NULL);
+	}
+	pthread_mutex_unlock(&mu);
 }
 
 /* Sharing the notes over MPI ranks: job r (on rank r) packs rank r's notes,

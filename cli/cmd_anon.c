@@ -218,33 +218,63 @@ int cmd_anonymise(int argc, char **argv)
 
 int cmd_wer(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: vpaudit wer REF HYP\n"
+	struct vpa_wer_opts o;
+	vpa_wer_opts_init(&o);
+	static const struct option opts[] = {{"normalise", required_argument, NULL, 'n'},
+					     {"strict", no_argument, NULL, 's'},
+					     {"help", no_argument, NULL, 'h'},
+					     {NULL, 0, NULL, 0}};
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			printf("usage: vpaudit wer [--normalise vpc|upper|punct|none] [--strict] REF HYP\n"
 			       "\n"
 			       "Word error rate of the hypothesis Kaldi text file HYP against the reference\n"
 			       "REF (lines 'UTT word word ...'), as Kaldi's compute-wer: per utterance the\n"
-			       "minimum-cost word alignment (most substitutions among equal costs).  Every\n"
-			       "utterance of REF must be in HYP and HYP may name no other.  Prints\n"
+			       "minimum-cost word alignment (most substitutions among equal costs), and as\n"
+			       "the VoicePrivacy Challenge scores it: the words of both files normalised\n"
+			       "first (--normalise vpc, the default: ASCII letters upper-cased and every\n"
+			       "punctuation character a word break, except an apostrophe inside a word as\n"
+			       "in DON'T; upper or punct: one of the two; none: the words as written).\n"
+			       "An utterance of REF missing from HYP is scored as all deletions with a\n"
+			       "warning (compute-wer --mode=all); with --strict it is an error (compute-wer's\n"
+			       "default mode).  HYP may name no utterance that REF lacks.  Prints\n"
 			       "  %%WER 12.50 [ 3 / 24, 1 ins, 1 del, 1 sub ]\n"
 			       "  %%SER 50.00 [ 2 / 4 ]\n"
 			       "  Scored 4 sentences, 0 not present in hyp.\n"
 			       "\nExit status: 0 ok, 1 bad input, 2 usage.\n");
 			return 0;
-		} else if (argv[i][0] == '-' && argv[i][1])
-			return cli_usage_error("wer", "unknown option '%s'", argv[i]);
-	if (argc != 3)
+		case 'n':
+			if (vpa_wer_norm_parse(optarg, &o))
+				return cli_usage_error("wer", "--normalise: expected vpc, upper, punct or none, got '%s'",
+						       optarg);
+			break;
+		case 's':
+			o.strict = 1;
+			break;
+		default:
+			return cli_getopt_error("wer", c, argv);
+		}
+	}
+	if (argc - optind != 2)
 		return cli_usage_error("wer", "expected REF HYP");
+	const char *ref = argv[optind], *hyp = argv[optind + 1];
 	struct vpa_wer w;
 	struct vpa_err err;
 	vpa_err_init(&err);
-	if (vpa_wer_files(argv[1], argv[2], &w, &err))
+	if (vpa_wer_files_opts(ref, hyp, &o, &w, &err))
 		return cli_error(&err);
+	if (w.n_absent)
+		vpa_warn("%s: %zu utterance%s of %s not present in hyp: %s scored as deletions", hyp,
+			 w.n_absent, w.n_absent == 1 ? "" : "s", ref, w.n_absent == 1 ? "its words" : "their words");
 	printf("%%WER %.2f [ %zu / %zu, %zu ins, %zu del, %zu sub ]\n", w.wer,
 	       w.ins + w.del + w.sub, w.ref_words, w.ins, w.del, w.sub);
 	printf("%%SER %.2f [ %zu / %zu ]\n", 100.0 * (double)w.n_utt_err / (double)w.n_utt,
 	       w.n_utt_err, w.n_utt);
-	printf("Scored %zu sentences, 0 not present in hyp.\n", w.n_utt);
+	printf("Scored %zu sentences, %zu not present in hyp.\n", w.n_utt, w.n_absent);
 	return 0;
 }
 

@@ -51,7 +51,7 @@ static const struct command commands[] = {
 	 "writing a Kaldi data directory"},
 	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
 	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
-	{"wer", cmd_wer, "REF HYP", "word error rate of Kaldi text files, as compute-wer"},
+	{"wer", cmd_wer, "[--normalise N] [--strict] REF HYP", "word error rate of Kaldi text files, as compute-wer and the VPC"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
 };

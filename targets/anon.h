@@ -267,6 +267,10 @@ extern const struct vpa_schema vpa_anon_onnx_schema;
 int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_anon_onnx_opts *ex,
 		      int threads, struct vpa_embed_opts *o, struct vpa_embedder **out,
 		      struct vpa_err *err);
+/* The sample rate ex's front-end reads (its options only, the model not
+ * loaded): what validate checks audio sets against. */
+int vpa_anon_onnx_rate(const char *file, const struct vpa_anon_onnx_opts *ex, double *rate,
+		       struct vpa_err *err);
 
 /*
  * The name of the target's trials list in per-gender record names
@@ -447,6 +451,8 @@ struct vpa_anon_audio_opts {
 	struct vpa_strs hyp;
 	struct vpa_strs hyp_anon;
 	int rho_f0;
+	const char *wer_normalise;
+	int wer_strict;
 	const char *level;
 	struct vpa_anon_extractor_opts extractor;
 	struct vpa_anon_onnx_opts onnx;
@@ -454,7 +460,7 @@ struct vpa_anon_audio_opts {
 	struct vpa_mark synthetic_at, anonymise_at, train_at, train_anon_at, enroll_at,
 		enroll_anon_at, trial_at, trial_anon_at, enroll_informed_at, enrolls_at,
 		trials_at, hyp_at, hyp_anon_at, rho_f0_at, level_at, extractor_at, onnx_at,
-		onnx_anon_at;
+		onnx_anon_at, wer_normalise_at, wer_strict_at;
 };
 
 struct vpa_anon_anonymiser_opts {

@@ -186,6 +186,15 @@ static const struct vpa_key audio_keys[] = {
 	{"hyp_anon", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
 	 "your ASR's hypotheses on the anonymised trials: WER against the same reference(s)",
 	 VPA_AT(struct vpa_anon_audio_opts, hyp_anon), VPA_MARK(struct vpa_anon_audio_opts, hyp_anon_at)},
+	{"wer_normalise", VPA_K_ENUM, 0, "vpc", -INF, INF, 0, "vpc|upper|punct|none", NULL, "none",
+	 "the words of `text` and `hyp`/`hyp_anon` before the WER (audio/anon.h): vpc = upper "
+	 "case and punctuation as word breaks (an apostrophe inside a word kept), as the "
+	 "VoicePrivacy Challenge scores; upper or punct alone; none = as written (compute-wer)",
+	 VPA_AT(struct vpa_anon_audio_opts, wer_normalise), VPA_MARK(struct vpa_anon_audio_opts, wer_normalise_at)},
+	{"wer_strict", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
+	 "a trial utterance without a hypothesis is an error; by default it is scored as all "
+	 "deletions with a warning (compute-wer --mode=all; the count is in results.json)",
+	 VPA_AT(struct vpa_anon_audio_opts, wer_strict), VPA_MARK(struct vpa_anon_audio_opts, wer_strict_at)},
 	{"rho_f0", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
 	 "pitch correlation rho_F0 (VPC 2022) of every trial utterance with its anonymised "
 	 "version (YIN pitch tracker, audio/anon.h), mean over the utterances",
@@ -250,11 +259,47 @@ static int anon_range(const struct vpa_kind_ctx *ctx, const struct vpa_anon_anon
 	return 0;
 }
 
+/*
+ * Every recording of the data directories a run reads opened at its header
+ * (audio/audio.h, vpa_datadir_probe: exists, readable, samples, rate,
+ * channel, segments), so that a run never fails at once on what validate
+ * passed.  Every directory is embedded by ASV_eval (want[0]); the anonymised
+ * ones and the informed enrolment by ASV_eval^anon too (want[1] when it is
+ * an ONNX model).  Errors name the wav.scp line.
+ */
+static int probe_dirs(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
+		      const double want[2], struct vpa_err *err)
+{
+	const char *one[5] = {au->train, au->enroll, au->train_anon, au->enroll_anon,
+			      au->enroll_informed};
+	const struct vpa_strs *many[2] = {&au->trial, &au->trial_anon};
+	for (int k = 0; k < 7; k++) {
+		int anon = k == 2 || k == 3 || k == 4 || k == 6;
+		size_t n = k < 5 ? one[k] != NULL : many[k - 5]->n;
+		for (size_t j = 0; j < n; j++) {
+			const char *rel = k < 5 ? one[k] : many[k - 5]->v[j];
+			char *p = vpa_path_join(ctx->dir, rel);
+			int rc = vpa_datadir_check_audio(p, want[0], err);
+			if (!rc && anon && want[1] > 0 && want[1] != want[0])
+				rc = vpa_datadir_check_audio(p, want[1], err);
+			free(p);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			    struct vpa_err *err)
 {
 	const struct vpa_anon_onnx_opts *ok[2] = {&au->onnx, &au->onnx_anon};
 	const struct vpa_mark ok_at[2] = {au->onnx_at, au->onnx_anon_at};
+	/* the rate each extractor's front-end reads: the C-trained one's fbank/MFCC
+	 * at the feature default, else the ONNX model's front-end */
+	struct vpa_feat_opts fo;
+	vpa_feat_opts_init(&fo, VPA_FEAT_FBANK);
+	double want[2] = {fo.sample_frequency, 0};
 	for (int k = 0; k < 2; k++) {
 		if (!ok_at[k].line)
 			continue;
@@ -262,8 +307,11 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 		struct vpa_embedder *e;
 		if (vpa_anon_onnx_new(ctx->file, ctx->dir, ok[k], 1, &o, &e, err))
 			return err->status;
+		want[k] = o.feat.sample_frequency;
 		vpa_embedder_free(e);
 	}
+	if (probe_dirs(ctx, au, want, err))
+		return err->status;
 	if (anon_range(ctx, &au->anonymise, au->anonymise_at, err))
 		return err->status;
 	const struct vpa_anon_extractor_opts *ex = &au->extractor;
@@ -646,12 +694,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 			char *ref = vpa_xvec_join(td ? td : paths[TI], "text");
 			char *hyp = vpa_path_join(ctx->dir, hp[j]);
 			struct vpa_xvec_wer w1;
-			rc = vpa_xvec_wer(ref, hyp, &w1, err);
+			rc = vpa_xvec_wer(ref, hyp, au->wer_normalise, au->wer_strict, &w1, err);
+			if (!rc && w1.n_absent)
+				vpa_warn("%s: %zu utterance%s of %s not present in hyp: scored as deletions",
+					 hyp, w1.n_absent, w1.n_absent == 1 ? "" : "s", ref);
 			free(td);
 			free(ref);
 			free(hyp);
 			if (rc)
 				break;
+			w.n_absent += w1.n_absent;
 			w.ref_words += w1.ref_words;
 			w.ins += w1.ins;
 			w.del += w1.del;
@@ -668,6 +720,9 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		vpa_json_set_num(wo, "ins", (double)w.ins);
 		vpa_json_set_num(wo, "del", (double)w.del);
 		vpa_json_set_num(wo, "sub", (double)w.sub);
+		/* compute-wer's "N not present in hyp" (scored as deletions) and the normalisation */
+		vpa_json_set_num(wo, "not_present_in_hyp", (double)w.n_absent);
+		vpa_json_set_str(wo, "normalise", au->wer_normalise);
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
 	}
 	if (au->rho_f0 && paths[TIA]) {

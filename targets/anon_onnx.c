@@ -88,3 +88,12 @@ int vpa_anon_onnx_new(const char *file, const char *dir, const struct vpa_anon_o
 	}
 	return 0;
 }
+
+int vpa_anon_onnx_rate(const char *file, const struct vpa_anon_onnx_opts *ex, double *rate,
+		       struct vpa_err *err)
+{
+	struct vpa_embed_opts o;
+	int rc = extractor_opts(file, ex, 1, &o, err);
+	*rate = rc ? 0 : o.feat.sample_frequency;
+	return rc;
+}

@@ -375,6 +375,17 @@ static int validate_import(const struct vpa_kind_ctx *ctx, const struct vpa_anon
 		if (vpa_anon_onnx_new(ctx->file, ctx->dir, &imp->extractor, 1, &eo, &e, err))
 			return err->status;
 		vpa_embedder_free(e);
+		/* every audio set's recordings at their headers (audio/audio.h,
+		 * vpa_datadir_probe): a run must not fail at once on them */
+		for (size_t i = 0; i < n; i++) {
+			if (!k[i].set || !k[i].set->audio_at.line)
+				continue;
+			char *p = vpa_path_join(ctx->dir, k[i].set->audio);
+			int rc = vpa_datadir_check_audio(p, eo.feat.sample_frequency, err);
+			free(p);
+			if (rc)
+				return rc;
+		}
 		if (!any_audio) {
 			struct vpa_loc l2 = key_loc(ctx, imp->extractor_at);
 			return vpa_fail(err, VPA_EINPUT, &l2,

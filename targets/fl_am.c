@@ -20,6 +20,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- schema ----------------------------------------------------------------- */
 
@@ -294,6 +296,14 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	if (!rc && ind) {
 		struct vpa_feat_opts fo;
 		rc = vpa_flam_frontend(ctx->file, imp, o->import_at, &fo, err);
+		/* an Indicator given as audio (a data directory): its recordings at
+		 * their headers, at the front-end's rate (audio/audio.h) */
+		char *p = vpa_path_join(ctx->dir, ind), *scp = vpa_path_join(p, "wav.scp");
+		struct stat st;
+		if (!rc && !stat(p, &st) && S_ISDIR(st.st_mode) && !access(scp, F_OK))
+			rc = vpa_datadir_check_audio(p, fo.sample_frequency, err);
+		free(scp);
+		free(p);
 	}
 	if (!rc && ol)
 		rc = validate_onnx(ctx, imp, err);

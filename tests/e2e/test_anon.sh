@@ -21,7 +21,8 @@ printf 's2 u4 target\n' > d/trials_f
 
 t_run "mcadams, fixed alpha 0.8" 0 -- anonymise mcadams --alpha 0.8 --threads 2 d o1
 t_ok "nothing on stderr" test ! -s "$ERR"
-t_ok "wav.scp names OUT/wav/UTT.wav" bash -c "head -1 o1/wav.scp | grep -qx 'u1 o1/wav/u1.wav'"
+# absolute (issue 31): a relative path would be read against another run's folder
+t_ok "wav.scp names OUT/wav/UTT.wav, absolute" bash -c "head -1 o1/wav.scp | grep -qx \"u1 \$(pwd -P)/o1/wav/u1.wav\""
 t_ok "lists copied (utt2spk, spk2utt, spk2gender, text, trials, trials_f)" bash -c \
 	"cmp -s d/utt2spk o1/utt2spk && cmp -s d/spk2utt o1/spk2utt && cmp -s d/spk2gender o1/spk2gender && cmp -s d/text o1/text && cmp -s d/trials o1/trials && cmp -s d/trials_f o1/trials_f"
 t_ok "the audio equals the NumPy golden m16_a080 (samples)" bash -c \
@@ -41,7 +42,7 @@ t_ok "another draw" bash -c "! cmp -s u1/anon_coeffs u2/anon_coeffs"
 mkdir sg; printf 'rec %s\n' "$G/g16.wav" > sg/wav.scp; printf 'a rec 0 0.25\nb rec 0.25 0.5\n' > sg/segments
 t_run "segments: one file per segment" 0 -- anonymise warp --alpha 0.1 sg sgo
 t_ok "segments: a.wav and b.wav of 4000 samples, no segments file" bash -c \
-	"test \$(stat -c %s sgo/wav/a.wav) = 8044 && test \$(stat -c %s sgo/wav/b.wav) = 8044 && test ! -e sgo/segments && grep -qx 'b sgo/wav/b.wav' sgo/wav.scp"
+	"test \$(stat -c %s sgo/wav/a.wav) = 8044 && test \$(stat -c %s sgo/wav/b.wav) = 8044 && test ! -e sgo/segments && grep -qx \"b \$(pwd -P)/sgo/wav/b.wav\" sgo/wav.scp"
 t_run "warp" 0 -- anonymise warp --alpha -0.1 d w1
 t_ok "warp writes 4 files" test "$(ls w1/wav | wc -l)" = 4
 
@@ -78,8 +79,31 @@ t_ok "wer: compute-wer's lines" bash -c "diff - $OUT <<'X'
 Scored 3 sentences, 0 not present in hyp.
 X"
 printf 'u1 cat\nu3 hello world\n' > hyp2
-t_run "wer: hypothesis missing an utterance" 1 -- wer ref hyp2
-t_ok "wer: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit wer: error: hyp2: utterance 'u2' of ref:2 has no hypothesis\" && test ! -s $OUT"
+# a missing hypothesis: its 4 words deleted (compute-wer --mode=all); by hand:
+# u1 5 del, u2 4 del, u3 0: 9 / 12
+t_run "wer: hypothesis missing an utterance" 0 -- wer ref hyp2
+t_ok "wer: deletions, 1 not present" bash -c "diff - $OUT <<'X'
+%WER 75.00 [ 9 / 12, 0 ins, 9 del, 0 sub ]
+%SER 66.67 [ 2 / 3 ]
+Scored 3 sentences, 1 not present in hyp.
+X"
+t_ok "wer: the warning" bash -c "test \"\$(cat $ERR)\" = \"vpaudit: warning: hyp2: 1 utterance of ref not present in hyp: its words scored as deletions\""
+t_run "wer --strict: hypothesis missing an utterance" 1 -- wer --strict ref hyp2
+t_ok "wer --strict: the line" bash -c "test \"\$(cat $ERR)\" = \"vpaudit wer: error: hyp2: utterance 'u2' of ref:2 has no hypothesis\" && test ! -s $OUT"
+# normalisation, counted by hand: vpc: u1 HELLO WORLD IT IS ME / HELLO WORLD ITS ME
+# (1 sub, 1 del), u2 THE CAT SAT both, u3 2 del; none: u1 4 sub 1 del, u2 The/the
+# sub and '--' ins, u3 2 del; upper: u1 5 as none, u2 1 ins; punct: u1 5, u2 1 sub
+printf 'u1 Hello, world! It is me.\nu2 the cat sat\nu3 one two\n' > nref
+printf 'u1 HELLO WORLD ITS ME\nu2 The cat -- sat\n' > nhyp
+for c in "vpc 40.00 [ 4 / 10, 0 ins, 3 del, 1 sub ]" "none 90.00 [ 9 / 10, 1 ins, 3 del, 5 sub ]" \
+	"upper 80.00 [ 8 / 10, 1 ins, 3 del, 4 sub ]" "punct 80.00 [ 8 / 10, 0 ins, 3 del, 5 sub ]"; do
+	t_run "wer --normalise ${c%% *}" 0 -- wer --normalise "${c%% *}" nref nhyp
+	t_ok "wer --normalise ${c%% *}: %WER ${c#* }" grep -qxF "%WER ${c#* }" "$OUT"
+done
+t_run "wer: the default is vpc" 0 -- wer nref nhyp
+t_ok "wer: default = vpc" grep -qxF "%WER 40.00 [ 4 / 10, 0 ins, 3 del, 1 sub ]" "$OUT"
+t_run "wer --normalise bad" 2 -- wer --normalise lower nref nhyp
+t_ok "wer --normalise bad: the line" grep -q "error: --normalise: expected vpc, upper, punct or none, got 'lower'" "$ERR"
 t_run "wer: missing file" 1 -- wer ref nope
 t_run "wer: one argument" 2 -- wer ref
 

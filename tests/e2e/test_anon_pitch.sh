@@ -22,7 +22,7 @@ printf 's1 u3 nontarget\ns2 u4 target\n' > d/trials
 
 t_run "pitch, +4 semitones" 0 -- anonymise pitch --semitones 4 --threads 2 d p1
 t_ok "nothing on stderr" test ! -s "$ERR"
-t_ok "wav.scp names OUT/wav/UTT.wav" bash -c "head -1 p1/wav.scp | grep -qx 'u1 p1/wav/u1.wav'"
+t_ok "wav.scp names OUT/wav/UTT.wav, absolute" bash -c "head -1 p1/wav.scp | grep -qx \"u1 \$(pwd -P)/p1/wav/u1.wav\""
 t_ok "lists copied (utt2spk, spk2utt, spk2gender, text, trials)" bash -c \
 	"cmp -s d/utt2spk p1/utt2spk && cmp -s d/spk2utt p1/spk2utt && cmp -s d/spk2gender p1/spk2gender && cmp -s d/text p1/text && cmp -s d/trials p1/trials"
 t_ok "anon_coeffs: the shift in semitones" bash -c "diff - p1/anon_coeffs <<'X'
