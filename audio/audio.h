@@ -76,6 +76,49 @@ int vpa_audio_read_part(const char *path, int channel, double start, double end,
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
 		    struct vpa_wave *out, struct vpa_err *err);
 
+/*
+ * Headerless PCM ("raw"): the sample format, rate and channel count a header
+ * would give.  sf_format 0 means "not raw" (the file has a header).
+ */
+struct vpa_rawfmt {
+	int sf_format;  /* libsndfile SF_FORMAT_RAW | subtype | endianness, or 0 */
+	double rate;
+	int channels;
+	char name[16];  /* the encoding as written, "s16le" (for messages) */
+};
+/*
+ * "ENC:RATE[:CHANNELS]" with ENC one of s8 u8 s16le s16be s24le s24be s32le
+ * s32be f32le f32be f64le f64be (channels default 1), as --raw-format takes
+ * it.  Error: "--raw-format: unknown encoding 's17le': expected one of ...".
+ */
+int vpa_rawfmt_parse(const char *spec, struct vpa_rawfmt *f, struct vpa_err *err);
+/*
+ * sox's raw-input options -e ENCODING -b BITS [-L|-B] as a vpa_rawfmt
+ * (enc "signed-integer"/"signed", "unsigned-integer"/"unsigned",
+ * "floating-point"/"float"; big: 1 for -B, 0 little (sox's default on x86)).
+ * -1 when sox has no such encoding or vpaudit reads none (then *why says which).
+ */
+int vpa_rawfmt_sox(const char *enc, int bits, int big, double rate, int channels,
+		   struct vpa_rawfmt *f, const char **why);
+/* vpa_audio_read / _read_part for a file that may be raw (raw NULL or
+   sf_format 0: as those).  A raw file whose size is not a whole number of
+   frames is an error ("FILE: 1001 bytes is not a whole number of s16le frames"). */
+int vpa_audio_read_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+		       struct vpa_wave *out, struct vpa_err *err);
+int vpa_audio_read_part_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+			    double start, double end, struct vpa_wave *out, double *dur,
+			    struct vpa_err *err);
+
+/*
+ * Resample w in place to rate with libsoxr (audio/resample.c: quality HQ,
+ * linear phase, single precision on one thread: the same bits on every x86-64
+ * CPU and thread count).  The output has vpa_resample_len(n, w->rate, rate)
+ * samples.  Errors: a SOXR_* environment variable that changes libsoxr's
+ * arithmetic is set; too short to give a sample.  name is for messages.
+ */
+int vpa_wave_resample(struct vpa_wave *w, double rate, const char *name, struct vpa_err *err);
+size_t vpa_resample_len(size_t n, double rin, double rout);
+
 /* ------------------------------------------------------- data directories */
 
 /*
@@ -129,11 +172,24 @@ struct vpa_datadir {
 	char *seg_file;     /* path of segments (owned) or NULL */
 	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
 	int channel;        /* --channel for every file (-1: mono required) */
+	struct vpa_rawfmt *rec_raw; /* (n_rec) raw PCM format from a sox -t raw line, sf_format 0 otherwise */
+	struct vpa_rawfmt raw;      /* --raw-format for files given directly (sf_format 0: none) */
+	double to_rate;     /* resample every utterance to this rate (0: keep the file's) */
+	int allow;          /* with to_rate: VPA_ALLOW_DOWN | VPA_ALLOW_UP, else a rate mismatch is an error */
+	int hints;          /* rate-mismatch messages name --allow-downsample / --allow-upsample */
 	char *bad_line;     /* after an error in a list file: that line (owned), else NULL */
 	size_t rec_cap, utt_cap; /* allocated length of the rec_* and utt_* / seg_* arrays */
 };
 void vpa_datadir_init(struct vpa_datadir *d);
 void vpa_datadir_release(struct vpa_datadir *d);
+enum { VPA_ALLOW_DOWN = 1, VPA_ALLOW_UP = 2 };
+/*
+ * Every utterance vpa_datadir_load gives is at rate: a recording at another
+ * rate is resampled (vpa_wave_resample) when allow has that direction, else
+ * it is an error naming its wav.scp line, both rates and, when hints is
+ * true, the option --allow-downsample / --allow-upsample (Kaldi's names).
+ */
+void vpa_datadir_set_rate(struct vpa_datadir *d, double rate, int allow, int hints);
 
 /*
  * path is a directory holding wav.scp, or a wav.scp file.  channel as for
