@@ -118,6 +118,11 @@ int vpa_audio_read_part_fmt(const char *path, const struct vpa_rawfmt *raw, int 
  */
 int vpa_wave_resample(struct vpa_wave *w, double rate, const char *name, struct vpa_err *err);
 size_t vpa_resample_len(size_t n, double rin, double rout);
+/* How many waves vpa_wave_resample has converted in this process (atomic; a
+   caller records the difference around its work in its provenance). */
+unsigned long vpa_resample_count(void);
+/* "libsoxr 0.1.3, HQ (20-bit), linear phase, single precision" (static). */
+const char *vpa_resample_about(void);
 
 /* ------------------------------------------------------- data directories */
 
@@ -230,7 +235,8 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
  *   "B/spk2gender:2: speaker 's1' is 'm' here and 'f' in A/spk2gender:5"
  *   "B/wav.scp:4: 'x.wav' is at 8000 Hz, expected 16000 Hz"
  * The last when *rate > 0 on entry, or when it differs from the first
- * recording's rate (*rate gets that rate; every recording's header is read:
+ * recording's rate (*rate < 0 on entry: rates are not compared, for a reader
+ * that resamples: vpa_datadir_set_rate) (*rate gets that rate; every recording's header is read:
  * an unreadable file is an error naming its wav.scp line, before any work).
  * After an error out does not exist (a conflict found while writing it, in
  * spk2gender, removes what was written).

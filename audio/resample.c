@@ -22,6 +22,7 @@
  *   set rather than produce numbers that depend on it.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,19 @@ static const char *const soxr_env[] = {
 	"SOXR_MIN_DFT_SIZE", "SOXR_LARGE_DFT_SIZE", "SOXR_COEFS_SIZE", "SOXR_NUM_THREADS",
 	"SOXR_STRICT_BUF", "SOXR_NOSMALLINTOPT", NULL,
 };
+
+static atomic_ulong n_resampled;
+
+unsigned long vpa_resample_count(void)
+{
+	return atomic_load(&n_resampled);
+}
+
+const char *vpa_resample_about(void)
+{
+	/* the headers' version: Debian's libsoxr-dev and libsoxr0 come from one source */
+	return "libsoxr " SOXR_THIS_VERSION_STR ", HQ (20-bit), linear phase, single precision";
+}
 
 size_t vpa_resample_len(size_t n, double rin, double rout)
 {
@@ -86,5 +100,6 @@ int vpa_wave_resample(struct vpa_wave *w, double rate, const char *name, struct 
 	w->x = y;
 	w->n = n;
 	w->rate = rate;
+	atomic_fetch_add(&n_resampled, 1);
 	return 0;
 }
