@@ -134,8 +134,10 @@ const char *vpa_resample_about(void);
  *   flac -c -d -s PATH |             (the flags -c -d -s in any order, also
  *                                     --stdout --decode --silent)
  *   sox PATH -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - |
- *                                    (-r N must equal the file's rate, -c 1 a
- *                                     mono file: no resampling, no downmix)
+ *                                    (-r N: resampled to N by vpa_datadir_load;
+ *                                     -c 1 a mono file: no downmix)
+ *   sox -t raw -r R -e ENC -b BITS [-c N] [-L|-B] PATH -t wav ... - |
+ *                                    (headerless PCM: rec_raw)
  *   sph2pipe -f wav [-p] [-c N] PATH |   (-c N picks channel N, 1-based)
  * Any other command is an error: "wav.scp:3: command 'ffmpeg' is not
  * executed: only 'flac -c -d -s F |', 'sox F -t wav - |' and
