@@ -5,8 +5,8 @@
 # C (ASV_eval on original, ASV_eval^anon on anonymised training audio), the
 # attackers' EERs pinned by gates (the VoicePrivacy finding: the semi-informed
 # attacker with the retrained extractor beats the lazy-informed one), and bad
-# input (an utterance missing on one side, audio at another rate): the error,
-# exit 1, no result written.
+# input (an utterance missing on one side): the error, exit 1, no result written;
+# audio at another rate is resampled and recorded (issue 31).
 . tests/e2e/lib.sh
 C=$T/corpus
 no_nan() { ! grep -Eqi ': -?(nan|inf|infinity),?$' "$1"; }
@@ -237,8 +237,10 @@ u1=$(head -n1 "$L/rate_anon/wav.scp" | cut -d' ' -f1); w1=$(head -n1 "$L/rate_an
 sox -V1 "$w1" -r 8000 "$L/rate_anon/$u1.wav"; sed -i "1s#.*#$u1 $L/rate_anon/$u1.wav#" "$L/rate_anon/wav.scp"
 lscn "$T/b7.yaml" "      trial: [$L/libri_trials_f, $L/libri_trials_m]
       trial_anon: [$L/libri_trials_f_anon, $L/rate_anon]"
-bad_list "anonymised audio at another rate in a listed directory" "$T/b7.yaml" \
-	"rate_anon/wav.scp:1: .*is at 8000 Hz, expected 16000 Hz"
+# issue 31: audio at another rate is resampled to the front-end's (libsoxr), and said so
+t_run "anonymised audio at 8 kHz in a listed directory: resampled" 0 -- run "$T/b7.yaml" -o "$T/b7o" --quiet
+t_ok "the target's info records the resampling" bash -c \
+	"grep -q '\"resampled_reads\": [1-9]' '$T/b7o/results.json' && grep -q '\"resampled_to_hz\": 16000' '$T/b7o/results.json' && grep -q '\"resampler\": \"libsoxr 0.1.3' '$T/b7o/results.json'"
 
 # ---- ASV_eval from the user's ONNX extractor (tests/golden/embed/ecapa.onnx, 20 mel
 # bins, random weights: the numbers mean nothing, the path is what is checked):

@@ -49,6 +49,24 @@ SOXR_USE_SIMD=0 t_run "SOXR_USE_SIMD set: refused" 1 -- features fbank --allow-d
 t_ok "SOXR_USE_SIMD: message" grep -qxF "vpaudit features: error: $G/in44k.wav: the environment variable SOXR_USE_SIMD is set: it changes libsoxr's resampling arithmetic; unset it for reproducible results" "$ERR"
 t_ok "SOXR_USE_SIMD: no output" test ! -e e.ark
 
+# embed: the same options (tests/golden/embed/ecapa.onnx: 20 mel bins, random weights)
+E=$OLDPWD/tests/golden/embed/ecapa.onnx
+bad "embed: 44.1 kHz without --allow-downsample" 1 \
+	"vpaudit embed: error: '$G/in44k.wav' is at 44100 Hz, expected 16000 Hz: resample it with --allow-downsample" \
+	-- embed "$E" --num-mel-bins=20 "$G/in44k.wav"
+t_run "embed --allow-downsample, 1 thread" 0 -- embed "$E" --num-mel-bins=20 --allow-downsample "$G/in44k.wav" "$G/in8k.wav" --allow-upsample -o e1.ark --text --threads=1
+t_run "embed, 2 threads" 0 -- embed "$E" --num-mel-bins=20 --allow-downsample "$G/in44k.wav" "$G/in8k.wav" --allow-upsample -o e2.ark --text --threads=2
+t_ok "embed: identical for 1 and 2 threads, two embeddings" bash -c "cmp -s e1.ark e2.ark && test \$(grep -c '\[' e1.ark) = 2"
+printf 'in44k sox %s -t wav -r 16000 - |\n' "$G/in44k.wav" > p/wav.scp
+t_run "embed of the sox -r pipe form" 0 -- embed "$E" --num-mel-bins=20 p -o e3.ark --text
+t_ok "= embed --allow-downsample of the file" bash -c "grep -q '^in44k' e3.ark && diff <(grep '^in44k' e3.ark) <(grep '^in44k' e1.ark)"
+t_run "embed --raw-format" 0 -- embed "$E" --num-mel-bins=20 --raw-format=s16le:16000 "$G/pcm16k.raw" -o e4.ark --text
+t_run "embed of the WAV" 0 -- embed "$E" --num-mel-bins=20 "$G/in16k.wav" -o e5.ark --text
+t_ok "embed: raw = WAV" bash -c "diff <(sed 's/^[^ ]*//' e4.ark) <(sed 's/^[^ ]*//' e5.ark)"
+t_run "embed --channel=1 of the stereo file" 0 -- embed "$E" --num-mel-bins=20 --channel=1 "$G/stereo.wav" -o e6.ark --text
+t_run "embed of channel 1 as mono" 0 -- embed "$E" --num-mel-bins=20 "$G/mono1.wav" -o e7.ark --text
+t_ok "embed: --channel 1 = channel 1" bash -c "diff <(sed 's/^[^ ]*//' e6.ark) <(sed 's/^[^ ]*//' e7.ark)"
+
 # --- raw PCM ------------------------------------------------------------------------
 mkdir r
 printf 'raw sox -t raw -r 16000 -e signed -b 16 -c 1 %s -t wav - |\nwav %s\n' "$G/pcm16k.raw" "$G/in16k.wav" > r/wav.scp
