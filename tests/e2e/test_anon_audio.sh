@@ -92,9 +92,11 @@ R=$T/rate; cp -r "$C" "$R"
 sed -i "s#$C#$R#" "$R"/*/wav.scp
 sox -V1 "$C/enroll_anon/wav/spk026-u1.wav" -r 8000 "$R/enroll_anon/wav/spk026-u1.wav"
 scn "$T/r.yaml" "$R"
-t_run "anonymised audio at another rate" 1 -- run "$T/r.yaml" -o "$T/ro" --quiet
-t_ok "the rate is named" grep -q "enroll_anon: utterance spk026-u1: sample rate 8000 Hz differs" "$ERR"
-t_ok "no result written (rate)" test ! -e "$T/ro/results.json"
+# issue 31: an anonymised file at 8 kHz is resampled to the front-end's 16 kHz, and recorded
+t_run "anonymised audio at another rate: resampled" 0 -- run "$T/r.yaml" -o "$T/ro" --quiet
+# two reads: scn lists enroll_anon as enroll_anon and as enroll_informed (two sets)
+t_ok "the target's info records two resampled reads at 16000 Hz" bash -c \
+	"grep -q '\"resampled_reads\": 2,' '$T/ro/results.json' && grep -q '\"resampled_to_hz\": 16000' '$T/ro/results.json'"
 # a hypothesis file missing an utterance
 sed 1d "$C/trial/text" > "$T/hyp_short"
 scn "$T/h.yaml" "$C"
