@@ -6,9 +6,9 @@ WARN    := -std=c11 -Wall -Wextra -Werror -Wno-missing-field-initializers -D_GNU
 # to their zero, as C guarantees; see config/config.h "Typed options")
 YAML_CFLAGS := $(shell pkg-config --cflags yaml-0.1 2>/dev/null)
 YAML_LIBS   := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
-# audio/: libsndfile (audio files) and KissFFT (BSD-3, the FFT of the features)
-AUDIO_CFLAGS := $(shell pkg-config --cflags sndfile kissfft-float 2>/dev/null)
-AUDIO_LIBS   := $(shell pkg-config --libs sndfile kissfft-float 2>/dev/null || echo -lsndfile -lkissfft-float)
+# audio/: libsndfile (audio files), KissFFT (BSD-3, the FFT of the features), libsoxr (resampling)
+AUDIO_CFLAGS := $(shell pkg-config --cflags sndfile kissfft-float soxr 2>/dev/null)
+AUDIO_LIBS   := $(shell pkg-config --libs sndfile kissfft-float soxr 2>/dev/null || echo -lsndfile -lkissfft-float -lsoxr)
 CPPFLAGS += -I. -MMD -MP $(YAML_CFLAGS) $(AUDIO_CFLAGS)
 LDLIBS   += $(YAML_LIBS) $(AUDIO_LIBS) -lprotobuf-c -llapacke -lopenblas -lm -lpthread
 BUILD   ?= build

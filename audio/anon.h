@@ -246,6 +246,7 @@ struct vpa_anon_opts {
 	struct vpa_warp_opts warp;       /* used when kind = WARP (alpha overridden by the draw) */
 	struct vpa_pshift_opts pshift;   /* used when kind = PITCH (semitones overridden by the draw) */
 	int level;                       /* enum vpa_anon_level */
+	int channel;                     /* channel of multi-channel recordings (0-based), -1: mono required */
 	double lo, hi;                   /* the coefficient range for SPEAKER/UTTERANCE */
 	uint64_t seed;                   /* the draw: vpa_rng_split(seed, speaker or utterance id) */
 	/* optional: the stream name of an utterance's draw instead of its speaker or

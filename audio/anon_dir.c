@@ -32,6 +32,7 @@ void vpa_anon_opts_init(struct vpa_anon_opts *o, int kind)
 	vpa_warp_opts_init(&o->warp);
 	vpa_pshift_opts_init(&o->pshift);
 	o->level = VPA_ANON_FIXED;
+	o->channel = -1;
 	o->lo = o->hi = vpa_anon_fixed_coeff(o);
 	o->seed = 1;
 }
@@ -305,7 +306,7 @@ int vpa_anonymise_datadir(const char *in_dir, const char *out_dir, const struct 
 		return vpa_fail(err, VPA_EINPUT, NULL, "coefficient range %g,%g is empty", o->lo, o->hi);
 	struct vpa_datadir d;
 	vpa_datadir_init(&d);
-	int rc = vpa_datadir_open(&d, in_dir, -1, err);
+	int rc = vpa_datadir_open(&d, in_dir, o->channel, err);
 	if (!rc && !d.scp)
 		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: not a data directory", in_dir);
 	if (!rc && o->level == VPA_SIGANON_SPEAKER && !d.utt_spk)

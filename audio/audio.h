@@ -97,6 +97,54 @@ int vpa_audio_read_part(const char *path, int channel, double start, double end,
 int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int channel,
 		    struct vpa_wave *out, struct vpa_err *err);
 
+/*
+ * Headerless PCM ("raw"): the sample format, rate and channel count a header
+ * would give.  sf_format 0 means "not raw" (the file has a header).
+ */
+struct vpa_rawfmt {
+	int sf_format;  /* libsndfile SF_FORMAT_RAW | subtype | endianness, or 0 */
+	double rate;
+	int channels;
+	char name[16];  /* the encoding as written, "s16le" (for messages) */
+};
+/*
+ * "ENC:RATE[:CHANNELS]" with ENC one of s8 u8 s16le s16be s24le s24be s32le
+ * s32be f32le f32be f64le f64be (channels default 1), as --raw-format takes
+ * it.  Error: "--raw-format: unknown encoding 's17le': expected one of ...".
+ */
+int vpa_rawfmt_parse(const char *spec, struct vpa_rawfmt *f, struct vpa_err *err);
+/*
+ * sox's raw-input options -e ENCODING -b BITS [-L|-B] as a vpa_rawfmt
+ * (enc "signed-integer"/"signed", "unsigned-integer"/"unsigned",
+ * "floating-point"/"float"; big: 1 for -B, 0 little (sox's default on x86)).
+ * -1 when sox has no such encoding or vpaudit reads none (then *why says which).
+ */
+int vpa_rawfmt_sox(const char *enc, int bits, int big, double rate, int channels,
+		   struct vpa_rawfmt *f, const char **why);
+/* vpa_audio_read / _read_part for a file that may be raw (raw NULL or
+   sf_format 0: as those).  A raw file whose size is not a whole number of
+   frames is an error ("FILE: 1001 bytes is not a whole number of s16le frames"). */
+int vpa_audio_read_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+		       struct vpa_wave *out, struct vpa_err *err);
+int vpa_audio_read_part_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+			    double start, double end, struct vpa_wave *out, double *dur,
+			    struct vpa_err *err);
+
+/*
+ * Resample w in place to rate with libsoxr (audio/resample.c: quality HQ,
+ * linear phase, single precision on one thread: the same bits on every x86-64
+ * CPU and thread count).  The output has vpa_resample_len(n, w->rate, rate)
+ * samples.  Errors: a SOXR_* environment variable that changes libsoxr's
+ * arithmetic is set; too short to give a sample.  name is for messages.
+ */
+int vpa_wave_resample(struct vpa_wave *w, double rate, const char *name, struct vpa_err *err);
+size_t vpa_resample_len(size_t n, double rin, double rout);
+/* How many waves vpa_wave_resample has converted in this process (atomic; a
+   caller records the difference around its work in its provenance). */
+unsigned long vpa_resample_count(void);
+/* "libsoxr 0.1.3, HQ (20-bit), linear phase, single precision" (static). */
+const char *vpa_resample_about(void);
+
 /* ------------------------------------------------------- data directories */
 
 /*
@@ -107,8 +155,10 @@ int vpa_audio_parse(const char *name, const unsigned char *buf, size_t len, int 
  *   flac -c -d -s PATH |             (the flags -c -d -s in any order, also
  *                                     --stdout --decode --silent)
  *   sox PATH -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - |
- *                                    (-r N must equal the file's rate, -c 1 a
- *                                     mono file: no resampling, no downmix)
+ *                                    (-r N: resampled to N by vpa_datadir_load;
+ *                                     -c 1 a mono file: no downmix)
+ *   sox -t raw -r R -e ENC -b BITS [-c N] [-L|-B] PATH -t wav ... - |
+ *                                    (headerless PCM: rec_raw)
  *   sph2pipe -f wav [-p] [-c N] PATH |   (-c N picks channel N, 1-based)
  * Any other command is an error: "wav.scp:3: command 'ffmpeg' is not
  * executed: only 'flac -c -d -s F |', 'sox F -t wav - |' and
@@ -150,11 +200,24 @@ struct vpa_datadir {
 	char *seg_file;     /* path of segments (owned) or NULL */
 	char **utt_spk;     /* (n_utt) speaker of each utterance (owned), or NULL without utt2spk */
 	int channel;        /* --channel for every file (-1: mono required) */
+	struct vpa_rawfmt *rec_raw; /* (n_rec) raw PCM format from a sox -t raw line, sf_format 0 otherwise */
+	struct vpa_rawfmt raw;      /* --raw-format for files given directly (sf_format 0: none) */
+	double to_rate;     /* resample every utterance to this rate (0: keep the file's) */
+	int allow;          /* with to_rate: VPA_ALLOW_DOWN | VPA_ALLOW_UP, else a rate mismatch is an error */
+	int hints;          /* rate-mismatch messages name --allow-downsample / --allow-upsample */
 	char *bad_line;     /* after an error in a list file: that line (owned), else NULL */
 	size_t rec_cap, utt_cap; /* allocated length of the rec_* and utt_* / seg_* arrays */
 };
 void vpa_datadir_init(struct vpa_datadir *d);
 void vpa_datadir_release(struct vpa_datadir *d);
+enum { VPA_ALLOW_DOWN = 1, VPA_ALLOW_UP = 2 };
+/*
+ * Every utterance vpa_datadir_load gives is at rate: a recording at another
+ * rate is resampled (vpa_wave_resample) when allow has that direction, else
+ * it is an error naming its wav.scp line, both rates and, when hints is
+ * true, the option --allow-downsample / --allow-upsample (Kaldi's names).
+ */
+void vpa_datadir_set_rate(struct vpa_datadir *d, double rate, int allow, int hints);
 
 /*
  * path is a directory holding wav.scp, or a wav.scp file.  channel as for
@@ -208,7 +271,8 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
  *   "B/spk2gender:2: speaker 's1' is 'm' here and 'f' in A/spk2gender:5"
  *   "B/wav.scp:4: 'x.wav' is at 8000 Hz, expected 16000 Hz"
  * The last when *rate > 0 on entry, or when it differs from the first
- * recording's rate (*rate gets that rate; every recording's header is read:
+ * recording's rate (*rate < 0 on entry: rates are not compared, for a reader
+ * that resamples: vpa_datadir_set_rate) (*rate gets that rate; every recording's header is read:
  * an unreadable file is an error naming its wav.scp line, before any work).
  * After an error out does not exist (a conflict found while writing it, in
  * spk2gender, removes what was written).

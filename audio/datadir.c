@@ -41,6 +41,7 @@ void vpa_datadir_release(struct vpa_datadir *d)
 	}
 	free(d->rec_text), free(d->seg_text), free(d->seg_channel);
 	free(d->rec), free(d->rec_path), free(d->rec_channel), free(d->rec_rate), free(d->rec_line);
+	free(d->rec_raw);
 	free(d->utt), free(d->utt_rec), free(d->seg_start), free(d->seg_end), free(d->utt_line);
 	free(d->utt_spk), free(d->scp), free(d->seg_file), free(d->bad_line);
 	vpa_datadir_init(d);
@@ -149,7 +150,7 @@ static int is_flag(const char *t, const char *a, const char *b)
  */
 static int parse_command(struct vpa_datadir *d, const char *file, const struct line *l,
 			 char **f, int nf, char **path, int *channel, double *rate,
-			 struct vpa_err *err)
+			 struct vpa_rawfmt *raw, struct vpa_err *err)
 {
 	const char *cmd = f[0];
 	const char *slash = strrchr(cmd, '/');
@@ -183,14 +184,64 @@ static int parse_command(struct vpa_datadir *d, const char *file, const struct l
 			return line_fail(d, err, file, l,
 					 "flac command without -c -d: expected 'flac -c -d -s FILE |'");
 	} else if (!strcmp(base, "sox")) {
-		/* sox [-t T] IN -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - | */
-		int i = 1, out_wav = 0, dash = 0;
-		if (i + 1 < nf && !strcmp(f[i], "-t"))
-			i += 2; /* input type: libsndfile finds it itself */
+		/*
+		 * sox [INPUT-OPTIONS] IN -t wav [-r N] [-b 16] [-e signed-integer] [-c 1] - |
+		 * INPUT-OPTIONS: -t T (libsndfile finds the type itself), or for
+		 * headerless input -t raw -r N -e ENC -b BITS [-c N] [-L|-B].
+		 * An output -r N is a resampling to N (vpa_datadir_load).
+		 */
+		int i = 1, out_wav = 0, dash = 0, in_raw = 0, in_bits = 0, in_ch = 1, in_big = 0;
+		double in_rate = 0;
+		const char *in_enc = NULL;
+		while (i < nf && f[i][0] == '-' && strcmp(f[i], "-")) {
+			const char *o = f[i], *v = i + 1 < nf ? f[i + 1] : NULL;
+			if (!strcmp(o, "-L") || !strcmp(o, "-B")) {
+				in_big = o[1] == 'B', i++;
+				continue;
+			}
+			if (!v)
+				break;
+			if (!strcmp(o, "-t")) {
+				in_raw = !strcmp(v, "raw");
+			} else if (!strcmp(o, "-r")) {
+				char *e;
+				in_rate = strtod(v, &e);
+				if (*e == 'k')
+					in_rate *= 1000, e++;
+				if (e == v || *e || !(in_rate > 0) || !isfinite(in_rate))
+					return line_fail(d, err, file, l, "sox -r needs a rate, got '%s'", v);
+			} else if (!strcmp(o, "-e")) {
+				in_enc = v;
+			} else if (!strcmp(o, "-b") || !strcmp(o, "-c")) {
+				char *e;
+				long x = strtol(v, &e, 10);
+				if (e == v || *e || x < 1 || x > 64)
+					return line_fail(d, err, file, l, "sox %s needs a number in [1, 64], got '%s'", o, v);
+				*(o[1] == 'b' ? &in_bits : &in_ch) = (int)x;
+			} else {
+				return line_fail(d, err, file, l,
+						 "sox input option '%s' is not supported (sox is not executed): expected "
+						 "'sox [-t raw -r N -e ENC -b BITS [-c N] [-L|-B]] FILE -t wav [-r N] - |'",
+						 o);
+			}
+			i += 2;
+		}
 		if (i < nf && f[i][0] != '-')
 			p = f[i++];
 		if (!p)
 			return line_fail(d, err, file, l, "sox command without an input file: expected 'sox FILE -t wav - |'");
+		if (in_raw) {
+			const char *why = NULL;
+			if (!in_rate || !in_enc || !in_bits)
+				return line_fail(d, err, file, l,
+						 "sox -t raw input needs -r RATE, -e ENCODING and -b BITS before the file");
+			if (vpa_rawfmt_sox(in_enc, in_bits, in_big, in_rate, in_ch, raw, &why))
+				return line_fail(d, err, file, l, "sox -t raw -e %s -b %d: %s", in_enc, in_bits, why);
+		} else if (in_rate || in_enc || in_bits || in_ch != 1 || in_big) {
+			return line_fail(d, err, file, l,
+					 "sox -r/-e/-b/-c/-L/-B before the input file apply to '-t raw' input only "
+					 "(a file with a header gives its own)");
+		}
 		for (; i < nf; i++) {
 			const char *o = f[i], *v = i + 1 < nf ? f[i + 1] : NULL;
 			if (!strcmp(o, "-") && i == nf - 1) {
@@ -281,7 +332,7 @@ static size_t grow(size_t n, size_t cap)
 }
 
 static void add_rec(struct vpa_datadir *d, const char *id, char *path, int channel, double rate,
-		    long line, const char *text)
+		    const struct vpa_rawfmt *raw, long line, const char *text)
 {
 	size_t n = d->n_rec + 1, cap = grow(n, d->rec_cap);
 	if (cap != d->rec_cap) {
@@ -291,6 +342,7 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 		d->rec_channel = xrealloc(d->rec_channel, xmul(cap, sizeof(int)));
 		d->rec_rate = xrealloc(d->rec_rate, xmul(cap, sizeof(double)));
 		d->rec_line = xrealloc(d->rec_line, xmul(cap, sizeof(long)));
+		d->rec_raw = xrealloc(d->rec_raw, xmul(cap, sizeof(struct vpa_rawfmt)));
 		d->rec_cap = cap;
 	}
 	d->rec_text[d->n_rec] = text ? xstrdup(text) : NULL;
@@ -298,6 +350,10 @@ static void add_rec(struct vpa_datadir *d, const char *id, char *path, int chann
 	d->rec_path[d->n_rec] = path;
 	d->rec_channel[d->n_rec] = channel;
 	d->rec_rate[d->n_rec] = rate;
+	if (raw)
+		d->rec_raw[d->n_rec] = *raw;
+	else
+		memset(&d->rec_raw[d->n_rec], 0, sizeof(struct vpa_rawfmt));
 	d->rec_line[d->n_rec] = line;
 	d->n_rec = n;
 }
@@ -361,12 +417,13 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 		char *path = NULL;
 		int ch = -1;
 		double rate = 0;
+		struct vpa_rawfmt raw = {0};
 		if (!strcmp(l.f[l.nf - 1], "|")) {
 			if (l.nf < 3) {
 				rc = line_fail(d, err, name, &l, "empty command before '|'");
 				break;
 			}
-			if ((rc = parse_command(d, name, &l, l.f + 1, l.nf - 2, &path, &ch, &rate, err)))
+			if ((rc = parse_command(d, name, &l, l.f + 1, l.nf - 2, &path, &ch, &rate, &raw, err)))
 				break;
 		} else if (l.f[l.nf - 1][strlen(l.f[l.nf - 1]) - 1] == '|') {
 			rc = line_fail(d, err, name, &l,
@@ -382,7 +439,7 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 		} else {
 			path = xstrdup(l.f[1]);
 		}
-		add_rec(d, l.f[0], path, ch, rate, l.no, l.text);
+		add_rec(d, l.f[0], path, ch, rate, &raw, l.no, l.text);
 		/* keys are borrowed from d->rec, which is stable once added */
 		vpa_strmap_put(recs, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		line_free(&l);
@@ -771,7 +828,7 @@ int vpa_datadir_from_files(struct vpa_datadir *d, char *const *paths, size_t n, 
 				      "'%s' and '%s' give the same utterance id '%s'", d->rec_path[first],
 				      paths[i], id);
 		else {
-			add_rec(d, id, xstrdup(paths[i]), -1, 0, 0, NULL);
+			add_rec(d, id, xstrdup(paths[i]), -1, 0, d->raw.sf_format ? &d->raw : NULL, 0, NULL);
 			add_utt(d, id, d->n_rec - 1, 0, 0, -1, 0, NULL);
 			vpa_strmap_put(&ids, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);
 		}
@@ -798,8 +855,9 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 	vpa_err_init(&e1);
 	vpa_wave_init(&w);
 	double dur = 0, s0 = d->seg_start ? d->seg_start[i] : 0, e0 = d->seg_end ? d->seg_end[i] : -1;
-	int rc = d->seg_start ? vpa_audio_read_part(d->rec_path[r], ch, s0, e0, &w, &dur, &e1)
-			      : vpa_audio_read(d->rec_path[r], ch, &w, &e1);
+	const struct vpa_rawfmt *raw = &d->rec_raw[r];
+	int rc = d->seg_start ? vpa_audio_read_part_fmt(d->rec_path[r], raw, ch, s0, e0, &w, &dur, &e1)
+			      : vpa_audio_read_fmt(d->rec_path[r], raw, ch, &w, &e1);
 	if (d->seg_start && (rc == 0 || dur > 0)) {
 		/* past the end: extract-segments cuts an overshoot of at most 0.5 s */
 		struct vpa_loc loc = {d->seg_file, d->utt_line[i], 0};
@@ -820,14 +878,34 @@ int vpa_datadir_load(const struct vpa_datadir *d, size_t i, struct vpa_wave *out
 		}
 		return vpa_fail(err, e1.status, NULL, "%s", e1.msg);
 	}
-	if (d->rec_rate[r] > 0 && d->rec_rate[r] != w.rate) {
-		struct vpa_loc loc = {d->scp, d->rec_line[r], 0};
-		rc = vpa_fail(err, VPA_EINPUT, &loc,
-			      "sox -r %g would resample '%s' (%g Hz): resampling is not done here",
-			      d->rec_rate[r], d->rec_path[r], w.rate);
+	/* sox's output -r: what the pipe would give, resampled by us (Kaldi runs the pipe) */
+	if (d->rec_rate[r] > 0 && d->rec_rate[r] != w.rate)
+		rc = vpa_wave_resample(&w, d->rec_rate[r], d->rec_path[r], &e1);
+	if (!rc && d->to_rate > 0 && w.rate != d->to_rate) {
+		int dir = w.rate > d->to_rate ? VPA_ALLOW_DOWN : VPA_ALLOW_UP;
+		if (d->allow & dir)
+			rc = vpa_wave_resample(&w, d->to_rate, d->rec_path[r], &e1);
+		else
+			rc = vpa_fail(&e1, VPA_EINPUT, NULL, "'%s' is at %g Hz, expected %g Hz%s%s",
+				      d->rec_path[r], w.rate, d->to_rate,
+				      d->hints ? ": resample it with " : "",
+				      !d->hints ? "" : dir == VPA_ALLOW_DOWN ? "--allow-downsample" : "--allow-upsample");
+	}
+	if (rc) {
 		vpa_wave_release(&w);
-		return rc;
+		if (d->rec_line[r]) {
+			struct vpa_loc loc = {d->scp, d->rec_line[r], 0};
+			return vpa_fail(err, e1.status, &loc, "%s", e1.msg);
+		}
+		return vpa_fail(err, e1.status, NULL, "%s", e1.msg);
 	}
 	*out = w;
 	return 0;
+}
+
+void vpa_datadir_set_rate(struct vpa_datadir *d, double rate, int allow, int hints)
+{
+	d->to_rate = rate;
+	d->allow = allow;
+	d->hints = hints;
 }

@@ -144,7 +144,9 @@ static int spk2gender_union(const char *const *dirs, size_t n, FILE *o, struct v
 	return rc;
 }
 
-/* Every recording's header: readable, and at one rate. */
+/* Every recording's header: readable, and at one rate (*rate < 0: any rate,
+   the reader resamples).  The rate is the one the line gives: a raw file's,
+   or sox's output -r. */
 static int check_rates(const struct vpa_datadir *d, size_t n, double *rate, struct vpa_err *err)
 {
 	for (size_t k = 0; k < n; k++)
@@ -153,9 +155,25 @@ static int check_rates(const struct vpa_datadir *d, size_t n, double *rate, stru
 			vpa_err_init(&e1);
 			double x;
 			struct vpa_loc loc = {d[k].scp, d[k].rec_line[r], 0};
-			if (vpa_audio_rate(d[k].rec_path[r], &x, &e1))
+			const struct vpa_rawfmt *raw = &d[k].rec_raw[r];
+			if (raw->sf_format) {
+				struct vpa_wave w; /* no header to look at: the first frame proves it readable */
+				vpa_wave_init(&w);
+				double dur;
+				int rc = vpa_audio_read_part_fmt(d[k].rec_path[r], raw, raw->channels > 1 ? 0 : -1,
+								 0, 1 / raw->rate, &w, &dur, &e1);
+				vpa_wave_release(&w);
+				if (rc)
+					return vpa_fail(err, e1.status, &loc, "%s", e1.msg);
+				x = raw->rate;
+			} else if (vpa_audio_rate(d[k].rec_path[r], &x, &e1)) {
 				return vpa_fail(err, e1.status, &loc, "%s", e1.msg);
-			if (*rate <= 0)
+			}
+			if (d[k].rec_rate[r] > 0)
+				x = d[k].rec_rate[r];
+			if (*rate < 0)
+				continue;
+			if (*rate == 0)
 				*rate = x;
 			else if (!vpa_audio_rate_ok(x, *rate)) /* the one rate rule (audio.h) */
 				return vpa_fail(err, VPA_EINPUT, &loc, "'%s' is at %g Hz, expected %g Hz",

@@ -37,13 +37,8 @@ int vpa_datadir_probe(const struct vpa_datadir *d, double want, struct vpa_err *
 		}
 		dur[r] = ai.frames < 0 ? -1 : (double)ai.frames / ai.rate;
 		double rate = ai.rate;
-		if (d->rec_rate[r] > 0 && d->rec_rate[r] != ai.rate) {
-			snprintf(msg, sizeof(msg),
-				 "sox -r %g would resample '%s' (%g Hz): resampling is not done here",
-				 d->rec_rate[r], d->rec_path[r], ai.rate);
-			rc = rec_fail(d, r, err, VPA_EINPUT, msg);
-			break;
-		}
+		if (d->rec_rate[r] > 0) /* a `sox ... -r N |` line: resampled to N when read */
+			rate = d->rec_rate[r];
 		if (!vpa_audio_rate_ok(rate, want)) {
 			snprintf(msg, sizeof(msg), "'%s' is at %g Hz, the front-end reads %g Hz",
 				 d->rec_path[r], rate, want);

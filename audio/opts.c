@@ -24,7 +24,7 @@ struct opt {
 
 #define O(f) offsetof(struct vpa_feat_opts, f)
 static const struct opt table[] = {
-	{"sample-frequency", T_DBL, K_BOTH, O(sample_frequency), 1, 1e6, "sampling rate of the audio in Hz (a file at another rate is an error)"},
+	{"sample-frequency", T_DBL, K_BOTH, O(sample_frequency), 1, 1e6, "sampling rate of the features in Hz (a file at another rate is an error unless --allow-downsample / --allow-upsample resamples it)"},
 	{"frame-length", T_DBL, K_BOTH, O(frame_length), 0.01, 10000, "frame length in ms"},
 	{"frame-shift", T_DBL, K_BOTH, O(frame_shift), 0.01, 10000, "frame shift in ms"},
 	{"dither", T_DBL, K_BOTH, O(dither), 0, 1e6, "Gaussian dither (Kaldi's default is 1; 0 here for reproducible audits; seeded per utterance id)"},

@@ -261,12 +261,122 @@ static int read_all(SNDFILE *s, const SF_INFO *info, const char *name, int chann
 	return read_frames(s, info, name, channel, 0, -1, out, err);
 }
 
+/* ---- headerless PCM ---------------------------------------------------- */
+
+static const struct {
+	const char *name;
+	int fmt;
+	int bytes;
+} raw_encs[] = {
+	{"s8", SF_FORMAT_PCM_S8, 1},
+	{"u8", SF_FORMAT_PCM_U8, 1},
+	{"s16le", SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE, 2},
+	{"s16be", SF_FORMAT_PCM_16 | SF_ENDIAN_BIG, 2},
+	{"s24le", SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE, 3},
+	{"s24be", SF_FORMAT_PCM_24 | SF_ENDIAN_BIG, 3},
+	{"s32le", SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE, 4},
+	{"s32be", SF_FORMAT_PCM_32 | SF_ENDIAN_BIG, 4},
+	{"f32le", SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE, 4},
+	{"f32be", SF_FORMAT_FLOAT | SF_ENDIAN_BIG, 4},
+	{"f64le", SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE, 8},
+	{"f64be", SF_FORMAT_DOUBLE | SF_ENDIAN_BIG, 8},
+};
+#define N_RAW_ENCS (sizeof(raw_encs) / sizeof(raw_encs[0]))
+
+/* Bytes per sample of a raw format (its subtype and endianness). */
+static int raw_bytes(int sf_format)
+{
+	for (size_t i = 0; i < N_RAW_ENCS; i++)
+		if ((SF_FORMAT_RAW | raw_encs[i].fmt) == sf_format)
+			return raw_encs[i].bytes;
+	VPA_BUG("raw format 0x%x not in the table", sf_format);
+	return 1;
+}
+
+static void raw_set(struct vpa_rawfmt *f, size_t i, double rate, int channels)
+{
+	memset(f, 0, sizeof(*f));
+	f->sf_format = SF_FORMAT_RAW | raw_encs[i].fmt;
+	f->rate = rate;
+	f->channels = channels;
+	snprintf(f->name, sizeof(f->name), "%s", raw_encs[i].name);
+}
+
+int vpa_rawfmt_parse(const char *spec, struct vpa_rawfmt *f, struct vpa_err *err)
+{
+	static const char expect[] = "expected ENCODING:RATE[:CHANNELS] with ENCODING one of "
+				     "s8 u8 s16le s16be s24le s24be s32le s32be f32le f32be f64le f64be";
+	const char *c = strchr(spec, ':');
+	if (!c)
+		return vpa_fail(err, VPA_EINPUT, NULL, "--raw-format '%s': %s", spec, expect);
+	size_t i, l = (size_t)(c - spec);
+	for (i = 0; i < N_RAW_ENCS; i++)
+		if (strlen(raw_encs[i].name) == l && !strncmp(raw_encs[i].name, spec, l))
+			break;
+	if (i == N_RAW_ENCS)
+		return vpa_fail(err, VPA_EINPUT, NULL, "--raw-format '%s': unknown encoding '%.*s': %s",
+				spec, (int)l, spec, expect);
+	char *e;
+	errno = 0;
+	long r = strtol(c + 1, &e, 10);
+	if (e == c + 1 || (*e && *e != ':') || errno || r < 1 || r > 1000000)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"--raw-format '%s': the rate must be a whole number of Hz in [1, 1000000]: %s",
+				spec, expect);
+	long ch = 1;
+	if (*e == ':') {
+		const char *q = e + 1;
+		ch = strtol(q, &e, 10);
+		if (e == q || *e || ch < 1 || ch > 64)
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--raw-format '%s': the channel count must be in [1, 64]: %s", spec,
+					expect);
+	}
+	raw_set(f, i, (double)r, (int)ch);
+	return 0;
+}
+
+int vpa_rawfmt_sox(const char *enc, int bits, int big, double rate, int channels,
+		   struct vpa_rawfmt *f, const char **why)
+{
+	char name[8];
+	char k;
+	if (!strcmp(enc, "signed-integer") || !strcmp(enc, "signed"))
+		k = 's';
+	else if (!strcmp(enc, "unsigned-integer") || !strcmp(enc, "unsigned"))
+		k = 'u';
+	else if (!strcmp(enc, "floating-point") || !strcmp(enc, "float"))
+		k = 'f';
+	else {
+		*why = "expected -e signed-integer, unsigned-integer or floating-point";
+		return -1;
+	}
+	if (bits == 8)
+		snprintf(name, sizeof(name), "%c8", k);
+	else
+		snprintf(name, sizeof(name), "%c%d%s", k, bits, big ? "be" : "le");
+	for (size_t i = 0; i < N_RAW_ENCS; i++)
+		if (!strcmp(raw_encs[i].name, name)) {
+			if (rate != floor(rate) || rate < 1 || rate > 1000000) {
+				*why = "the rate must be a whole number of Hz in [1, 1000000]";
+				return -1;
+			}
+			raw_set(f, i, rate, channels);
+			return 0;
+		}
+	*why = k == 'u' ? "unsigned raw PCM is read as 8-bit only (-b 8)"
+	       : k == 'f' ? "floating-point raw PCM is -b 32 or -b 64"
+			  : "signed raw PCM is -b 8, 16, 24 or 32";
+	return -1;
+}
+
 /* Open path for reading (info filled); NULL and err set when it cannot be:
- * a plain "No such file" message first, then libsndfile's.  With hio non-NULL
- * and the run recording its inputs, the file is read through a vpa_hashio
- * (*hio, for close_audio); else *hio is NULL. */
-static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_hashio **hio,
-			   struct vpa_err *err)
+ * a plain "No such file" message first, then libsndfile's.  raw (may be NULL)
+ * describes a headerless file.  With hio non-NULL and the run recording its
+ * inputs, the file is read through a vpa_hashio (*hio, for close_audio);
+ * else *hio is NULL. */
+static SNDFILE *open_audio_fmt(const char *path, const struct vpa_rawfmt *raw, SF_INFO *info,
+			       struct vpa_hashio **hio, struct vpa_err *err)
 {
 	memset(info, 0, sizeof(*info));
 	if (hio)
@@ -275,6 +385,22 @@ static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_hashio **
 	if (!probe) {
 		vpa_fail(err, VPA_EIO, NULL, "cannot open '%s': %s", path, strerror(errno));
 		return NULL;
+	}
+	if (raw && raw->sf_format) {
+		/* libsndfile drops a trailing partial frame silently: a cut file must not pass */
+		long long size = fseeko(probe, 0, SEEK_END) == 0 ? (long long)ftello(probe) : -1;
+		long long fb = (long long)raw_bytes(raw->sf_format) * raw->channels;
+		if (size >= 0 && size % fb) {
+			fclose(probe);
+			vpa_fail(err, VPA_EINPUT, NULL,
+				 "%s: %lld bytes is not a whole number of %s frames of %d channel%s",
+				 path, size, raw->name, raw->channels, raw->channels == 1 ? "" : "s");
+			return NULL;
+		}
+		rewind(probe); /* the hashing reader starts at the first byte */
+		info->format = raw->sf_format;
+		info->samplerate = (int)raw->rate;
+		info->channels = raw->channels;
 	}
 	SNDFILE *s = NULL;
 	struct vpa_hashio *h = NULL;
@@ -310,13 +436,26 @@ static void close_audio(SNDFILE *s, struct vpa_hashio *h)
 	vpa_hashio_close(h);
 }
 
+static SNDFILE *open_audio(const char *path, SF_INFO *info, struct vpa_hashio **hio,
+			   struct vpa_err *err)
+{
+	return open_audio_fmt(path, NULL, info, hio, err);
+}
+
 int vpa_audio_read_part(const char *path, int channel, double start, double end,
 			struct vpa_wave *out, double *dur, struct vpa_err *err)
+{
+	return vpa_audio_read_part_fmt(path, NULL, channel, start, end, out, dur, err);
+}
+
+int vpa_audio_read_part_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+			    double start, double end, struct vpa_wave *out, double *dur,
+			    struct vpa_err *err)
 {
 	SF_INFO info;
 	struct vpa_hashio *h;
 	*dur = 0;
-	SNDFILE *s = open_audio(path, &info, &h, err);
+	SNDFILE *s = open_audio_fmt(path, raw, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = 0;
@@ -366,9 +505,15 @@ out:
 
 int vpa_audio_read(const char *path, int channel, struct vpa_wave *out, struct vpa_err *err)
 {
+	return vpa_audio_read_fmt(path, NULL, channel, out, err);
+}
+
+int vpa_audio_read_fmt(const char *path, const struct vpa_rawfmt *raw, int channel,
+		       struct vpa_wave *out, struct vpa_err *err)
+{
 	SF_INFO info;
 	struct vpa_hashio *h;
-	SNDFILE *s = open_audio(path, &info, &h, err);
+	SNDFILE *s = open_audio_fmt(path, raw, &info, &h, err);
 	if (!s)
 		return err->status;
 	int rc = read_all(s, &info, path, channel, out, err);
@@ -389,9 +534,9 @@ int vpa_audio_rate(const char *path, double *rate, struct vpa_err *err)
 
 int vpa_audio_rate_ok(double rate, double want)
 {
-	/* no resampler yet: only the front-end's own rate (the one place that will
-	 * accept the rates a resampler converts) */
-	return want <= 0 || rate == want;
+	/* a scenario resamples any positive rate to the front-end's (libsoxr,
+	 * audio/resample.c): the one place that says which rates a run reads */
+	return want <= 0 || rate == want || (rate > 0 && isfinite(rate));
 }
 
 int vpa_audio_probe(const char *path, struct vpa_audio_info *ai, struct vpa_err *err)

@@ -45,12 +45,19 @@ int vpa_warp(const float *x, size_t n, double rate, const struct vpa_warp_opts *
 				o->alpha);
 	if (!(rate > 0 && rate < 1e7))
 		return vpa_fail(err, VPA_EINPUT, NULL, "sample rate must be positive, got %g", rate);
-	size_t N = (size_t)floor(o->win_ms * 0.001 * rate);
+	/* the window rounded to the nearest even count (the spectrum's half needs
+	 * one): 32 ms is 512 samples at 16 kHz, 1411.2 -> 1412 at 44.1 kHz (issue 31) */
+	size_t N = 2 * (size_t)llround(o->win_ms * 0.001 * rate / 2);
 	size_t hop = (size_t)floor(o->shift_ms * 0.001 * rate);
-	if (N < 16 || N % 2 || hop < 1 || hop > N / 2)
+	if (N < 16)
 		return vpa_fail(err, VPA_EINPUT, NULL,
-				"warping frames of %zu samples every %zu: need an even length >= 16 "
-				"and a shift of at most half of it", N, hop);
+				"--win-ms %g at %g Hz is %zu samples: at least 16 are needed (--win-ms >= %g)",
+				o->win_ms, rate, N, ceil(15.0 / rate * 1000 * 1000) / 1000);
+	if (hop < 1 || hop > N / 2)
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"--shift-ms %g at %g Hz: the shift must be at least one sample and at most "
+				"half of --win-ms (%g ms)",
+				o->shift_ms, rate, o->win_ms / 2);
 	if (n == 0)
 		return vpa_fail(err, VPA_EINPUT, NULL, "no samples");
 	size_t half = N / 2;

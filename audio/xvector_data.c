@@ -87,6 +87,8 @@ int vpa_xvec_set_load(const char *dir, const struct vpa_feat *f, int threads,
 		vpa_datadir_release(&d);
 		return rc;
 	}
+	/* a scenario takes audio as it comes: any rate, resampled to the front-end's */
+	vpa_datadir_set_rate(&d, vpa_feat_get_opts(f)->sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
 	if (!d.utt_spk) {
 		vpa_datadir_release(&d);
 		return vpa_fail(err, VPA_EINPUT, NULL,

@@ -50,6 +50,9 @@ echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
 
+echo "== resampling (libsoxr HQ, issue 31) against fbank of the same duration"
+"$BUILD/bench/bench_resample"
+
 echo "== MPI: strong scaling of the A1 footprint loop (bench_mpi_a1, vpaudit-mpi's loop)"
 # 1 rank x 1 thread (baseline), 2 ranks x 1 thread, 1 rank x 2 threads; each
 # the best of two runs (the machine is shared).  README.md "Scaling model"

@@ -59,6 +59,8 @@ static void anon_usage(FILE *f)
 		"  --shift-ms X         frame shift (mcadams 10, warp 8)\n"
 		"  --lp-order N         LPC order (mcadams only, default 20)\n"
 		"  --threads N          utterances in parallel (default: online CPUs)\n"
+		"  --channel N          channel of multi-channel recordings (0-based; default: mono\n"
+		"                       required); the output is mono\n"
 		"\nExit status: 0 ok, 1 bad input, 2 usage.\n");
 }
 
@@ -109,6 +111,7 @@ int cmd_anonymise(int argc, char **argv)
 		{"level", required_argument, NULL, 'l'}, {"seed", required_argument, NULL, 's'},
 		{"win-ms", required_argument, NULL, 'w'}, {"shift-ms", required_argument, NULL, 'f'},
 		{"lp-order", required_argument, NULL, 'p'}, {"threads", required_argument, NULL, 't'},
+		{"channel", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	int mc = kind == VPA_ANON_MCADAMS, pitch = kind == VPA_ANON_PITCH;
 	double *alpha = mc ? &o.mcadams.alpha : &o.warp.alpha;
@@ -190,6 +193,11 @@ int cmd_anonymise(int argc, char **argv)
 			if (cli_ulong("--threads", optarg, 1, 256, &v))
 				return 2;
 			threads = (int)v;
+			break;
+		case 'c':
+			if (cli_ulong("--channel", optarg, 0, 256, &v))
+				return 2;
+			o.channel = (int)v;
 			break;
 		default:
 			return cli_getopt_error(name, c, argv + 1);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/audio_in.h"
 #include "cli/cli.h"
 #include "formats/io.h"
 #include "base/la.h"
@@ -53,6 +54,7 @@ static void usage(FILE *f)
 		"  --text                 text archive instead of binary\n"
 		"  --threads=N            utterances computed in parallel (default: online CPUs)\n"
 		"  --channel=N            channel of multi-channel files (0-based; default: mono)\n"
+		CLI_AUDIO_IN_HELP
 		"\nfront-end options (--name=value only; Kaldi's names; `vpaudit features fbank --help` and\n"
 		"`vpaudit features mfcc --help` list them with their defaults):\n");
 	vpa_feat_opts_help(f, VPA_FEAT_FBANK);
@@ -66,6 +68,7 @@ struct eargs {
 	size_t n_in;
 	const char *outpath;
 	int text;
+	struct cli_audio_in ai;
 };
 
 /* `--name=V` or `--name V` */
@@ -84,7 +87,7 @@ static int takes_value(const char *name)
 	for (size_t i = 0; v[i]; i++)
 		if (!strcmp(name, v[i]))
 			return 1;
-	return 0;
+	return cli_audio_takes_value(name);
 }
 
 /* 0: parsed; 1: help printed; 2: usage error printed. */
@@ -160,6 +163,12 @@ static int parse_args(int argc, char **argv, struct eargs *a)
 			if (cli_ulong(th ? "--threads" : "--channel", val, th ? 1 : 0, 256, &v))
 				return 2;
 			*(th ? &a->o.threads : &a->o.channel) = (int)v;
+		} else if (cli_audio_takes_value(name) || !strncmp(name, "allow-", 6)) {
+			int ar = cli_audio_opt("embed", name, val, &a->ai);
+			if (ar == 2)
+				return 2;
+			if (ar == 1)
+				return cli_usage_error("embed", "unknown option '--%s'", name);
 		} else if (vpa_embed_opts_set(&a->o, name, val, &err)) {
 			return cli_usage_error("embed", "%s", err.msg);
 		}
@@ -189,12 +198,6 @@ static int job(void *arg, size_t i)
 	vpa_err_init(&b->err[i]);
 	return vpa_embedder_utt(b->e, b->d, b->base + i, &b->emb[i], &b->dim[i], &b->line[i],
 				&b->err[i]);
-}
-
-static int is_dir(const char *p)
-{
-	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static int run_batches(const struct vpa_datadir *d, const struct vpa_embedder *e,
@@ -277,18 +280,8 @@ int cmd_embed(int argc, char **argv)
 		rc = cli_error(&err);
 		goto out;
 	}
-	size_t il = strlen(a.inputs[0]);
-	if (a.n_in == 1 && (is_dir(a.inputs[0]) || (il >= 4 && !strcmp(a.inputs[0] + il - 4, ".scp")))) {
-		if (vpa_datadir_open(&d, a.inputs[0], a.o.channel, &err)) {
-			rc = cli_error(&err);
-			if (d.bad_line)
-				cli_echo_line(d.bad_line);
-			goto out;
-		}
-	} else if (vpa_datadir_from_files(&d, a.inputs, a.n_in, a.o.channel, &err)) {
-		rc = cli_error(&err);
+	if ((rc = cli_audio_open(a.inputs, a.n_in, a.o.channel, &a.ai, a.o.feat.sample_frequency, &d)))
 		goto out;
-	}
 	vpa_tmp_clean_stale(a.outpath);
 	if (!(out = vpa_atomic_open(a.outpath, &at, &err))) {
 		rc = cli_error(&err);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "audio/audio.h"
+#include "cli/audio_in.h"
 #include "cli/cli.h"
 #include "formats/io.h"
 
@@ -35,8 +36,11 @@ static void usage(FILE *f, int kind)
 		"      spk2gender, text, utt2dur, enrolls, trials* are checked when present),\n"
 		"      a wav.scp file (name ending in .scp), or audio files (WAV, FLAC, ...;\n"
 		"      the utterance id is the file name without suffix).  wav.scp pipe forms\n"
-		"      'flac -c -d -s F |', 'sox F -t wav - |', 'sph2pipe -f wav F |' are read\n"
-		"      directly, never run; any other command is an error.\n"
+		"      'flac -c -d -s F |', 'sox F -t wav [-r N] - |', 'sph2pipe -f wav F |' and\n"
+		"      'sox -t raw -r R -e signed -b 16 -c 1 F -t wav - |' are read directly,\n"
+		"      never run (sox's -r N is done as a resampling to N, with libsoxr); any\n"
+		"      other command is an error.  Audio at another rate than\n"
+		"      --sample-frequency is an error unless --allow-downsample/--allow-upsample.\n"
 		"OUT   a Kaldi archive (binary float matrices 'FM', readable by copy-feats), or\n"
 		"      with a trailing '/' (or an existing directory) one UTT.npy (float64) per\n"
 		"      utterance.  An error leaves no file, and removes the folders it made.\n"
@@ -48,7 +52,8 @@ static void usage(FILE *f, int kind)
 		"  -o OUT, --output=OUT   where to write (required)\n"
 		"  --text                 text archive instead of binary\n"
 		"  --threads=N            utterances computed in parallel (default: online CPUs)\n"
-		"  --channel=N            channel of multi-channel files (0-based; default: mono required)\n");
+		"  --channel=N            channel of multi-channel files (0-based; default: mono required)\n"
+		CLI_AUDIO_IN_HELP);
 	if (kind < 0) {
 		fprintf(f, "\nfbank options (defaults are Kaldi's, except --dither):\n");
 		vpa_feat_opts_help(f, VPA_FEAT_FBANK);
@@ -103,6 +108,7 @@ struct fargs {
 	size_t n_in;
 	const char *outpath;
 	int text, channel, threads;
+	struct cli_audio_in ai;
 };
 
 /* The value of a CLI-only option: `--name=V` or `--name V`. */
@@ -173,6 +179,16 @@ static int parse_args(int argc, char **argv, struct fargs *a)
 			if (cli_ulong(th ? "--threads" : "--channel", val, th ? 1 : 0, 256, &v))
 				return 2;
 			*(th ? &a->threads : &a->channel) = (int)v;
+		} else if (cli_audio_takes_value(name) || !strncmp(name, "allow-", 6)) {
+			const char *val = cli_audio_takes_value(name) ? cli_value(argc, argv, &i, eq)
+								      : eq ? eq + 1 : "true";
+			if (!val)
+				return cli_usage_error("features", "option '--%s' needs a value", name);
+			int ar = cli_audio_opt("features", name, val, &a->ai);
+			if (ar == 2)
+				return 2;
+			if (ar == 1)
+				return cli_usage_error("features", "unknown option '--%s'", name);
 		} else if (vpa_feat_opts_set(&a->o, name, eq ? eq + 1 : "true", &err)) {
 			return cli_usage_error("features", "%s", err.msg);
 		}
@@ -386,18 +402,8 @@ int cmd_features(int argc, char **argv)
 		rc = cli_error(&err);
 		goto out;
 	}
-	size_t il = strlen(a.inputs[0]);
-	if (a.n_in == 1 && (is_dir(a.inputs[0]) || (il >= 4 && !strcmp(a.inputs[0] + il - 4, ".scp")))) {
-		if (vpa_datadir_open(&d, a.inputs[0], a.channel, &err)) {
-			rc = cli_error(&err);
-			if (d.bad_line)
-				cli_echo_line(d.bad_line);
-			goto out;
-		}
-	} else if (vpa_datadir_from_files(&d, a.inputs, a.n_in, a.channel, &err)) {
-		rc = cli_error(&err);
+	if ((rc = cli_audio_open(a.inputs, a.n_in, a.channel, &a.ai, a.o.sample_frequency, &d)))
 		goto out;
-	}
 	if (sink_open(&s, a.outpath, a.text, &err)) {
 		rc = cli_error(&err);
 		goto out;

@@ -45,7 +45,7 @@ static const struct command commands[] = {
 	 "one speaker embedding per utterance with an ONNX extractor (Kaldi vector archive)"},
 	{"anonymise", cmd_anonymise,
 	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "
-	 "[--threads N] DATA OUT | pitch [--semitones S | --semitones-range LO,HI ...] "
+	 "[--threads N] [--channel N] DATA OUT | pitch [--semitones S | --semitones-range LO,HI ...] "
 	 "[--sigma-ratio R] DATA OUT",
 	 "signal anonymisers (McAdams = VPC B2, bilinear warping, TD-PSOLA pitch shifting) "
 	 "writing a Kaldi data directory"},

@@ -400,6 +400,8 @@ int vpa_embset_from_audio_with(const char *data, const struct vpa_embedder *e,
 	int rc = vpa_datadir_open(&d, data, o->channel, err);
 	if (rc)
 		goto out;
+	/* a scenario takes audio as it comes: any rate, resampled to the front-end's */
+	vpa_datadir_set_rate(&d, o->feat.sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
 	if (!d.utt_spk) {
 		struct vpa_loc loc = {data, 0, 0};
 		rc = vpa_fail(err, VPA_EINPUT, &loc,

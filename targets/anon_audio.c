@@ -553,6 +553,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	int rc = 0;
 	struct vpa_json *o = vpa_json_obj();
 	struct vpa_json *stages = vpa_json_obj();
+	unsigned long resampled0 = vpa_resample_count(); /* audio at another rate (issue 31) */
 	struct stage_clock clk;
 	for (int i = 0; i < NR; i++)
 		vpa_xvec_set_init(&R[i].set);
@@ -597,8 +598,8 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		for (size_t j = 0; j < n_tr[k]; j++)
 			abs[j] = vpa_path_join(ctx->dir, tr_dirs[k][j]);
 		paths[TI + k] = vpa_xvec_join(tmp, R[TI + k].key);
-		/* the front-end's rate: a recording at another one is named by its own line */
-		double rate = onnx ? oo.feat.sample_frequency : fo.sample_frequency;
+		/* any rate: the readers resample to the front-end's (vpa_datadir_set_rate) */
+		double rate = -1;
 		rc = vpa_datadir_merge((const char *const *)abs, n_tr[k], paths[TI + k], &rate, err);
 		for (size_t j = 0; j < n_tr[k]; j++)
 			free(abs[j]);
@@ -833,6 +834,12 @@ asv_anon_step:
 	vpa_json_set_str(o, "asv_eval", onnx ? au->onnx.model
 					     : xo.arch == VPA_XVEC_ECAPA ? "ECAPA-TDNN trained in C"
 									 : "x-vector trained in C");
+	if (vpa_resample_count() > resampled0) {
+		/* audio read at another rate than the front-end's was resampled: say so */
+		vpa_json_set_num(o, "resampled_reads", (double)(vpa_resample_count() - resampled0));
+		vpa_json_set_num(o, "resampled_to_hz", onnx ? oo.feat.sample_frequency : fo.sample_frequency);
+		vpa_json_set_str(o, "resampler", vpa_resample_about());
+	}
 	if (R[TRA].set.dir)
 		vpa_json_set_str(o, "asv_eval_anon",
 				 onnx_anon ? au->onnx_anon.model

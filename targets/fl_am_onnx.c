@@ -272,6 +272,8 @@ int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, in
 		return err->status;
 	vpa_datadir_init(&d);
 	int rc = vpa_datadir_open(&d, dir, -1, err);
+	if (!rc) /* audio as it comes: resampled to the front-end's rate */
+		vpa_datadir_set_rate(&d, fo->sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
 	size_t n = rc ? 0 : d.n_utt;
 	struct ind_job j = {&d, fe, xcalloc(n ? n : 1, sizeof(struct vpa_fmat))};
 	for (size_t i = 0; i < n; i++)

@@ -2,7 +2,7 @@
 # tests/e2e/test_audio_paths.sh - issue 31 items 4-7 through the CLI:
 #  4. synth-corpus and anonymise, run in one folder, write absolute wav.scp
 #     paths, so a scenario run from its own (other) folder reads them;
-#  5. validate opens every recording's header: an 8 kHz file, a missing file,
+#  5. validate opens every recording's header: an 8 kHz file (passes: resampled), a missing file,
 #     a stereo file are errors naming wav.scp:LINE, before any run;
 #  6. every audio file the run reads is in results.json's inputs with the
 #     SHA-256 of its bytes (checked against sha256sum), and re-written audio at
@@ -103,9 +103,7 @@ line=3
 w3=$(awk -v n=$line 'NR == n { print $2 }' "$G/enrol_anon/wav.scp")
 cp "$w3" "$T/keep.wav"
 sox -V1 "$T/keep.wav" -r 8000 "$w3"
-t_run "validate: an 8 kHz file" 1 -- validate s.yaml
-t_ok "named at wav.scp:$line with its rate" grep -q "enrol_anon/wav.scp:$line: '$w3' is at 8000 Hz, the front-end reads 16000 Hz" "$ERR"
-t_ok "one line" test "$(wc -l < "$ERR")" -le 3
+t_run "validate: an 8 kHz file passes (a scenario resamples it)" 0 -- validate s.yaml
 rm "$w3"
 t_run "validate: a missing file" 1 -- validate s.yaml
 t_ok "named at wav.scp:$line" grep -q "enrol_anon/wav.scp:$line: cannot open '$w3': No such file or directory" "$ERR"

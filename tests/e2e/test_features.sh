@@ -67,7 +67,7 @@ mkdir b2; printf 'r1 %s\nr2 nowhere.wav\n' "$G/g16.wav" > b2/wav.scp
 bad "missing file" "vpaudit features: error: b2/wav.scp:2: cannot open 'nowhere.wav': No such file or directory" -- features fbank b2
 t_ok "missing file: the wav.scp line is echoed" bash -c "sed -n 2p $ERR | grep -qxF '  r2 nowhere.wav'"
 mkdir b3; printf 'r1 %s\nr2 %s\n' "$G/g16.wav" "$G/g8.wav" > b3/wav.scp
-bad "wrong rate" "vpaudit features: error: r2: sample rate 8000 Hz differs from --sample-frequency=16000" -- features fbank b3
+bad "wrong rate" "vpaudit features: error: b3/wav.scp:2: '$G/g8.wav' is at 8000 Hz, expected 16000 Hz: resample it with --allow-upsample" -- features fbank b3
 mkdir b4; printf 'r1 %s\nr1 %s\n' "$G/g16.wav" "$G/g16.wav" > b4/wav.scp
 bad "duplicate utterance" "vpaudit features: error: b4/wav.scp:2: duplicate recording 'r1' (first on line 1)" -- features fbank b4
 mkdir b5; printf 'r1 %s\n' "$G/g16.wav" > b5/wav.scp; printf 'u1 r1 0 0.3\nu2 r1 0.3 1.5\n' > b5/segments

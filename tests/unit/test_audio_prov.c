@@ -238,7 +238,7 @@ static void test_probe(void)
 	write_audio(st, 16000, 2, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 16000, 1);
 	write_audio(em, 16000, 1, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 0, 1);
 	struct vpa_err err;
-	CHECK(vpa_audio_rate_ok(16000, 16000) && !vpa_audio_rate_ok(8000, 16000) &&
+	CHECK(vpa_audio_rate_ok(16000, 16000) && vpa_audio_rate_ok(8000, 16000) && !vpa_audio_rate_ok(0, 16000) &&
 	      vpa_audio_rate_ok(8000, 0));
 	snprintf(scp, sizeof(scp), "r1 %s\nr2 %s\n", a, a);
 	CHECK(check_dir("ok", scp, NULL, 16000, &err) == 0);
@@ -246,8 +246,8 @@ static void test_probe(void)
 	CHECK(check_dir("missing", scp, NULL, 16000, &err) == VPA_EIO);
 	CHECK(strstr(err.msg, "missing/wav.scp:2: cannot open '") && strstr(err.msg, "nope.wav': No such file"));
 	snprintf(scp, sizeof(scp), "r1 %s\nr2 %s\nr3 %s\n", a, a, b8);
-	CHECK(check_dir("rate", scp, NULL, 16000, &err) == VPA_EINPUT);
-	CHECK(strstr(err.msg, "rate/wav.scp:3: '") && strstr(err.msg, "b8.wav' is at 8000 Hz, the front-end reads 16000 Hz"));
+	/* another rate passes: a scenario resamples it to the front-end's (libsoxr) */
+	CHECK(check_dir("rate", scp, NULL, 16000, &err) == 0);
 	CHECK(check_dir("rate_any", scp, NULL, 0, &err) == 0);
 	snprintf(scp, sizeof(scp), "r1 %s\n", st);
 	CHECK(check_dir("stereo", scp, NULL, 16000, &err) == VPA_EINPUT);
@@ -261,10 +261,9 @@ static void test_probe(void)
 	snprintf(scp, sizeof(scp), "r1 %s\nr2 %s\n", a, em);
 	CHECK(check_dir("empty", scp, NULL, 16000, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "empty/wav.scp:2: ") && strstr(err.msg, "no audio samples"));
-	/* sox -r 8000 of a 16 kHz file: a resampling (not done yet) */
+	/* sox -r 8000 of a 16 kHz file: executed as a resampling when read */
 	snprintf(scp, sizeof(scp), "r1 sox %s -t wav -r 8000 - |\n", a);
-	CHECK(check_dir("soxr", scp, NULL, 0, &err) == VPA_EINPUT);
-	CHECK(strstr(err.msg, "soxr/wav.scp:1: sox -r 8000 would resample"));
+	CHECK(check_dir("soxr", scp, NULL, 0, &err) == 0);
 	/* segments: 1 s recording; 0.2-1.4 ends 0.4 s past (cut, as extract-segments), 1.0- starts past */
 	snprintf(scp, sizeof(scp), "r1 %s\n", a);
 	CHECK(check_dir("seg_ok", scp, "u1 r1 0 0.5\nu2 r1 0.2 1.4\n", 16000, &err) == 0);
