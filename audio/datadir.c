@@ -331,6 +331,30 @@ static size_t grow(size_t n, size_t cap)
 	return cap ? xmul(cap, 2) : 64;
 }
 
+/*
+ * A relative audio path is read against the current folder, as Kaldi does;
+ * when nothing is there but the path exists next to the wav.scp (a data
+ * directory whose paths are relative to itself), that file is read, so a
+ * scenario runs from any folder (issue 31).  Takes path; returns the path to use.
+ */
+static char *beside_scp(const char *scp_name, char *path)
+{
+	struct stat st;
+	const char *slash = scp_name ? strrchr(scp_name, '/') : NULL;
+	if (path[0] == '/' || !slash || stat(path, &st) == 0)
+		return path;
+	size_t dl = (size_t)(slash - scp_name) + 1, pl = strlen(path);
+	char *alt = xmalloc(dl + pl + 1);
+	memcpy(alt, scp_name, dl);
+	memcpy(alt + dl, path, pl + 1);
+	if (stat(alt, &st) != 0) {
+		free(alt);
+		return path;
+	}
+	free(path);
+	return alt;
+}
+
 static void add_rec(struct vpa_datadir *d, const char *id, char *path, int channel, double rate,
 		    const struct vpa_rawfmt *raw, long line, const char *text)
 {
@@ -439,6 +463,7 @@ static int parse_scp(struct vpa_datadir *d, const char *name, const char *buf, s
 		} else {
 			path = xstrdup(l.f[1]);
 		}
+		path = beside_scp(name, path);
 		add_rec(d, l.f[0], path, ch, rate, &raw, l.no, l.text);
 		/* keys are borrowed from d->rec, which is stable once added */
 		vpa_strmap_put(recs, d->rec[d->n_rec - 1], (uint32_t)(d->n_rec - 1), NULL);

@@ -78,11 +78,12 @@ printf '\377\376n\000a\000m\000e\000:\000 \000x\000\n\000' > "$T/bom/u16.yaml"
 t_run "UTF-16 refused" 1 -- validate "$T/bom/u16.yaml"
 t_ok "UTF-16: says UTF-8" grep -q "^vpaudit validate: error: $T/bom/u16.yaml:1:1: invalid leading UTF-8 octet (the file must be UTF-8 text)$" "$ERR"
 # the VoicePrivacy example of scenarios/README.md ("Your own VoicePrivacy data") is a
-# valid scenario on the challenge's directory layout (empty stand-ins here)
+# valid scenario on the challenge's directory layout (stand-ins: the golden embed
+# data's six recordings in each folder, since validate opens every audio header)
 V=$T/vpc; mkdir -p "$V/data" "$V/asr"
 for d in train-clean-360 train-clean-360_anon libri_dev_enrolls libri_dev_enrolls_anon \
 	libri_dev_trials_f libri_dev_trials_m libri_dev_trials_f_anon libri_dev_trials_m_anon; do
-	mkdir "$V/data/$d"
+	mkdir "$V/data/$d" && cp -r tests/golden/embed/data/. "$V/data/$d/"
 done
 touch "$V/data/libri_dev_enrolls/enrolls" "$V/asr/libri_dev_trials_f_anon.txt" "$V/asr/libri_dev_trials_m_anon.txt"
 { echo "name: vpc-example"; awk '/^### Your own VoicePrivacy data/ { on = 1 } on && /^```yaml/ { y = 1; next } y && /^```/ { exit } y' scenarios/README.md; } > "$V/s.yaml"
