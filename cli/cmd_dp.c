@@ -20,10 +20,13 @@
 #include "base/json.h"
 #include "metrics/metrics.h"
 
+int cmd_dp_audit(int argc, char **argv); /* cli/cmd_dp_audit.c */
+
 static const char usage_text[] =
 	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]\n"
 	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]\n"
 	"       vpaudit dp gaussian --epsilon E --delta D [--sensitivity S] [--json]\n"
+	"       vpaudit dp audit ...  (an empirical lower bound on epsilon: 'vpaudit dp audit --help')\n"
 	"\n"
 	"epsilon   (epsilon, delta) after T steps of the Poisson-sampled Gaussian mechanism:\n"
 	"          RDP accountant (Mironov, Talwar, Zhang 2019) over the order grid of Google's\n"
@@ -424,6 +427,8 @@ int cmd_dp(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	if (!strcmp(s, "audit")) /* cli/cmd_dp_audit.c: empirical lower bounds */
+		return cmd_dp_audit(argc - 1, argv + 1);
 	if (!strcmp(s, "epsilon")) {
 		o.sub = SUB_EPSILON;
 		o.name = "dp epsilon";
