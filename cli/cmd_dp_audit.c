@@ -116,7 +116,7 @@ static void emit(struct vpa_json *j)
 	vpa_json_free(j);
 }
 
-static const char gdp_note[] = "assumes a Gaussian trade-off curve (not a valid bound otherwise)";
+static const char gdp_note[] = "assumes a Gaussian trade-off curve: not a valid bound otherwise";
 
 static void print_audit(const struct vpa_dp_audit *a, int scores, int gdp, double alpha,
 			double delta, const char *fin, const char *fout)
