@@ -539,6 +539,66 @@ static int walk_next(struct walk *w, double *fn, double *fp, double *t, double *
 	return 1;
 }
 
+struct sweep {
+	double P, N, level, delta;
+	enum vpa_audit_method method;
+	double fpr0, fnr0; /* the bounds for zero errors */
+	double best_key;   /* eps (cp) or mu (gdp) of the best so far; 0 = none */
+	int have;
+	struct vpa_dp_audit best;
+};
+
+/* The value compared (eps or mu) for upper bounds fu (FPR) and nu (FNR). */
+static double sweep_key(const struct sweep *s, double fu, double nu)
+{
+	if (s->method == VPA_AUDIT_GDP)
+		return -vpa_norm_quantile(fu) - vpa_norm_quantile(nu);
+	double e1 = 1 - s->delta - nu > 0 ? log(1 - s->delta - nu) - log(fu) : -INFINITY;
+	double e2 = 1 - s->delta - fu > 0 ? log(1 - s->delta - fu) - log(nu) : -INFINITY;
+	return e1 > e2 ? e1 : e2;
+}
+
+static void sweep_exact(struct sweep *s, double fn, double fp, double t)
+{
+	struct vpa_dp_audit c;
+	bound_one(&c, fp, s->N, fn, s->P, s->level, s->delta, s->method);
+	double key = s->method == VPA_AUDIT_GDP ? c.mu : c.epsilon;
+	if (key > s->best_key) {
+		s->best_key = key;
+		s->best = c;
+		s->best.threshold = t;
+		s->have = 1;
+	}
+}
+
+static void sweep_block(struct sweep *s, const double *fn, const double *fp, const double *t,
+			size_t lo, size_t hi)
+{
+	if (hi - lo <= 4) {
+		for (size_t i = lo; i < hi; i++) {
+			/* optimistic: each bound replaced by a smaller number */
+			double fl = fp[i] / s->N > s->fpr0 ? fp[i] / s->N : s->fpr0;
+			double nl = fn[i] / s->P > s->fnr0 ? fn[i] / s->P : s->fnr0;
+			double opt;
+			if (s->method == VPA_AUDIT_GDP) {
+				opt = -probit_rough(fl) - probit_rough(nl);
+				opt += 1e-6 * (1 + fabs(opt)); /* Acklam's 1.2e-9, with room */
+			} else {
+				opt = sweep_key(s, fl, nl) + 1e-12;
+			}
+			if (opt > s->best_key)
+				sweep_exact(s, fn[i], fp[i], t[i]);
+		}
+		return;
+	}
+	double fu = vpa_cp_upper(fp[hi - 1], s->N, s->level), nu = vpa_cp_upper(fn[lo], s->P, s->level);
+	if (!(sweep_key(s, fu, nu) + 1e-12 > s->best_key))
+		return;
+	size_t mid = lo + (hi - lo) / 2;
+	sweep_block(s, fn, fp, t, lo, mid);
+	sweep_block(s, fn, fp, t, mid, hi);
+}
+
 void vpa_dp_audit_scores(const double *in, size_t n_in, const double *out_s, size_t n_out,
 			 double alpha, double delta, enum vpa_audit_method method,
 			 struct vpa_dp_audit *res)
@@ -568,64 +628,49 @@ void vpa_dp_audit_scores(const double *in, size_t n_in, const double *out_s, siz
 	const double level = res->level;
 
 	/*
-	 * pass 2: the best threshold.  Every Clopper-Pearson upper bound is at
-	 * least the rate itself and at least the bound for zero errors, so
-	 * cheap optimistic values (logs only) bound each threshold's epsilon (or
-	 * mu) from above; the exact bounds (an incomplete-beta inversion each)
-	 * are computed only where that optimistic value beats the best so far.
+	 * pass 2: the best threshold, by branch and bound over blocks of
+	 * consecutive thresholds.  Along ascending thresholds fn grows and fp
+	 * shrinks, and every bound is monotone in both counts, so the exact
+	 * Clopper-Pearson bounds at a block's smallest fn (its first threshold)
+	 * and smallest fp (its last) bound the whole block from above; a block
+	 * that cannot beat the best so far is dropped, others are halved.
+	 * Leaves use a cheaper test first: a CP upper bound is at least the
+	 * rate itself and at least the zero-error bound.  Streamed in chunks,
+	 * so memory stays O(1) in the number of scores.
 	 */
-	const double fpr0 = vpa_cp_upper(0, N, level), fnr0 = vpa_cp_upper(0, P, level);
-	struct vpa_dp_audit best;
-	memset(&best, 0, sizeof(best));
-	double best_key = 0; /* eps (cp) or mu (gdp); 0 = nothing better than no bound */
-	int have = 0;
-	for (int pass = 0; pass < 2; pass++) {
-		/* pass 0 finds the largest optimistic value and evaluates it exactly,
-		 * so that pass 1 starts from a good incumbent */
-		double top = -INFINITY, top_fn = 0, top_fp = 0, top_t = 0;
-		w.i = w.j = 0;
-		while (walk_next(&w, &fn, &fp, &t, &ci, &co)) {
-			double f_lo = fp / N > fpr0 ? fp / N : fpr0;
-			double n_lo = fn / P > fnr0 ? fn / P : fnr0;
-			double opt;
-			if (method == VPA_AUDIT_GDP) {
-				opt = -probit_rough(f_lo) - probit_rough(n_lo);
-				opt += 1e-6 * (1 + fabs(opt)); /* Acklam's error, with room */
-			} else {
-				double e1 = 1 - delta - n_lo > 0 ? log(1 - delta - n_lo) - log(f_lo) : -INFINITY;
-				double e2 = 1 - delta - f_lo > 0 ? log(1 - delta - f_lo) - log(n_lo) : -INFINITY;
-				opt = (e1 > e2 ? e1 : e2) + 1e-12;
-			}
-			if (pass == 0) {
-				if (opt > top) {
-					top = opt;
-					top_fn = fn;
-					top_fp = fp;
-					top_t = t;
-				}
-				continue;
-			}
-			if (!(opt > best_key))
-				continue;
-			struct vpa_dp_audit cand;
-			bound_one(&cand, fp, N, fn, P, level, delta, method);
-			double key = method == VPA_AUDIT_GDP ? cand.mu : cand.epsilon;
-			if (key > best_key) {
-				best_key = key;
-				best = cand;
-				best.threshold = t;
-				have = 1;
-			}
-		}
-		if (pass == 0 && top > 0) {
-			bound_one(&best, top_fp, N, top_fn, P, level, delta, method);
-			best_key = method == VPA_AUDIT_GDP ? best.mu : best.epsilon;
-			best.threshold = top_t;
-			have = best_key > 0;
-			if (!have)
-				best_key = 0;
-		}
+	struct sweep sw = { P, N, level, delta, method, vpa_cp_upper(0, N, level),
+			    vpa_cp_upper(0, P, level), 0, 0, { 0 } };
+	/* a first incumbent from ~1024 thresholds spread evenly: blocks far
+	 * below it are dropped at once (the mu of a Gaussian shift is nearly
+	 * flat across thresholds, so a weak incumbent would open most blocks) */
+	double stride = floor(T / 1024) + 1, idx = 0;
+	w.i = w.j = 0;
+	while (walk_next(&w, &fn, &fp, &t, &ci, &co)) {
+		if (fmod(idx, stride) == floor(stride / 2))
+			sweep_exact(&sw, fn, fp, t);
+		idx++;
 	}
+	enum { CH = 4096 };
+	double bfn[CH], bfp[CH], bt[CH];
+	size_t nb = 0;
+	w.i = w.j = 0;
+	for (;;) {
+		int more = walk_next(&w, &fn, &fp, &t, &ci, &co);
+		if (more) {
+			bfn[nb] = fn;
+			bfp[nb] = fp;
+			bt[nb] = t;
+			nb++;
+		}
+		if (nb == CH || (!more && nb)) {
+			sweep_block(&sw, bfn, bfp, bt, 0, nb);
+			nb = 0;
+		}
+		if (!more)
+			break;
+	}
+	int have = sw.have;
+	struct vpa_dp_audit best = sw.best;
 	if (have) {
 		res->fp = best.fp;
 		res->fn = best.fn;
