@@ -59,7 +59,7 @@ static const char usage_text[] =
 	"          alpha/K (Bonferroni over the pairs tried)\n"
 	"\n"
 	"options:\n"
-	"  --fp K --negatives N   false positives of N negative trials (whole numbers, K <= N)\n"
+	"  --fp K --negatives N   false positives of N negative trials (whole numbers up to 1e10, K <= N)\n"
 	"  --fn K --positives N   false negatives of N positive trials\n"
 	"  --in FILE --out FILE   scores instead of counts\n"
 	"  --method cp|gdp        default cp\n"
@@ -76,15 +76,17 @@ static const char usage_text[] =
 enum { O_FP = 256, O_NEG, O_FN, O_POS, O_IN, O_OUT, O_METHOD, O_ALPHA, O_DELTA, O_ONERUN,
        O_CAN, O_GUESS, O_CORR, O_JSON };
 
-/* A whole number in [0, 1e15]; bad input (exit 1), named by its option. */
+/* A whole number in [0, 1e10] (the incomplete beta's continued fraction needs
+ * O(sqrt(n)) steps: beyond, its cap of 1e6 steps would cost digits); bad input
+ * (exit 1), named by its option. */
 static int count_arg(const char *opt, const char *s, double *out)
 {
 	char *end;
 	errno = 0;
 	double x = strtod(s, &end);
-	if (end == s || *end || errno == ERANGE || !isfinite(x) || x < 0 || x > 1e15 ||
+	if (end == s || *end || errno == ERANGE || !isfinite(x) || x < 0 || x > 1e10 ||
 	    x != floor(x)) {
-		cli_errorf("%s must be a whole number >= 0, got '%s'", opt, s);
+		cli_errorf("%s must be a whole number in [0, 1e10], got '%s'", opt, s);
 		return 1;
 	}
 	*out = x;
