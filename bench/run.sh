@@ -37,6 +37,9 @@ printf '%-44s %8.2f s  %.0f MB/s\n' "vpa_read_scores parse only" "$p_t" "$p_mb"
 awk -v a="$p_mb" -v b="$s_mb" 'BEGIN { printf "ratio: vpaudit parser / fgets+strtod = %.2fx  (budget: 200 MB/s)\n", a/b }'
 awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / strtod parse alone = %.3f; whole run incl. parsing = %.0f MB/s (budget: 3 s)\n", a/b, sz/1e6/a }'
 
+echo "== dp audit: 10M scores (issue 28; goal < 2 s)"
+"$BUILD/bench/bench_dp_audit"
+
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 echo "== audio headers probed by validate, and audio hashed while a run reads it (issue 31)"

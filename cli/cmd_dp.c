@@ -25,6 +25,8 @@
 #include "metrics/pld.h"
 #include "metrics/metrics.h"
 
+int cmd_dp_audit(int argc, char **argv); /* cli/cmd_dp_audit.c */
+
 static const char usage_text[] =
 	"usage: vpaudit dp epsilon  --q Q --sigma Z --steps T --delta D [--table K] [--series S] [--json]\n"
 	"       vpaudit dp sigma    --q Q --epsilon E --steps T --delta D [--series S] [--json]\n"
@@ -32,6 +34,7 @@ static const char usage_text[] =
 	"       vpaudit dp epsilon|sigma ... --accountant pld [--discretisation D]\n"
 	"       vpaudit dp delta    --q Q --sigma Z --steps T --epsilon E [--accountant pld]\n"
 	"                           [--discretisation D] [--json]\n"
+	"       vpaudit dp audit ...  (an empirical lower bound on epsilon: 'vpaudit dp audit --help')\n"
 	"\n"
 	"epsilon   (epsilon, delta) after T steps of the Poisson-sampled Gaussian mechanism:\n"
 	"          RDP accountant (Mironov, Talwar, Zhang 2019) over the order grid of Google's\n"
@@ -628,6 +631,8 @@ int cmd_dp(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
+	if (!strcmp(s, "audit")) /* cli/cmd_dp_audit.c: empirical lower bounds */
+		return cmd_dp_audit(argc - 1, argv + 1);
 	if (!strcmp(s, "epsilon")) {
 		o.sub = SUB_EPSILON;
 		o.name = "dp epsilon";

@@ -34,7 +34,7 @@ static const struct command commands[] = {
 	 "evaluate gates on a results file and compare it with a baseline (exit 3 when one fails)"},
 	{"metrics", cmd_metrics, "SCORES [--key TRIALS] | --tar FILE --non FILE [options]",
 	 "EER, Cllr, Cllr_min, linkability, minDCF, ZEBRA of a score set"},
-	{"dp", cmd_dp, "epsilon|sigma|delta|gaussian [options]", "differential-privacy accountant (RDP, PLD, Gaussian mechanisms)"},
+	{"dp", cmd_dp, "epsilon|sigma|delta|gaussian|audit [options]", "differential-privacy accountants (RDP, PLD, Gaussian mechanisms) and audits (epsilon lower bounds)"},
 	{"exposure", cmd_exposure, "--canary X --candidates FILE [--extrapolate] [--json]",
 	 "canary exposure (Carlini et al. 2019)"},
 	{"features", cmd_features, "fbank|mfcc [OPTIONS] DATA -o OUT.ark|DIR/",

@@ -571,4 +571,58 @@ int vpa_pising(const double *calib, const uint32_t *cal_spk, size_t n_cal, const
 	       const size_t *Ns, size_t n_N, double level, struct vpa_legal_est *out,
 	       struct vpa_err *err);
 
+/* ---- empirical epsilon lower bounds (metrics/dp_audit.c, issue 28) -------- */
+
+/* Regularized incomplete beta I_x(a, b) (*complement = 1 - I, accurate when
+ * small) and its inverse in x; Clopper-Pearson one-sided bounds at a level:
+ * upper p with P[Bin(n, p) <= k] = level, lower p with P[Bin(n, p) >= k] = level. */
+double vpa_ibeta(double a, double b, double x, double *complement /* may be NULL */);
+double vpa_ibeta_inv(double a, double b, double p);
+double vpa_cp_upper(double k, double n, double level);
+double vpa_cp_lower(double k, double n, double level);
+/* Phi^-1(p), full double precision (Halley-refined), +-inf at 0 and 1. */
+double vpa_norm_quantile(double p);
+/* mu-GDP (Dong, Roth, Su 2019, Cor. 2.13): ln delta(eps), and the eps at delta
+ * (0 when delta(0) <= delta or mu <= 0; inf for delta = 0). */
+double vpa_gdp_log_delta(double mu, double eps);
+double vpa_gdp_epsilon(double mu, double delta);
+/* Nasr et al. 2023: mu = Phi^-1(1 - FPR_hi) - Phi^-1(FNR_hi). */
+double vpa_gdp_mu(double fpr_hi, double fnr_hi);
+/* P[Bin(r, q) >= v]. */
+double vpa_binom_sf(double v, double r, double q);
+/* Steinke, Nasr, Jagielski 2023: p-value of v correct of r guesses on m
+ * canaries under an (eps, delta)-DP null, and the largest eps (>= eps_lo) whose
+ * p-value is at most alpha. */
+double vpa_one_run_pvalue(double m, double r, double v, double eps, double delta);
+double vpa_one_run_epsilon(double m, double r, double v, double alpha, double delta);
+double vpa_one_run_epsilon_from(double m, double r, double v, double alpha, double delta,
+				double eps_lo);
+
+enum vpa_audit_method { VPA_AUDIT_CP, VPA_AUDIT_GDP };
+
+struct vpa_dp_audit {
+	double epsilon;                  /* the lower bound, >= 0 */
+	double fp, negatives, fn, positives; /* counts at the chosen threshold */
+	double fpr_hi, fnr_hi;           /* their Clopper-Pearson upper bounds */
+	double mu;                       /* gdp only (NAN for cp) */
+	int direction;                   /* 1: ln((1-d-FNR)/FPR), 2: ln((1-d-FPR)/FNR), 0: none */
+	double n_thresholds, level;      /* thresholds swept; one-sided level of each bound */
+	double threshold;                /* scores: "in" iff score >= threshold */
+	double auroc, tpr_at_fpr_1e3, tpr_at_fpr_1e2; /* scores only (NAN for counts) */
+};
+
+void vpa_dp_audit_counts(double fp, double neg, double fn, double pos, double alpha,
+			 double delta, enum vpa_audit_method method, struct vpa_dp_audit *out);
+/* in (members / canaries included) and out, each sorted ascending, n >= 1. */
+void vpa_dp_audit_scores(const double *in, size_t n_in, const double *out, size_t n_out,
+			 double alpha, double delta, enum vpa_audit_method method,
+			 struct vpa_dp_audit *res);
+
+struct vpa_one_run {
+	double epsilon, m, pairs, level; /* level = alpha / pairs (Bonferroni) */
+	double guesses, correct, k_plus, k_minus; /* at the best pair */
+};
+int vpa_dp_audit_one_run_scores(const double *in, size_t n_in, const double *out, size_t n_out,
+				double alpha, double delta, struct vpa_one_run *res);
+
 #endif
