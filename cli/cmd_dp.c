@@ -384,6 +384,23 @@ static int pld_epsilons(const struct opts *o, const struct vpa_pld *p, double si
 	return 0;
 }
 
+/* The JSON of a PLD answer: {KEY: v, [KEY_lower: lower,] "accountant": "pld",
+   "discretisation": ...}; with_lower 0 for sigma (no bracket). */
+static void pld_emit_json(const struct opts *o, const char *key, double v, int with_lower,
+			  double lower)
+{
+	struct vpa_json *j = vpa_json_obj();
+	char lk[32];
+	vpa_json_set_num(j, key, v);
+	if (with_lower) {
+		snprintf(lk, sizeof(lk), "%s_lower", key);
+		vpa_json_set_num(j, lk, lower);
+	}
+	vpa_json_set(j, "accountant", vpa_json_str("pld"));
+	vpa_json_set_num(j, "discretisation", o->disc);
+	emit_json(j);
+}
+
 static void pld_bracket_line(const char *what, double lo, double up)
 {
 	printf("exact %-11s in [%.8g, %.8g]: the bound exceeds it by at most %.2g\n", what, lo, up,
@@ -402,12 +419,7 @@ static int run_epsilon_pld(const struct opts *o)
 	if (rc)
 		return rc;
 	if (o->json) {
-		struct vpa_json *j = vpa_json_obj();
-		vpa_json_set_num(j, "epsilon", up);
-		vpa_json_set_num(j, "epsilon_lower", lo);
-		vpa_json_set(j, "accountant", vpa_json_str("pld"));
-		vpa_json_set_num(j, "discretisation", o->disc);
-		emit_json(j);
+		pld_emit_json(o, "epsilon", up, 1, lo);
 		return 0;
 	}
 	pld_accountant_line(o);
@@ -429,12 +441,7 @@ static int run_delta(const struct opts *o)
 	double up = vpa_pld_delta(p, o->eps, 1), lo = vpa_pld_delta(p, o->eps, 0);
 	vpa_pld_free(p);
 	if (o->json) {
-		struct vpa_json *j = vpa_json_obj();
-		vpa_json_set_num(j, "delta", up);
-		vpa_json_set_num(j, "delta_lower", lo);
-		vpa_json_set(j, "accountant", vpa_json_str("pld"));
-		vpa_json_set_num(j, "discretisation", o->disc);
-		emit_json(j);
+		pld_emit_json(o, "delta", up, 1, lo);
 		return 0;
 	}
 	pld_accountant_line(o);
@@ -466,11 +473,7 @@ static int run_sigma_pld(const struct opts *o)
 			return rc;
 	}
 	if (o->json) {
-		struct vpa_json *j = vpa_json_obj();
-		vpa_json_set_num(j, "sigma", sigma);
-		vpa_json_set(j, "accountant", vpa_json_str("pld"));
-		vpa_json_set_num(j, "discretisation", o->disc);
-		emit_json(j);
+		pld_emit_json(o, "sigma", sigma, 0, 0);
 		return 0;
 	}
 	pld_accountant_line(o);
