@@ -327,6 +327,15 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 					"(%lld)", c, sc);
 		}
 	}
+	/* both extractors given: nothing is trained in C, so an `extractor:` would be read and
+	 * ignored (issue 31.12) */
+	if (au->onnx_at.line && au->onnx_anon_at.line && au->extractor_at.line) {
+		struct vpa_loc loc = vpa_mark_key_loc(ctx->file, au->extractor_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`extractor` configures the extractors vpaudit trains in C, but `onnx` "
+				"and `onnx_anon` give both ASV_eval and ASV_eval^anon: remove "
+				"`extractor` (or one of them)");
+	}
 	if (au->onnx_at.line && !au->onnx_anon_at.line && !strcmp(ex->semi_informed, "finetune")) {
 		struct vpa_loc loc = vpa_mark_loc(ctx->file, ex->semi_informed_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
