@@ -484,6 +484,20 @@ int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double
 		       struct vpa_err *err);
 
 /*
+ * The other way (dp_accounting compute_delta): the smallest delta over the
+ * orders at epsilon eps >= 0, each order's bound the minimum of the KL bound
+ * sqrt(1 - exp(-rdp)) and, for orders > 1.01, the inverse of the epsilon
+ * conversion above, exp((a-1)(rdp - eps + log1p(-1/a)) - log a); capped at 1.
+ * At eps = the epsilon of a delta, it gives that delta back (the same optimum).
+ */
+int vpa_rdp_to_delta(const double *orders, const double *rdp, size_t n, double eps,
+		     double *delta /* OUT */, double *order /* OUT, may be NULL */,
+		     struct vpa_err *err);
+int vpa_dp_delta_series(double q, double sigma, double steps, double eps,
+			enum vpa_rdp_series series, double *delta /* OUT */,
+			double *order /* OUT, may be NULL */, struct vpa_err *err);
+
+/*
  * Smallest noise multiplier with epsilon <= target (monotone search:
  * doubling, then bisection to 1e-12 relative).  q = 0 or steps = 0 give 0.
  */
