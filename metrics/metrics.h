@@ -592,6 +592,8 @@ int vpa_pising(const double *calib, const uint32_t *cal_spk, size_t n_cal, const
  * upper p with P[Bin(n, p) <= k] = level, lower p with P[Bin(n, p) >= k] = level. */
 double vpa_ibeta(double a, double b, double x, double *complement /* may be NULL */);
 double vpa_ibeta_inv(double a, double b, double p);
+/* ln I_x(a, b), finite where I underflows (PrivUnit2 caps in high dimension). */
+double vpa_log_ibeta(double a, double b, double x);
 double vpa_cp_upper(double k, double n, double level);
 double vpa_cp_lower(double k, double n, double level);
 /* Phi^-1(p), full double precision (Halley-refined), +-inf at 0 and 1. */

@@ -76,9 +76,6 @@ int vpa_privunit_init(struct vpa_privunit *pu, size_t d, double eps, struct vpa_
 void vpa_privunit_apply(const struct vpa_privunit *pu, const double *u, double *out,
 			struct vpa_rng *rng);
 
-/* log I_x(a, b), the regularised incomplete beta (continued fraction, a, b > 0). */
-double vpa_log_betainc(double a, double b, double x);
-
 /*
  * The scalar mechanism for the norm (Bhowmick et al. 2018, ScalarDP): r in
  * [0, rmax] is rounded at random to J in {0..k} (unbiased: E[J] = k r /
