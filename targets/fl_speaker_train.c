@@ -378,8 +378,21 @@ static void canary_setup(const struct vpa_fls_target *T, struct vpa_fls_regime_r
 	}
 }
 
-/* Canary c's unit direction into dir (np). */
-static void canary_dir(const struct vpa_fls_target *T, size_t c, double *dir)
+/*
+ * The canaries' unit directions, rounded to float: kept for all canaries
+ * when they fit in CANARY_CACHE bytes (drawn once), else drawn again at each
+ * use into one row; the same floats either way, so the results do not
+ * depend on the cache.
+ */
+#define CANARY_CACHE ((size_t)64 << 20)
+
+struct canary_dirs {
+	float *all;  /* (m, np) or NULL */
+	float *row;  /* (np) when all is NULL */
+	double *tmp; /* (np) */
+};
+
+static void canary_draw(const struct vpa_fls_target *T, size_t c, double *tmp, float *out)
 {
 	char name[64];
 	struct vpa_rng rng;
@@ -387,18 +400,47 @@ static void canary_dir(const struct vpa_fls_target *T, size_t c, double *dir)
 	vpa_rng_split(&rng, T->seed, name);
 	double s = 0;
 	for (size_t k = 0; k < T->n_params; k++) {
-		dir[k] = vpa_rng_normal(&rng);
-		s += dir[k] * dir[k];
+		tmp[k] = vpa_rng_normal(&rng);
+		s += tmp[k] * tmp[k];
 	}
 	s = sqrt(s);
 	for (size_t k = 0; k < T->n_params; k++)
-		dir[k] /= s;
+		out[k] = (float)(tmp[k] / s);
+}
+
+static void canary_dirs_init(const struct vpa_fls_target *T, size_t m, struct canary_dirs *d)
+{
+	size_t np = T->n_params;
+	d->tmp = xmalloc(xmul(np, sizeof(double)));
+	d->all = d->row = NULL;
+	if (m <= CANARY_CACHE / sizeof(float) / np) {
+		d->all = xmalloc(xmul(xmul(m, np), sizeof(float)));
+		for (size_t c = 0; c < m; c++)
+			canary_draw(T, c, d->tmp, d->all + c * np);
+	} else {
+		d->row = xmalloc(xmul(np, sizeof(float)));
+	}
+}
+
+static const float *canary_dir(const struct vpa_fls_target *T, struct canary_dirs *d, size_t c)
+{
+	if (d->all)
+		return d->all + c * T->n_params;
+	canary_draw(T, c, d->tmp, d->row);
+	return d->row;
+}
+
+static void canary_dirs_free(struct canary_dirs *d)
+{
+	free(d->all);
+	free(d->row);
+	free(d->tmp);
 }
 
 /* Round r: agg (already divided by the cohort) += clip * dir_c / cohort for
  * each included canary sampled this round. */
 static void canary_round(const struct vpa_fls_target *T, struct vpa_fls_regime_res *R, size_t r,
-			 double *dir, double *agg)
+			 struct canary_dirs *dirs, double *agg)
 {
 	char name[96];
 	struct vpa_rng rng;
@@ -412,7 +454,7 @@ static void canary_round(const struct vpa_fls_target *T, struct vpa_fls_regime_r
 		if (!R->canary_in[c] || !takes_part)
 			continue;
 		R->canary_rounds++;
-		canary_dir(T, c, dir);
+		const float *dir = canary_dir(T, dirs, c);
 		for (size_t k = 0; k < T->n_params; k++)
 			agg[k] += w * dir[k];
 	}
@@ -420,7 +462,7 @@ static void canary_round(const struct vpa_fls_target *T, struct vpa_fls_regime_r
 
 /* The membership scores on the final model gw: cos(dir_c, gw - initial). */
 static void canary_scores(const struct vpa_fls_target *T, struct vpa_fls_regime_res *R,
-			  const float *gw, double *dir)
+			  const float *gw, struct canary_dirs *dirs)
 {
 	size_t np;
 	const float *w0 = vpa_nn_params(T->init_model, &np);
@@ -432,7 +474,7 @@ static void canary_scores(const struct vpa_fls_target *T, struct vpa_fls_regime_
 	}
 	dn = sqrt(dn);
 	for (size_t c = 0; c < R->n_canaries; c++) {
-		canary_dir(T, c, dir);
+		const float *dir = canary_dir(T, dirs, c);
 		double s = 0;
 		for (size_t k = 0; k < np; k++)
 			s += dir[k] * delta[k];
@@ -476,11 +518,11 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 	double *agg = xmalloc(xmul(np, sizeof(double)));
 	c.cohort = cohort;
 	c.global = gw;
-	double *dir = NULL;
+	struct canary_dirs dirs = {NULL, NULL, NULL};
 	if (T->audit_canaries && (R->regime == VPA_FLS_CENTRAL ||
 				  R->regime == VPA_FLS_CENTRAL_LOCAL)) {
 		canary_setup(T, R);
-		dir = xmalloc(xmul(np, sizeof(double)));
+		canary_dirs_init(T, R->n_canaries, &dirs);
 	}
 	size_t n_eval = T->rounds / T->eval_every + 2;
 	R->curve_round = xmalloc(xmul(n_eval, sizeof(double)));
@@ -555,7 +597,7 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 		/* after the SNR (which compares the users' data with the DP noise):
 		 * the included canaries taking part this round, in canary order */
 		if (R->n_canaries)
-			canary_round(T, R, r, dir, agg);
+			canary_round(T, R, r, &dirs, agg);
 		for (size_t k = 0; k < np; k++)
 			gw[k] += (float)(T->server_lr * agg[k]);
 		if ((r + 1) % T->eval_every == 0 || r + 1 == T->rounds) {
@@ -567,7 +609,7 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 		vpa_progress(vpa_fls_regime_names[R->regime], r + 1, T->rounds, t0);
 	}
 	if (R->n_canaries)
-		canary_scores(T, R, gw, dir);
+		canary_scores(T, R, gw, &dirs);
 	R->acc_final = R->curve_acc[R->n_curve - 1];
 	R->model = global;
 	global = NULL;
@@ -588,7 +630,7 @@ out:
 	free(times);
 	free(mean_cl);
 	free(agg);
-	free(dir);
+	canary_dirs_free(&dirs);
 	R->train_secs = vpa_now() - t0;
 	return rc;
 }
