@@ -205,6 +205,8 @@ static void test_correct_and_fault(void)
 			if (!sc || strcmp(sc, "covered"))
 				continue;
 			CHECK(bound(m) >= 0 && bound(m) <= claim(m));
+			/* the record's `epsilon` is the audited claim (a gate's max_of) */
+			CHECK(vpa_json_get_num(m, "epsilon", NAN) == claim(m));
 			if (!(bound(m) <= claim(m)))
 				printf("#   correct run: %zu %s: bound %g above claim %g\n", s, subs[i],
 				       bound(m), claim(m));
