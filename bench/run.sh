@@ -49,6 +49,7 @@ bash bench/portable.sh   # issue 25: the cost of `run --portable` on the quickst
 
 echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
 "$BUILD/bench/bench_pld"
+bash bench/dp_python.sh   # issue 28: PLD and the 10M-score audit against NumPy/SciPy references
 
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
