@@ -1,0 +1,144 @@
+/*
+ * tests/unit/test_extractor_onnx.c - the x-vector trained in C written as ONNX
+ * (targets/anon_extractor_onnx.c, issue 31 item 9) computes the C extractor's
+ * embeddings in vpaudit's own ONNX engine (the path of `vpaudit embed`): on
+ * random features of 24 utterances (13..90 frames, so the TDNN edges that
+ * replicate the first/last frame matter: 13 frames is shorter than the
+ * network's 2+2+3 = 7 frames of context on each side twice over), the largest
+ * difference is at most 1e-5 relative to the embedding's largest element
+ * (float32 arithmetic in a different order: im2col GEMMs against learn/nn's
+ * spliced GEMMs, float against double statistics pooling); a network with
+ * layers it cannot express and the ECAPA-TDNN are refused.
+ */
+#include <stdlib.h>
+
+#include "harness.h"
+#include "onnx/onnx.h"
+#include "targets/anon_extractor_io.h"
+
+enum { DIM = 12, SPK = 6, UTTS = 4, N = SPK * UTTS, E = 8 };
+
+static char tmpdir[] = "/tmp/vpa-xvonnx-XXXXXX";
+static struct vpa_fmat feats[N];
+static uint32_t labels[N];
+
+static void make_feats(void)
+{
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 7);
+	for (int i = 0; i < N; i++) {
+		size_t T = i == 0 ? 13 : 20 + (size_t)vpa_rng_below(&r, 71);
+		vpa_fmat_init(&feats[i]);
+		feats[i].rows = T;
+		feats[i].cols = DIM;
+		feats[i].x = malloc(T * DIM * sizeof(float));
+		labels[i] = (uint32_t)(i / UTTS);
+		for (size_t t = 0; t < T * DIM; t++)
+			feats[i].x[t] = (float)(0.5 * labels[i] * ((t % DIM) % 3 == 0) +
+						vpa_rng_normal(&r));
+	}
+}
+
+static void meta_of(struct vpa_xvec_meta *m)
+{
+	vpa_xvec_meta_init(m);
+	snprintf(m->role, sizeof(m->role), "asv_eval");
+	snprintf(m->features, sizeof(m->features), "fbank");
+	m->num_mel_bins = DIM;
+	snprintf(m->cmvn, sizeof(m->cmvn), "utt");
+	m->vad = 1;
+	m->sample_frequency = 16000;
+	m->frame_length = 25;
+	m->frame_shift = 10;
+	snprintf(m->loss, sizeof(m->loss), "aam");
+	m->epochs = 3;
+}
+
+static void test_onnx_equals_c(void)
+{
+	struct vpa_xvec_opts o;
+	vpa_xvec_opts_init(&o);
+	o.hidden = 16;
+	o.emb_dim = E;
+	o.epochs = 3;
+	o.batch = 8;
+	o.chunk = 30;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_xvec x;
+	CHECK(vpa_xvec_train(feats, labels, N, SPK, &o, NULL, &x, &err) == 0);
+	struct vpa_xvec_meta m;
+	meta_of(&m);
+	char path[256];
+	snprintf(path, sizeof(path), "%s/x.onnx", tmpdir);
+	CHECK(vpa_anon_extractor_onnx(&x, &m, path, &err) == 0);
+	if (err.status)
+		printf("# %s\n", err.msg);
+	struct vpa_onnx_model *om = NULL;
+	CHECK(vpa_onnx_load(path, NULL, &om, &err) == 0);
+	if (err.status)
+		printf("# %s\n", err.msg);
+	float *ref = calloc(N * E, sizeof(float));
+	CHECK(vpa_xvec_embed(&x, feats, NULL, N, 1, ref, &err) == 0);
+	double worst = 0, scale = 0;
+	for (int i = 0; i < N && om; i++) {
+		int64_t d[3] = {1, (int64_t)feats[i].rows, DIM};
+		struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, d, feats[i].x), out;
+		const char *iname = "feats", *oname = "embedding";
+		int rc = vpa_onnx_run(om, 1, &iname, &in, 1, &oname, &out, &err);
+		CHECK(rc == 0);
+		if (rc) {
+			printf("# %s\n", err.msg);
+			break;
+		}
+		CHECK(out.ndim == 2 && out.dims[0] == 1 && out.dims[1] == E);
+		const float *y = out.data;
+		for (int j = 0; j < E; j++) {
+			double a = fabs((double)y[j] - ref[i * E + j]);
+			worst = a > worst ? a : worst;
+			scale = fabs(ref[i * E + j]) > scale ? fabs(ref[i * E + j]) : scale;
+		}
+		vpa_onnx_tensor_release(&out);
+	}
+	printf("# ONNX engine vs C extractor: max |diff| %.3g, largest |element| %.3g\n", worst,
+	       scale);
+	CHECK(scale > 0.1);
+	CHECK(worst <= 1e-5 * scale);
+	vpa_onnx_free(om);
+	free(ref);
+	vpa_xvec_release(&x);
+	/* the ECAPA-TDNN has no ONNX form here */
+	o.arch = VPA_XVEC_ECAPA;
+	o.channels = 8;
+	o.res2_scale = 2;
+	o.epochs = 1;
+	CHECK(vpa_xvec_train(feats, labels, N, SPK, &o, NULL, &x, &err) == 0);
+	vpa_err_init(&err);
+	CHECK(vpa_anon_extractor_onnx(&x, &m, path, &err) == VPA_EINPUT);
+	CHECK(strstr(err.msg, "only the x-vector TDNN is written as ONNX") != NULL);
+	vpa_xvec_release(&x);
+}
+
+static void test_embed_options(void)
+{
+	struct vpa_xvec_meta m;
+	meta_of(&m);
+	char b[512];
+	vpa_anon_extractor_embed_options(&m, b, sizeof(b));
+	CHECK_STR(b, "--features=fbank --num-mel-bins=12 --cmvn=utt --vad=true "
+		     "--sample-frequency=16000 --frame-length=25 --frame-shift=10 --cmn=false "
+		     "--layout=btf");
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir))
+		return 1;
+	make_feats();
+	RUN(test_onnx_equals_c);
+	RUN(test_embed_options);
+	for (int i = 0; i < N; i++)
+		vpa_fmat_release(&feats[i]);
+	vpa_rm_tree(tmpdir); /* only files these tests wrote */
+	return DONE();
+}
