@@ -62,6 +62,20 @@ t_ok "the reused files are inputs with their SHA-256" \
 	bash -c "grep -A2 '\"path\": \".*out/extractors/asv_eval/net0/layer1.weight.npy\"' '$T/out2/results.json' | grep -q sha256 &&
 		grep -q '\"path\": \".*out/extractors/asv_eval_anon/extractor.yaml\"' '$T/out2/results.json'"
 
+# the saved x-vector as ONNX: ASV_eval given as `onnx:` (vpaudit's ONNX engine, the
+# front-end of its vpaudit.embed_options) gives the EERs of the C extractor
+t_ok "the x-vector also saved as ONNX" test -s "$T/out/extractors/asv_eval/model.onnx"
+scn "$T/o.yaml" "from_anon: out/extractors/asv_eval_anon"
+sed -i 's|      rho_f0: false|      rho_f0: false\n      onnx: {model: out/extractors/asv_eval/model.onnx, cmn: false, options: [--num-mel-bins=30, --cmvn=utt, --vad=true]}|' "$T/o.yaml"
+t_run "ASV_eval as the saved ONNX model" 0 -- run "$T/o.yaml" -o "$T/oo" --quiet
+t_ok "every record's EER equals the C extractor's" \
+	test "$(grep -E '"eer(_sweep)?":' "$T/out/results.json")" = "$(grep -E '"eer(_sweep)?":' "$T/oo/results.json")"
+t_run "vpaudit embed runs the saved model" 0 -- embed "$T/out/extractors/asv_eval/model.onnx" "$C/trial" \
+	-o "$T/t.ark" --text --features=fbank --num-mel-bins=30 --cmvn=utt --vad=true --cmn=false \
+	--sample-frequency=16000 --frame-length=25 --frame-shift=10 --layout=btf
+t_ok "one 16-dimensional vector per trial utterance" \
+	test "$(grep -c '^[^ ]*  \[\( [-0-9.e]*\)\{16\} \]$' "$T/t.ark")" = "$(grep -c . "$C/trial/wav.scp")"
+
 # ECAPA-TDNN: ASV_eval reused, ASV_eval^anon fine-tuned from it again
 E="architecture: ecapa, channels: 16, res2_scale: 4, emb_dim: 16, epochs: 3, chunk: 150, batch: 16, semi_informed: finetune"
 scn "$T/c.yaml" "$E, save: $T/oc/extractors"
