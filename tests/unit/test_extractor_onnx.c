@@ -9,9 +9,15 @@
  * (float32 arithmetic in a different order: im2col GEMMs against learn/nn's
  * spliced GEMMs, float against double statistics pooling); a network with
  * layers it cannot express and the ECAPA-TDNN are refused.
+ *
+ * Golden (tests/golden/extractor_onnx/gen.py): a model written by this test
+ * (VPA_WRITE_GOLDEN=DIR) passes Python onnx's checker (full_check), and a
+ * numpy evaluation of its graph in float64 (an implementation independent of
+ * vpaudit's engine) gives embeddings the engine matches within 1e-5 relative.
  */
 #include <stdlib.h>
 
+#include "formats/io.h"
 #include "harness.h"
 #include "onnx/onnx.h"
 #include "targets/anon_extractor_io.h"
@@ -102,6 +108,30 @@ static void test_onnx_equals_c(void)
 	}
 	printf("# ONNX engine vs C extractor: max |diff| %.3g, largest |element| %.3g\n", worst,
 	       scale);
+	const char *gd = getenv("VPA_WRITE_GOLDEN");
+	if (gd) {
+		/* the model, 3 utterances' features (the 13-frame one first) and the C
+		 * extractor's embeddings of them, for gen.py */
+		char p[512];
+		snprintf(p, sizeof(p), "%s/xvector.onnx", gd);
+		CHECK(vpa_anon_extractor_onnx(&x, &m, p, &err) == 0);
+		double *ce = malloc(3 * E * sizeof(double));
+		for (int i = 0; i < 3; i++) {
+			size_t sh[2] = {feats[i].rows, DIM};
+			double *f = malloc(feats[i].rows * DIM * sizeof(double));
+			for (size_t k = 0; k < feats[i].rows * DIM; k++)
+				f[k] = feats[i].x[k];
+			snprintf(p, sizeof(p), "%s/feats_%d.npy", gd, i);
+			CHECK(vpa_npy_write(p, f, 2, sh, &err) == 0);
+			free(f);
+			for (int j = 0; j < E; j++)
+				ce[i * E + j] = ref[i * E + j];
+		}
+		size_t sh[2] = {3, E};
+		snprintf(p, sizeof(p), "%s/c_embeddings.npy", gd);
+		CHECK(vpa_npy_write(p, ce, 2, sh, &err) == 0);
+		free(ce);
+	}
 	CHECK(scale > 0.1);
 	CHECK(worst <= 1e-5 * scale);
 	vpa_onnx_free(om);
@@ -117,6 +147,56 @@ static void test_onnx_equals_c(void)
 	CHECK(vpa_anon_extractor_onnx(&x, &m, path, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "only the x-vector TDNN is written as ONNX") != NULL);
 	vpa_xvec_release(&x);
+}
+
+#define G "tests/golden/extractor_onnx/"
+static void test_golden_numpy(void)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_onnx_model *om = NULL;
+	CHECK(vpa_onnx_load(G "xvector.onnx", NULL, &om, &err) == 0);
+	struct vpa_npy ref;
+	memset(&ref, 0, sizeof(ref));
+	CHECK(vpa_npy_read(G "numpy_embeddings.npy", &ref, &err) == 0);
+	CHECK(ref.ndim == 2 && ref.shape[0] == 3);
+	char *chk = NULL;
+	size_t len = 0;
+	CHECK(vpa_read_file(G "checker.txt", &chk, &len, &err) == 0);
+	CHECK(chk && strstr(chk, "onnx.checker.check_model(full_check=True): ok") != NULL);
+	free(chk);
+	double worst = 0, scale = 0;
+	for (int i = 0; i < 3 && om && ref.data; i++) {
+		char p[128];
+		snprintf(p, sizeof(p), G "feats_%d.npy", i);
+		struct vpa_npy f;
+		memset(&f, 0, sizeof(f));
+		CHECK(vpa_npy_read(p, &f, &err) == 0);
+		size_t n = f.shape[0] * f.shape[1];
+		float *x = malloc(n * sizeof(float));
+		for (size_t k = 0; k < n; k++)
+			x[k] = (float)f.data[k];
+		int64_t d[3] = {1, (int64_t)f.shape[0], (int64_t)f.shape[1]};
+		struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, d, x), out;
+		const char *iname = "feats", *oname = "embedding";
+		CHECK(vpa_onnx_run(om, 1, &iname, &in, 1, &oname, &out, &err) == 0);
+		CHECK(out.ndim == 2 && (size_t)out.dims[1] == ref.shape[1]);
+		for (size_t j = 0; j < ref.shape[1] && out.data; j++) {
+			double r = ref.data[i * ref.shape[1] + j];
+			double a = fabs(((float *)out.data)[j] - r);
+			worst = a > worst ? a : worst;
+			scale = fabs(r) > scale ? fabs(r) : scale;
+		}
+		vpa_onnx_tensor_release(&out);
+		free(x);
+		vpa_npy_release(&f);
+	}
+	printf("# ONNX engine vs numpy (float64) on the golden model: max |diff| %.3g, largest "
+	       "|element| %.3g\n", worst, scale);
+	CHECK(scale > 0.1);
+	CHECK(worst <= 1e-5 * scale);
+	vpa_npy_release(&ref);
+	vpa_onnx_free(om);
 }
 
 static void test_embed_options(void)
@@ -136,6 +216,7 @@ int main(void)
 		return 1;
 	make_feats();
 	RUN(test_onnx_equals_c);
+	RUN(test_golden_numpy);
 	RUN(test_embed_options);
 	for (int i = 0; i < N; i++)
 		vpa_fmat_release(&feats[i]);
