@@ -20,7 +20,8 @@
  * equal to a tolerance; both architectures' parts (TDNN edges that replicate
  * the first/last frame, the Res2 cascade, attentive pooling with its variance
  * floor) are stored as the C code computes them.  The .npy tensors are
- * readable by any numpy; an ONNX export is not done.
+ * readable by any numpy; targets/anon_extractor_onnx.c writes an ONNX model
+ * beside the folder for other tools (equal to a float tolerance, not bit-equal).
  *
  * Loading rebuilds the network from extractor.yaml by the training code's own
  * recipe (vpa_xvec_tdnn_new, vpa_ecapa_new) and checks each net folder's

@@ -102,7 +102,7 @@ static const struct vpa_key ext_keys[] = {
 	 VPA_AT(struct vpa_anon_extractor_opts, from_anon), VPA_MARK(struct vpa_anon_extractor_opts, from_anon_at)},
 	{"save", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/vpc-audio/extractors",
 	 "write the extractors of this run (trained or reused) to SAVE/asv_eval and "
-	 "SAVE/asv_eval_anon, for `from`/`from_anon`, an x-vector also as SAVE/*/model.onnx "
+	 "SAVE/asv_eval_anon, for `from`/`from_anon`, each also as SAVE/*/model.onnx "
 	 "for `vpaudit embed` (relative to the current directory; inside the output folder "
 	 "unless the run has `--allow-writes-outside`)",
 	 VPA_AT(struct vpa_anon_extractor_opts, save), VPA_MARK(struct vpa_anon_extractor_opts, save_at)},

@@ -207,8 +207,8 @@ int vpa_anon_extractor_save(const struct vpa_anon_extractor_opts *ex, struct vpa
 		struct vpa_xvec_meta m = meta[k];
 		snprintf(m.role, sizeof(m.role), "%s", role[k]);
 		rc = vpa_xvec_save(&x[k], &m, d, err);
-		/* the x-vector also as ONNX, for `vpaudit embed` and other tools */
-		if (!rc && x[k].net) {
+		/* also as ONNX, for `vpaudit embed` and other tools */
+		if (!rc) {
 			char *op = vpa_path_join(d, "model.onnx");
 			rc = vpa_anon_extractor_onnx(&x[k], &m, op, err);
 			free(op);

@@ -49,11 +49,11 @@ int vpa_anon_extractor_save(const struct vpa_anon_extractor_opts *ex, struct vpa
 			    const struct vpa_xvec_meta meta[2], struct vpa_err *err);
 
 /*
- * The x-vector TDNN x written as an ONNX model (opset 13) at path
- * (targets/anon_extractor_onnx.c has the graph), its front-end as the
- * `vpaudit embed` options in metadata_props (vpaudit.embed_options, the text
- * vpa_anon_extractor_embed_options makes).  The ECAPA-TDNN has no ONNX form
- * here: VPA_EINPUT.
+ * The extractor x (x-vector TDNN or ECAPA-TDNN) written as an ONNX model
+ * (opset 13) at path (targets/anon_extractor_onnx.c has the graphs), its
+ * front-end as the `vpaudit embed` options in metadata_props
+ * (vpaudit.embed_options, the text vpa_anon_extractor_embed_options makes).
+ * VPA_EINPUT for a network with a layer it cannot express (none of vpaudit's).
  */
 int vpa_anon_extractor_onnx(struct vpa_xvec *x, const struct vpa_xvec_meta *m, const char *path,
 			    struct vpa_err *err);

@@ -1,11 +1,12 @@
 /*
- * targets/anon_extractor_onnx.c - the x-vector extractor vpaudit trains
- * (audio/xvector.h, a learn/nn network of TDNN, ReLU, batch-norm, statistics
- * pooling and dense layers) written as an ONNX model (opset 13), so that
- * `vpaudit embed` and other tools (onnxruntime, Python onnx) run it.  See
- * anon_extractor_io.h.
+ * targets/anon_extractor_onnx.c - the extractors vpaudit trains
+ * (audio/xvector.h: the x-vector, a learn/nn network of TDNN, ReLU,
+ * batch-norm, statistics pooling and dense layers; the ECAPA-TDNN of
+ * audio/ecapa.h, learn/nn networks wired by hand) written as ONNX models
+ * (opset 13), so that `vpaudit embed` and other tools (onnxruntime, Python
+ * onnx) run them.  See anon_extractor_io.h.
  *
- * The graph, on input `feats` (1, T, F) (vpaudit embed's btf layout):
+ * The x-vector's graph, on input `feats` (1, T, F) (vpaudit embed's btf layout):
  *   Transpose -> (1, F, T)
  *   tdnn {c_1..c_k}: the first frame repeated -c_1 times and the last c_k
  *        times (Concat of Slices: learn/nn's TDNN clamps frame indices to the
@@ -16,6 +17,13 @@
  *   statspool: [mean_t, sqrt(max(mean_t((x - mean)^2), floor))] -> (1, 2C)
  *              (learn/nn's two-pass variance, there in double)
  *   dense (after the pooling): Gemm transB -> `embedding` (1, E)
+ * The ECAPA-TDNN's: each of its learn/nn networks as above (a dense layer on
+ * frames a 1x1 Conv), wired as vpa_ecapa_forward: Res2 groups as Slices of the
+ * channel axis with the cascade's Adds, squeeze-excitation on ReduceMean with
+ * Unsqueeze, Mul and the residual Add, MFA on the Concat of the three blocks,
+ * attentive pooling with the frames' mean and std Expanded over the frames,
+ * Softmax over the frames, ReduceSum for mu and sum(alpha h^2), sigma =
+ * sqrt(max(sum(alpha h^2) - mu^2, 1e-10)) as audio/ecapa.c computes it.
  * The front-end travels in metadata_props: `vpaudit.embed_options`, the
  * options that make `vpaudit embed` compute the features the network was
  * trained on (its own mean subtraction off: the front-end's CMVN is the one).
@@ -234,33 +242,83 @@ static int tensor_of(struct vpa_nn *net, size_t layer, const char *name, struct 
 	return 0;
 }
 
-/* The graph of net on `feats`; 0, or VPA_EINPUT for a layer it cannot express. */
-static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t *out_dim,
-		       struct vpa_err *err)
+/* an int64 constant (1-D, n values) as an initializer; its name */
+static char *consts(struct gb *g, const char *what, size_t n, const int64_t *v)
 {
-	static char feats[] = "feats";
-	char *x = feats;
-	{
-		int64_t perm[3] = {0, 2, 1};
-		Onnx__AttributeProto *a[1] = {attr_ints(g, "perm", 3, perm)};
-		x = node(g, "Transpose", 1, &x, NULL, 1, a);
+	Onnx__TensorProto *t = init_i64(g, fresh(g, what), v[0]);
+	if (n > 1) {
+		t->dims[0] = (int64_t)n;
+		t->n_int64_data = n;
+		t->int64_data = gmalloc(g, n * sizeof(int64_t));
+		memcpy(t->int64_data, v, n * sizeof(int64_t));
 	}
-	int pooled = 0;
+	return t->name;
+}
+
+static char *const1(struct gb *g, const char *what, int64_t v)
+{
+	return consts(g, what, 1, &v);
+}
+
+/* Slice of x along axis from a to b (b may be INT64_MAX) */
+static char *slice(struct gb *g, char *x, int64_t axis, int64_t a, int64_t b)
+{
+	char *in[4] = {x, const1(g, "start", a), const1(g, "end", b), const1(g, "axis", axis)};
+	return node(g, "Slice", 4, in, NULL, 0, NULL);
+}
+
+static char *binop(struct gb *g, const char *op, char *a, char *b)
+{
+	char *in[2] = {a, b};
+	return node(g, op, 2, in, NULL, 0, NULL);
+}
+
+/* ReduceMean over the frames (axis 2) */
+static char *tmean(struct gb *g, char *x, int keep)
+{
+	int64_t axes[1] = {2};
+	Onnx__AttributeProto *a[2] = {attr_ints(g, "axes", 1, axes), attr_i(g, "keepdims", keep)};
+	return node(g, "ReduceMean", 1, &x, NULL, 2, a);
+}
+
+/* ReduceSum over the frames (opset 13: axes an input) */
+static char *tsum(struct gb *g, char *x)
+{
+	char *in[2] = {x, const1(g, "axes", 2)};
+	Onnx__AttributeProto *a[1] = {attr_i(g, "keepdims", 0)};
+	return node(g, "ReduceSum", 2, in, NULL, 1, a);
+}
+
+static char *concat(struct gb *g, size_t n, char **in, int64_t axis)
+{
+	Onnx__AttributeProto *a[1] = {attr_i(g, "axis", axis)};
+	return node(g, "Concat", n, in, NULL, 1, a);
+}
+
+static char *floor_const(struct gb *g, const char *name, float v)
+{
+	int64_t one[1] = {1};
+	return init_f32(g, name, 1, one, &v)->name;
+}
+
+/*
+ * The layers of net on x: frame-level values are (1, C, T), vectors (1, D);
+ * *frame says which x is and becomes (statistics pooling turns frames into a
+ * vector).  prefix names the initializers.  0, or VPA_EINPUT for a layer it
+ * cannot express.
+ */
+static int emit_net(struct gb *g, struct vpa_nn *net, const char *prefix, char **xio, int *frame,
+		    struct vpa_err *err)
+{
+	char *x = *xio;
 	size_t dim = vpa_nn_input_dim(net);
-	char *ax2 = gstr(g, "axis_time"), *s0 = gstr(g, "first_start"), *s1 = gstr(g, "first_end");
-	char *l0 = gstr(g, "last_start"), *l1 = gstr(g, "last_end");
-	init_i64(g, ax2, 2);
-	init_i64(g, s0, 0);
-	init_i64(g, s1, 1);
-	init_i64(g, l0, -1);
-	init_i64(g, l1, INT64_MAX);
 	for (size_t i = 0; i < vpa_nn_n_layers(net); i++) {
 		const struct vpa_nn_layer_spec *s = vpa_nn_layer(net, i);
 		struct vpa_nn_tensor w, b;
-		char nm[96];
+		char nm[160];
 		switch (s->kind) {
 		case VPA_NN_TDNN: {
-			if (pooled)
+			if (!*frame)
 				goto unsupported;
 			int c1 = s->context[0], ck = s->context[s->n_context - 1];
 			if (c1 > 0 || ck < 0)
@@ -272,16 +330,9 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 				d = 1;
 			size_t K = (size_t)(ck - c1) / d + 1;
 			size_t L = (size_t)-c1, R = (size_t)ck;
-			char *first = NULL, *last = NULL;
-			if (L) {
-				char *in[4] = {x, s0, s1, ax2};
-				first = node(g, "Slice", 4, in, NULL, 0, NULL);
-			}
-			if (R) {
-				char *in[4] = {x, l0, l1, ax2};
-				last = node(g, "Slice", 4, in, NULL, 0, NULL);
-			}
 			if (L || R) {
+				char *first = L ? slice(g, x, 2, 0, 1) : NULL;
+				char *last = R ? slice(g, x, 2, -1, INT64_MAX) : NULL;
 				char **cat = gmalloc(g, (L + R + 1) * sizeof(char *));
 				size_t n = 0;
 				for (size_t j = 0; j < L; j++)
@@ -289,16 +340,13 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 				cat[n++] = x;
 				for (size_t j = 0; j < R; j++)
 					cat[n++] = last;
-				Onnx__AttributeProto *a[1] = {attr_i(g, "axis", 2)};
-				x = node(g, "Concat", n, cat, NULL, 1, a);
+				x = concat(g, n, cat, 2);
 			}
 			if (!tensor_of(net, i, "weight", &w) || !tensor_of(net, i, "bias", &b))
 				goto unsupported;
 			/* (out, k*in), block j = offset c_j -> (out, in, K) at (c_j - c_1)/d */
 			size_t out = s->out;
-			float *W = calloc(out * dim * K, sizeof(float));
-			if (!W)
-				return vpa_fail(err, VPA_ENOMEM, NULL, "out of memory");
+			float *W = xcalloc(xmul(out * dim, K), sizeof(float));
 			for (size_t o = 0; o < out; o++)
 				for (size_t j = 0; j < s->n_context; j++) {
 					size_t kk = (size_t)(s->context[j] - c1) / d;
@@ -306,12 +354,11 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 						W[(o * dim + c) * K + kk] =
 							w.data[o * s->n_context * dim + j * dim + c];
 				}
-			snprintf(nm, sizeof(nm), "%s.weight", s->name);
+			snprintf(nm, sizeof(nm), "%s%s.weight", prefix, s->name);
 			int64_t wd[3] = {(int64_t)out, (int64_t)dim, (int64_t)K};
-			init_f32(g, nm, 3, wd, W);
+			char *wn = init_f32(g, nm, 3, wd, W)->name;
 			free(W);
-			char *wn = g->inits[g->n_inits - 1]->name;
-			snprintf(nm, sizeof(nm), "%s.bias", s->name);
+			snprintf(nm, sizeof(nm), "%s%s.bias", prefix, s->name);
 			int64_t bd[1] = {(int64_t)out};
 			char *bn = init_f32(g, nm, 1, bd, b.data)->name;
 			int64_t dil[1] = {(int64_t)d}, ks[1] = {(int64_t)K};
@@ -322,19 +369,46 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 			dim = out;
 			break;
 		}
+		case VPA_NN_DENSE: {
+			if (!tensor_of(net, i, "weight", &w) || !tensor_of(net, i, "bias", &b))
+				goto unsupported;
+			snprintf(nm, sizeof(nm), "%s%s.bias", prefix, s->name);
+			int64_t bd[1] = {(int64_t)s->out};
+			char *bn = init_f32(g, nm, 1, bd, b.data)->name;
+			snprintf(nm, sizeof(nm), "%s%s.weight", prefix, s->name);
+			if (*frame) { /* a 1x1 convolution over the frames */
+				int64_t wd[3] = {(int64_t)s->out, (int64_t)dim, 1};
+				char *in[3] = {x, init_f32(g, nm, 3, wd, w.data)->name, bn};
+				int64_t ks[1] = {1};
+				Onnx__AttributeProto *a[1] = {attr_ints(g, "kernel_shape", 1, ks)};
+				x = node(g, "Conv", 3, in, NULL, 1, a);
+			} else {
+				int64_t wd[2] = {(int64_t)s->out, (int64_t)dim};
+				char *in[3] = {x, init_f32(g, nm, 2, wd, w.data)->name, bn};
+				Onnx__AttributeProto *a[1] = {attr_i(g, "transB", 1)};
+				x = node(g, "Gemm", 3, in, NULL, 1, a);
+			}
+			dim = s->out;
+			break;
+		}
 		case VPA_NN_RELU:
 			x = node(g, "Relu", 1, &x, NULL, 0, NULL);
 			break;
+		case VPA_NN_TANH:
+			x = node(g, "Tanh", 1, &x, NULL, 0, NULL);
+			break;
+		case VPA_NN_SIGMOID:
+			x = node(g, "Sigmoid", 1, &x, NULL, 0, NULL);
+			break;
 		case VPA_NN_BATCHNORM: {
-			if (pooled)
-				goto unsupported;
+			/* channel axis 1 of (1, C, T) and of (1, D) alike */
 			static const char *const tn[4] = {"gamma", "beta", "running_mean", "running_var"};
 			char *in[5] = {x};
 			for (int k = 0; k < 4; k++) {
 				struct vpa_nn_tensor t;
 				if (!tensor_of(net, i, tn[k], &t))
 					goto unsupported;
-				snprintf(nm, sizeof(nm), "%s.%s", s->name, tn[k]);
+				snprintf(nm, sizeof(nm), "%s%s.%s", prefix, s->name, tn[k]);
 				int64_t dd[1] = {(int64_t)dim};
 				in[k + 1] = init_f32(g, nm, 1, dd, t.data)->name;
 			}
@@ -343,44 +417,18 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 			break;
 		}
 		case VPA_NN_STATSPOOL: {
-			if (pooled)
+			if (!*frame)
 				goto unsupported;
-			int64_t axes[1] = {2};
-			Onnx__AttributeProto *k1[2] = {attr_ints(g, "axes", 1, axes), attr_i(g, "keepdims", 1)};
-			Onnx__AttributeProto *k0[2] = {attr_ints(g, "axes", 1, axes), attr_i(g, "keepdims", 0)};
-			char *mean = node(g, "ReduceMean", 1, &x, NULL, 2, k1);
-			char *in2[2] = {x, mean};
-			char *dev = node(g, "Sub", 2, in2, NULL, 0, NULL);
-			char *in3[2] = {dev, dev};
-			char *sq = node(g, "Mul", 2, in3, NULL, 0, NULL);
-			char *var = node(g, "ReduceMean", 1, &sq, NULL, 2, k0);
-			snprintf(nm, sizeof(nm), "%s.variance_floor", s->name);
-			float fl = s->var_floor;
-			int64_t one[1] = {1};
-			char *in4[2] = {var, init_f32(g, nm, 1, one, &fl)->name};
-			char *vf = node(g, "Max", 2, in4, NULL, 0, NULL);
-			char *sd = node(g, "Sqrt", 1, &vf, NULL, 0, NULL);
-			char *m0 = node(g, "ReduceMean", 1, &x, NULL, 2, k0);
-			char *in5[2] = {m0, sd};
-			Onnx__AttributeProto *a[1] = {attr_i(g, "axis", 1)};
-			x = node(g, "Concat", 2, in5, NULL, 1, a);
+			char *mean = tmean(g, x, 1);
+			char *dev = binop(g, "Sub", x, mean);
+			char *var = tmean(g, binop(g, "Mul", dev, dev), 0);
+			snprintf(nm, sizeof(nm), "%s%s.variance_floor", prefix, s->name);
+			char *sd = binop(g, "Max", var, floor_const(g, nm, s->var_floor));
+			sd = node(g, "Sqrt", 1, &sd, NULL, 0, NULL);
+			char *in[2] = {tmean(g, x, 0), sd};
+			x = concat(g, 2, in, 1);
 			dim *= 2;
-			pooled = 1;
-			break;
-		}
-		case VPA_NN_DENSE: {
-			if (!pooled || !tensor_of(net, i, "weight", &w) || !tensor_of(net, i, "bias", &b))
-				goto unsupported;
-			snprintf(nm, sizeof(nm), "%s.weight", s->name);
-			int64_t wd[2] = {(int64_t)s->out, (int64_t)dim};
-			char *wn = init_f32(g, nm, 2, wd, w.data)->name;
-			snprintf(nm, sizeof(nm), "%s.bias", s->name);
-			int64_t bd[1] = {(int64_t)s->out};
-			char *bn = init_f32(g, nm, 1, bd, b.data)->name;
-			Onnx__AttributeProto *a[1] = {attr_i(g, "transB", 1)};
-			char *in[3] = {x, wn, bn};
-			x = node(g, "Gemm", 3, in, NULL, 1, a);
-			dim = s->out;
+			*frame = 0;
 			break;
 		}
 		default:
@@ -390,10 +438,94 @@ static int build_graph(struct gb *g, struct vpa_nn *net, char **out_name, size_t
 					vpa_nn_kind_name(s->kind));
 		}
 	}
-	if (!pooled)
-		return vpa_fail(err, VPA_EINPUT, NULL, "the network has no statistics pooling");
-	*out_name = x;
-	*out_dim = dim;
+	*xio = x;
+	return 0;
+}
+
+/* the x-vector: its one network; the embedding a vector after the pooling */
+static int build_xvector(struct gb *g, struct vpa_nn *net, char **x, struct vpa_err *err)
+{
+	int frame = 1;
+	int rc = emit_net(g, net, "", x, &frame, err);
+	if (!rc && frame)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "the network has no statistics pooling");
+	return rc;
+}
+
+/*
+ * The ECAPA-TDNN of audio/ecapa.c, net by net in vpa_ecapa_net order (stem,
+ * per block: 1x1 in, K_2..K_s, 1x1 out, SE MLP; MFA; attention; head), wired
+ * as vpa_ecapa_forward wires them.
+ */
+static int build_ecapa(struct gb *g, struct vpa_ecapa *e, char **xio, struct vpa_err *err)
+{
+	const struct vpa_ecapa_opts *o = vpa_ecapa_opts(e);
+	const size_t C = o->channels, S = o->scale, W = C / S;
+	size_t k = 0;
+	char pre[32], *x = *xio;
+	int frame = 1, rc;
+#define NET(var)                                                                   \
+	do {                                                                       \
+		snprintf(pre, sizeof(pre), "net%zu.", k);                          \
+		if ((rc = emit_net(g, vpa_ecapa_net(e, k), pre, &(var), &frame, err))) \
+			return rc;                                                 \
+		k++;                                                               \
+	} while (0)
+	NET(x);
+	char *bo[3];
+	for (int blk = 0; blk < 3; blk++) {
+		char *h = x;
+		NET(h);
+		char **ys = gmalloc(g, S * sizeof(char *));
+		ys[0] = S > 1 ? slice(g, h, 1, 0, (int64_t)W) : h;
+		for (size_t i = 1; i < S; i++) {
+			char *u = slice(g, h, 1, (int64_t)(i * W), (int64_t)((i + 1) * W));
+			if (i >= 2) /* u_i = h_i + y_{i-1} */
+				u = binop(g, "Add", u, ys[i - 1]);
+			NET(u);
+			ys[i] = u;
+		}
+		char *z = S > 1 ? concat(g, S, ys, 1) : ys[0];
+		NET(z);
+		/* squeeze-excitation on the frames' mean, then the residual */
+		char *m = tmean(g, z, 0);
+		frame = 0;
+		NET(m);
+		frame = 1;
+		char *in[2] = {m, const1(g, "axes", 2)};
+		char *g3 = node(g, "Unsqueeze", 2, in, NULL, 0, NULL);
+		x = binop(g, "Add", binop(g, "Mul", z, g3), x);
+		bo[blk] = x;
+	}
+	char *H = concat(g, 3, bo, 1);
+	NET(H);
+	/* attentive statistics pooling (audio/ecapa.c vpa_ecapa_asp_forward) */
+	char *mean = tmean(g, H, 1);
+	char *dev = binop(g, "Sub", H, mean);
+	char *var = tmean(g, binop(g, "Mul", dev, dev), 1);
+	char *fl = floor_const(g, "asp.variance_floor", 1e-10f);
+	char *sd = binop(g, "Max", var, fl);
+	sd = node(g, "Sqrt", 1, &sd, NULL, 0, NULL);
+	char *shape = node(g, "Shape", 1, &H, NULL, 0, NULL);
+	char *ctx[3] = {H, binop(g, "Expand", mean, shape), binop(g, "Expand", sd, shape)};
+	char *att = concat(g, 3, ctx, 1);
+	NET(att);
+	Onnx__AttributeProto *a[1] = {attr_i(g, "axis", 2)};
+	char *alpha = node(g, "Softmax", 1, &att, NULL, 1, a);
+	char *aH = binop(g, "Mul", alpha, H);
+	char *mu = tsum(g, aH);
+	char *q = tsum(g, binop(g, "Mul", aH, H));
+	char *v2 = binop(g, "Sub", q, binop(g, "Mul", mu, mu));
+	char *sg = binop(g, "Max", v2, fl);
+	sg = node(g, "Sqrt", 1, &sg, NULL, 0, NULL);
+	char *pool[2] = {mu, sg};
+	x = concat(g, 2, pool, 1);
+	frame = 0;
+	NET(x);
+#undef NET
+	if (k != vpa_ecapa_n_nets(e))
+		VPA_BUG("ECAPA export used %zu of %zu nets", k, vpa_ecapa_n_nets(e));
+	*xio = x;
 	return 0;
 }
 
@@ -412,15 +544,17 @@ void vpa_anon_extractor_embed_options(const struct vpa_xvec_meta *m, char *buf, 
 int vpa_anon_extractor_onnx(struct vpa_xvec *x, const struct vpa_xvec_meta *m, const char *path,
 			    struct vpa_err *err)
 {
-	if (!x->net)
-		return vpa_fail(err, VPA_EINPUT, NULL,
-				"%s: only the x-vector TDNN is written as ONNX (the ECAPA-TDNN is not)",
-				path);
 	struct gb g;
 	memset(&g, 0, sizeof(g));
-	char *out = NULL;
-	size_t dim = 0;
-	int rc = build_graph(&g, x->net, &out, &dim, err);
+	static char feats[] = "feats";
+	char *out = feats;
+	size_t dim = x->emb_dim;
+	{
+		int64_t perm[3] = {0, 2, 1};
+		Onnx__AttributeProto *a[1] = {attr_ints(&g, "perm", 3, perm)};
+		out = node(&g, "Transpose", 1, &out, NULL, 1, a);
+	}
+	int rc = x->ecapa ? build_ecapa(&g, x->ecapa, &out, err) : build_xvector(&g, x->net, &out, err);
 	void *buf = NULL;
 	if (rc)
 		goto done;
@@ -428,7 +562,7 @@ int vpa_anon_extractor_onnx(struct vpa_xvec *x, const struct vpa_xvec_meta *m, c
 	Onnx__NodeProto *last = g.nodes[g.n_nodes - 1];
 	last->output[0] = gstr(&g, "embedding");
 	Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
-	gp.name = gstr(&g, "vpaudit_xvector");
+	gp.name = gstr(&g, x->ecapa ? "vpaudit_ecapa_tdnn" : "vpaudit_xvector");
 	gp.n_node = g.n_nodes;
 	gp.node = g.nodes;
 	gp.n_initializer = g.n_inits;
@@ -453,7 +587,7 @@ int vpa_anon_extractor_onnx(struct vpa_xvec *x, const struct vpa_xvec_meta *m, c
 	snprintf(fl, sizeof(fl), "%.17g", m->final_loss);
 	const char *kv[][2] = {{"vpaudit.embed_options", opts},
 			       {"vpaudit.role", m->role},
-			       {"vpaudit.architecture", "xvector"},
+			       {"vpaudit.architecture", vpa_xvec_arch_name(x->arch)},
 			       {"vpaudit.loss", m->loss},
 			       {"vpaudit.final_loss", fl}};
 	enum { NKV = sizeof(kv) / sizeof(kv[0]) };
@@ -471,8 +605,9 @@ int vpa_anon_extractor_onnx(struct vpa_xvec *x, const struct vpa_xvec_meta *m, c
 	mp.opset_import = &opsp;
 	mp.producer_name = gstr(&g, "vpaudit");
 	mp.producer_version = gstr(&g, "0.1.0");
-	mp.doc_string = gstr(&g, "x-vector extractor trained by vpaudit in C (audio/xvector.h); "
-				 "input feats (1, T, F) from the front-end in vpaudit.embed_options");
+	mp.doc_string = gstr(&g, "speaker-embedding extractor trained by vpaudit in C "
+				 "(audio/xvector.h); input feats (1, T, F) from the front-end in "
+				 "vpaudit.embed_options");
 	mp.graph = &gp;
 	mp.n_metadata_props = NKV;
 	mp.metadata_props = md;

@@ -5,6 +5,8 @@
 # the run that trained them (tools/results-same.sh, after removing the scenario
 # echo, the input list and the three fields that name the folders); an ECAPA-TDNN
 # ASV_eval reused with ASV_eval^anon fine-tuned from it gives the same records too;
+# the saved ONNX models (x-vector, ECAPA-TDNN) as `onnx:` ASV_eval give every record's
+# EER of the C extractor, and `vpaudit embed` runs the x-vector's;
 # the reused files are in the provenance with their SHA-256; a missing folder, a
 # written key that differs from the saved extractor's, and swapped folders are one
 # located line, exit 1, nothing written.
@@ -85,6 +87,12 @@ scn "$T/d.yaml" "epochs: 3, chunk: 150, batch: 16, semi_informed: finetune, from
 t_run "ECAPA-TDNN: reuse ASV_eval, fine-tune ASV_eval^anon from it" 0 -- run "$T/d.yaml" -o "$T/od" --quiet --threads 2
 strip "$T/oc" "$T/s3.json"; strip "$T/od" "$T/s4.json"
 t_ok "the same records and info (2 threads against 1)" tools/results-same.sh "$T/s3.json" "$T/s4.json"
+t_ok "the ECAPA-TDNN also saved as ONNX" test -s "$T/oc/extractors/asv_eval/model.onnx"
+scn "$T/p.yaml" "from_anon: oc/extractors/asv_eval_anon"
+sed -i 's|      rho_f0: false|      rho_f0: false\n      onnx: {model: oc/extractors/asv_eval/model.onnx, cmn: false, options: [--num-mel-bins=30, --cmvn=utt, --vad=true]}|' "$T/p.yaml"
+t_run "ECAPA-TDNN ASV_eval as the saved ONNX model" 0 -- run "$T/p.yaml" -o "$T/op" --quiet
+t_ok "every record's EER equals the C ECAPA-TDNN's" \
+	test "$(grep -E '"eer(_sweep)?":' "$T/oc/results.json")" = "$(grep -E '"eer(_sweep)?":' "$T/op/results.json")"
 
 # ---- bad input ----------------------------------------------------------------
 scn "$T/e.yaml" "from: nowhere/asv_eval"
