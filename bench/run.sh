@@ -53,6 +53,9 @@ echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
 
+echo "== saved extractors (issue 31.9): save, load, embed against training ASV_eval"
+"$BUILD/bench/bench_extractor_io"
+
 echo "== resampling (libsoxr HQ, issue 31) against fbank of the same duration"
 "$BUILD/bench/bench_resample"
 
