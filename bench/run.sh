@@ -54,6 +54,9 @@ bash bench/dp_python.sh   # issue 28: PLD and the 10M-score audit against NumPy/
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
 
+echo "== saved extractors (issue 31.9): save, load, embed against training ASV_eval"
+"$BUILD/bench/bench_extractor_io"
+
 echo "== resampling (libsoxr HQ, issue 31) against fbank of the same duration"
 "$BUILD/bench/bench_resample"
 
