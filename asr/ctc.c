@@ -10,6 +10,7 @@
 #include "asr/ctc.h"
 #include "base/dist.h"
 #include "base/la.h"
+#include "formats/tokens.h"
 #include "onnx/onnx.h"
 
 struct vpa_ctc {
@@ -39,76 +40,13 @@ void vpa_ctc_opts_init(struct vpa_ctc_opts *o)
 	o->channel = -1;
 }
 
-static void free_tokens(char **tok, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(tok[i]);
-	free(tok);
-}
-
-int vpa_ctc_read_tokens(const char *path, char ***tok, size_t *n, struct vpa_err *err)
-{
-	char *data;
-	size_t len;
-	*tok = NULL;
-	*n = 0;
-	int rc = vpa_read_file(path, &data, &len, err);
-	if (rc)
-		return rc;
-	char **t = NULL;
-	size_t k = 0, cap = 0;
-	size_t pos = 0;
-	long line = 0;
-	while (pos < len) {
-		line++;
-		size_t e = pos;
-		while (e < len && data[e] != '\n')
-			e++;
-		size_t l = e - pos;
-		if (l && data[pos + l - 1] == '\r')
-			l--;
-		struct vpa_loc loc = {path, line, 0};
-		if (memchr(data + pos, '\0', l)) {
-			rc = vpa_fail(err, VPA_EINPUT, &loc, "a NUL byte in a token");
-			break;
-		}
-		if (l == 0) {
-			/* an empty token could never be told from no token in the text */
-			rc = vpa_fail(err, VPA_EINPUT, &loc,
-				      "empty line: expected one token per line (line k is output index k)");
-			break;
-		}
-		if (k == cap) {
-			cap = cap ? 2 * cap : 64;
-			t = xrealloc(t, xmul(cap, sizeof(*t)));
-		}
-		t[k] = xmalloc(l + 1);
-		memcpy(t[k], data + pos, l);
-		t[k][l] = '\0';
-		k++;
-		pos = e + 1;
-	}
-	free(data);
-	if (!rc && k == 0) {
-		struct vpa_loc loc = {path, 0, 0};
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "no token: expected one token per line");
-	}
-	if (rc) {
-		free_tokens(t, k);
-		return rc;
-	}
-	*tok = t;
-	*n = k;
-	return 0;
-}
-
 void vpa_ctc_free(struct vpa_ctc *c)
 {
 	if (!c)
 		return;
 	vpa_onnx_free(c->m);
 	vpa_feat_free(c->fe);
-	free_tokens(c->tok, c->n_tok);
+	vpa_tokens_free(c->tok, c->n_tok);
 	free(c->model_path);
 	free(c->in_name);
 	free(c->out_name);
@@ -119,6 +57,22 @@ void vpa_ctc_free(struct vpa_ctc *c)
 size_t vpa_ctc_n_tokens(const struct vpa_ctc *c)
 {
 	return c->n_tok;
+}
+
+/* A declared shape with its symbolic names: "(1, frames, 30)" */
+static void info_shape(char *buf, size_t cap, const struct vpa_onnx_value_info *vi)
+{
+	size_t off = (size_t)snprintf(buf, cap, "(");
+	for (size_t d = 0; d < vi->ndim && off < cap; d++) {
+		if (vi->dims[d] >= 0)
+			off += (size_t)snprintf(buf + off, cap - off, "%s%lld", d ? ", " : "",
+						(long long)vi->dims[d]);
+		else
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s", d ? ", " : "",
+						vi->dim_names[d] ? vi->dim_names[d] : "?");
+	}
+	if (off < cap)
+		snprintf(buf + off, cap - off, ")");
 }
 
 /* The declared shape of graph output `name`, or NULL (an intermediate value). */
@@ -153,7 +107,7 @@ int vpa_ctc_new(const struct vpa_ctc_opts *o, struct vpa_ctc **out, struct vpa_e
 	c->wave_norm = o->wave_norm;
 	c->wave_scale = o->wave_scale;
 	c->norm = o->norm;
-	int rc = vpa_ctc_read_tokens(o->tokens, &c->tok, &c->n_tok, err);
+	int rc = vpa_tokens_read(o->tokens, &c->tok, &c->n_tok, err);
 	if (!rc && (size_t)c->blank >= c->n_tok)
 		rc = vpa_fail(err, VPA_EINPUT, NULL,
 			      "the blank index %ld is past the %zu tokens of %s", c->blank, c->n_tok,
@@ -183,8 +137,8 @@ int vpa_ctc_new(const struct vpa_ctc_opts *o, struct vpa_ctc **out, struct vpa_e
 	}
 	c->in_name = xstrdup(in->name);
 	if (in->has_shape && in->ndim != rank_in) {
-		char s[128];
-		vpa_onnx_shape_str(s, sizeof(s), in->ndim, in->dims);
+		char s[256];
+		info_shape(s, sizeof(s), in);
 		rc = vpa_fail(err, VPA_EINPUT, &mloc,
 			      "input '%s' %s has rank %zu, %s input wants rank %zu (%s)", in->name, s,
 			      in->ndim, o->input == VPA_CTC_WAVEFORM ? "waveform" : "features", rank_in,
@@ -202,8 +156,8 @@ int vpa_ctc_new(const struct vpa_ctc_opts *o, struct vpa_ctc **out, struct vpa_e
 	}
 	const struct vpa_onnx_value_info *oi = output_info(c->m, c->out_name);
 	if (oi && oi->has_shape) {
-		char s[128];
-		vpa_onnx_shape_str(s, sizeof(s), oi->ndim, oi->dims);
+		char s[256];
+		info_shape(s, sizeof(s), oi);
 		if (!(oi->ndim == 2 || (oi->ndim == 3 && oi->dims[0] <= 1))) {
 			rc = vpa_fail(err, VPA_EINPUT, &mloc,
 				      "output '%s' %s is not [1, T, V] or [T, V] (frames x tokens)",

@@ -66,16 +66,8 @@ struct vpa_ctc_opts {
 /* The defaults above. */
 void vpa_ctc_opts_init(struct vpa_ctc_opts *o);
 
+/* The tokens file: formats/tokens.h (vpa_tokens_read). */
 struct vpa_ctc; /* model + tokens + front-end: opaque, immutable, shareable between threads */
-
-/*
- * The tokens of a tokens file: one per line (the whole line but a final
- * "\r"), line k (from 0) = output index k.  Errors naming FILE:LINE: an empty
- * line (an empty token cannot be decoded), a file with no token.
- * *tok (caller frees each and the array) gets *n tokens.
- */
-int vpa_ctc_read_tokens(const char *path, char ***tok /* OUT */, size_t *n /* OUT */,
-			struct vpa_err *err);
 
 /*
  * Load the model and the tokens, build the front-end.  Checks, naming the

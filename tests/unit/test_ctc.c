@@ -10,6 +10,7 @@
 
 #include "asr/ctc.h"
 #include "formats/io.h"
+#include "formats/tokens.h"
 #include "harness.h"
 
 #define G "tests/golden/ctc/"
@@ -116,29 +117,27 @@ static void test_tokens_file(void)
 	fputs("<pad>\r\n|\r\nA\r\n", f);
 	fclose(f);
 	vpa_err_init(&err);
-	CHECK(vpa_ctc_read_tokens(p, &tok, &n, &err) == 0);
+	CHECK(vpa_tokens_read(p, &tok, &n, &err) == 0);
 	CHECK(n == 3);
 	if (n == 3) {
 		CHECK_STR(tok[0], "<pad>");
 		CHECK_STR(tok[1], "|");
 		CHECK_STR(tok[2], "A");
-		for (size_t i = 0; i < n; i++)
-			free(tok[i]);
-		free(tok);
+		vpa_tokens_free(tok, n);
 	}
 	snprintf(p, sizeof(p), "%s/tok_empty_line.txt", tmpdir);
 	f = fopen(p, "w");
 	fputs("<pad>\n|\n\nB\n", f);
 	fclose(f);
 	vpa_err_init(&err);
-	CHECK(vpa_ctc_read_tokens(p, &tok, &n, &err) == VPA_EINPUT);
+	CHECK(vpa_tokens_read(p, &tok, &n, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "tok_empty_line.txt:3:") != NULL);
 	CHECK(strchr(err.msg, '\n') == NULL);
 	snprintf(p, sizeof(p), "%s/tok_none.txt", tmpdir);
 	f = fopen(p, "w");
 	fclose(f);
 	vpa_err_init(&err);
-	CHECK(vpa_ctc_read_tokens(p, &tok, &n, &err) == VPA_EINPUT);
+	CHECK(vpa_tokens_read(p, &tok, &n, &err) == VPA_EINPUT);
 	CHECK(strstr(err.msg, "no token") != NULL);
 }
 
