@@ -320,7 +320,7 @@ int vpa_ctc_wave(const struct vpa_ctc *c, const char *id, const struct vpa_wave 
 			      "output '%s' %s has %lld classes per frame but the tokens file has %zu tokens (line k is output index k)",
 			      c->out_name, s, (long long)y.dims[y.ndim - 1], c->n_tok);
 	}
-	size_t nt = y.ndim ? (size_t)y.dims[y.ndim - 2] : 0;
+	size_t nt = y.ndim >= 2 ? (size_t)y.dims[y.ndim - 2] : 0;
 	const float *p = y.data;
 	for (size_t i = 0; !rc && i < nt * c->n_tok; i++)
 		if (!isfinite(p[i]))

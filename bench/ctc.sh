@@ -34,5 +34,5 @@ for T in 1 2; do
 	t=$(median < "$D/t.txt"); v=$(median < "$D/v.txt")
 	printf '%-52s RTF %.4f\n' "PyTorch CPU, $T thread(s)" "$t"
 	printf '%-52s RTF %.4f\n' "vpaudit ONNX engine, $T thread(s)" "$v"
-	awk -v a="$t" -v b="$v" -v T="$T" 'BEGIN { printf "ratio (%d thread%s): PyTorch RTF / vpaudit RTF = %.2fx  (goal: >= 1: %s)\n", T, T > 1 ? "s" : "", a / b, a / b >= 1 ? "met" : "NOT met" }'
+	awk -v a="$t" -v b="$v" -v T="$T" 'BEGIN { printf "ratio (%d thread%s): PyTorch RTF / vpaudit RTF = %.2fx  (goal: >= 1: %s)\n", T, (T > 1 ? "s" : ""), a / b, (a / b >= 1 ? "met" : "NOT met") }'
 done

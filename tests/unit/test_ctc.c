@@ -376,6 +376,9 @@ static void test_bad_input(void)
 	o.model = G "small_ctc.onnx";
 	o.output_name = "/enc/layers.1/norm2/LayerNormalization_output_0";
 	expect_fail(&o, G "data", "has 64 classes per frame but the tokens file has 30 tokens");
+	/* the attention weights (heads, T, T): checked on the first utterance too */
+	o.output_name = "/enc/layers.0/self_attn/Softmax_output_0";
+	expect_fail(&o, G "data", "for utterance 'u00' is not [1, T, V] or [T, V]");
 	o.output_name = "no_such_value";
 	expect_fail(&o, G "data", "no value 'no_such_value'");
 	o.output_name = NULL;
