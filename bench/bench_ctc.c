@@ -3,8 +3,10 @@
  * CTC recogniser (asr/ctc.c) on the wav2vec2-base-architecture export that
  * bench/ctc_torch.py writes into DIR.
  *
- *   build/bench/bench_ctc DIR THREADS ROUNDS
+ *   build/bench/bench_ctc DIR THREADS ROUNDS [features]
  *
+ * features: the model takes vpaudit's fbank (80 bins) as (1, T, 80) (the
+ * Conformer of ctc_torch.py --arch conformer) instead of the waveform.
  * First checks the export against PyTorch: every utterance's logits (max
  * |difference| printed) and the greedy transcripts (equal or not, and how
  * many frames have a winner closer to the runner-up than that difference,
@@ -42,8 +44,8 @@ static char *slurp(const char *path)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4) {
-		fprintf(stderr, "usage: bench_ctc DIR THREADS ROUNDS (run by bench/ctc.sh)\n");
+	if (argc != 4 && !(argc == 5 && !strcmp(argv[4], "features"))) {
+		fprintf(stderr, "usage: bench_ctc DIR THREADS ROUNDS [features] (run by bench/ctc.sh)\n");
 		return 2;
 	}
 	const char *dir = argv[1];
@@ -61,6 +63,10 @@ int main(int argc, char **argv)
 	o.threads = threads;
 	struct vpa_err err;
 	vpa_err_init(&err);
+	if (argc == 5) {
+		o.input = VPA_CTC_FEATURES;
+		vpa_feat_opts_set(&o.feat, "num-mel-bins", "80", &err);
+	}
 	struct vpa_ctc *c;
 	double t0 = now();
 	if (vpa_ctc_new(&o, &c, &err)) {

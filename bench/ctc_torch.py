@@ -2,7 +2,7 @@
 """bench/ctc_torch.py - the PyTorch side of bench/ctc.sh (issue 30: the ONNX CTC
 recogniser's real-time factor against PyTorch CPU).
 
-    /usr/bin/python3 bench/ctc_torch.py DIR ROUNDS THREADS [--no-export]
+    /usr/bin/python3 bench/ctc_torch.py DIR ROUNDS THREADS [--no-export] [--arch hubert|conformer]
 
 Builds torchaudio's wav2vec2-base architecture (torchaudio.models.wav2vec2_base:
 7 conv feature layers, 12 transformer layers of 768, 94.4M parameters) with a
@@ -16,6 +16,11 @@ ROUNDS passes over the utterances (one at a time, each in one pass, as vpaudit
 does) under torch.inference_mode() with torch.set_num_threads(THREADS) and
 prints "torch THREADS RTF" (wall seconds / audio seconds, the best round).
 --no-export: reuse DIR's files and only time.
+--arch hubert: torchaudio's hubert_base instead (the same file names, so
+bench_ctc checks it); --arch conformer: a Conformer-CTC on features
+(torchaudio.models.Conformer, 12 layers of 256, 4 heads, kernel 31, after a 4x
+Conv1d subsampling) fed torchaudio's Kaldi fbank (80 bins, dither 0) of the
+int16-scale samples as (1, T, 80); bench_ctc DIR T R features checks it.
 """
 import os
 import sys
@@ -38,6 +43,24 @@ class W(torch.nn.Module):
         return self.m(x)[0]
 
 
+class ConformerCTC(torch.nn.Module):
+    def __init__(self, vocab):
+        super().__init__()
+        self.sub = torch.nn.Conv1d(80, 256, 4, 4)
+        self.enc = torchaudio.models.Conformer(256, 4, 1024, 12, 31, dropout=0.0)
+        self.head = torch.nn.Linear(256, vocab)
+
+    def forward(self, f):
+        x = self.sub((f - f.mean(dim=1, keepdim=True)).transpose(1, 2)).transpose(1, 2)
+        lengths = torch.ones(x.shape[0], dtype=torch.int64) * x.shape[1]
+        y, _ = self.enc(x, lengths)
+        return self.head(y)
+
+
+def fbank(x):
+    return torchaudio.compliance.kaldi.fbank(x * 32768.0, num_mel_bins=80, dither=0.0).unsqueeze(0)
+
+
 def greedy(logits):
     best, out, prev = logits.argmax(-1).tolist(), [], -1
     for k in best:
@@ -58,11 +81,18 @@ def greedy(logits):
 def main():
     d, rounds, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
     export = "--no-export" not in sys.argv[4:]
+    arch = sys.argv[sys.argv.index("--arch") + 1] if "--arch" in sys.argv else "wav2vec2"
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = W(torchaudio.models.wav2vec2_base(aux_num_out=len(TOKENS))).eval()
+    if arch == "conformer":
+        model = ConformerCTC(len(TOKENS)).eval()
+        head = model.head
+    else:
+        make = torchaudio.models.hubert_base if arch == "hubert" else torchaudio.models.wav2vec2_base
+        model = W(make(aux_num_out=len(TOKENS))).eval()
+        head = model.m.aux
     with torch.no_grad():
-        model.m.aux.weight.mul_(8.0)
+        head.weight.mul_(8.0)
     os.makedirs(os.path.join(d, "data"), exist_ok=True)
     rng = np.random.default_rng(0)
     utts = []
@@ -80,11 +110,13 @@ def main():
                 w.writeframes(x16.astype("<i2").tobytes())
         with wave.open(path) as w:
             x16 = np.frombuffer(w.readframes(w.getnframes()), "<i2")
-        utts.append((utt, path, torch.from_numpy(x16.astype(np.float32) / 32768.0).unsqueeze(0)))
+        x = torch.from_numpy(x16.astype(np.float32) / 32768.0).unsqueeze(0)
+        utts.append((utt, path, fbank(x) if arch == "conformer" else x))
     if export:
+        name = "feats" if arch == "conformer" else "wav"
         torch.onnx.export(model, utts[0][2], os.path.join(d, "w2v_base.onnx"), opset_version=17,
-                          input_names=["wav"], output_names=["logits"],
-                          dynamic_axes={"wav": {1: "samples"}, "logits": {1: "frames"}})
+                          input_names=[name], output_names=["logits"],
+                          dynamic_axes={name: {1: "samples"}, "logits": {1: "frames"}})
         with open(os.path.join(d, "tokens.txt"), "w") as f:
             f.write("".join(t + "\n" for t in TOKENS))
         with open(os.path.join(d, "data", "wav.scp"), "w") as f:
@@ -97,7 +129,10 @@ def main():
                 hyp.append(("%s %s" % (u, greedy(logits))).rstrip() + "\n")
         with open(os.path.join(d, "hyp.txt"), "w") as f:
             f.write("".join(hyp))
-    audio = sum(x.shape[1] for _, _, x in utts) / 16000.0
+    audio = 0.0
+    for _, p, _ in utts:
+        with wave.open(p) as w:
+            audio += w.getnframes() / 16000.0
     best = None
     with torch.inference_mode():
         model(utts[0][2])  # warm-up
