@@ -3,6 +3,7 @@
  * one utterance through the engine in one pass, greedy decoding, the
  * hypotheses of a data directory.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,102 @@
 #include "base/la.h"
 #include "formats/tokens.h"
 #include "onnx/onnx.h"
+
+/* A number in [lo, hi] from the whole of value, or -1 with *v untouched. */
+static int parse_num(const char *value, double lo, double hi, double *v)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(value, &end);
+	if (!*value || *end || errno || !isfinite(x) || x < lo || x > hi)
+		return -1;
+	*v = x;
+	return 0;
+}
+
+static int parse_bool(const char *value, int *v)
+{
+	if (!strcmp(value, "true") || !strcmp(value, "false")) {
+		*v = !strcmp(value, "true");
+		return 0;
+	}
+	return -1;
+}
+
+int vpa_ctc_opts_set(struct vpa_ctc_opts *o, const char *name, const char *value,
+		     struct vpa_err *err)
+{
+	double x;
+	if (!strcmp(name, "blank")) {
+		/* an integer: the index of a token */
+		if (parse_num(value, 0, 1e9, &x) || x != floor(x))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--blank must be a token index (0, 1, ...), got '%s'", value);
+		o->blank = (long)x;
+		return 0;
+	}
+	if (!strcmp(name, "delimiter")) {
+		/* "|" and SentencePiece's U+2581 by name, so a shell need not type it */
+		if (!strcmp(value, "sentencepiece"))
+			o->delimiter = "\xe2\x96\x81";
+		else if (!strcmp(value, "none"))
+			o->delimiter = "";
+		else
+			o->delimiter = value;
+		return 0;
+	}
+	if (!strcmp(name, "input")) {
+		if (strcmp(value, "waveform") && strcmp(value, "features"))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--input must be waveform or features, got '%s'", value);
+		o->input = !strcmp(value, "features") ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
+		return 0;
+	}
+	if (!strcmp(name, "rate")) {
+		if (parse_num(value, 1, 1e6, &x))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--rate must be the model's sample rate in Hz (1 .. 1000000), got '%s'", value);
+		o->rate = x;
+		return 0;
+	}
+	if (!strcmp(name, "wave-scale")) {
+		if (parse_num(value, 1e-30, 1e30, &x))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--wave-scale must be a positive number, got '%s'", value);
+		o->wave_scale = x;
+		return 0;
+	}
+	if (!strcmp(name, "wave-norm") || !strcmp(name, "resample")) {
+		int b;
+		if (parse_bool(value, &b))
+			return vpa_fail(err, VPA_EINPUT, NULL, "--%s must be true or false, got '%s'",
+					name, value);
+		*(!strcmp(name, "resample") ? &o->resample : &o->wave_norm) = b;
+		return 0;
+	}
+	if (!strcmp(name, "normalise") || !strcmp(name, "normalize")) {
+		if (vpa_wer_norm_parse(value, &o->norm))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--%s must be vpc, upper, punct or none, got '%s'", name, value);
+		return 0;
+	}
+	if (!strcmp(name, "layout")) {
+		if (strcmp(value, "btf") && strcmp(value, "bft"))
+			return vpa_fail(err, VPA_EINPUT, NULL, "--layout must be btf or bft, got '%s'",
+					value);
+		o->layout = !strcmp(value, "bft") ? VPA_CTC_BFT : VPA_CTC_BTF;
+		return 0;
+	}
+	if (!strcmp(name, "input-name")) {
+		o->input_name = value;
+		return 0;
+	}
+	if (!strcmp(name, "output")) {
+		o->output_name = value;
+		return 0;
+	}
+	return vpa_feat_opts_set(&o->feat, name, value, err);
+}
 
 struct vpa_ctc {
 	struct vpa_onnx_model *m;

@@ -65,6 +65,18 @@ struct vpa_ctc_opts {
 };
 /* The defaults above. */
 void vpa_ctc_opts_init(struct vpa_ctc_opts *o);
+/*
+ * Set one option by its command-line name (without "--"; for `vpaudit asr
+ * --onnx`): "blank" (index), "delimiter" (a token text, or "sentencepiece"
+ * for U+2581, or "none"), "input" (waveform|features), "rate" (Hz),
+ * "wave-scale", "wave-norm" and "resample" (true|false), "normalise"
+ * (vpc|upper|punct|none), "layout" (btf|bft), "input-name", "output" (value
+ * names; borrowed), or any option of audio's front-end (vpa_feat_opts_set:
+ * "num-mel-bins", ...; its errors, e.g. "unknown option '--x'").  Errors
+ * name the option and what was expected.
+ */
+int vpa_ctc_opts_set(struct vpa_ctc_opts *o, const char *name, const char *value,
+		     struct vpa_err *err);
 
 /* The tokens file: formats/tokens.h (vpa_tokens_read). */
 struct vpa_ctc; /* model + tokens + front-end: opaque, immutable, shareable between threads */

@@ -398,6 +398,48 @@ static void test_bad_input(void)
 	expect_fail(&o, G "no_such_dir", "no_such_dir");
 }
 
+static void test_opts_set(void)
+{
+	struct vpa_ctc_opts o;
+	vpa_ctc_opts_init(&o);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_ctc_opts_set(&o, "blank", "3", &err) == 0 && o.blank == 3);
+	CHECK(vpa_ctc_opts_set(&o, "delimiter", "sentencepiece", &err) == 0);
+	CHECK_STR(o.delimiter, "\xe2\x96\x81");
+	CHECK(vpa_ctc_opts_set(&o, "delimiter", "|", &err) == 0);
+	CHECK_STR(o.delimiter, "|");
+	CHECK(vpa_ctc_opts_set(&o, "input", "features", &err) == 0 && o.input == VPA_CTC_FEATURES);
+	CHECK(vpa_ctc_opts_set(&o, "rate", "8000", &err) == 0 && o.rate == 8000);
+	CHECK(vpa_ctc_opts_set(&o, "wave-norm", "true", &err) == 0 && o.wave_norm == 1);
+	CHECK(vpa_ctc_opts_set(&o, "resample", "true", &err) == 0 && o.resample == 1);
+	CHECK(vpa_ctc_opts_set(&o, "normalise", "none", &err) == 0 && !o.norm.upper && !o.norm.punct);
+	CHECK(vpa_ctc_opts_set(&o, "layout", "bft", &err) == 0 && o.layout == VPA_CTC_BFT);
+	CHECK(vpa_ctc_opts_set(&o, "num-mel-bins", "80", &err) == 0 && o.feat.num_mel_bins == 80);
+	CHECK(err.status == 0);
+	static const struct {
+		const char *name, *value, *msg;
+	} bad[] = {
+		{"blank", "-1", "--blank must be a token index (0, 1, ...), got '-1'"},
+		{"blank", "1.5", "--blank must be a token index (0, 1, ...), got '1.5'"},
+		{"input", "wave", "--input must be waveform or features, got 'wave'"},
+		{"rate", "0", "--rate must be the model's sample rate in Hz (1 .. 1000000), got '0'"},
+		{"wave-scale", "nan", "--wave-scale must be a positive number, got 'nan'"},
+		{"wave-norm", "yes", "--wave-norm must be true or false, got 'yes'"},
+		{"normalise", "lower", "--normalise must be vpc, upper, punct or none, got 'lower'"},
+		{"layout", "tbf", "--layout must be btf or bft, got 'tbf'"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		vpa_err_init(&err);
+		CHECK(vpa_ctc_opts_set(&o, bad[i].name, bad[i].value, &err) == VPA_EINPUT);
+		CHECK_STR(err.msg, bad[i].msg);
+	}
+	vpa_err_init(&err);
+	/* the front-end's answer: a usage error (exit 2), as `vpaudit features` */
+	CHECK(vpa_ctc_opts_set(&o, "no-such", "1", &err) == VPA_EUSAGE);
+	CHECK_STR(err.msg, "unknown option '--no-such'");
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "/tmp/vpa_ctc_XXXXXX");
@@ -410,6 +452,7 @@ int main(void)
 	RUN(test_datadir_text);
 	RUN(test_wave_norm_invariance);
 	RUN(test_bad_input);
+	RUN(test_opts_set);
 	char cmd[160];
 	/* remove the scratch files (no shell: unlink each) */
 	const char *files[] = {"tok_crlf.txt", "tok_empty_line.txt", "tok_none.txt", "hyp1.txt",
