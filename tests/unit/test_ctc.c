@@ -326,6 +326,45 @@ static void test_wave_norm_invariance(void)
 	vpa_ctc_free(c);
 }
 
+/* A 60 s utterance in one pass: the output has every frame the two
+ * convolutions give (floor((floor((S - 40) / 20) + 1 - 32) / 16) + 1), so
+ * nothing was truncated or chunked; vpa_ctc_wave has checked every score is
+ * finite. */
+static void test_long_utterance(void)
+{
+	struct vpa_ctc_opts o;
+	vpa_ctc_opts_init(&o);
+	o.model = G "small_ctc.onnx";
+	o.tokens = G "tokens.txt";
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_ctc *c;
+	CHECK(vpa_ctc_new(&o, &c, &err) == 0);
+	if (err.status)
+		return;
+	struct vpa_wave w;
+	vpa_wave_init(&w);
+	w.n = 60 * 16000 + 123;
+	w.rate = 16000;
+	w.x = malloc(w.n * sizeof(float));
+	struct vpa_rng r;
+	vpa_rng_seed(&r, 30);
+	for (size_t i = 0; i < w.n; i++)
+		w.x[i] = (float)(3000 * vpa_rng_normal(&r));
+	float *x = NULL;
+	char *text = NULL;
+	size_t T = 0;
+	CHECK(vpa_ctc_wave(c, "long", &w, &x, &T, &text, &err) == 0);
+	size_t t1 = (w.n - 40) / 20 + 1, want = (t1 - 32) / 16 + 1;
+	CHECK(T == want);
+	printf("#   60 s utterance: %zu frames (expected %zu), %zu characters of text\n", T, want,
+	       text ? strlen(text) : 0);
+	free(x);
+	free(text);
+	vpa_wave_release(&w);
+	vpa_ctc_free(c);
+}
+
 /* ---- bad input ----------------------------------------------------------------- */
 
 static int exists(const char *p)
@@ -451,6 +490,7 @@ int main(void)
 	RUN(test_features_vs_torch);
 	RUN(test_datadir_text);
 	RUN(test_wave_norm_invariance);
+	RUN(test_long_utterance);
 	RUN(test_bad_input);
 	RUN(test_opts_set);
 	char cmd[160];
