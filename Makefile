@@ -19,7 +19,7 @@ PDF_LIBS    := $(shell pkg-config --libs $(PDF_PKGS) 2>/dev/null || echo -lpango
 LDLIBS   += $(PDF_LIBS)
 
 LIB_SRC  := $(sort $(wildcard base/*.c formats/*.c learn/*.c metrics/*.c targets/*.c attacks/*.c \
-            config/*.c scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
+            config/*.c scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c asr/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)

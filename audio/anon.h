@@ -325,6 +325,9 @@ struct vpa_wer_opts {
 void vpa_wer_opts_init(struct vpa_wer_opts *o);
 /* "vpc" (upper and punct), "upper", "punct" or "none" into o; -1 for another name. */
 int vpa_wer_norm_parse(const char *name, struct vpa_wer_opts *o);
+/* That normalisation of a string of words in place (same length; the
+ * ONNX CTC recogniser's output, asr/ctc.c). */
+void vpa_wer_normalise(char *s, const struct vpa_wer_opts *o);
 int vpa_wer_files_opts(const char *ref_path, const char *hyp_path, const struct vpa_wer_opts *o,
 		       struct vpa_wer *out, struct vpa_err *err);
 int vpa_wer_text_opts(const char *ref_name, const char *ref, size_t ref_len,

@@ -146,6 +146,11 @@ static void normalise(char *p, const struct vpa_wer_opts *o)
 	}
 }
 
+void vpa_wer_normalise(char *s, const struct vpa_wer_opts *o)
+{
+	normalise(s, o);
+}
+
 static int text_parse(struct text *t, const char *name, const char *data, size_t len,
 		      const struct vpa_wer_opts *o, struct vpa_err *err)
 {

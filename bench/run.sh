@@ -42,6 +42,7 @@ echo "== dp audit: 10M scores (issue 28; goal < 2 s)"
 
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
+bash bench/ctc.sh        # issue 30: ONNX CTC recogniser (wav2vec2-base size) against PyTorch
 echo "== audio headers probed by validate, and audio hashed while a run reads it (issue 31)"
 "$BUILD/bench/bench_probe" 1000
 bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
@@ -105,7 +106,7 @@ awk -v tm="$tm" -v f="$f11" -v p="$p11" -v a="$l11" -v b="$l21" 'BEGIN {
 }'
 
 for b in "$BUILD"/bench/bench_*; do
-	case "$(basename "$b")" in bench_metrics|bench_onnx|bench_mpi_a1|*.d|*.o) continue ;; esac
+	case "$(basename "$b")" in bench_metrics|bench_onnx|bench_mpi_a1|bench_ctc|*.d|*.o) continue ;; esac
 	[ -x "$b" ] || continue
 	echo "== $(basename "$b")"
 	"$b"

@@ -105,6 +105,10 @@ static void unary_f32(enum uop op, const float *a, float *o, size_t n, double al
 		relu_f32(a, o, n);
 		return;
 	}
+	if (op == U_ERF) { /* vectorised: the GELU of every transformer export */
+		ox_erf_f32(a, o, n);
+		return;
+	}
 	UNARY_BODY(float, expf, logf, sqrtf, tanhf, erff, floorf, ceilf, fabsf, sinf, cosf)
 }
 

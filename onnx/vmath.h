@@ -20,6 +20,17 @@
  */
 void ox_exp_shift_f32(const float *x, float shift, float *y, size_t n);
 
+/*
+ * y[i] = erf(x[i]) in float (the Erf operator; GELU as exported by PyTorch):
+ * x P(x^2) for |x| < 0.9, 1 - exp(-x^2) Q((|x| - 2.45) / 1.55) up to 4 (Q
+ * fitted to exp(x^2) erfc(x)), +-1 beyond; coefficients fitted by
+ * tests/golden/onnx_erf/gen.py (relative errors of the fits 3.3e-10 and
+ * 9.6e-9).  Odd, NaN kept, +-inf give +-1.  Within 2 ulp of the exact value
+ * (tests/unit/test_vmath_erf.c, against libm's double erf).  The same paths
+ * as ox_exp_shift_f32.  x and y may be the same array.
+ */
+void ox_erf_f32(const float *x, float *y, size_t n);
+
 /* The path ox_exp_shift_f32 takes in this process: "avx2+fma" or "generic". */
 const char *ox_exp_path(void);
 
