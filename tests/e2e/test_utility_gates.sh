@@ -1,0 +1,57 @@
+#!/bin/bash
+# tests/e2e/test_utility_gates.sh - issue 30 item 4: the utility of an
+# anonymised_speech audio target (WER of its `hyp:` files, rho_F0) carried
+# into the linkage records as wer_orig, wer_anon, wer_increase, rho_f0, so a
+# gate bounds them like any metric; an unknown utility metric is refused.
+. tests/e2e/lib.sh
+C=$T/corpus
+bash tests/e2e/audio/espeak_corpus.sh "$C" 8 4 > /dev/null 2>&1
+t_ok "espeak-ng corpus made" test -s "$C/trial_anon/wav.scp"
+# hypotheses: exact on the originals; one word deleted on the anonymised trials
+cp "$C/trial/text" "$T/hyp"
+sed '1s/^\([^ ]*\) [^ ]*/\1/' "$C/trial/text" > "$T/hyp_anon"
+scn() { # $1 file, $2 gates
+	cat > "$1" <<YAML
+name: utility-gates
+seed: 1
+report: [json]
+targets:
+  - id: a
+    kind: anonymised_speech
+    source: audio
+    audio:
+      train: $C/train
+      train_anon: $C/train_anon
+      enroll: $C/enroll
+      enroll_anon: $C/enroll_anon
+      trial: $C/trial
+      trial_anon: $C/trial_anon
+      hyp: $T/hyp
+      hyp_anon: $T/hyp_anon
+      rho_f0: true
+      extractor: {epochs: 2, hidden: 16, emb_dim: 8, chunk: 100, batch: 16}
+    backend: {lda_dim: 4, scoring: cosine}
+attacks:
+  - {id: link, kind: linkage, target: a, attackers: [ignorant, semi_informed]}
+gates:
+$2
+YAML
+}
+scn "$T/a.yaml" "  - {attack: link, metric: wer_orig, max: 0}
+  - {attack: link, metric: wer_anon, max: 0.5}
+  - {attack: link, metric: wer_increase, min: 0.0001, max: 0.5}
+  - {attack: link, metric: rho_f0, min: 0.5}"
+t_run "four utility gates that hold" 0 -- run "$T/a.yaml" -o "$T/out" --quiet
+O=$T/out/results.json
+t_ok "four gates pass" test "$(grep -c '"pass": true' "$O")" = 4
+# wer_increase = wer_anon - wer_orig = one deletion / reference words, in every record
+wa=$(grep -A6 '"wer_anon": {' "$O" | awk '$1 == "\"wer\":" { sub(/,$/, "", $2); print $2; exit }')
+t_ok "wer_increase in the records equals the target's wer_anon ($wa)" \
+	grep -q "\"wer_increase\": $wa," "$O"
+t_ok "every record carries it" test "$(grep -c '"wer_increase":' "$O")" -ge 2
+scn "$T/b.yaml" "  - {attack: link, metric: wer_increase, max: 0}"
+t_run "a WER-cost gate that fails" 3 -- run "$T/b.yaml" -o "$T/outb" --quiet
+scn "$T/c.yaml" "  - {attack: link, metric: wer_incraese, max: 0}"
+t_run "a misspelt utility metric" 1 -- validate "$T/c.yaml"
+t_ok "the error suggests wer_increase" grep -q "did you mean 'wer_increase'" "$ERR"
+t_done
