@@ -466,7 +466,9 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
 	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
-	       "(Interspeech 2025) for conversations of each length, against their chance levels.",
+	       "(Interspeech 2025) for conversations of each length, against their chance levels.  Every record also carries "
+	       "the utility the target measured on its trials, to be gated like any metric: wer_orig, "
+	       "wer_anon, wer_increase (wer_anon - wer_orig; fractions) and rho_f0.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,
