@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "embed/classify.h"
 #include "metrics/metrics.h"
+#include "targets/anon.h"
 
 static void usage(FILE *f)
 {
@@ -178,29 +179,6 @@ static int parse_args(int argc, char **argv, struct cargs *a)
 	return 0;
 }
 
-/* {"n", "uar", "accuracy", "recall": {LABEL: x|null}, "support": {...},
- *  "confusion": [[row of true class 0], ...] (rows true, columns predicted)} */
-static struct vpa_json *run_json(const struct vpa_cls_run *r, const struct vpa_cls_metrics *m)
-{
-	struct vpa_json *o = vpa_json_obj(), *rec = vpa_json_obj(), *sup = vpa_json_obj();
-	struct vpa_json *cm = vpa_json_arr();
-	vpa_json_set_num(o, "n", (double)m->n);
-	vpa_json_set_num(o, "uar", m->uar);
-	vpa_json_set_num(o, "accuracy", m->accuracy);
-	for (size_t c = 0; c < r->C; c++) {
-		vpa_json_set_num(rec, r->labels[c], m->recall[c]); /* NAN (no sample) -> null */
-		vpa_json_set_num(sup, r->labels[c], (double)m->support[c]);
-		struct vpa_json *row = vpa_json_arr();
-		for (size_t k = 0; k < r->C; k++)
-			vpa_json_push(row, vpa_json_num((double)m->confusion[c * r->C + k]));
-		vpa_json_push(cm, row);
-	}
-	vpa_json_set(o, "recall", rec);
-	vpa_json_set(o, "support", sup);
-	vpa_json_set(o, "confusion", cm);
-	return o;
-}
-
 static void run_text(const char *title, const char *data, const struct vpa_cls_run *r,
 		     const struct vpa_cls_metrics *m)
 {
@@ -260,10 +238,10 @@ int cmd_classify(int argc, char **argv)
 			for (size_t c = 0; c < r[0].C; c++)
 				vpa_json_push(labs, vpa_json_str(r[0].labels[c]));
 			vpa_json_set(o, "labels", labs);
-			vpa_json_set(o, "original", run_json(&r[0], &m[0]));
+			vpa_json_set(o, "original", vpa_anon_cls_json(&r[0], &m[0]));
 			vpa_json_set_num(o, "uar_orig", m[0].uar);
 			if (a.anon) {
-				vpa_json_set(o, "anonymised", run_json(&r[1], &m[1]));
+				vpa_json_set(o, "anonymised", vpa_anon_cls_json(&r[1], &m[1]));
 				vpa_json_set_num(o, "uar_anon", m[1].uar);
 				vpa_json_set_num(o, "uar_change", m[1].uar - m[0].uar);
 			}
