@@ -39,7 +39,8 @@ static void usage(FILE *f)
 		"  --onnx=MODEL           the classifier (ONNX)\n"
 		"  --folds=FILE           per-speaker folds (the VPC protocol): lines\n"
 		"                         `SPEAKER MODEL.onnx`; each utterance is classified by\n"
-		"                         its speaker's model (utt2spk), metrics pooled\n"
+		"                         its speaker's model (utt2spk); the UAR is then the VPC's:\n"
+		"                         each speaker's macro recall (sklearn recall_score), averaged\n"
 		"  --labels=MAP           the label map (required)\n"
 		"  --utt2label=FILE       the true labels, lines `UTT LABEL` (default DATA/utt2emo);\n"
 		"                         every utterance of DATA must have one\n"
@@ -187,7 +188,21 @@ static void run_text(const char *title, const char *data, const struct vpa_cls_r
 		if (strlen(r->labels[c]) > w)
 			w = strlen(r->labels[c]);
 	printf("%s: %s (%zu utterances)\n", title, data, m->n);
-	printf("  UAR       %.4f (%zu of %zu classes present)\n", m->uar, m->n_present, r->C);
+	if (r->group) {
+		double u, *cm = xcalloc(r->C, sizeof(double));
+		size_t ng;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		if (!vpa_cls_fold_uar(r->truth, r->pred, r->group, r->n, r->C, r->n_groups, &u, cm,
+				      &ng, &err))
+			printf("  UAR       %.4f (VPC: the mean over %zu speaker folds of each "
+			       "fold's macro recall)\n", u, ng);
+		free(cm);
+		printf("  pooled    %.4f (all utterances, %zu of %zu classes present)\n", m->uar,
+		       m->n_present, r->C);
+	} else {
+		printf("  UAR       %.4f (%zu of %zu classes present)\n", m->uar, m->n_present, r->C);
+	}
 	printf("  accuracy  %.4f\n", m->accuracy);
 	printf("  %-*s %7s %7s\n", (int)w, "class", "recall", "support");
 	for (size_t c = 0; c < r->C; c++) {
@@ -238,12 +253,16 @@ int cmd_classify(int argc, char **argv)
 			for (size_t c = 0; c < r[0].C; c++)
 				vpa_json_push(labs, vpa_json_str(r[0].labels[c]));
 			vpa_json_set(o, "labels", labs);
-			vpa_json_set(o, "original", vpa_anon_cls_json(&r[0], &m[0]));
-			vpa_json_set_num(o, "uar_orig", m[0].uar);
+			struct vpa_json *so = vpa_anon_cls_json(&r[0], &m[0]);
+			double uo = vpa_anon_cls_uar(so);
+			vpa_json_set(o, "original", so);
+			vpa_json_set_num(o, "uar_orig", uo);
 			if (a.anon) {
-				vpa_json_set(o, "anonymised", vpa_anon_cls_json(&r[1], &m[1]));
-				vpa_json_set_num(o, "uar_anon", m[1].uar);
-				vpa_json_set_num(o, "uar_change", m[1].uar - m[0].uar);
+				struct vpa_json *sa = vpa_anon_cls_json(&r[1], &m[1]);
+				double ua = vpa_anon_cls_uar(sa);
+				vpa_json_set(o, "anonymised", sa);
+				vpa_json_set_num(o, "uar_anon", ua);
+				vpa_json_set_num(o, "uar_change", ua - uo);
 			}
 			struct vpa_buf b;
 			vpa_buf_init(&b);
@@ -253,12 +272,21 @@ int cmd_classify(int argc, char **argv)
 			vpa_buf_release(&b);
 			vpa_json_free(o);
 		} else {
-			printf("classifier: %s%s (%zu labels)\n", model, a.folds ? " (per-speaker folds)" : "",
-			       r[0].C);
+			printf("classifier: %s%s (%zu labels)\n", model,
+			       a.folds ? " (per-speaker folds)" : "", r[0].C);
 			run_text("original", a.data, &r[0], &m[0]);
 			if (a.anon) {
 				run_text("anonymised", a.anon, &r[1], &m[1]);
-				printf("UAR change (anonymised - original): %+.4f\n", m[1].uar - m[0].uar);
+				double uo = m[0].uar, ua = m[1].uar;
+			if (r[0].group) { /* the VPC's numbers, as printed above */
+				struct vpa_json *so = vpa_anon_cls_json(&r[0], &m[0]);
+				struct vpa_json *sa = vpa_anon_cls_json(&r[1], &m[1]);
+				uo = vpa_anon_cls_uar(so);
+				ua = vpa_anon_cls_uar(sa);
+				vpa_json_free(so);
+				vpa_json_free(sa);
+			}
+			printf("UAR change (anonymised - original): %+.4f\n", ua - uo);
 			}
 		}
 	}

@@ -33,6 +33,10 @@ void vpa_cls_run_release(struct vpa_cls_run *r)
 	free(r->pred);
 	free(r->logits);
 	free(r->labels);
+	for (size_t g = 0; g < r->n_groups; g++)
+		free(r->group_name[g]);
+	free(r->group);
+	free(r->group_name);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -411,6 +415,19 @@ int vpa_classify_dir(const char *data, const char *model, const char *folds,
 				rc = vpa_fail(err, VPA_EINPUT, NULL,
 					      "%s: no fold for speaker '%s' (of utterance '%s')", folds,
 					      d.utt_spk[i], d.utt[i]);
+		/* the speakers, numbered in order of their first utterance */
+		struct vpa_strmap spk;
+		vpa_strmap_init(&spk);
+		r.group = xcalloc(n, sizeof(uint32_t));
+		r.group_name = xcalloc(n, sizeof(char *));
+		for (size_t i = 0; i < n && !rc; i++) {
+			if (!vpa_strmap_get(&spk, d.utt_spk[i], &r.group[i])) {
+				r.group[i] = (uint32_t)r.n_groups;
+				r.group_name[r.n_groups++] = xstrdup(d.utt_spk[i]);
+				vpa_strmap_put(&spk, r.group_name[r.group[i]], r.group[i], NULL);
+			}
+		}
+		vpa_strmap_release(&spk);
 		if (rc)
 			goto done_mo;
 	}

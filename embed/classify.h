@@ -17,7 +17,8 @@
  * The per-speaker folds of the VPC (IEMOCAP: one model per held-out
  * session): a folds file of lines `SPEAKER MODEL.onnx` (a relative MODEL is
  * read next to the folds file); each utterance is classified by the model of
- * its speaker (utt2spk), and the metrics are pooled over all utterances.
+ * its speaker (utt2spk); the VPC then scores each speaker alone and averages
+ * (metrics/metrics.h vpa_cls_fold_uar; run.group gives the speakers).
  */
 #ifndef VPA_CLASSIFY_H
 #define VPA_CLASSIFY_H
@@ -46,6 +47,10 @@ struct vpa_cls_run {
 	uint32_t *pred;   /* (n) argmax of the logits (first on a tie) */
 	float *logits;    /* (n * C) */
 	char **labels;    /* (C) the label map, owned */
+	/* with folds: the speaker of each utterance, the VPC's scoring unit */
+	size_t n_groups;
+	uint32_t *group;  /* (n) index into group_name, or NULL without folds */
+	char **group_name; /* (n_groups) speakers in order of first utterance, owned */
 };
 void vpa_cls_run_release(struct vpa_cls_run *r);
 

@@ -59,6 +59,69 @@ int vpa_cls_metrics(const uint32_t *truth, const uint32_t *pred, size_t n, size_
 		out->n_present++;
 	}
 	out->uar = sum / (double)out->n_present;
+	/* recall_score's macro average: the classes seen in truth or answers, a
+	 * class never true scoring 0 (sklearn's zero_division default) */
+	size_t n_seen = 0;
+	for (size_t c = 0; c < C; c++) {
+		size_t answered = 0;
+		for (size_t k = 0; k < C; k++)
+			answered += out->confusion[k * C + c];
+		n_seen += out->support[c] || answered;
+	}
+	out->uar_macro = sum / (double)n_seen;
 	out->accuracy = (double)correct / (double)n;
 	return 0;
+}
+
+int vpa_cls_fold_uar(const uint32_t *truth, const uint32_t *pred, const uint32_t *group,
+		     size_t n, size_t C, size_t G, double *uar, double *class_mean,
+		     size_t *n_groups, struct vpa_err *err)
+{
+	*uar = NAN;
+	*n_groups = 0;
+	for (size_t c = 0; c < C; c++)
+		class_mean[c] = NAN;
+	for (size_t i = 0; i < n; i++)
+		if (group[i] >= G)
+			return vpa_fail(err, VPA_EINPUT, NULL, "sample %zu: fold %u is outside [0, %zu)",
+					i + 1, group[i], G);
+	uint32_t *t = xmalloc(xmul(n ? n : 1, sizeof(uint32_t)));
+	uint32_t *p = xmalloc(xmul(n ? n : 1, sizeof(uint32_t)));
+	double *csum = xcalloc(C ? C : 1, sizeof(double)), usum = 0;
+	size_t *cn = xcalloc(C ? C : 1, sizeof(size_t));
+	int rc = 0;
+	/* groups in index order, so the sums do not depend on the sample order */
+	for (size_t g = 0; g < G && !rc; g++) {
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++)
+			if (group[i] == g) {
+				t[m] = truth[i];
+				p[m++] = pred[i];
+			}
+		if (!m)
+			continue;
+		struct vpa_cls_metrics gm;
+		if ((rc = vpa_cls_metrics(t, p, m, C, &gm, err)))
+			break;
+		usum += gm.uar_macro;
+		(*n_groups)++;
+		for (size_t c = 0; c < C; c++)
+			if (gm.support[c]) {
+				csum[c] += gm.recall[c];
+				cn[c]++;
+			}
+		vpa_cls_metrics_release(&gm);
+	}
+	if (!rc && !*n_groups)
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "no sample to score the classifier on");
+	if (!rc) {
+		*uar = usum / (double)*n_groups;
+		for (size_t c = 0; c < C; c++)
+			class_mean[c] = cn[c] ? csum[c] / (double)cn[c] : NAN;
+	}
+	free(t);
+	free(p);
+	free(csum);
+	free(cn);
+	return rc;
 }

@@ -636,6 +636,8 @@ struct vpa_cls_metrics {
 	size_t *support;    /* (C) true samples per class */
 	double *recall;     /* (C) correct / support; NAN for a class with no true sample */
 	double uar;         /* unweighted average recall over the present classes */
+	double uar_macro;   /* sklearn recall_score(average="macro"): over the classes in
+			       truth or answers, a class only answered counting 0 */
 	double accuracy;    /* correct / n */
 };
 /*
@@ -647,5 +649,17 @@ struct vpa_cls_metrics {
 int vpa_cls_metrics(const uint32_t *truth, const uint32_t *pred, size_t n, size_t C,
 		    struct vpa_cls_metrics *out, struct vpa_err *err);
 void vpa_cls_metrics_release(struct vpa_cls_metrics *m);
+
+/*
+ * The VoicePrivacy Challenge 2024's per-speaker-fold UAR (VoicePAT
+ * evaluate_ser): each group (speaker) g is scored alone, UAR_g = recall_score
+ * (average="macro") of its samples (uar_macro above); *uar is the mean of UAR_g
+ * over the groups with a sample, class_mean[c] the mean over the groups with a
+ * true sample of class c of their recall of c (the VPC's ACC_c; NAN when no
+ * group has one).  group[i] in [0, G).  Errors as vpa_cls_metrics.
+ */
+int vpa_cls_fold_uar(const uint32_t *truth, const uint32_t *pred, const uint32_t *group,
+		     size_t n, size_t C, size_t G, double *uar, double *class_mean /* (C) */,
+		     size_t *n_groups /* OUT: groups with a sample */, struct vpa_err *err);
 
 #endif

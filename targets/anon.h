@@ -454,10 +454,13 @@ int vpa_anon_ser_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_
 int vpa_anon_ser_run(const char *file, const char *dir, int threads,
 		     const struct vpa_anon_ser_opts *s, struct vpa_json *info, struct vpa_err *err);
 /* One classified set as JSON: n, uar, accuracy, recall {LABEL}, support {LABEL},
- * confusion [[...]] (rows true class, columns answer); also `vpaudit classify --json`. */
+ * confusion [[...]] (rows true class, columns answer), uar_macro; with folds also
+ * folds, uar_folds, recall_folds {LABEL}; also `vpaudit classify --json`. */
 struct vpa_cls_run;
 struct vpa_cls_metrics;
 struct vpa_json *vpa_anon_cls_json(const struct vpa_cls_run *r, const struct vpa_cls_metrics *m);
+/* uar_folds of such a set (the VPC's per-speaker-fold UAR) when present, else uar */
+double vpa_anon_cls_uar(const struct vpa_json *set);
 
 struct vpa_anon_audio_opts {
 	struct vpa_anon_synth_opts synthetic;

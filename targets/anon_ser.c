@@ -102,7 +102,33 @@ struct vpa_json *vpa_anon_cls_json(const struct vpa_cls_run *r, const struct vpa
 	vpa_json_set(o, "recall", rec);
 	vpa_json_set(o, "support", sup);
 	vpa_json_set(o, "confusion", cm);
+	vpa_json_set_num(o, "uar_macro", m->uar_macro);
+	if (r->group) {
+		/* the VPC's number: each speaker scored alone, then the mean */
+		double u, *cmean = xcalloc(r->C, sizeof(double));
+		size_t ng;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		if (!vpa_cls_fold_uar(r->truth, r->pred, r->group, r->n, r->C, r->n_groups, &u, cmean,
+				      &ng, &err)) {
+			struct vpa_json *rf = vpa_json_obj();
+			vpa_json_set_num(o, "folds", (double)ng);
+			vpa_json_set_num(o, "uar_folds", u);
+			for (size_t c = 0; c < r->C; c++)
+				vpa_json_set_num(rf, r->labels[c], cmean[c]);
+			vpa_json_set(o, "recall_folds", rf);
+		}
+		free(cmean);
+	}
 	return o;
+}
+
+/* The UAR a set is judged by: the VPC's mean over speaker folds with folds,
+ * else the UAR of all utterances. */
+double vpa_anon_cls_uar(const struct vpa_json *set)
+{
+	const struct vpa_json *f = vpa_json_get(set, "uar_folds");
+	return f ? vpa_json_get_num(set, "uar_folds", NAN) : vpa_json_get_num(set, "uar", NAN);
 }
 
 /* info.audio.ser = {"model", "protocol", "labels", "original", "anonymised",
@@ -145,11 +171,14 @@ int vpa_anon_ser_run(const char *file, const char *dir, int threads,
 		for (size_t c = 0; c < r[0].C; c++)
 			vpa_json_push(labs, vpa_json_str(r[0].labels[c]));
 		vpa_json_set(j, "labels", labs);
-		vpa_json_set(j, "original", vpa_anon_cls_json(&r[0], &m[0]));
-		vpa_json_set(j, "anonymised", vpa_anon_cls_json(&r[1], &m[1]));
-		vpa_json_set_num(j, "uar_orig", m[0].uar);
-		vpa_json_set_num(j, "uar_anon", m[1].uar);
-		vpa_json_set_num(j, "uar_change", m[1].uar - m[0].uar);
+		struct vpa_json *so = vpa_anon_cls_json(&r[0], &m[0]);
+		struct vpa_json *sa = vpa_anon_cls_json(&r[1], &m[1]);
+		double uo = vpa_anon_cls_uar(so), ua = vpa_anon_cls_uar(sa);
+		vpa_json_set(j, "original", so);
+		vpa_json_set(j, "anonymised", sa);
+		vpa_json_set_num(j, "uar_orig", uo);
+		vpa_json_set_num(j, "uar_anon", ua);
+		vpa_json_set_num(j, "uar_change", ua - uo);
 		vpa_json_set(info, "ser", j);
 	}
 	for (int k = 0; k < 2; k++) {

@@ -32,6 +32,8 @@ static void test_by_hand(void)
 	CHECK_NEAR(m.recall[1], 0.5, 1e-15);
 	CHECK_NEAR(m.recall[2], 0.0, 0);
 	CHECK(isnan(m.recall[3]));
+	/* recall_score macro: classes 0..3 seen, class 3 counts 0 -> 7/24 */
+	CHECK_NEAR(m.uar_macro, 7.0 / 24.0, 1e-15);
 	CHECK(m.n_present == 3);
 	CHECK(m.confusion[0 * 4 + 1] == 1 && m.confusion[2 * 4 + 3] == 1 && m.confusion[1 * 4 + 0] == 1);
 	CHECK(m.support[0] == 3 && m.support[3] == 0);
@@ -56,17 +58,27 @@ static void test_sklearn_golden(void)
 	CHECK(f != NULL);
 	if (!f)
 		return;
-	uint32_t t[400], p[400];
+	uint32_t t[400], p[400], g[400];
 	size_t n = 0;
-	double uar = NAN, acc = NAN, rec[4] = {NAN, NAN, NAN, NAN};
+	double uar = NAN, acc = NAN, rec[4] = {NAN, NAN, NAN, NAN}, macro = NAN, uf = NAN;
+	double af[4] = {NAN, NAN, NAN, NAN};
 	size_t cm[25];
 	char line[4096];
 	while (fgets(line, sizeof(line), f)) {
-		unsigned a, b;
+		unsigned a, b, c;
 		if (line[0] == '#')
 			continue;
 		if (!strncmp(line, "uar ", 4))
 			uar = strtod(line + 4, NULL);
+		else if (!strncmp(line, "uar_macro ", 10))
+			macro = strtod(line + 10, NULL);
+		else if (!strncmp(line, "uar_folds ", 10))
+			uf = strtod(line + 10, NULL);
+		else if (!strncmp(line, "acc_folds ", 10)) {
+			char *s = line + 10;
+			for (int k = 0; k < 4; k++)
+				af[k] = strtod(s, &s);
+		}
 		else if (!strncmp(line, "accuracy ", 9))
 			acc = strtod(line + 9, NULL);
 		else if (!strncmp(line, "recall ", 7)) {
@@ -77,8 +89,9 @@ static void test_sklearn_golden(void)
 			char *s = line + 10;
 			for (int k = 0; k < 25; k++)
 				cm[k] = (size_t)strtoul(s, &s, 10);
-		} else if (sscanf(line, "%u %u", &a, &b) == 2 && n < 400) {
+		} else if (sscanf(line, "%u %u %u", &a, &b, &c) == 3 && n < 400) {
 			t[n] = a;
+			g[n] = c;
 			p[n++] = b;
 		}
 	}
@@ -94,7 +107,27 @@ static void test_sklearn_golden(void)
 		CHECK_NEAR(m.recall[k], rec[k], 1e-12);
 	for (int k = 0; k < 25; k++)
 		CHECK(m.confusion[k] == cm[k]);
+	/* recall_score(average="macro"): class 4 (only answered) counts 0 */
+	CHECK_NEAR(m.uar_macro, macro, 1e-12);
+	CHECK(m.uar_macro < m.uar);
 	vpa_cls_metrics_release(&m);
+	/* the VPC's per-fold protocol (VoicePAT evaluate_ser) */
+	double fu, fc[5];
+	size_t ng;
+	CHECK(vpa_cls_fold_uar(t, p, g, n, 5, 6, &fu, fc, &ng, &err) == 0);
+	CHECK(ng == 6);
+	CHECK_NEAR(fu, uf, 1e-12);
+	for (int k = 0; k < 4; k++)
+		CHECK_NEAR(fc[k], af[k], 1e-12);
+	CHECK(isnan(fc[4]));
+	/* folds by hand: fold 0 = {truth 0 0, answers 0 1}, fold 1 = {truth 1, answer 1}:
+	 * macro recalls (1/2 + 0) / 2 = 1/4 and 1 -> 5/8; class 0: 1/2 (fold 0 only) */
+	uint32_t ht[] = {0, 0, 1}, hp[] = {0, 1, 1}, hg[] = {0, 0, 1};
+	CHECK(vpa_cls_fold_uar(ht, hp, hg, 3, 2, 3, &fu, fc, &ng, &err) == 0);
+	CHECK_NEAR(fu, 5.0 / 8.0, 1e-15);
+	CHECK_NEAR(fc[0], 0.5, 1e-15);
+	CHECK_NEAR(fc[1], 1.0, 1e-15);
+	CHECK(ng == 2); /* fold 2 has no sample */
 }
 
 /* PyTorch's logits of CASE for utterance utt (logits.txt), 0 when found. */
@@ -179,7 +212,31 @@ static void test_folds(void)
 	CHECK(vpa_classify_dir(G "data", NULL, G "folds.txt", G "labels.txt", G "data/utt2emo", &o,
 			       &r, &err) == 0);
 	check_run(&r, "wave", "wave_b"); /* s3 by wave_b.onnx, the others by wave.onnx */
+	CHECK(r.n_groups == 3 && r.group && r.group[7] == 2);
+	CHECK_STR(r.group_name[2], "s3");
 	vpa_cls_run_release(&r);
+	/* the VPC's per-fold UAR on both sets, as VoicePAT computes it (folds_uar.txt) */
+	FILE *f = fopen(G "folds_uar.txt", "r");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	char name[64];
+	double want;
+	while (fscanf(f, "%63s %lf", name, &want) == 2) {
+		char data[128];
+		snprintf(data, sizeof(data), G "%s", name);
+		CHECK(vpa_classify_dir(data, NULL, G "folds.txt", G "labels.txt", NULL, &o, &r, &err) ==
+		      0);
+		if (!strcmp(name, "data_anon"))
+			check_run(&r, "wave_anon", "wave_b_anon");
+		double u, cm[4];
+		size_t ng;
+		CHECK(vpa_cls_fold_uar(r.truth, r.pred, r.group, r.n, r.C, r.n_groups, &u, cm, &ng,
+				       &err) == 0);
+		CHECK_NEAR(u, want, 1e-12);
+		vpa_cls_run_release(&r);
+	}
+	fclose(f);
 }
 
 static void test_fbank_model(void)

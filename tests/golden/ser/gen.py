@@ -24,13 +24,21 @@ Writes into tests/golden/ser/:
                      (x - 12) / 4, Linear(20,16)-tanh-mean over time, centred, Linear(16,4, no bias) x8,
                      output (4) (a [C] output)
   folds.txt          the per-speaker folds: 'SPEAKER MODEL' (s1, s2 -> wave.onnx; s3 -> wave_b.onnx)
-  logits.txt         'CASE UTT l0 l1 l2 l3' for CASE in wave, wave_anon, wave_b, fbank:
+  folds_uar.txt      'DATA UAR': the VPC per-speaker-fold UAR of folds.txt on data/ and
+                     data_anon/ (VoicePAT evaluate_ser: each speaker by its fold's
+                     model, sklearn recall_score(average="macro"), mean over speakers)
+  logits.txt         'CASE UTT l0 l1 l2 l3' for CASE in wave, wave_anon, wave_b,
+                     wave_b_anon, fbank:
                      PyTorch's logits (%.9g) of each utterance
-  preds.txt          300 (truth, prediction) pairs over 5 classes (class 4 only ever
-                     predicted, never true), then 'uar', 'accuracy' from
+  preds.txt          300 (truth, prediction, fold) triples over 5 classes (class 4 only
+                     ever predicted, never true) and 6 folds, then 'uar', 'accuracy' from
                      sklearn.metrics.balanced_accuracy_score / accuracy_score, 'recall' per
                      class (recall_score average=None, labels 0..3) and 'confusion'
-                     (confusion_matrix, labels 0..4, row-major)
+                     (confusion_matrix, labels 0..4, row-major), 'uar_macro'
+                     (recall_score average="macro": class 4 counts 0), and the VPC
+                     2024 per-fold protocol as VoicePAT's evaluate_ser computes it:
+                     'uar_folds' (mean over folds of each fold's macro recall) and
+                     'acc_folds' (per class, the mean over folds of ACC_<class>)
 The C side must give PyTorch's logits within 1e-4 (absolute) and sklearn's UAR to 1e-12.
 """
 import os
@@ -174,7 +182,23 @@ def main():
     rows = logits_rows("wave", wa, [unit(x) for x in orig])
     rows += logits_rows("wave_anon", wa, [unit(x) for x in anon])
     rows += logits_rows("wave_b", wb, [unit(x) for x in orig])
+    rows += logits_rows("wave_b_anon", wb, [unit(x) for x in anon])
     rows += logits_rows("fbank", fb, [fbank(x) for x in orig])
+    # folds.txt on data/ and data_anon/ scored as VoicePAT's evaluate_ser does: per
+    # speaker, its fold's model, recall_score(average="macro"), then the mean
+    with open(os.path.join(HERE, "folds_uar.txt"), "w") as f:
+        for name, waves in (("data", orig), ("data_anon", anon)):
+            uars = []
+            for spk in ["s1", "s2", "s3"]:
+                model = wb if spk == "s3" else wa
+                ref, hyp = [], []
+                with torch.inference_mode():
+                    for (utt, s_, _, _, emo), x in zip(UTTS, waves):
+                        if s_ == spk:
+                            ref.append(EMOS.index(emo))
+                            hyp.append(int(model(unit(x)).reshape(-1).argmax()))
+                uars.append(skm.recall_score(ref, hyp, average="macro"))
+            f.write("%s %.17g\n" % (name, np.mean(uars)))
     with open(os.path.join(HERE, "logits.txt"), "w") as f:
         f.write("# PyTorch %s, torchaudio %s\n" % (torch.__version__, torchaudio.__version__))
         f.writelines(rows)
@@ -186,10 +210,26 @@ def main():
     acc = skm.accuracy_score(truth, pred)
     rec = skm.recall_score(truth, pred, labels=[0, 1, 2, 3], average=None)
     cm = skm.confusion_matrix(truth, pred, labels=[0, 1, 2, 3, 4])
+    # the VPC 2024's per-speaker folds (VoicePAT evaluation/utility/ser evaluate_ser):
+    # per fold recall_score(average="macro") and ACC_<class> = accuracy_score on the
+    # fold's samples of that class, then the mean over folds (pandas' mean skips NaN)
+    fold = r.choice(6, 300)
+    uar_folds, acc_folds = [], {k: [] for k in range(4)}
+    for g in range(6):
+        sel = fold == g
+        uar_folds.append(skm.recall_score(truth[sel], pred[sel], average="macro"))
+        for k in range(4):
+            selk = sel & (truth == k)
+            if selk.any():
+                acc_folds[k].append(skm.accuracy_score(truth[selk], pred[selk]))
+    macro = skm.recall_score(truth, pred, average="macro")
     with open(os.path.join(HERE, "preds.txt"), "w") as f:
         f.write("# scikit-learn %s\n" % sklearn.__version__)
-        f.writelines("%d %d\n" % (a, b) for a, b in zip(truth, pred))
+        f.writelines("%d %d %d\n" % (a, b, g) for a, b, g in zip(truth, pred, fold))
         f.write("uar %.17g\naccuracy %.17g\n" % (uar, acc))
+        f.write("uar_macro %.17g\n" % macro)
+        f.write("uar_folds %.17g\n" % np.mean(uar_folds))
+        f.write("acc_folds %s\n" % " ".join("%.17g" % np.mean(acc_folds[k]) for k in range(4)))
         f.write("recall %s\n" % " ".join("%.17g" % v for v in rec))
         f.write("confusion %s\n" % " ".join(str(v) for v in cm.reshape(-1)))
 
