@@ -735,14 +735,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
 	}
 	if (au->rho_f0 && paths[TIA]) {
-		double rho;
+		double rho, rho_sd;
 		size_t nu;
 		stage_start(&clk);
-		if ((rc = vpa_xvec_rho_f0(paths[TI], paths[TIA], ctx->threads, &rho, &nu, err)))
+		if ((rc = vpa_xvec_rho_f0_std(paths[TI], paths[TIA], ctx->threads, &rho, &rho_sd, &nu,
+					      err)))
 			goto out;
 		stage_stop(stages, "rho_f0", &clk);
 		if (nu) {
 			vpa_json_set_num(o, "rho_f0", rho);
+			vpa_json_set_num(o, "rho_f0_std", rho_sd);
 			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
 		}
 	}

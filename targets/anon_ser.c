@@ -168,6 +168,8 @@ int vpa_anon_ser_run(const char *file, const char *dir, int threads,
 		struct vpa_json *j = vpa_json_obj(), *labs = vpa_json_arr();
 		vpa_json_set_str(j, "model", s->model ? s->model : s->folds);
 		vpa_json_set_str(j, "protocol", s->folds ? "per-speaker folds" : "one model");
+		vpa_json_set_str(j, "data", s->data);
+		vpa_json_set_str(j, "data_anon", s->data_anon);
 		for (size_t c = 0; c < r[0].C; c++)
 			vpa_json_push(labs, vpa_json_str(r[0].labels[c]));
 		vpa_json_set(j, "labels", labs);

@@ -18,7 +18,7 @@ scn() { # $1 file, $2 gates, $3 more keys of ser
 	cat > "$1" <<YAML
 name: utility-gates
 seed: 1
-report: [json]
+report: [json, vpc]
 targets:
   - id: a
     kind: anonymised_speech
@@ -59,6 +59,11 @@ wa=$(grep -A6 '"wer_anon": {' "$O" | awk '$1 == "\"wer\":" { sub(/,$/, "", $2); 
 t_ok "wer_increase in the records equals the target's wer_anon ($wa)" \
 	grep -q "\"wer_increase\": $wa," "$O"
 t_ok "every record carries it" test "$(grep -c '"wer_increase":' "$O")" -ge 2
+t_ok "result_for_rank.txt starts with the SER rows (UAR 12.5% anonymised, 100% original)" \
+	grep -qz '^---- SER results ----\n  dataset split      ser      UAR  ACC_ang  ACC_hap  ACC_neu  ACC_sad\n0       a  data     anon   12.500    0.000   50.000    0.000    0.000\n1       a  data original  100.000  100.000  100.000  100.000  100.000\n' "$T/out/result_for_rank.txt"
+rho=$(awk '$1 == "\"rho_f0\":" && $2 ~ /^[0-9]/ { sub(/,$/, "", $2); printf "%.4f", $2; exit }' "$O")
+t_ok "vpc2022_results.txt: the pitch correlation line ($rho)" \
+	grep -Eq "^Pitch correlation for a_trials: mean=$rho std=0\.[0-9]{4}\$" "$T/out/vpc2022_results.txt"
 scn "$T/b.yaml" "  - {attack: link, metric: wer_increase, max: 0}"
 t_run "a WER-cost gate that fails" 3 -- run "$T/b.yaml" -o "$T/outb" --quiet
 scn "$T/c.yaml" "  - {attack: link, metric: wer_incraese, max: 0}"
