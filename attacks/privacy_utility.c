@@ -73,6 +73,11 @@ int vpa_privacy_utility_figure(const struct vpa_json *records, const char *sweep
 		}
 		if (!who || !isfinite(wer))
 			continue;
+		char who_w[64];
+		snprintf(who_w, sizeof(who_w), "%s", who);
+		for (char *p = who_w; *p; p++)
+			*p = *p == '_' ? '-' : *p; /* attackers in words, as the summary names them */
+		who = who_w;
 		char name[512];
 		if (sw && sw->type == VPA_JSON_NUM)
 			snprintf(name, sizeof(name), "%s, %s = %g (%s)", aid,
@@ -101,6 +106,12 @@ int vpa_privacy_utility_figure(const struct vpa_json *records, const char *sweep
 				     "the WER cost of the anonymisation");
 	vpa_json_set_str(f, "xlabel", "WER increase (percentage points, anonymised - original)");
 	vpa_json_set_str(f, "ylabel", "EER of the strongest attacker (%)");
+	/* the EER's whole scale, 0 to 50% (chance), so that a point's height reads
+	 * as how far from chance the strongest attacker stays */
+	struct vpa_json *yr = vpa_json_arr();
+	vpa_json_push(yr, vpa_json_num(0));
+	vpa_json_push(yr, vpa_json_num(50));
+	vpa_json_set(f, "yrange", yr);
 	vpa_json_set(f, "series", series);
 	vpa_json_push(figures, f);
 	return 1;
