@@ -191,7 +191,8 @@ static void test_document(void)
 		"{\"accuracy\": 1, \"recall\": {\"ang\": 1, \"sad\": 1}, \"support\": {\"ang\": 2, \"sad\": 1}, "
 		"\"confusion\": [[2, 0], [0, 1]]}, \"anonymised\": {\"accuracy\": 0.667, \"recall\": "
 		"{\"ang\": 1, \"sad\": 0}, \"confusion\": [[2, 0], [1, 0]]}}",
-		REC("lazy_informed", "0.15", W("0.053", "0.08", "0.027") ", \"gvd\": -3.5"), fig);
+		REC("lazy_informed", "0.15", W("0.053", "0.08", "0.027") ", \"gvd\": -3.5") ","
+		REC("semi_informed", "0.18", W("0.053", "0.08", "0.027")), fig);
 	CHECK(r != NULL);
 	if (!r)
 		return;
@@ -220,6 +221,13 @@ static void test_document(void)
 	CHECK(figs == 1);
 	CHECK(tables == 4); /* utility, recall per class, two confusion matrices */
 	CHECK(summary == 1);
+	/* the recommendation to anonymise more strongly says what the current one costs */
+	int advice = 0;
+	for (size_t i = 0; i < d.n; i++)
+		for (size_t k = 0; d.b[i].kind == VPA_B_LIST && k < d.b[i].n_items; k++)
+			advice += strstr(d.b[i].items[k], "Use a stronger anonymisation") &&
+				  strstr(d.b[i].items[k], "The current one already costs +2.7 WER points");
+	CHECK(advice == 1);
 	/* the utility table: WER, UAR, accuracy, rho_F0, G_VD */
 	for (size_t i = 0; i < d.n; i++) {
 		const struct vpa_blk *b = &d.b[i];
