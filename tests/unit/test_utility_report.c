@@ -12,6 +12,7 @@
  */
 #include "harness.h"
 
+#include "attacks/attacks.h"
 #include "base/json.h"
 #include "reports/doc.h"
 
@@ -251,8 +252,51 @@ static void test_document(void)
 	vpa_json_free(r);
 }
 
+/* the figure's points: per attack and sweep value, x = WER increase in points,
+ * y = the lowest pooled EER but the baseline's, in % */
+static void test_figure(void)
+{
+	struct vpa_json *r = dom("",
+		"{\"attack\": \"link\", \"sub\": \"baseline\", \"sweep\": 0.5, \"metrics\": "
+		"{\"eer\": 0.01, \"wer_increase\": 0.04}},"
+		"{\"attack\": \"link\", \"sub\": \"ignorant\", \"sweep\": 0.5, \"metrics\": "
+		"{\"eer\": 0.3, \"wer_increase\": 0.04}},"
+		"{\"attack\": \"link\", \"sub\": \"semi_informed\", \"sweep\": 0.5, \"metrics\": "
+		"{\"eer\": 0.2, \"wer_increase\": 0.04}},"
+		"{\"attack\": \"link\", \"sub\": \"semi_informed/f\", \"gender\": \"f\", "
+		"\"sweep\": 0.5, \"metrics\": {\"eer\": 0.05, \"wer_increase\": 0.04}},"
+		"{\"attack\": \"link\", \"sub\": \"ignorant\", \"sweep\": 0.9, \"metrics\": "
+		"{\"eer\": 0.1, \"wer_increase\": 0.01}},"
+		"{\"attack\": \"other\", \"sub\": \"ignorant\", \"sweep\": 0.9, \"metrics\": "
+		"{\"eer\": 0.1}}", NULL);
+	struct vpa_json *figs = vpa_json_arr();
+	CHECK(vpa_privacy_utility_figure(vpa_json_get(r, "records"), "alpha", figs) == 1);
+	const struct vpa_json *f = figs->n ? figs->items[0] : NULL;
+	CHECK_STR(vpa_json_get_str(f, "id"), VPA_PRIVACY_UTILITY_FIG);
+	const struct vpa_json *se = vpa_json_get(f, "series");
+	CHECK(se && se->n == 2);
+	if (se && se->n == 2) {
+		CHECK_STR(vpa_json_get_str(se->items[0], "name"), "link, alpha = 0.5 (semi-informed)");
+		CHECK_NEAR(vpa_json_get(se->items[0], "x")->items[0]->num, 4, 1e-12);
+		CHECK_NEAR(vpa_json_get(se->items[0], "y")->items[0]->num, 20, 1e-12);
+		CHECK_STR(vpa_json_get_str(se->items[1], "name"), "link, alpha = 0.9 (ignorant)");
+		CHECK_NEAR(vpa_json_get(se->items[1], "x")->items[0]->num, 1, 1e-12);
+		CHECK_NEAR(vpa_json_get(se->items[1], "y")->items[0]->num, 10, 1e-12);
+	}
+	vpa_json_free(figs);
+	/* no WER cost anywhere: no figure */
+	figs = vpa_json_arr();
+	struct vpa_json *r2 = dom("", REC("ignorant", "0.3", ""), NULL);
+	CHECK(vpa_privacy_utility_figure(vpa_json_get(r2, "records"), NULL, figs) == 0);
+	CHECK(figs->n == 0);
+	vpa_json_free(figs);
+	vpa_json_free(r2);
+	vpa_json_free(r);
+}
+
 int main(void)
 {
+	RUN(test_figure);
 	RUN(test_cases);
 	RUN(test_sweep);
 	RUN(test_property);
