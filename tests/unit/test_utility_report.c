@@ -8,7 +8,8 @@
  * defined EER of the pooled attackers but the baseline, the attacker named
  * has it, the WER words match the sign of the change and the numbers are
  * the DOM's).  Then the document: the utility section, its tables and the
- * privacy-utility figure outside the "Sweep" subsection.
+ * privacy-utility figure outside the "Sweep" subsection; the figure's points
+ * (attacks/privacy_utility.c) on records of two sweep values.
  */
 #include "harness.h"
 
