@@ -156,6 +156,15 @@ struct vpa_json *vpa_ci_extended_json(const struct vpa_ci *ci);
 /* {"type":"det","id":ID,"title":TITLE,"series":series} (takes series). */
 struct vpa_json *vpa_det_figure(const char *id, const char *title, struct vpa_json *series);
 
+/* ---- the privacy-utility figure (attacks/privacy_utility.c, issue 30) ---- */
+#define VPA_PRIVACY_UTILITY_FIG "privacy-utility"
+/* Append to figures a "lines" figure (id VPA_PRIVACY_UTILITY_FIG): one point
+ * per linkage attack and sweep value whose records carry wer_increase, x the
+ * WER increase in points, y the lowest EER (%) of its pooled attackers but
+ * the baseline.  1 when added, 0 when no record has a WER cost. */
+int vpa_privacy_utility_figure(const struct vpa_json *records, const char *sweep_param,
+			       struct vpa_json *figures);
+
 /* ---- kind `evaluate` ----------------------------------------------------- */
 extern const struct vpa_attack_kind vpa_attack_evaluate;
 

@@ -108,8 +108,38 @@ static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", "gvd",
-	"pi_link", "pi_sing", NULL,
+	"pi_link", "pi_sing", "wer_orig", "wer_anon", "wer_increase", "rho_f0", "uar_orig", "uar_anon", NULL,
 };
+
+/*
+ * The utility the target measured on the same trials (info.audio: WER of the
+ * `hyp:` files or of a recogniser, rho_F0), copied into every record of the
+ * attack so that a gate bounds it like any metric ("at most 5 points of WER
+ * for this privacy"): a fraction like every rate; wer_increase = wer_anon -
+ * wer_orig; uar_orig / uar_anon of the emotion recogniser (`ser:`).  Absent
+ * when the target did not measure it.
+ */
+static void set_utility(const struct vpa_target *t, struct vpa_json *mj)
+{
+	const struct vpa_json *au = vpa_json_get(t->info, "audio");
+	double wo = vpa_json_get_num(vpa_json_get(au, "wer_orig"), "wer", NAN);
+	double wa = vpa_json_get_num(vpa_json_get(au, "wer_anon"), "wer", NAN);
+	double rho = vpa_json_get_num(au, "rho_f0", NAN);
+	if (isfinite(wo))
+		vpa_json_set_num(mj, "wer_orig", wo);
+	if (isfinite(wa))
+		vpa_json_set_num(mj, "wer_anon", wa);
+	if (isfinite(wo) && isfinite(wa))
+		vpa_json_set_num(mj, "wer_increase", wa - wo);
+	if (isfinite(rho))
+		vpa_json_set_num(mj, "rho_f0", rho);
+	const struct vpa_json *ser = vpa_json_get(au, "ser");
+	double uo = vpa_json_get_num(ser, "uar_orig", NAN), ua = vpa_json_get_num(ser, "uar_anon", NAN);
+	if (isfinite(uo))
+		vpa_json_set_num(mj, "uar_orig", uo);
+	if (isfinite(ua))
+		vpa_json_set_num(mj, "uar_anon", ua);
+}
 
 static size_t subs(const void *opts, const void *target_opts, const char ***names)
 {
@@ -366,6 +396,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 					     attacker_names[k]);
 		}
 		vpa_json_set_num(mj, "gvd", gvd); /* NAN -> null */
+		set_utility(t, mj);
 		if (lo->legal && (rc = legal_record(rec, B, &a->trials, e, te, &lg, err))) {
 			free(S);
 			break;
@@ -442,7 +473,10 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
 	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
-	       "(Interspeech 2025) for conversations of each length, against their chance levels.",
+	       "(Interspeech 2025) for conversations of each length, against their chance levels.  Every record also carries "
+	       "the utility the target measured on its trials, to be gated like any metric: wer_orig, "
+	       "wer_anon, wer_increase (wer_anon - wer_orig; fractions), rho_f0, and uar_orig, uar_anon of "
+	       "the emotion recogniser (`ser`).",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

@@ -177,6 +177,10 @@ int vpa_xvec_wer(const char *ref, const char *hyp, const char *norm, int strict,
  */
 int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mean,
 		    size_t *n_used, struct vpa_err *err);
+/* The same and *std, their population standard deviation (VPC 2022's
+ * "Pitch correlation for DATA: mean=M std=S"). */
+int vpa_xvec_rho_f0_std(const char *orig, const char *anon, int threads, double *mean,
+			double *std, size_t *n_used, struct vpa_err *err);
 void vpa_xvec_rm_tree(const char *path);
 
 #endif

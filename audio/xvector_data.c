@@ -330,6 +330,13 @@ static int rho_one(void *arg, size_t i, struct vpa_err *err)
 int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mean,
 		    size_t *n_used, struct vpa_err *err)
 {
+	double sd;
+	return vpa_xvec_rho_f0_std(orig, anon, threads, mean, &sd, n_used, err);
+}
+
+int vpa_xvec_rho_f0_std(const char *orig, const char *anon, int threads, double *mean,
+			double *std, size_t *n_used, struct vpa_err *err)
+{
 	struct vpa_datadir a, b;
 	vpa_datadir_init(&a);
 	vpa_datadir_init(&b);
@@ -366,6 +373,12 @@ int vpa_xvec_rho_f0(const char *orig, const char *anon, int threads, double *mea
 				k++;
 			}
 		*mean = k ? s / (double)k : NAN;
+		/* population std (numpy's np.std), as the VPC 2022 prints beside the mean */
+		double v = 0;
+		for (size_t i = 0; i < n && !rc && k; i++)
+			if (isfinite(j.rho[i]))
+				v += (j.rho[i] - *mean) * (j.rho[i] - *mean);
+		*std = k ? sqrt(v / (double)k) : NAN;
 		*n_used = k;
 		free(j.rho);
 	}

@@ -641,4 +641,41 @@ struct vpa_one_run {
 int vpa_dp_audit_one_run_scores(const double *in, size_t n_in, const double *out, size_t n_out,
 				double alpha, double delta, struct vpa_one_run *res);
 
+
+/* ---- utterance classifiers: UAR, accuracy, confusion (metrics/classify.c, issue 30) ---- */
+
+struct vpa_cls_metrics {
+	size_t n_classes;   /* C */
+	size_t n;           /* samples */
+	size_t n_present;   /* classes with at least one true sample */
+	size_t *confusion;  /* (C, C): row = true class, column = predicted class */
+	size_t *support;    /* (C) true samples per class */
+	double *recall;     /* (C) correct / support; NAN for a class with no true sample */
+	double uar;         /* unweighted average recall over the present classes */
+	double uar_macro;   /* sklearn recall_score(average="macro"): over the classes in
+			       truth or answers, a class only answered counting 0 */
+	double accuracy;    /* correct / n */
+};
+/*
+ * truth[i], pred[i] in [0, C), n >= 1.  UAR is the mean of the per-class
+ * recalls of the classes present in truth (a class only ever predicted has
+ * no recall to average, as scikit-learn's balanced_accuracy_score leaves it
+ * out).  Errors (VPA_EINPUT): n == 0, C == 0, a label out of range.
+ */
+int vpa_cls_metrics(const uint32_t *truth, const uint32_t *pred, size_t n, size_t C,
+		    struct vpa_cls_metrics *out, struct vpa_err *err);
+void vpa_cls_metrics_release(struct vpa_cls_metrics *m);
+
+/*
+ * The VoicePrivacy Challenge 2024's per-speaker-fold UAR (VoicePAT
+ * evaluate_ser): each group (speaker) g is scored alone, UAR_g = recall_score
+ * (average="macro") of its samples (uar_macro above); *uar is the mean of UAR_g
+ * over the groups with a sample, class_mean[c] the mean over the groups with a
+ * true sample of class c of their recall of c (the VPC's ACC_c; NAN when no
+ * group has one).  group[i] in [0, G).  Errors as vpa_cls_metrics.
+ */
+int vpa_cls_fold_uar(const uint32_t *truth, const uint32_t *pred, const uint32_t *group,
+		     size_t n, size_t C, size_t G, double *uar, double *class_mean /* (C) */,
+		     size_t *n_groups /* OUT: groups with a sample */, struct vpa_err *err);
+
 #endif

@@ -115,16 +115,26 @@ void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d)
 		    eer < 0.2 && trusted_eer &&
 		    (!ident || vpa_rec_representative(recs, i, "identification")) &&
 		    once(f, "R2", a, s))
+		{
+			/* what the current anonymisation already costs (issue 30), when measured */
+			double dw = vpa_rec_num(rec, "wer_increase");
+			char cost[160] = "";
+			if (isfinite(dw))
+				snprintf(cost, sizeof cost, " The current one already costs %+.1f WER points "
+					 "(the utility section): weigh a stronger one against that.",
+					 100 * dw);
 			vpa_doc_item(l, "%s: the %s attacker, who retrains on anonymised speech, reaches "
 				     "an EER of %.1f%%%s: the anonymisation does not resist an attacker who "
 				     "knows the method. Use a stronger anonymisation (%s) and "
-				     "gate on this attacker before release. [R2; Tomashenko et al. 2020, "
+				     "gate on this attacker before release.%s [R2; Tomashenko et al. 2020, "
 				     "VoicePrivacy evaluation plan]", a, s, 100 * eer, popw,
 				     xvec_anon(r, a) ? "e.g. more distant pseudo-speakers, or one that "
 						       "also alters the content features"
 						     : "e.g. for a signal-level method such as McAdams, "
 						       "a setting farther from the original voice, or "
-						       "an x-vector-based anonymiser");
+						       "an x-vector-based anonymiser",
+				     cost);
+		}
 		if (kind_is(r, rec, "exposure") && !r3_done) {
 			double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
 			double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");

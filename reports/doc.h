@@ -97,6 +97,10 @@ void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
 /* The risk rating per target (risk.c): a paragraph and one item per target;
  * the summary adds it when the scenario sets no gates. */
 void vpa_doc_risk(const struct vpa_json *r, struct vpa_doc *d);
+/* sec_utility.c: the utility section (WER, UAR, rho_F0, G_VD, the
+ * privacy-utility figure) and the summary's trade-off sentences */
+void vpa_doc_utility(const struct vpa_json *r, struct vpa_doc *d);
+void vpa_utility_sentences(const struct vpa_json *r, struct vpa_buf *out);
 
 /* ---- helpers shared by the section builders (summary.c) ---- */
 /* The reasons why values cannot be trusted, each up to its first ';', with the

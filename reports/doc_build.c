@@ -173,6 +173,12 @@ static void add_fig(struct vpa_doc *d, const struct vpa_json *f, size_t *fig_k, 
 	b->text = c.data;
 }
 
+static int is_utility_fig(const struct vpa_json *f)
+{
+	const char *id = vpa_json_get_str(f, "id");
+	return id && !strcmp(id, "privacy-utility");
+}
+
 static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t *fig_k)
 {
 	vpa_doc_head(d, 1, "results", "Results per attack", 1);
@@ -252,7 +258,11 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 		vpa_buf_release(&seen);
 	}
 	const struct vpa_json *sw = vpa_json_get(r, "sweep"), *figs = vpa_json_get(r, "figures");
-	if ((sw && sw->type == VPA_JSON_OBJ) || (figs && figs->type == VPA_JSON_ARR && figs->n)) {
+	/* the privacy-utility figure (always the last) is shown by the utility section */
+	size_t n_figs = figs && figs->type == VPA_JSON_ARR ? figs->n : 0;
+	if (n_figs && is_utility_fig(figs->items[n_figs - 1]))
+		n_figs--;
+	if ((sw && sw->type == VPA_JSON_OBJ) || n_figs) {
 		vpa_doc_head(d, 2, "sweep", "Sweep", 1);
 		const char *param = sw && sw->type == VPA_JSON_OBJ ? vpa_json_get_str(sw, "param") : NULL;
 		const struct vpa_json *vals = sw && sw->type == VPA_JSON_OBJ ? vpa_json_get(sw, "values")
@@ -271,7 +281,7 @@ static void results_section(const struct vpa_json *r, struct vpa_doc *d, size_t 
 		}
 		struct vpa_buf seen;
 		vpa_buf_init(&seen);
-		for (size_t i = 0; figs && figs->type == VPA_JSON_ARR && i < figs->n; i++)
+		for (size_t i = 0; i < n_figs; i++)
 			add_fig(d, figs->items[i], fig_k, &seen);
 		vpa_buf_release(&seen);
 	}
@@ -301,6 +311,7 @@ void vpa_doc_build(const struct vpa_json *r, struct vpa_doc *d)
 	vpa_doc_summary(r, d);
 	vpa_doc_threat(r, d);
 	results_section(r, d, &fig_k);
+	vpa_doc_utility(r, d);
 	vpa_doc_compare(r, d);
 	vpa_doc_limitations(r, d);
 	vpa_doc_advice(r, d);

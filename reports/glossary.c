@@ -94,6 +94,27 @@ static const struct {
 	 "This is a utility measure: near 0 dB the anonymised voices stay as distinct as the "
 	 "originals (good for voice quality); it says nothing by itself about privacy.",
 	 "Noé et al. 2020, Speech pseudonymisation assessment using voice similarity matrices"},
+	/* issue 30: the utility measures (reports/sec_utility.c) */
+	{"WER (word error rate) and its increase",
+	 "The share of words a speech recogniser gets wrong (substitutions, deletions and "
+	 "insertions over the reference words), on the original and on the anonymised trials; "
+	 "wer_increase is the anonymised minus the original, in percentage points.",
+	 "A utility measure, lower is better: the WER cost is what the anonymisation takes from "
+	 "speech recognition. Read it beside the EER: privacy bought at a large WER cost may not "
+	 "be usable.",
+	 "Tomashenko et al., VoicePrivacy 2024 Challenge evaluation plan (ASR_eval)"},
+	{"UAR (unweighted average recall)",
+	 "The mean over classes of the share of each class's utterances an emotion recogniser "
+	 "labels correctly, so that a frequent class does not dominate; with per-speaker folds, "
+	 "each speaker is scored alone and the UARs averaged, as the VoicePrivacy Challenge does.",
+	 "A utility measure, higher is better: 1/C (C classes) is chance. A UAR that drops "
+	 "after anonymisation means the emotion is not kept.",
+	 "Schuller et al. 2009 (UAR); VoicePrivacy 2024 evaluation plan (SER on IEMOCAP)"},
+	{"rho_F0 (pitch correlation)",
+	 "The Pearson correlation of the pitch contour of each utterance with that of its "
+	 "anonymised version, averaged over the utterances.",
+	 "A utility measure: near 1 the intonation is kept; near 0 it is lost.",
+	 "VoicePrivacy 2022 evaluation plan"},
 };
 
 void vpa_doc_glossary(const struct vpa_json *r, struct vpa_doc *d)

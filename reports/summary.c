@@ -520,6 +520,18 @@ static void regime_cover_words(const char *sub, struct vpa_buf *b)
 				"and the regime's epsilon bounds what linking them can reveal.");
 }
 
+/* The privacy-utility trade-off in words (reports/sec_utility.c), when the
+ * run measured a WER cost or an emotion recogniser's UAR. */
+static void utility_tradeoff(const struct vpa_json *r, struct vpa_doc *d)
+{
+	struct vpa_buf s;
+	vpa_buf_init(&s);
+	vpa_utility_sentences(r, &s);
+	if (s.len)
+		vpa_doc_para(d, VPA_P_PLAIN, "Privacy against utility: %s", s.data);
+	vpa_buf_release(&s);
+}
+
 void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 {
 	vpa_doc_head(d, 1, "summary", "Executive summary", 1);
@@ -601,6 +613,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 	}
 	vpa_doc_para(d, VPA_P_PLAIN, "%s", w.data);
 	vpa_buf_release(&w);
+	utility_tradeoff(r, d);
 
 	/* one sentence per attack and attacker */
 	const struct vpa_json *recs = vpa_json_get(r, "records");

@@ -15,8 +15,14 @@
  *                         condition "ASV-ENROLLS-TRIALS" with EER, Cllr
  *                         (min/act), ROCCH-EER, linkability, ZEBRA
  *                         Population / Individual, then "ASR-..." blocks
- *                         in Kaldi compute-wer's %WER line, then the G_VD
- *                         block of each trials list.
+ *                         in Kaldi compute-wer's %WER line (and the
+ *                         recogniser when the target names one), then the
+ *                         G_VD block of each trials list, then rho_F0 as
+ *                         local/pitch_correlation.py appends it
+ *                         ("Pitch correlation for DATA: mean=M std=S").
+ *   result_for_rank.txt also starts with VoicePAT's "---- SER results ----"
+ *                         (dataset split ser UAR ACC_<label>) when the
+ *                         target has `ser:`.
  *
  * reports/README.md ("VoicePrivacy formats") gives the mapping of vpaudit's
  * attackers and records to those rows.  Undefined (null) metrics print as
@@ -236,6 +242,129 @@ static void rank_asr(struct vpa_buf *b, const struct vpa_json *results)
 	table_print(b, "ASR results", &t);
 }
 
+/*
+ * The recogniser that produced a WER, when the target names it: a string, or
+ * an object's "name" (with "version" / "model" when given), under "recogniser"
+ * or "asr" of the WER object, else of info.audio.  NULL for `hyp:` files.
+ */
+static const char *recogniser_of(const struct vpa_json *t, int anon, char *buf, size_t cap)
+{
+	const struct vpa_json *where[2] = {target_wer(t, anon),
+					   vpa_json_get(vpa_json_get(t, "info"), "audio")};
+	static const char *const keys[2] = {"recogniser", "asr"};
+	for (int w = 0; w < 2; w++)
+		for (int k = 0; k < 2; k++) {
+			const struct vpa_json *v = vpa_json_get(where[w], keys[k]);
+			if (!v)
+				continue;
+			if (v->type == VPA_JSON_STR)
+				return vpa_json_get_str(where[w], keys[k]);
+			const char *name = vpa_json_get_str(v, "name");
+			if (!name)
+				continue;
+			const char *ver = vpa_json_get_str(v, "version");
+			const char *model = vpa_json_get_str(v, "model");
+			snprintf(buf, cap, "%s%s%s%s%s%s", name, ver ? " " : "", ver ? ver : "",
+				 model ? " (" : "", model ? model : "", model ? ")" : "");
+			return buf;
+		}
+	return NULL;
+}
+
+/* After the ASR rows: which recogniser gave each WER (not a VPC row: the VPC
+ * has one, vpaudit several), one line per target and condition that names one. */
+static void rank_asr_names(struct vpa_buf *b, const struct vpa_json *results)
+{
+	const struct vpa_json *ts[256];
+	size_t nt = linked_targets(results, ts, 256);
+	int any = 0;
+	for (size_t i = 0; i < nt; i++)
+		for (int anon = 0; anon < 2; anon++) {
+			char buf[512];
+			const char *r = target_wer(ts[i], anon) ? recogniser_of(ts[i], anon, buf, sizeof(buf)) : NULL;
+			if (!r)
+				continue;
+			vpa_buf_printf(b, "ASR recogniser %s %s: %s\n", vpa_json_get_str(ts[i], "id"),
+				       anon ? "anon" : "original", r);
+			any = 1;
+		}
+	if (any)
+		vpa_buf_puts(b, "\n");
+}
+
+/* The last path component of p (the data set's name, as the VPC names rows). */
+static const char *base_name(const char *p, char *buf, size_t cap)
+{
+	size_t n = p ? strlen(p) : 0;
+	while (n > 1 && p[n - 1] == '/')
+		n--;
+	size_t s = n;
+	while (s > 0 && p[s - 1] != '/')
+		s--;
+	snprintf(buf, cap, "%.*s", (int)(n - s), p ? p + s : "");
+	return buf;
+}
+
+/*
+ * "---- SER results ----": the emotion recogniser of `ser:` as VoicePAT's
+ * evaluate_ser summarises it (columns dataset split ser UAR ACC_<label>, in
+ * percent, 3 decimals; anon before original as its groupby sorts them).
+ * VoicePAT prints pandas' two-level header (a "mean" row under UAR and ACC_*);
+ * this prints the one row of names.  dataset: the target, split: the data
+ * set's folder name.  UAR is the per-speaker-fold mean with folds.
+ */
+static void rank_ser(struct vpa_buf *b, const struct vpa_json *results)
+{
+	const struct vpa_json *ts[256];
+	size_t nt = linked_targets(results, ts, 256);
+	const char *head[8];
+	char hbuf[5][64];
+	struct table t = {0, 0, head, NULL};
+	for (size_t i = 0; i < nt; i++) {
+		const struct vpa_json *ser =
+			vpa_json_get(vpa_json_get(vpa_json_get(ts[i], "info"), "audio"), "ser");
+		const struct vpa_json *labs = vpa_json_get(ser, "labels");
+		if (!ser || !labs || labs->type != VPA_JSON_ARR || labs->n > 4)
+			continue; /* more than 4 classes do not fit the table's 8 columns */
+		size_t nc = 4 + labs->n;
+		if (t.ncol && t.ncol != nc)
+			continue; /* one label map per table */
+		if (!t.ncol) {
+			t.ncol = nc;
+			head[0] = "dataset";
+			head[1] = "split";
+			head[2] = "ser";
+			head[3] = "UAR";
+			for (size_t c = 0; c < labs->n; c++) {
+				snprintf(hbuf[c], sizeof(hbuf[c]), "ACC_%s",
+					 labs->items[c]->type == VPA_JSON_STR ? labs->items[c]->str : "?");
+				head[4 + c] = hbuf[c];
+			}
+		}
+		char split[256];
+		base_name(vpa_json_get_str(ser, "data"), split, sizeof(split));
+		for (int anon = 1; anon >= 0; anon--) {
+			const struct vpa_json *set = vpa_json_get(ser, anon ? "anonymised" : "original");
+			const struct vpa_json *rec = vpa_json_get(set, "recall_folds");
+			if (!rec)
+				rec = vpa_json_get(set, "recall");
+			char v[5][64];
+			const char *row[8] = {vpa_json_get_str(ts[i], "id"), split,
+					      anon ? "anon" : "original", v[0]};
+			double u = vpa_json_get_num(ser, anon ? "uar_anon" : "uar_orig", NAN);
+			snprintf(v[0], sizeof(v[0]), isfinite(u) ? " %.3f" : "undefined", 100 * u);
+			for (size_t c = 0; c < labs->n; c++) {
+				const char *l = labs->items[c]->type == VPA_JSON_STR ? labs->items[c]->str : "";
+				double x = vpa_json_get_num(rec, l, NAN);
+				snprintf(v[1 + c], sizeof(v[1 + c]), isfinite(x) ? " %.3f" : "NaN", 100 * x);
+				row[4 + c] = v[1 + c];
+			}
+			table_add(&t, row);
+		}
+	}
+	table_print(b, "SER results", &t);
+}
+
 /* ---- VPC 2022 results.txt ------------------------------------------------- */
 
 /* ZEBRA population D_ECE as the VPC zebra script prints it: 3 decimals, or
@@ -308,6 +437,10 @@ static void vpc2022_asr(struct vpa_buf *b, const struct vpa_json *results)
 				       vpa_json_get_str(ts[i], "id"), anon ? "_anon" : "", 100 * x,
 				       ins + del + sub, vpa_json_get_num(w, "ref_words", 0), ins, del,
 				       sub);
+			char buf[512];
+			const char *r = recogniser_of(ts[i], anon, buf, sizeof(buf));
+			if (r)
+				vpa_buf_printf(b, "  recogniser: %s\n", r);
 		}
 }
 
@@ -345,6 +478,24 @@ static void vpc2022_gvd(struct vpa_buf *b, const struct vpa_json *results)
 		}
 }
 
+/* VPC 2022 local/pitch_correlation.py's line, appended to results.txt after the
+ * other blocks: "Pitch correlation for DATA: mean=M std=S" (4 decimals). */
+static void vpc2022_rho(struct vpa_buf *b, const struct vpa_json *results)
+{
+	const struct vpa_json *ts[256];
+	size_t nt = linked_targets(results, ts, 256);
+	for (size_t i = 0; i < nt; i++) {
+		const struct vpa_json *au = vpa_json_get(vpa_json_get(ts[i], "info"), "audio");
+		double m = vpa_json_get_num(au, "rho_f0", NAN), sd = vpa_json_get_num(au, "rho_f0_std", NAN);
+		if (!isfinite(m))
+			continue;
+		vpa_buf_printf(b, "Pitch correlation for %s_trials: mean=%.4f", vpa_json_get_str(ts[i], "id"), m);
+		if (isfinite(sd))
+			vpa_buf_printf(b, " std=%.4f", sd);
+		vpa_buf_puts(b, "\n");
+	}
+}
+
 int vpa_report_vpc(const struct vpa_json *results, struct vpa_buf *rank, struct vpa_buf *vpc2022)
 {
 	const struct vpa_json *recs = vpa_json_get(results, "records");
@@ -356,11 +507,14 @@ int vpa_report_vpc(const struct vpa_json *results, struct vpa_buf *rank, struct 
 	}
 	if (!any)
 		return 0;
+	rank_ser(rank, results);
 	rank_asv(rank, results, 0);
 	rank_asr(rank, results);
+	rank_asr_names(rank, results);
 	rank_asv(rank, results, 1);
 	vpc2022_asv(vpc2022, results);
 	vpc2022_asr(vpc2022, results);
 	vpc2022_gvd(vpc2022, results);
+	vpc2022_rho(vpc2022, results);
 	return 1;
 }

@@ -653,6 +653,7 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	}
 	if (s->has_sweep)
 		sweep_figures(s, records, figures);
+	vpa_privacy_utility_figure(records, s->has_sweep ? s->sweep_param : NULL, figures);
 
 	vpa_json_set_str(R, "schema", "vpaudit.results/1");
 	vpa_json_set_str(R, "vpaudit_version", VPA_VERSION);

@@ -439,6 +439,32 @@ struct vpa_anon_onnx_opts {
 		input_at, output_at;
 };
 
+/* `audio: ser:` (targets/anon_ser.c, issue 30): an utterance classifier (the
+ * VPC's speech emotion recogniser) on a labelled set and its anonymised copy */
+struct vpa_anon_ser_opts {
+	const char *model, *folds, *labels, *utt2label, *utt2label_anon, *data, *data_anon;
+	const char *input_kind;
+	struct vpa_strs options;
+	int cmn;
+	const char *input, *output;
+	struct vpa_mark model_at, folds_at, labels_at, utt2label_at, utt2label_anon_at, data_at,
+		data_anon_at, input_kind_at, options_at, cmn_at, input_at, output_at;
+};
+extern const struct vpa_schema vpa_anon_ser_schema;
+int vpa_anon_ser_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_ser_opts *s,
+			  struct vpa_mark s_at, struct vpa_err *err);
+/* Run it on data and data_anon; info gets "ser" (see anon_ser.c). */
+int vpa_anon_ser_run(const char *file, const char *dir, int threads,
+		     const struct vpa_anon_ser_opts *s, struct vpa_json *info, struct vpa_err *err);
+/* One classified set as JSON: n, uar, accuracy, recall {LABEL}, support {LABEL},
+ * confusion [[...]] (rows true class, columns answer), uar_macro; with folds also
+ * folds, uar_folds, recall_folds {LABEL}; also `vpaudit classify --json`. */
+struct vpa_cls_run;
+struct vpa_cls_metrics;
+struct vpa_json *vpa_anon_cls_json(const struct vpa_cls_run *r, const struct vpa_cls_metrics *m);
+/* uar_folds of such a set (the VPC's per-speaker-fold UAR) when present, else uar */
+double vpa_anon_cls_uar(const struct vpa_json *set);
+
 struct vpa_anon_audio_opts {
 	struct vpa_anon_synth_opts synthetic;
 	struct vpa_anon_anonymise_opts anonymise;
@@ -460,6 +486,8 @@ struct vpa_anon_audio_opts {
 	struct vpa_anon_extractor_opts extractor;
 	struct vpa_anon_onnx_opts onnx;
 	struct vpa_anon_onnx_opts onnx_anon;
+	struct vpa_anon_ser_opts ser;
+	struct vpa_mark ser_at;
 	struct vpa_mark synthetic_at, anonymise_at, train_at, train_anon_at, enroll_at,
 		enroll_anon_at, trial_at, trial_anon_at, enroll_informed_at, enrolls_at,
 		trials_at, hyp_at, hyp_anon_at, rho_f0_at, level_at, extractor_at, onnx_at,

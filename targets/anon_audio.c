@@ -231,6 +231,12 @@ static const struct vpa_key audio_keys[] = {
 	 "ASV_eval^anon is then trained in C from scratch on train_anon (`extractor:`), "
 	 "unless `onnx_anon` gives it",
 	 VPA_AT(struct vpa_anon_audio_opts, onnx), VPA_MARK(struct vpa_anon_audio_opts, onnx_at)},
+	{"ser", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_ser_schema,
+	 "{model: ser.onnx, labels: emotions.txt, data: iemocap_dev, data_anon: iemocap_dev_b2}",
+	 "utility: an utterance classifier (the VPC's speech emotion recogniser, ONNX) on a "
+	 "labelled data set and its anonymised copy: UAR (gateable as uar_anon), accuracy, "
+	 "per-class recall, confusion matrix (as `vpaudit classify`)",
+	 VPA_AT(struct vpa_anon_audio_opts, ser), VPA_MARK(struct vpa_anon_audio_opts, ser_at)},
 	{"onnx_anon", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_onnx_schema,
 	 "{model: ecapa_anon.onnx, options: [--num-mel-bins=80]}",
 	 "ASV_eval^anon: your ONNX extractor trained on anonymised speech instead of the one "
@@ -328,6 +334,8 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 		vpa_embedder_free(e);
 	}
 	if (probe_dirs(ctx, au, want, err))
+		return err->status;
+	if (au->ser_at.line && vpa_anon_ser_validate(ctx, &au->ser, au->ser_at, err))
 		return err->status;
 	if (anon_range(ctx, &au->anonymise, au->anonymise_at, err))
 		return err->status;
@@ -816,16 +824,24 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
 	}
 	if (au->rho_f0 && paths[TIA]) {
-		double rho;
+		double rho, rho_sd;
 		size_t nu;
 		stage_start(&clk);
-		if ((rc = vpa_xvec_rho_f0(paths[TI], paths[TIA], ctx->threads, &rho, &nu, err)))
+		if ((rc = vpa_xvec_rho_f0_std(paths[TI], paths[TIA], ctx->threads, &rho, &rho_sd, &nu,
+					      err)))
 			goto out;
 		stage_stop(stages, "rho_f0", &clk);
 		if (nu) {
 			vpa_json_set_num(o, "rho_f0", rho);
+			vpa_json_set_num(o, "rho_f0_std", rho_sd);
 			vpa_json_set_num(o, "rho_f0_utterances", (double)nu);
 		}
+	}
+	if (au->ser_at.line) {
+		stage_start(&clk);
+		if ((rc = vpa_anon_ser_run(ctx->file, ctx->dir, ctx->threads, &au->ser, o, err)))
+			goto out;
+		stage_stop(stages, "ser", &clk);
 	}
 	/* ASV_eval: the user's ONNX extractor, or trained in C on the original training audio */
 	size_t K;
