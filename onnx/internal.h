@@ -254,5 +254,6 @@ const struct ox_op *ox_find_op(const char *name);
 int ox_op_since(const char *name);
 extern const struct ox_op ox_ops_math[], ox_ops_nn[], ox_ops_shape[], ox_ops_reduce[],
 	ox_ops_rnn[];
+extern const struct ox_op ox_ops_signal[]; /* DFT, STFT, windows, MelWeightMatrix */
 
 #endif
