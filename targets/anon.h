@@ -431,9 +431,10 @@ struct vpa_anon_onnx_opts {
 	long long chunk;
 	const char *layout;
 	const char *input;
+	const char *input_name;
 	const char *output;
 	struct vpa_mark model_at, features_at, options_at, cmn_at, chunk_at, layout_at,
-		input_at, output_at;
+		input_at, output_at, input_name_at;
 };
 
 struct vpa_anon_audio_opts {

@@ -33,7 +33,7 @@ t_ok "its line" grep -qx "vpaudit embed: error: $G/ecapa.onnx: no value named 'n
 t_run "missing model" 1 -- embed "$T/none.onnx" $G/data -o "$T/bad.ark"
 t_ok "one line" test "$(wc -l < "$ERR")" = 1
 t_run "bad layout" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --layout tbf
-t_ok "its line" grep -qx "vpaudit embed: error: --layout must be btf or bft, got 'tbf' (see 'vpaudit embed --help')" "$ERR"
+t_ok "its line" grep -qx "vpaudit embed: error: --layout must be auto, btf or bft, got 'tbf' (see 'vpaudit embed --help')" "$ERR"
 t_run "bad chunk" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --chunk=x
 t_run "bad features" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --features=plp
 t_run "missing -o" 2 -- embed $G/ecapa.onnx $G/data

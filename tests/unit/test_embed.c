@@ -205,7 +205,7 @@ static void test_errors(void)
 			   "utterance), got '-3'");
 	vpa_err_init(&err);
 	CHECK(vpa_embed_opts_set(&o, "layout", "tbf", &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "--layout must be btf or bft, got 'tbf'");
+	CHECK_STR(err.msg, "--layout must be auto, btf or bft, got 'tbf'");
 	vpa_err_init(&err);
 	CHECK(vpa_embed_opts_set(&o, "num-ceps", "3", &err) != 0); /* fbank */
 	CHECK_STR(err.msg, "unknown option '--num-ceps'");
