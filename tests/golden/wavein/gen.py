@@ -43,9 +43,17 @@ Writes:
                      (WeSpeaker's rule: a last partial chunk completed with the
                      first samples; a shorter utterance repeated), averaged
   emb_conv.txt       wavein_conv, whole utterance
+  signal.onnx        the signal operators alone (onnx.helper): STFT of 'x'
+                     (1, T, 1) with frame_step 160, a 512-point window input
+                     'win' and frame_length 512; HannWindow(400) and
+                     BlackmanWindow(400), periodic and symmetric
+  windows.npy        torch.hann_window(400), torch.blackman_window(400) with
+                     periodic=True then False: (4, 400) float32
+  stft_win.npy       the 400-point Hann window centred in 512 points (float32)
+  stft_x.npy         utterance u1's first 4000 samples / 32768 (1, 4000, 1)
   stft_ref.npy       torch.stft of utterance u1's first 4000 samples
                      (center=False, the same window padded to 512):
-                     (bins 257, frames 23, 2) float32,
+                     (bins 257, frames 22, 2) float32,
                      for the STFT operator's own check in test_wavein
 """
 import os
@@ -226,6 +234,47 @@ def main():
         X = torch.stft(torch.from_numpy(waves["u1"][:4000]), N_FFT, hop_length=HOP, win_length=WIN,
                        window=win, center=False, onesided=True, return_complex=False)
         np.save(os.path.join(HERE, "stft_ref.npy"), X.numpy().astype(np.float32))
+        left = (N_FFT - WIN) // 2
+        w512 = np.zeros(N_FFT, np.float32)
+        w512[left:left + WIN] = win.numpy()
+        np.save(os.path.join(HERE, "stft_win.npy"), w512)
+        np.save(os.path.join(HERE, "stft_x.npy"), waves["u1"][:4000].reshape(1, 4000, 1))
+        np.save(os.path.join(HERE, "windows.npy"), np.stack([
+            torch.hann_window(WIN, periodic=True).numpy(),
+            torch.blackman_window(WIN, periodic=True).numpy(),
+            torch.hann_window(WIN, periodic=False).numpy(),
+            torch.blackman_window(WIN, periodic=False).numpy()]).astype(np.float32))
+    signal_model()
+
+
+def signal_model():
+    from onnx import TensorProto, helper
+    I64 = TensorProto.INT64
+    nodes = [
+        helper.make_node("Constant", [], ["step"],
+                         value=helper.make_tensor("s", I64, [], [HOP])),
+        helper.make_node("Constant", [], ["len"],
+                         value=helper.make_tensor("l", I64, [], [N_FFT])),
+        helper.make_node("Constant", [], ["wl"],
+                         value=helper.make_tensor("w", I64, [], [WIN])),
+        helper.make_node("STFT", ["x", "step", "win", "len"], ["spec"], onesided=1),
+        helper.make_node("HannWindow", ["wl"], ["hann_p"]),
+        helper.make_node("BlackmanWindow", ["wl"], ["blackman_p"]),
+        helper.make_node("HannWindow", ["wl"], ["hann_s"], periodic=0),
+        helper.make_node("BlackmanWindow", ["wl"], ["blackman_s"], periodic=0),
+    ]
+    F = TensorProto.FLOAT
+    g = helper.make_graph(
+        nodes, "signal",
+        [helper.make_tensor_value_info("x", F, [1, "T", 1]),
+         helper.make_tensor_value_info("win", F, [N_FFT])],
+        [helper.make_tensor_value_info("spec", F, [1, "frames", N_FFT // 2 + 1, 2])] +
+        [helper.make_tensor_value_info(n, F, [WIN])
+         for n in ("hann_p", "blackman_p", "hann_s", "blackman_s")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="tests/golden/wavein/gen.py")
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "signal.onnx"))
 
 
 if __name__ == "__main__":
