@@ -251,9 +251,11 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 			vpa_buf_init(&b);
 			for (size_t i = 0; i < vpa_onnx_n_outputs(e->m); i++)
 				vpa_buf_printf(&b, "%s%s", i ? ", " : "", vpa_onnx_output(e->m, i)->name);
+			char near[600];
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
-				      "no value named '%s' in the graph (graph outputs: %s)", o->output,
-				      b.data ? b.data : "none");
+				      "no value named '%s' in the graph (graph outputs: %s)%s", o->output,
+				      b.data ? b.data : "none",
+				      vpa_onnx_nearest_values(e->m, o->output, near, sizeof(near)));
 			vpa_buf_release(&b);
 			goto fail;
 		}
