@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,6 +362,35 @@ static int onnx_run(int argc, char **argv)
 					arrs[i].shape, &err))
 			goto fail;
 		ins[i].dtype = npy_dtype(&arrs[i]);
+		/* float64 for a float32 input (numpy's default, or `features` .npy output):
+		 * converted with a note, so that the suite's own files chain */
+		const struct vpa_onnx_value_info *vi = NULL;
+		for (size_t k = 0; k < vpa_onnx_n_inputs(m); k++)
+			if (!strcmp(vpa_onnx_input(m, k)->name, names[i]))
+				vi = vpa_onnx_input(m, k);
+		if (vi && vi->dtype == VPA_ONNX_FLOAT && ins[i].dtype == VPA_ONNX_DOUBLE) {
+			size_t k = 1;
+			for (size_t a = 0; a < arrs[i].ndim; a++)
+				k = xmul(k, arrs[i].shape[a]);
+			const double *src = arrs[i].data;
+			float *dst = xmalloc(xmul(k ? k : 1, sizeof(float)));
+			for (size_t j = 0; j < k; j++) {
+				if (fabs(src[j]) > 3.4028234663852886e38) {
+					free(dst);
+					vpa_fail(&err, VPA_EINPUT, NULL,
+						 "%s: element %zu (0-based, row-major) is %g, beyond float32 "
+						 "for input '%s'", eq + 1, j, src[j], names[i]);
+					goto fail;
+				}
+				dst[j] = (float)src[j];
+			}
+			free(arrs[i].data);
+			arrs[i].data = dst;
+			arrs[i].itemsize = 4;
+			ins[i].dtype = VPA_ONNX_FLOAT;
+			fprintf(stderr, "vpaudit onnx: note: %s is float64, input '%s' float32: "
+				"converted (rounded to float32)\n", eq + 1, names[i]);
+		}
 		ins[i].ndim = arrs[i].ndim;
 		for (size_t k = 0; k < arrs[i].ndim; k++)
 			ins[i].dims[k] = (int64_t)arrs[i].shape[k];
