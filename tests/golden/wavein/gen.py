@@ -47,6 +47,8 @@ Writes:
                      (1, T, 1) with frame_step 160, a 512-point window input
                      'win' and frame_length 512; HannWindow(400) and
                      BlackmanWindow(400), periodic and symmetric
+  chain.onnx         ReduceMean over the frames of 'feats' (T, 20): for
+                     `vpaudit features ... -o DIR/` chained into `onnx run`
   windows.npy        torch.hann_window(400), torch.blackman_window(400) with
                      periodic=True then False: (4, 400) float32
   stft_win.npy       the 400-point Hann window centred in 512 points (float32)
@@ -275,6 +277,15 @@ def signal_model():
                           producer_name="tests/golden/wavein/gen.py")
     onnx.checker.check_model(m)
     onnx.save(m, os.path.join(HERE, "signal.onnx"))
+    # a model on a features matrix (T, 20) as `vpaudit features` writes it
+    g = helper.make_graph(
+        [helper.make_node("ReduceMean", ["feats"], ["mean"], axes=[0], keepdims=0)], "chain",
+        [helper.make_tensor_value_info("feats", F, ["T", 20])],
+        [helper.make_tensor_value_info("mean", F, [20])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
+                          producer_name="tests/golden/wavein/gen.py")
+    onnx.checker.check_model(m)
+    onnx.save(m, os.path.join(HERE, "chain.onnx"))
 
 
 if __name__ == "__main__":
