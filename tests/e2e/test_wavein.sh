@@ -78,4 +78,31 @@ t_ok "with a note" grep -qxF "vpaudit onnx: note: $T/f64/u1.npy is float64, inpu
 t_ok "the same result (features are float32 values)" cmp -s "$T/o32/mean.npy" "$T/o64/mean.npy"
 bad "features --npy-dtype with an archive" 2 "vpaudit features: error: --npy-dtype applies to .npy output (OUT ending in '/') (see 'vpaudit features --help')" \
 	features fbank $G/data -o "$T/bad" --npy-dtype=float32
+# ---- a scenario: anonymised_speech with `extractor: {..., input: waveform}` ----
+S=tests/e2e/data/wavein
+t_run "validate the waveform scenario" 0 -- validate $S/audio.yaml
+t_ok "validate is silent" test ! -s "$OUT" -a ! -s "$ERR"
+t_run "run the waveform scenario" 0 -- run $S/audio.yaml -o "$T/sa" --quiet
+t_run "embed train" 0 -- embed $G/wavein.onnx $S/train -o "$T/train.ark" --input=waveform
+t_run "embed data" 0 -- embed $G/wavein.onnx $G/data -o "$T/data.ark" --input=waveform
+sed -e '/extractor:/d' \
+    -e "s#train: {audio: train}#train: {vectors: $T/train.ark, utt2spk: $PWD/$S/train/utt2spk}#" \
+    -e "s#{audio: ../../../golden/wavein/data}#{vectors: $T/data.ark, utt2spk: $PWD/$G/data/utt2spk, spk2gender: $PWD/$G/data/spk2gender}#" \
+    $S/audio.yaml > "$T/vectors.yaml"
+t_run "the same scenario on vpaudit embed's archives" 0 -- run "$T/vectors.yaml" -o "$T/sv" --quiet
+metrics() { grep -E '"(eer|eer_threshold|cllr|cllr_min)": [-0-9.e]+' "$1/results.json"; }
+t_ok "records from audio equal the records from the archives" test "$(metrics "$T/sa" | md5sum)" = "$(metrics "$T/sv" | md5sum)"
+t_ok "and there are records to compare" test "$(metrics "$T/sa" | wc -l)" -ge 8
+sbad() { # NAME, sed expression on audio.yaml, expected error line (after 'vpaudit validate: error: ')
+	sed -e "$2" $S/audio.yaml > $S/bad.yaml
+	t_run "scenario: $1" 1 -- validate $S/bad.yaml
+	t_ok "scenario: $1: its line" grep -qxF "vpaudit validate: error: $3" "$ERR"
+	rm -f $S/bad.yaml
+}
+sbad "fixed time axis" 's#wavein/wavein.onnx#wavein/wavein_fixed.onnx#' \
+	"$S/bad.yaml:15:26: $S/../../../golden/wavein/wavein_fixed.onnx: input 'wav' (1, 16000) has a fixed time axis of 16000 samples: use --chunk=16000 (scenario key chunk: 16000; chunk embeddings averaged)"
+sbad "cmn with a waveform" 's#input: waveform#input: waveform, cmn: true#' \
+	"$S/bad.yaml:15:26: $S/../../../golden/wavein/wavein.onnx: --cmn applies to features: a waveform input is fed as it is (--input=waveform)"
+sbad "features into a waveform model" 's#, input: waveform##' \
+	"$S/bad.yaml:15:26: $S/../../../golden/wavein/wavein.onnx: input 'wav' (batch, time) has rank 2: expected (batch, time, features) (--layout btf) or (batch, features, time) (--layout bft); a waveform input (batch, time) takes --input=waveform"
 t_done

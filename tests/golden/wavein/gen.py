@@ -34,7 +34,7 @@ Writes:
                      kernels are the windowed DFT basis (cos and -sin rows),
                      input 'wav' (batch, 1, time), same back-end
   data/              a Kaldi data directory: wav.scp (paths relative to it),
-                     utt2spk, three 16-bit 16 kHz WAV files of 1.30, 0.83 and
+                     utt2spk, spk2gender, three 16-bit 16 kHz WAV files of 1.30, 0.83 and
                      2.11 s (noise and chirps, seeded)
   emb.txt            PyTorch's embeddings of wavein.onnx's model for each
                      utterance, samples / 32768 as float32, whole utterance
@@ -207,6 +207,8 @@ def main():
     with open(os.path.join(HERE, "data", "utt2spk"), "w") as f:
         for u, s, _ in utts:
             f.write("%s %s\n" % (u, s))
+    with open(os.path.join(HERE, "data", "spk2gender"), "w") as f:
+        f.write("s1 m\ns2 m\n")  # one gender: same-gender trials of both speakers
 
     ex = torch.zeros(1, 16000)
     torch.onnx.export(model, ex, os.path.join(HERE, "wavein.onnx"), opset_version=17,
