@@ -1,7 +1,8 @@
 /*
  * onnx/introspect.c - looking into a model without Python: every value's
- * shape for given inputs (a recorded run, run.c's shape recorder) and the
- * values nearest to a mistyped name.
+ * shape for given inputs (a recorded run, run.c's shape recorder).  The
+ * values nearest to a mistyped name are in names.c, below run.c, which
+ * appends them to its "no value" error.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,62 +61,4 @@ int vpa_onnx_value_shapes(const struct vpa_onnx_model *m, size_t n_in,
 	*out = s.v;
 	*n = s.n;
 	return 0;
-}
-
-/* Levenshtein distance (insertions, deletions, substitutions), two rows. */
-static size_t edit_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	size_t *prev = xmalloc((lb + 1) * sizeof(size_t)), *cur = xmalloc((lb + 1) * sizeof(size_t));
-	for (size_t j = 0; j <= lb; j++)
-		prev[j] = j;
-	for (size_t i = 1; i <= la; i++) {
-		cur[0] = i;
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
-			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-		size_t *t = prev;
-		prev = cur;
-		cur = t;
-	}
-	size_t d = prev[lb];
-	free(prev);
-	free(cur);
-	return d;
-}
-
-const char *vpa_onnx_nearest_values(const struct vpa_onnx_model *m, const char *name, char *buf,
-				    size_t cap)
-{
-	enum { K = 3 };
-	size_t best[K], bd[K], nb = 0;
-	if (cap)
-		buf[0] = '\0';
-	for (size_t v = 0; v < m->n_values; v++) {
-		if (m->values[v].kind == OX_V_INIT) /* parameters: not what a layer name means */
-			continue;
-		/* names up to 512 characters compared (a longer one is no typo of a short one) */
-		if (strlen(m->values[v].name) > 512 || strlen(name) > 512)
-			continue;
-		size_t d = edit_distance(name, m->values[v].name), k = nb < K ? nb++ : K;
-		/* insertion into the sorted top K; equal distances keep graph order */
-		while (k > 0 && bd[k - 1] > d) {
-			if (k < K) {
-				best[k] = best[k - 1];
-				bd[k] = bd[k - 1];
-			}
-			k--;
-		}
-		if (k < K) {
-			best[k] = v;
-			bd[k] = d;
-		}
-	}
-	size_t off = 0;
-	for (size_t i = 0; i < nb && off < cap; i++)
-		off += (size_t)snprintf(buf + off, cap - off, "%s'%s'%s", i ? ", " : " (nearest: ",
-					m->values[best[i]].name, i + 1 == nb ? ")" : "");
-	return buf;
 }
