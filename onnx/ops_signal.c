@@ -4,10 +4,10 @@
  * HammingWindow, BlackmanWindow.
  *
  * The transforms are computed in double as products with a table of
- * twiddle factors (vpa_dgemm), whatever the element type: a frame length
- * is any positive integer (400-sample windows padded to 512, but also 400
- * itself or a prime), so a matrix product serves every length with the
- * same code, and BLAS makes it fast enough for front-ends (an 8 s
+ * twiddle factors (vpa_dgemm, in blocks of 256 bins), whatever the element
+ * type: a frame length is any positive integer (400-sample windows padded
+ * to 512, but also 400 itself or a prime), so a matrix product serves every
+ * length with the same code, and BLAS makes it fast enough for front-ends (an 8 s
  * utterance of 801 frames of 512 points: 0.2 GFLOP).  The twiddles are
  * cos/sin of 2 pi ((k n) mod N) / N: the reduction is exact in integers, so
  * no large angle loses bits.  Results are rounded to the output type once.
@@ -52,35 +52,41 @@ static int scalar_real(struct ox_ctx *c, const struct vpa_onnx_tensor *t, const 
 	return 0;
 }
 
-/* The largest transform length accepted: the twiddle table is (L x bins)
- * doubles twice, 2 x 16384 x 8193 x 8 = 2.1 GB at this bound. */
+/* The largest transform length accepted (a 0.34 s frame at 48 kHz is 16384). */
 #define MAX_DFT 16384
+/* Bins per block of the twiddle table: (L x 256) doubles twice, at most 64 MB. */
+#define BIN_BLOCK 256
 
 /*
  * The DFT of `rows` signals: row r of xr (and xi, NULL for a real signal)
  * holds its first L samples (L <= N: the rest is zero padding), row
  * stride L.  Writes bins 0..nb-1 of the length-N transform into yr, yi
- * (row stride nb).  inverse: exponent +i and the factor 1/N.
+ * (row stride nb).  inverse: exponent +i and the factor 1/N.  The bins are
+ * done in blocks so that the twiddle table stays small for any N.
  */
 static void dft_rows(size_t rows, size_t L, size_t N, size_t nb, int inverse, const double *xr,
 		     const double *xi, double *yr, double *yi)
 {
-	double *cs = xmalloc(xmul(xmul(L, nb), sizeof(double)));
-	double *sn = xmalloc(xmul(xmul(L, nb), sizeof(double)));
-	for (size_t n = 0; n < L; n++)
-		for (size_t k = 0; k < nb; k++) {
-			/* (k n) mod N in integers: an exact angle in [0, 2 pi) */
-			double a = 2.0 * M_PI * (double)((uint64_t)k * n % N) / (double)N;
-			cs[n * nb + k] = cos(a);
-			sn[n * nb + k] = sin(a);
-		}
+	size_t kb_max = nb < BIN_BLOCK ? nb : BIN_BLOCK;
+	double *cs = xmalloc(xmul(xmul(L, kb_max), sizeof(double)));
+	double *sn = xmalloc(xmul(xmul(L, kb_max), sizeof(double)));
 	/* forward: re = xr cos + xi sin, im = xi cos - xr sin; inverse: the sines' signs flip */
 	double s = inverse ? -1.0 : 1.0;
-	vpa_dgemm(0, 0, rows, nb, L, 1.0, xr, L, cs, nb, 0.0, yr, nb);
-	vpa_dgemm(0, 0, rows, nb, L, -s, xr, L, sn, nb, 0.0, yi, nb);
-	if (xi) {
-		vpa_dgemm(0, 0, rows, nb, L, s, xi, L, sn, nb, 1.0, yr, nb);
-		vpa_dgemm(0, 0, rows, nb, L, 1.0, xi, L, cs, nb, 1.0, yi, nb);
+	for (size_t k0 = 0; k0 < nb; k0 += kb_max) {
+		size_t kb = nb - k0 < kb_max ? nb - k0 : kb_max;
+		for (size_t n = 0; n < L; n++)
+			for (size_t j = 0; j < kb; j++) {
+				/* (k n) mod N in integers: an exact angle in [0, 2 pi) */
+				double a = 2.0 * M_PI * (double)((uint64_t)(k0 + j) * n % N) / (double)N;
+				cs[n * kb + j] = cos(a);
+				sn[n * kb + j] = sin(a);
+			}
+		vpa_dgemm(0, 0, rows, kb, L, 1.0, xr, L, cs, kb, 0.0, yr + k0, nb);
+		vpa_dgemm(0, 0, rows, kb, L, -s, xr, L, sn, kb, 0.0, yi + k0, nb);
+		if (xi) {
+			vpa_dgemm(0, 0, rows, kb, L, s, xi, L, sn, kb, 1.0, yr + k0, nb);
+			vpa_dgemm(0, 0, rows, kb, L, 1.0, xi, L, cs, kb, 1.0, yi + k0, nb);
+		}
 	}
 	if (inverse)
 		for (size_t i = 0; i < rows * nb; i++) {

@@ -3,7 +3,8 @@
  * tests/golden/wavein (gen.py: PyTorch 1.13 exports at opset 17 with the
  * front-end inside the graph, and PyTorch's own numbers):
  *   - the STFT operator against torch.stft, the Hann and Blackman window
- *     generators against torch.hann_window / torch.blackman_window;
+ *     generators against torch.hann_window / torch.blackman_window, the DFT
+ *     of 1000 complex points against the sum in long double and back;
  *   - embeddings of an STFT + mel + TDNN extractor fed the waveform
  *     (`input: waveform`) equal to PyTorch's: whole utterances, a model
  *     without a dynamic time axis run in chunks, and an older export whose
@@ -59,9 +60,10 @@ static void test_stft_against_torch(void)
 	CHECK(rc == 0);
 	if (rc)
 		return;
-	struct vpa_onnx_tensor in[2] = {view(&x), view(&w)}, y;
-	const char *names[] = {"x", "win"}, *want[] = {"spec"};
-	rc = vpa_onnx_run(m, 2, names, in, 1, want, &y, &err);
+	double z1[2] = {1, 0}; /* the DFT's input, checked in test_dft_round_trip */
+	struct vpa_onnx_tensor in[3] = {view(&x), view(&w), {VPA_ONNX_DOUBLE, 3, {1, 1, 2}, z1}}, y;
+	const char *names[] = {"x", "win", "z"}, *want[] = {"spec"};
+	rc = vpa_onnx_run(m, 3, names, in, 1, want, &y, &err);
 	if (rc)
 		printf("#   %s\n", err.msg);
 	CHECK(rc == 0);
@@ -95,7 +97,7 @@ static void test_stft_against_torch(void)
 	const char *wn[] = {"hann_p", "blackman_p", "hann_s", "blackman_s"};
 	for (size_t j = 0; j < 4; j++) {
 		const char *one[] = {wn[j]};
-		rc = vpa_onnx_run(m, 2, names, in, 1, one, &y, &err);
+		rc = vpa_onnx_run(m, 3, names, in, 1, one, &y, &err);
 		CHECK(rc == 0 && y.ndim == 1 && y.dims[0] == 400);
 		double worst = 0;
 		for (size_t i = 0; !rc && i < 400; i++) {
@@ -113,6 +115,64 @@ static void test_stft_against_torch(void)
 	vpa_npy_nd_release(&x);
 	vpa_npy_nd_release(&w);
 	vpa_npy_nd_release(&ref);
+}
+
+/*
+ * DFT of a complex float64 signal of N = 1000 points (4 blocks of bins, not a
+ * power of two) against the definition summed directly in long double, and
+ * the inverse DFT giving the signal back.
+ */
+static void test_dft_round_trip(void)
+{
+	enum { N = 1000 };
+	static double z[2 * N];
+	uint64_t st = 12345;
+	double l1 = 0;
+	for (size_t i = 0; i < 2 * N; i++) { /* a 64-bit LCG (Knuth's MMIX constants) */
+		st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+		z[i] = (double)(st >> 11) / 9007199254740992.0 - 0.5;
+		l1 += fabs(z[i]);
+	}
+	struct vpa_onnx_model *m = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_onnx_load(G "signal.onnx", NULL, &m, &err) == 0);
+	if (!m)
+		return;
+	float x1[512] = {0}, w1[512] = {0};
+	struct vpa_onnx_tensor in[3] = {{VPA_ONNX_FLOAT, 3, {1, 512, 1}, x1},
+					{VPA_ONNX_FLOAT, 1, {512}, w1},
+					{VPA_ONNX_DOUBLE, 3, {1, N, 2}, z}}, y[2];
+	const char *names[] = {"x", "win", "z"}, *want[] = {"Z", "zz"};
+	int rc = vpa_onnx_run(m, 3, names, in, 2, want, y, &err);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	CHECK(rc == 0);
+	if (!rc) {
+		CHECK(y[0].dtype == VPA_ONNX_DOUBLE && y[0].ndim == 3 && y[0].dims[1] == N);
+		const double *Z = y[0].data, *zz = y[1].data;
+		double e_f = 0, e_i = 0;
+		for (size_t k = 0; k < N; k += 37) { /* 28 bins summed directly */
+			long double re = 0, im = 0;
+			for (size_t n = 0; n < N; n++) {
+				long double a = -2.0L * 3.14159265358979323846264338327950288L *
+						(long double)((k * n) % N) / N;
+				re += z[2 * n] * cosl(a) - z[2 * n + 1] * sinl(a);
+				im += z[2 * n] * sinl(a) + z[2 * n + 1] * cosl(a);
+			}
+			e_f = fmax(e_f, fmax(fabs(Z[2 * k] - (double)re), fabs(Z[2 * k + 1] - (double)im)));
+		}
+		for (size_t i = 0; i < 2 * N; i++)
+			e_i = fmax(e_i, fabs(zz[i] - z[i]));
+		printf("#   DFT N=1000: max error %.3g (sum |z| %.3g), inverse round trip %.3g\n",
+		       e_f, l1, e_i);
+		/* double rounding of an N-term sum: well below 1e-13 of sum |z| */
+		CHECK(e_f <= 1e-13 * l1);
+		CHECK(e_i <= 1e-13);
+	}
+	vpa_onnx_tensor_release(&y[0]);
+	vpa_onnx_tensor_release(&y[1]);
+	vpa_onnx_free(m);
 }
 
 static int set_from(const char *model, const char *opts[][2], size_t n_opts, int threads,
@@ -298,6 +358,7 @@ static void test_errors(void)
 int main(void)
 {
 	RUN(test_stft_against_torch);
+	RUN(test_dft_round_trip);
 	RUN(test_stft_extractor_whole);
 	RUN(test_fixed_length_in_chunks);
 	RUN(test_conv_framing);

@@ -46,7 +46,8 @@ Writes:
   signal.onnx        the signal operators alone (onnx.helper): STFT of 'x'
                      (1, T, 1) with frame_step 160, a 512-point window input
                      'win' and frame_length 512; HannWindow(400) and
-                     BlackmanWindow(400), periodic and symmetric
+                     BlackmanWindow(400), periodic and symmetric; DFT of a
+                     complex float64 'z' (1, N, 2) to 'Z' and back to 'zz'
   chain.onnx         ReduceMean over the frames of 'feats' (T, 20): for
                      `vpaudit features ... -o DIR/` chained into `onnx run`
   windows.npy        torch.hann_window(400), torch.blackman_window(400) with
@@ -262,6 +263,8 @@ def signal_model():
         helper.make_node("Constant", [], ["wl"],
                          value=helper.make_tensor("w", I64, [], [WIN])),
         helper.make_node("STFT", ["x", "step", "win", "len"], ["spec"], onesided=1),
+        helper.make_node("DFT", ["z"], ["Z"], axis=1),
+        helper.make_node("DFT", ["Z"], ["zz"], axis=1, inverse=1),
         helper.make_node("HannWindow", ["wl"], ["hann_p"]),
         helper.make_node("BlackmanWindow", ["wl"], ["blackman_p"]),
         helper.make_node("HannWindow", ["wl"], ["hann_s"], periodic=0),
@@ -271,8 +274,11 @@ def signal_model():
     g = helper.make_graph(
         nodes, "signal",
         [helper.make_tensor_value_info("x", F, [1, "T", 1]),
-         helper.make_tensor_value_info("win", F, [N_FFT])],
-        [helper.make_tensor_value_info("spec", F, [1, "frames", N_FFT // 2 + 1, 2])] +
+         helper.make_tensor_value_info("win", F, [N_FFT]),
+         helper.make_tensor_value_info("z", TensorProto.DOUBLE, [1, "N", 2])],
+        [helper.make_tensor_value_info("spec", F, [1, "frames", N_FFT // 2 + 1, 2]),
+         helper.make_tensor_value_info("Z", TensorProto.DOUBLE, [1, "N", 2]),
+         helper.make_tensor_value_info("zz", TensorProto.DOUBLE, [1, "N", 2])] +
         [helper.make_tensor_value_info(n, F, [WIN])
          for n in ("hann_p", "blackman_p", "hann_s", "blackman_s")])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)],
