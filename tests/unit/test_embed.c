@@ -183,7 +183,8 @@ static void test_errors(void)
 			G "ecapa.onnx: input 'feats' (1, time, 20) wants 20 features per frame "
 			  "(--layout btf), the front-end gives 23 (fbank --num-mel-bins=23)");
 	check_new_error(G "ecapa.onnx", "num-mel-bins", "20", "nope",
-			G "ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb)");
+			G "ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb) "
+			  "(nearest: 'emb', 'feats', '/Sub_output_0')");
 	/* MFCC: 13 cepstra (C0 replaced by the energy) */
 	{
 		struct vpa_embed_opts o;
