@@ -34,6 +34,13 @@ static void usage(FILE *f)
 		"an utterance shorter than C repeated to C frames), --cmn applies per chunk, and\n"
 		"the chunk embeddings are averaged.\n"
 		"\n"
+		"With --input=waveform the model's front-end is inside the graph (SpeechBrain's\n"
+		"Fbank, an STFT of opset 17, a Conv1d framing, wav2vec2's encoder): each\n"
+		"utterance's samples, resampled to --sample-frequency and scaled to [-1, 1)\n"
+		"(int16 / 32768, as torchaudio.load reads them), are fed as (1, T), (1, 1, T) or\n"
+		"(1, T, 1), whichever the input declares; --chunk then counts samples.  A model\n"
+		"exported without a dynamic time axis is refused with the --chunk that fits it.\n"
+		"\n"
 		"DATA  a Kaldi data directory, a wav.scp file (name ending in .scp) or audio\n"
 		"      files, as for `vpaudit features`.\n"
 		"OUT   a Kaldi archive of float vectors (binary 'FV', readable by copy-vector;\n"
@@ -48,9 +55,14 @@ static void usage(FILE *f)
 		"  --cmn=true|false       subtract the mean of the frames fed to the model (default true)\n"
 		"  --output=NAME          the value to read: a graph output or any intermediate\n"
 		"                         value (default: the first graph output)\n"
-		"  --input=NAME           the graph input of the features (default: the only one)\n"
-		"  --chunk=C              frames per forward pass (default 0: the whole utterance)\n"
-		"  --layout=btf|bft       (batch, time, features) or (batch, features, time); btf\n"
+		"  --input=waveform|features  what the model is fed (default features); any other\n"
+		"                         word names the graph input of the features\n"
+		"  --input-name=NAME      the graph input (default: the only one)\n"
+		"  --chunk=C              frames (samples with --input=waveform) per forward pass\n"
+		"                         (default 0: the whole utterance)\n"
+		"  --layout=auto|btf|bft  (batch, time, features) or (batch, features, time); auto\n"
+		"                         (default): the axis the model fixes at the front-end's\n"
+		"                         dimension, btf when its shape does not tell\n"
 		"  --text                 text archive instead of binary\n"
 		"  --threads=N            utterances computed in parallel (default: online CPUs)\n"
 		"  --channel=N            channel of multi-channel files (0-based; default: mono)\n"
@@ -82,8 +94,8 @@ static const char *opt_value(int argc, char **argv, int *i, const char *eq)
 /* Options that take a value (so `--name V` consumes V). */
 static int takes_value(const char *name)
 {
-	static const char *const v[] = {"features", "output", "input", "chunk", "layout",
-					"threads", "channel", "cmn", NULL};
+	static const char *const v[] = {"features", "output", "input", "input-name", "chunk",
+					"layout", "threads", "channel", "cmn", NULL};
 	for (size_t i = 0; v[i]; i++)
 		if (!strcmp(name, v[i]))
 			return 1;
@@ -151,8 +163,6 @@ static int parse_args(int argc, char **argv, struct eargs *a)
 			continue; /* done above */
 		} else if (!strcmp(name, "output")) {
 			a->o.output = val;
-		} else if (!strcmp(name, "input")) {
-			a->o.input = val;
 		} else if (!strcmp(name, "text")) {
 			if (strcmp(val, "true") && strcmp(val, "false"))
 				return cli_usage_error("embed", "--text must be true or false, got '%s'", val);

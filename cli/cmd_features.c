@@ -42,8 +42,9 @@ static void usage(FILE *f, int kind)
 		"      other command is an error.  Audio at another rate than\n"
 		"      --sample-frequency is an error unless --allow-downsample/--allow-upsample.\n"
 		"OUT   a Kaldi archive (binary float matrices 'FM', readable by copy-feats), or\n"
-		"      with a trailing '/' (or an existing directory) one UTT.npy (float64) per\n"
-		"      utterance.  An error leaves no file, and removes the folders it made.\n"
+		"      with a trailing '/' (or an existing directory) one UTT.npy (float64, or\n"
+		"      float32 with --npy-dtype=float32, what `onnx run -i` feeds a float32\n"
+		"      input as it is) per utterance.  An error leaves no file, and removes the folders it made.\n"
 		"\n"
 		"Utterances shorter than one frame (and, with --vad=true, with no voiced frame)\n"
 		"get a warning and are left out, as Kaldi's zero-frame case.\n"
@@ -51,6 +52,7 @@ static void usage(FILE *f, int kind)
 		"options (Kaldi's names, --name=value, booleans true|false; a bare boolean is true):\n"
 		"  -o OUT, --output=OUT   where to write (required)\n"
 		"  --text                 text archive instead of binary\n"
+		"  --npy-dtype=float64|float32  element type of .npy output (default float64)\n"
 		"  --threads=N            utterances computed in parallel (default: online CPUs)\n"
 		"  --channel=N            channel of multi-channel files (0-based; default: mono required)\n"
 		CLI_AUDIO_IN_HELP);
@@ -108,6 +110,8 @@ struct fargs {
 	size_t n_in;
 	const char *outpath;
 	int text, channel, threads;
+	int npy32;     /* --npy-dtype=float32 */
+	int npy_dtype_set;
 	struct cli_audio_in ai;
 };
 
@@ -170,6 +174,15 @@ static int parse_args(int argc, char **argv, struct fargs *a)
 			if (strcmp(val, "true") && strcmp(val, "false"))
 				return cli_usage_error("features", "--text must be true or false, got '%s'", val);
 			a->text = !strcmp(val, "true");
+		} else if (!strcmp(name, "npy-dtype")) {
+			const char *val = cli_value(argc, argv, &i, eq);
+			if (!val)
+				return cli_usage_error("features", "option '--npy-dtype' needs a value");
+			if (strcmp(val, "float32") && strcmp(val, "float64"))
+				return cli_usage_error("features",
+						       "--npy-dtype must be float32 or float64, got '%s'", val);
+			a->npy32 = !strcmp(val, "float32");
+			a->npy_dtype_set = 1;
 		} else if (!strcmp(name, "threads") || !strcmp(name, "channel")) {
 			int th = !strcmp(name, "threads");
 			unsigned long v;
@@ -203,6 +216,7 @@ static int parse_args(int argc, char **argv, struct fargs *a)
 /* Where matrices go: an archive (temporary name, renamed at the end) or .npy files. */
 struct sink {
 	int npy, text;
+	int f32;            /* .npy files in float32 (the features' own values: exact) */
 	const char *path;   /* borrowed */
 	struct vpa_atomic at;
 	FILE *out;          /* the archive, or NULL */
@@ -267,6 +281,14 @@ static int sink_put(struct sink *s, const char *id, const struct vpa_fmat *m, st
 		return vpa_fail(err, VPA_EINPUT, NULL,
 				"utterance id '%s' cannot be a .npy file name", id);
 	size_t shape[2] = {m->rows, m->cols}, k = m->rows * m->cols;
+	if (s->f32) {
+		struct vpa_buf p;
+		vpa_buf_init(&p);
+		vpa_buf_printf(&p, "%s/%s.npy", s->tmpdir, id);
+		int rc = vpa_npy_write_nd(p.data, 'f', 4, m->x, 2, shape, err);
+		vpa_buf_release(&p);
+		return rc;
+	}
 	double *x = xmalloc(xmul(k, sizeof(double)));
 	for (size_t j = 0; j < k; j++)
 		x[j] = m->x[j];
@@ -404,10 +426,16 @@ int cmd_features(int argc, char **argv)
 	}
 	if ((rc = cli_audio_open(a.inputs, a.n_in, a.channel, &a.ai, a.o.sample_frequency, &d)))
 		goto out;
+	size_t ol = strlen(a.outpath);
+	if (a.npy_dtype_set && !((ol && a.outpath[ol - 1] == '/') || is_dir(a.outpath))) {
+		rc = cli_usage_error("features", "--npy-dtype applies to .npy output (OUT ending in '/')");
+		goto out;
+	}
 	if (sink_open(&s, a.outpath, a.text, &err)) {
 		rc = cli_error(&err);
 		goto out;
 	}
+	s.f32 = a.npy32;
 	if ((rc = run_batches(&d, fe, a.threads, &s, &written)))
 		goto out;
 	if (written == 0) {

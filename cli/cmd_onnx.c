@@ -2,11 +2,12 @@
  * cli/cmd_onnx.c - `vpaudit onnx info|run`: look into an ONNX model and run
  * it on .npy inputs (onnx/onnx.h).
  *
- *   vpaudit onnx info MODEL.onnx
+ *   vpaudit onnx info MODEL.onnx [--values [--length N] [--dim NAME=N ...]]
  *   vpaudit onnx run MODEL.onnx -i NAME=FILE.npy [-i ...] -o DIR [--outputs A,B]
  */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,7 @@
 #include "onnx/onnx.h"
 
 static const char usage_text[] =
-	"usage: vpaudit onnx info MODEL.onnx\n"
+	"usage: vpaudit onnx info MODEL.onnx [--values [--length N] [--dim NAME=N ...]]\n"
 	"       vpaudit onnx run MODEL.onnx -i NAME=FILE.npy [-i ...] -o DIR [--outputs A,B]\n"
 	"\n"
 	"ONNX models run by vpaudit's own engine (opsets 11-17 of the default domain;\n"
@@ -27,15 +28,28 @@ static const char usage_text[] =
 	"         name, '?' when unknown), opset, producer, parameter count, the nodes\n"
 	"         fused at load time (BatchNormalization folded into Conv/Gemm; a bias or\n"
 	"         activation into the Conv/Gemm/MatMul before it), and every operator used\n"
-	"         with its node count and whether vpaudit supports it\n"
+	"         with its node count and whether vpaudit supports it; with --values every\n"
+	"         value the graph computes (the names `onnx run --outputs`, `embed --output`\n"
+	"         and a scenario's onnx_layers take) with its element type, shape and\n"
+	"         operator, in execution order: the graph is run once on zeros of the\n"
+	"         inputs' declared shapes, so the shapes are the engine's for that length\n"
+
 	"  run    runs the graph on the given inputs and writes each requested value as\n"
 	"         DIR/NAME.npy (characters other than A-Z a-z 0-9 . _ - in NAME become '_')\n"
+	"\n"
+	"info options:\n"
+	"  --values                   list every computed value with its shape\n"
+	"  --length N                 the size of every unknown input dimension but the\n"
+	"                             first (the batch, 1): frames, or samples of a\n"
+	"                             waveform input\n"
+	"  --dim NAME=N               the size of the symbolic dimension NAME (repeatable)\n"
 	"\n"
 	"run options:\n"
 	"  -i, --input NAME=FILE.npy  a graph input (every input without an initializer is\n"
 	"                             needed); .npy '<f4' '<f8' '<i8' '<i4' '|b1' '|u1' '|i1'\n"
 	"                             for float32 float64 int64 int32 bool uint8 int8\n"
-	"                             (floats must be finite: NaN and inf are refused)\n"
+	"                             (floats must be finite: NaN and inf are refused;\n"
+	"                             float64 for a float32 input is converted, with a note)\n"
 	"  -o, --outdir DIR           where the .npy files go (created if missing)\n"
 	"  --outputs A,B              values to write: graph outputs or any intermediate\n"
 	"                             value by its name, fused away or not (default: the\n"
@@ -64,7 +78,98 @@ static void dims_str(char *buf, size_t cap, const struct vpa_onnx_value_info *vi
 		snprintf(buf + off, cap - off, "%s)", vi->ndim == 1 ? "," : "");
 }
 
-static int onnx_info(const char *path)
+struct info_args {
+	int values;
+	long long length;   /* -1: not given */
+	size_t n_dims;
+	char **dim_names;   /* owned copies */
+	long long *dim_sizes;
+};
+
+/*
+ * The values' shapes for zero inputs of the declared shapes, unknown
+ * dimensions from --dim/--length (the first one of an input: 1).  Returns
+ * 0, 1 (error printed, exit 1) or 2 (usage error printed).
+ */
+static int info_values(const char *path, const struct vpa_onnx_model *m,
+		       const struct info_args *ia, struct vpa_onnx_value_shape **vs, size_t *nv,
+		       char *desc, size_t cap)
+{
+	struct vpa_err err;
+	vpa_err_init(&err);
+	size_t ni = vpa_onnx_n_inputs(m), off = 0;
+	struct vpa_onnx_tensor *ins = xcalloc(ni + 1, sizeof(*ins));
+	const char **names = xcalloc(ni + 1, sizeof(char *));
+	int rc = 0;
+	desc[0] = '\0';
+	for (size_t i = 0; i < ni && !rc; i++) {
+		const struct vpa_onnx_value_info *vi = vpa_onnx_input(m, i);
+		names[i] = vi->name;
+		if (!vi->has_shape) {
+			vpa_fail(&err, VPA_EINPUT, NULL,
+				 "%s: input '%s' declares no shape: --values needs one", path, vi->name);
+			rc = cli_error(&err);
+			break;
+		}
+		ins[i].dtype = vi->dtype ? vi->dtype : VPA_ONNX_FLOAT;
+		if (!vpa_onnx_dtype_size(ins[i].dtype)) {
+			vpa_fail(&err, VPA_EINPUT, NULL, "%s: input '%s' is %s: not computed here", path,
+				 vi->name, vpa_onnx_dtype_name(ins[i].dtype));
+			rc = cli_error(&err);
+			break;
+		}
+		ins[i].ndim = vi->ndim;
+		size_t numel = 1;
+		for (size_t k = 0; k < vi->ndim; k++) {
+			long long d = vi->dims[k];
+			for (size_t j = 0; d < 0 && vi->dim_names[k] && j < ia->n_dims; j++)
+				if (!strcmp(ia->dim_names[j], vi->dim_names[k]))
+					d = ia->dim_sizes[j];
+			if (d < 0 && k == 0)
+				d = 1;
+			if (d < 0 && ia->length >= 0)
+				d = ia->length;
+			if (d < 0) {
+				rc = cli_usage_error("onnx",
+						     "input '%s' has the unknown dimension %s%s%s: give "
+						     "--length N%s%s%s",
+						     vi->name, vi->dim_names[k] ? "'" : "",
+						     vi->dim_names[k] ? vi->dim_names[k] : "?",
+						     vi->dim_names[k] ? "'" : "",
+						     vi->dim_names[k] ? " or --dim " : "",
+						     vi->dim_names[k] ? vi->dim_names[k] : "",
+						     vi->dim_names[k] ? "=N" : "");
+				break;
+			}
+			ins[i].dims[k] = d;
+			numel = xmul(numel, (size_t)d);
+		}
+		if (rc)
+			break;
+		if (numel > ((size_t)1 << 28)) {
+			vpa_fail(&err, VPA_EINPUT, NULL,
+				 "%s: input '%s' would have %zu elements: give a smaller --length", path,
+				 vi->name, numel);
+			rc = cli_error(&err);
+			break;
+		}
+		ins[i].data = xcalloc(numel ? numel : 1, vpa_onnx_dtype_size(ins[i].dtype));
+		char sh[256];
+		vpa_onnx_shape_str(sh, sizeof(sh), ins[i].ndim, ins[i].dims);
+		if (off < cap)
+			off += (size_t)snprintf(desc + off, cap - off, "%s%s %s", i ? ", " : "",
+						vi->name, sh);
+	}
+	if (!rc && vpa_onnx_value_shapes(m, ni, names, ins, vs, nv, &err))
+		rc = cli_error(&err);
+	for (size_t i = 0; i < ni; i++)
+		free(ins[i].data);
+	free(ins);
+	free(names);
+	return rc;
+}
+
+static int onnx_info(const char *path, const struct info_args *ia)
 {
 	struct vpa_err err;
 	struct vpa_onnx_model *m;
@@ -72,6 +177,17 @@ static int onnx_info(const char *path)
 	vpa_err_init(&err);
 	if (vpa_onnx_load(path, &opts, &m, &err))
 		return cli_error(&err);
+	/* the values first: an error leaves no partial listing */
+	struct vpa_onnx_value_shape *vs = NULL;
+	size_t nvs = 0;
+	char desc[1024];
+	if (ia->values) {
+		int r = info_values(path, m, ia, &vs, &nvs, desc, sizeof(desc));
+		if (r) {
+			vpa_onnx_free(m);
+			return r;
+		}
+	}
 	char buf[512];
 	printf("model: %s\n", path);
 	printf("producer: %s\n", *vpa_onnx_producer(m) ? vpa_onnx_producer(m) : "(not given)");
@@ -131,6 +247,15 @@ static int onnx_info(const char *path)
 	if (n_bad)
 		printf("vpaudit cannot run this model (%zu operator%s not supported)\n", n_bad,
 		       n_bad == 1 ? "" : "s");
+	if (ia->values) {
+		printf("values: %zu computed, shapes for %s\n", nvs, desc);
+		for (size_t i = 0; i < nvs; i++) {
+			vpa_onnx_shape_str(buf, sizeof(buf), vs[i].ndim, vs[i].dims);
+			printf("  %s  %s  %s  %s\n", vs[i].name, vpa_onnx_dtype_name(vs[i].dtype), buf,
+			       vs[i].op);
+		}
+	}
+	free(vs);
 	free(ops);
 	free(why);
 	free(cnt);
@@ -239,6 +364,35 @@ static int onnx_run(int argc, char **argv)
 					arrs[i].shape, &err))
 			goto fail;
 		ins[i].dtype = npy_dtype(&arrs[i]);
+		/* float64 for a float32 input (numpy's default, or `features` .npy output):
+		 * converted with a note, so that the suite's own files chain */
+		const struct vpa_onnx_value_info *vi = NULL;
+		for (size_t k = 0; k < vpa_onnx_n_inputs(m); k++)
+			if (!strcmp(vpa_onnx_input(m, k)->name, names[i]))
+				vi = vpa_onnx_input(m, k);
+		if (vi && vi->dtype == VPA_ONNX_FLOAT && ins[i].dtype == VPA_ONNX_DOUBLE) {
+			size_t k = 1;
+			for (size_t a = 0; a < arrs[i].ndim; a++)
+				k = xmul(k, arrs[i].shape[a]);
+			const double *src = arrs[i].data;
+			float *dst = xmalloc(xmul(k ? k : 1, sizeof(float)));
+			for (size_t j = 0; j < k; j++) {
+				if (fabs(src[j]) > 3.4028234663852886e38) {
+					free(dst);
+					vpa_fail(&err, VPA_EINPUT, NULL,
+						 "%s: element %zu (0-based, row-major) is %g, beyond float32 "
+						 "for input '%s'", eq + 1, j, src[j], names[i]);
+					goto fail;
+				}
+				dst[j] = (float)src[j];
+			}
+			free(arrs[i].data);
+			arrs[i].data = dst;
+			arrs[i].itemsize = 4;
+			ins[i].dtype = VPA_ONNX_FLOAT;
+			fprintf(stderr, "vpaudit onnx: note: %s is float64, input '%s' float32: "
+				"converted (rounded to float32)\n", eq + 1, names[i]);
+		}
 		ins[i].ndim = arrs[i].ndim;
 		for (size_t k = 0; k < arrs[i].ndim; k++)
 			ins[i].dims[k] = (int64_t)arrs[i].shape[k];
@@ -262,7 +416,9 @@ static int onnx_run(int argc, char **argv)
 	files = xcalloc(n_out + 1, sizeof(char *));
 	for (size_t j = 0; j < n_out; j++) {
 		if (!vpa_onnx_has_value(m, want[j])) {
-			vpa_fail(&err, VPA_EINPUT, NULL, "%s: the graph has no value '%s'", path, want[j]);
+			char near[600];
+			vpa_fail(&err, VPA_EINPUT, NULL, "%s: the graph has no value '%s'%s", path, want[j],
+				 vpa_onnx_nearest_values(m, want[j], near, sizeof(near)));
 			goto fail;
 		}
 		files[j] = file_name(want[j]);
@@ -330,6 +486,82 @@ out:
 	return rc;
 }
 
+/* `info MODEL [--values] [--length N] [--dim NAME=N ...]` (argv[0] is "info"). */
+static int info_cmd(int argc, char **argv)
+{
+	struct info_args ia = {0, -1, 0, NULL, NULL};
+	const char *model = NULL;
+	int rc = 0;
+	ia.dim_names = xcalloc((size_t)argc + 1, sizeof(char *));
+	ia.dim_sizes = xcalloc((size_t)argc + 1, sizeof(long long));
+	for (int i = 1; i < argc && !rc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(usage_text, stdout);
+			model = NULL;
+			rc = -1;
+			break;
+		}
+		if (!strcmp(a, "--values")) {
+			ia.values = 1;
+		} else if (!strcmp(a, "--length") || !strncmp(a, "--length=", 9) ||
+			   !strcmp(a, "--dim") || !strncmp(a, "--dim=", 6)) {
+			int is_len = !strncmp(a, "--length", 8);
+			const char *eq = strchr(a, '=');
+			const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+			const char *opt = is_len ? "--length" : "--dim";
+			if (!v) {
+				rc = cli_usage_error("onnx", "option '%s' needs a value", opt);
+				break;
+			}
+			char *name = NULL;
+			const char *num = v;
+			if (!is_len) {
+				const char *e2 = strchr(v, '=');
+				if (!e2 || e2 == v) {
+					rc = cli_usage_error("onnx", "--dim wants NAME=N, got '%s'", v);
+					break;
+				}
+				name = xmalloc((size_t)(e2 - v) + 1);
+				memcpy(name, v, (size_t)(e2 - v));
+				name[e2 - v] = '\0';
+				num = e2 + 1;
+			}
+			unsigned long n;
+			char what[80];
+			snprintf(what, sizeof(what), "%s", opt);
+			if (cli_ulong(what, num, 1, 100000000, &n)) {
+				free(name);
+				rc = 2;
+				break;
+			}
+			if (is_len) {
+				ia.length = (long long)n;
+			} else {
+				ia.dim_names[ia.n_dims] = name;
+				ia.dim_sizes[ia.n_dims++] = (long long)n;
+			}
+		} else if (a[0] == '-') {
+			rc = cli_usage_error("onnx", "unknown option '%s'", a);
+		} else if (model) {
+			rc = cli_usage_error("onnx", "info takes one MODEL.onnx");
+		} else {
+			model = a;
+		}
+	}
+	if (!rc && !model)
+		rc = cli_usage_error("onnx", "info takes one MODEL.onnx");
+	if (!rc && !ia.values && (ia.length >= 0 || ia.n_dims))
+		rc = cli_usage_error("onnx", "--length and --dim go with --values");
+	if (!rc)
+		rc = onnx_info(model, &ia);
+	for (size_t j = 0; j < ia.n_dims; j++)
+		free(ia.dim_names[j]);
+	free(ia.dim_names);
+	free(ia.dim_sizes);
+	return rc < 0 ? 0 : rc;
+}
+
 int cmd_onnx(int argc, char **argv)
 {
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -338,17 +570,8 @@ int cmd_onnx(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "info")) {
-		if (argc == 3 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-			fputs(usage_text, stdout);
-			return 0;
-		}
-		if (argc != 3)
-			return cli_usage_error("onnx", "info takes one MODEL.onnx");
-		if (argv[2][0] == '-')
-			return cli_usage_error("onnx", "unknown option '%s'", argv[2]);
-		return onnx_info(argv[2]);
-	}
+	if (!strcmp(argv[1], "info"))
+		return info_cmd(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "run"))
 		return onnx_run(argc - 1, argv + 1);
 	return cli_usage_error("onnx", "unknown subcommand '%s' (info or run)", argv[1]);

@@ -39,9 +39,9 @@ static const struct command commands[] = {
 	 "canary exposure (Carlini et al. 2019)"},
 	{"features", cmd_features, "fbank|mfcc [OPTIONS] DATA -o OUT.ark|DIR/",
 	 "Kaldi-compatible fbank/MFCC (+ CMVN, energy VAD) of a data directory or audio files"},
-	{"onnx", cmd_onnx, "info MODEL.onnx | run MODEL.onnx -i NAME=X.npy -o DIR [--outputs A,B]",
-	 "inspect an ONNX model, or run it on .npy inputs (any intermediate value by name)"},
-	{"embed", cmd_embed, "MODEL.onnx DATA -o OUT.ark [--features fbank|mfcc] [--chunk C] ...",
+	{"onnx", cmd_onnx, "info MODEL.onnx [--values] | run MODEL.onnx -i NAME=X.npy -o DIR [--outputs A,B]",
+	 "inspect an ONNX model (every value's shape), or run it on .npy inputs (any value by name)"},
+	{"embed", cmd_embed, "MODEL.onnx DATA -o OUT.ark [--features fbank|mfcc|--input waveform] [--chunk C] ...",
 	 "one speaker embedding per utterance with an ONNX extractor (Kaldi vector archive)"},
 	{"anonymise", cmd_anonymise,
 	 "mcadams|warp [--alpha A | --alpha-range LO,HI [--level speaker|utterance] [--seed N]] "

@@ -21,9 +21,12 @@ struct vpa_embedder {
 	char *path;        /* model file, for messages */
 	const char *input; /* borrowed from the model */
 	char *output;      /* owned */
-	size_t dim;        /* front-end dimension */
+	size_t dim;        /* front-end dimension (1 for a waveform) */
 	int layout, cmn;
 	size_t chunk;
+	int waveform;      /* samples fed, no front-end */
+	size_t wave_rank;  /* 2: (1, T); 3: (1, 1, T) when wave_t_last, else (1, T, 1) */
+	int wave_t_last;
 };
 
 void vpa_embed_opts_init(struct vpa_embed_opts *o, int kind)
@@ -31,7 +34,7 @@ void vpa_embed_opts_init(struct vpa_embed_opts *o, int kind)
 	memset(o, 0, sizeof(*o));
 	vpa_feat_opts_init(&o->feat, kind);
 	o->cmn = 1;
-	o->layout = VPA_EMBED_BTF;
+	o->layout = VPA_EMBED_AUTO;
 	o->threads = 1;
 	o->channel = -1;
 }
@@ -44,13 +47,29 @@ int vpa_embed_opts_set(struct vpa_embed_opts *o, const char *name, const char *v
 			return vpa_fail(err, VPA_EINPUT, NULL, "--cmn must be true or false, got '%s'",
 					value);
 		o->cmn = !strcmp(value, "true");
+		o->cmn_set = 1;
 		return 0;
 	}
 	if (!strcmp(name, "layout")) {
-		if (strcmp(value, "btf") && strcmp(value, "bft"))
-			return vpa_fail(err, VPA_EINPUT, NULL, "--layout must be btf or bft, got '%s'",
-					value);
-		o->layout = !strcmp(value, "bft") ? VPA_EMBED_BFT : VPA_EMBED_BTF;
+		if (strcmp(value, "auto") && strcmp(value, "btf") && strcmp(value, "bft"))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"--layout must be auto, btf or bft, got '%s'", value);
+		o->layout = !strcmp(value, "bft")   ? VPA_EMBED_BFT
+			    : !strcmp(value, "btf") ? VPA_EMBED_BTF
+						    : VPA_EMBED_AUTO;
+		return 0;
+	}
+	if (!strcmp(name, "input") || !strcmp(name, "input-name")) {
+		if (!*value)
+			return vpa_fail(err, VPA_EINPUT, NULL, "--%s wants a value, got ''", name);
+		/* --input selects what is fed; any other word names the graph input of
+		 * features, as --input did before waveforms were fed */
+		if (!strcmp(name, "input") && !strcmp(value, "waveform"))
+			o->waveform = 1;
+		else if (!strcmp(name, "input") && !strcmp(value, "features"))
+			o->waveform = 0;
+		else
+			o->input = value;
 		return 0;
 	}
 	if (!strcmp(name, "chunk")) {
@@ -120,13 +139,25 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 		in = vpa_onnx_input(e->m, 0);
 	}
 	e->input = in->name;
+	e->waveform = o->waveform;
+	if (e->waveform) {
+		if (o->cmn_set && o->cmn) {
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "--cmn applies to features: a waveform input is fed as it is "
+				      "(--input=waveform)");
+			goto fail;
+		}
+		e->cmn = 0;
+		e->dim = 1;
+	}
 	if (in->dtype && in->dtype != VPA_ONNX_FLOAT) {
-		rc = vpa_fail(err, VPA_EINPUT, &loc, "input '%s' is %s, features are float32", in->name,
-			      vpa_onnx_dtype_name(in->dtype));
+		rc = vpa_fail(err, VPA_EINPUT, &loc, "input '%s' is %s, %s are float32", in->name,
+			      vpa_onnx_dtype_name(in->dtype), e->waveform ? "samples" : "features");
 		goto fail;
 	}
+	char shp[256];
+	shp[0] = '\0';
 	if (in->has_shape) {
-		char shp[256];
 		size_t at = 0;
 		for (size_t k = 0; k < in->ndim && at < sizeof(shp); k++) {
 			if (in->dims[k] >= 0)
@@ -138,12 +169,45 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 		}
 		if (at < sizeof(shp))
 			snprintf(shp + at, sizeof(shp) - at, in->ndim ? ")" : "()");
+	}
+	int64_t fixed_t = -1; /* the declared time axis when the graph fixes it */
+	if (e->waveform) {
+		e->wave_rank = 2;
+		if (in->has_shape) {
+			int ok = in->ndim == 2;
+			if (in->ndim == 3 && in->dims[1] == 1 && in->dims[2] != 1) {
+				ok = 1;
+				e->wave_rank = 3;
+				e->wave_t_last = 1;
+			} else if (in->ndim == 3 && in->dims[2] == 1 && in->dims[1] != 1) {
+				ok = 1;
+				e->wave_rank = 3;
+			}
+			if (!ok) {
+				rc = vpa_fail(err, VPA_EINPUT, &loc,
+					      "input '%s' %s is not a waveform input: expected (batch, "
+					      "time), (batch, 1, time) or (batch, time, 1)",
+					      in->name, shp);
+				goto fail;
+			}
+			fixed_t = in->dims[e->wave_rank == 2 || e->wave_t_last ? in->ndim - 1 : 1];
+		}
+	} else if (in->has_shape) {
 		if (in->ndim != 3) {
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
 				      "input '%s' %s has rank %zu: expected (batch, time, features) "
-				      "(--layout btf) or (batch, features, time) (--layout bft)",
-				      in->name, shp, in->ndim);
+				      "(--layout btf) or (batch, features, time) (--layout bft)%s",
+				      in->name, shp, in->ndim,
+				      in->ndim == 2 ? "; a waveform input (batch, time) takes "
+						      "--input=waveform"
+						    : "");
 			goto fail;
+		}
+		if (e->layout == VPA_EMBED_AUTO) {
+			/* the axis fixed at the front-end's dimension is the features' one;
+			 * a shape that does not tell (both symbolic, or both that size) is btf */
+			int f2 = in->dims[2] == (int64_t)e->dim, f1 = in->dims[1] == (int64_t)e->dim;
+			e->layout = f1 && !f2 ? VPA_EMBED_BFT : VPA_EMBED_BTF;
 		}
 		int64_t want = in->dims[e->layout == VPA_EMBED_BTF ? 2 : 1];
 		if (want > 0 && (size_t)want != e->dim) {
@@ -159,6 +223,27 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 				      fo->use_energy ? " and --use-energy" : "");
 			goto fail;
 		}
+		fixed_t = in->dims[e->layout == VPA_EMBED_BTF ? 1 : 2];
+	}
+	if (e->layout == VPA_EMBED_AUTO)
+		e->layout = VPA_EMBED_BTF;
+	if (fixed_t > 0 && (size_t)fixed_t != e->chunk) {
+		/* a model exported without a dynamic time axis runs only on that length:
+		 * cut the utterance into chunks of it (embeddings averaged) */
+		const char *unit = e->waveform ? "samples" : "frames";
+		if (!e->chunk)
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "input '%s' %s has a fixed time axis of %lld %s: use "
+				      "--chunk=%lld (scenario key chunk: %lld; chunk embeddings averaged)",
+				      in->name, shp, (long long)fixed_t, unit, (long long)fixed_t,
+				      (long long)fixed_t);
+		else
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "input '%s' %s has a fixed time axis of %lld %s: --chunk=%zu does "
+				      "not fit it, use --chunk=%lld",
+				      in->name, shp, (long long)fixed_t, unit, e->chunk,
+				      (long long)fixed_t);
+		goto fail;
 	}
 	if (o->output) {
 		if (!vpa_onnx_has_value(e->m, o->output)) {
@@ -166,9 +251,11 @@ int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
 			vpa_buf_init(&b);
 			for (size_t i = 0; i < vpa_onnx_n_outputs(e->m); i++)
 				vpa_buf_printf(&b, "%s%s", i ? ", " : "", vpa_onnx_output(e->m, i)->name);
+			char near[600];
 			rc = vpa_fail(err, VPA_EINPUT, &loc,
-				      "no value named '%s' in the graph (graph outputs: %s)", o->output,
-				      b.data ? b.data : "none");
+				      "no value named '%s' in the graph (graph outputs: %s)%s", o->output,
+				      b.data ? b.data : "none",
+				      vpa_onnx_nearest_values(e->m, o->output, near, sizeof(near)));
 			vpa_buf_release(&b);
 			goto fail;
 		}
@@ -215,7 +302,13 @@ static int forward(const struct vpa_embedder *e, const char *id, const float *x,
 		}
 	}
 	int64_t dims[3] = {1, btf ? (int64_t)T : (int64_t)F, btf ? (int64_t)F : (int64_t)T};
-	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, dims, buf), y;
+	size_t rank = 3;
+	if (e->waveform) { /* (1, T), (1, 1, T) or (1, T, 1): the same samples */
+		rank = e->wave_rank;
+		dims[1] = rank == 2 || !e->wave_t_last ? (int64_t)T : 1;
+		dims[2] = rank == 3 && e->wave_t_last ? (int64_t)T : 1;
+	}
+	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(rank, dims, buf), y;
 	const char *want[] = {e->output};
 	const char *in_name = e->input;
 	int rc = vpa_onnx_run(e->m, 1, &in_name, &in, 1, want, &y, err);
@@ -301,6 +394,24 @@ int vpa_embedder_feats(const struct vpa_embedder *e, const char *id, const float
 	return 0;
 }
 
+/*
+ * What the model is fed for one utterance: the front-end's frames, or with a
+ * waveform input the samples scaled from the int16 scale to [-1, 1) (T, 1)
+ * (what torchaudio.load and soundfile give the exporting code).
+ */
+static int model_input(const struct vpa_embedder *e, const struct vpa_wave *w, const char *id,
+		       struct vpa_fmat *m, struct vpa_err *err)
+{
+	if (!e->waveform)
+		return vpa_feat_apply(e->fe, w, id, m, err);
+	m->x = xmalloc(xmul(w->n ? w->n : 1, sizeof(float)));
+	for (size_t t = 0; t < w->n; t++)
+		m->x[t] = w->x[t] / 32768.0f; /* a power of two: exact */
+	m->rows = w->n;
+	m->cols = 1;
+	return 0;
+}
+
 int vpa_embedder_utt(const struct vpa_embedder *e, const struct vpa_datadir *d, size_t i,
 		     float **emb, size_t *dim, const char **line, struct vpa_err *err)
 {
@@ -315,7 +426,7 @@ int vpa_embedder_utt(const struct vpa_embedder *e, const struct vpa_datadir *d, 
 	if (line)
 		*line = rc ? ln : NULL;
 	if (!rc)
-		rc = vpa_feat_apply(e->fe, &w, d->utt[i], &m, err);
+		rc = model_input(e, &w, d->utt[i], &m, err);
 	vpa_wave_release(&w);
 	if (!rc && m.rows)
 		rc = vpa_embedder_feats(e, d->utt[i], m.x, m.rows, m.cols, emb, dim, err);
@@ -345,7 +456,7 @@ static int set_job(void *arg, size_t i, struct vpa_err *err)
 	int rc = vpa_datadir_load(j->d, i, &w, NULL, err);
 	if (!rc) {
 		j->dur[i] = w.rate > 0 ? (double)w.n / w.rate : 0;
-		rc = vpa_feat_apply(j->e->fe, &w, j->d->utt[i], &m, err);
+		rc = model_input(j->e, &w, j->d->utt[i], &m, err);
 	}
 	vpa_wave_release(&w);
 	if (!rc && m.rows == 0)

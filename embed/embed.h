@@ -33,13 +33,26 @@
 #include "audio/audio.h"
 #include "formats/embset.h"
 
-enum vpa_embed_layout { VPA_EMBED_BTF = 0, VPA_EMBED_BFT = 1 };
+/* AUTO: from the input's declared shape (the axis whose fixed size is the
+ * front-end's dimension is the features'), btf when the shape does not tell. */
+enum vpa_embed_layout { VPA_EMBED_AUTO = -1, VPA_EMBED_BTF = 0, VPA_EMBED_BFT = 1 };
 
 struct vpa_embed_opts {
 	struct vpa_feat_opts feat; /* the front-end (audio/audio.h) */
 	int cmn;                   /* 1 (default): subtract the mean of the frames fed to the model */
-	int layout;                /* enum vpa_embed_layout, btf */
-	size_t chunk;              /* frames per forward pass; 0 (default): the whole utterance */
+	int cmn_set;               /* 1: cmn was given (refused with a waveform input) */
+	int layout;                /* enum vpa_embed_layout, auto */
+	size_t chunk;              /* frames (samples with waveform) per forward pass; 0 (default):
+				      the whole utterance */
+	/*
+	 * 1: the model's front-end is inside the graph (SpeechBrain's Fbank, an
+	 * STFT, a Conv1d framing, wav2vec2's feature encoder): the samples are fed
+	 * as they are, scaled to [-1, 1) (int16 / 32768, as torchaudio.load and
+	 * soundfile read them), as (1, T), (1, 1, T) or (1, T, 1), whichever the
+	 * input declares; no front-end, no cmn.  The front-end options still give
+	 * the sample rate audio is resampled to (--sample-frequency).
+	 */
+	int waveform;
 	const char *input;         /* graph input (borrowed); NULL: the model's only input */
 	const char *output;        /* value to read (borrowed); NULL: the first graph output */
 	int threads;               /* utterances in parallel (vpa_embset_from_audio); >= 1 */
@@ -49,7 +62,10 @@ struct vpa_embed_opts {
 void vpa_embed_opts_init(struct vpa_embed_opts *o, int kind);
 /*
  * Set one option by its command-line name (without "--"): "cmn" (true|false),
- * "layout" (btf|bft), "chunk" (frames, 0 = whole utterance, else >= 1), or
+ * "layout" (auto|btf|bft), "chunk" (frames, 0 = whole utterance, else >= 1),
+ * "input" (waveform | features | the graph input's name: the two words select
+ * what is fed, any other value names the graph input of features, as before),
+ * "input-name" (the graph input's name, whatever it is), or
  * any option of audio's table (vpa_feat_opts_set: "num-mel-bins", "vad", ...).
  * Errors as vpa_feat_opts_set ("unknown option '--x'", "--chunk must be ...").
  */
@@ -60,11 +76,14 @@ struct vpa_embedder; /* model + front-end: opaque, immutable, shareable between 
 
 /*
  * Load the model and build the front-end.  Checks, naming the model file:
- * the input (the only graph input unless o->input names one; rank 3), its
- * feature axis against the front-end's dimension when the graph fixes it
- * ("ecapa.onnx: input 'feats' (1, T, 80) wants 80 features per frame, the
- * front-end gives 40 (fbank --num-mel-bins=40)"), and that o->output is a
- * value of the graph.  Unsupported operators fail here (vpa_onnx_load).
+ * the input (the only graph input unless o->input names one; rank 3 for
+ * features, 2 or 3 with a 1 for a waveform), its feature axis against the
+ * front-end's dimension when the graph fixes it ("ecapa.onnx: input 'feats'
+ * (1, T, 80) wants 80 features per frame, the front-end gives 40 (fbank
+ * --num-mel-bins=40)"), a fixed time axis against o->chunk ("input 'wav'
+ * (1, 16000) has a fixed time axis of 16000 samples: use --chunk=16000 ..."),
+ * and that o->output is a value of the graph (else the nearest names are
+ * suggested).  Unsupported operators fail here (vpa_onnx_load).
  * Caller frees with vpa_embedder_free.
  */
 int vpa_embedder_new(const char *model_path, const struct vpa_embed_opts *o,
@@ -75,7 +94,7 @@ const struct vpa_feat *vpa_embedder_feat(const struct vpa_embedder *e);
 
 /*
  * The embedding of a feature matrix x (T, F) (T >= 1; F must be the
- * front-end's dimension): *emb (caller frees) gets *dim floats.  x is not
+ * front-end's dimension; with o->waveform the samples, scaled, F = 1): *emb (caller frees) gets *dim floats.  x is not
  * changed.  Errors: the model's (naming the node), a non-finite embedding
  * ("ID: the embedding has a value that is not finite"), an output that is
  * not float32.

@@ -208,6 +208,17 @@ int ox_plan_in_arena(const void *ptr);
  * the peak of live bytes, the sum of all blocks and the arena size. */
 size_t ox_plan_check(const struct ox_plan *p, size_t *peak, size_t *sum, size_t *arena);
 
+/*
+ * Shape recording (introspect.c, `onnx info --values`): while a thread's
+ * recorder is set, vpa_onnx_run runs every node of the unfused list and
+ * calls rec->fn with each node output it computes.
+ */
+struct ox_shape_rec {
+	void (*fn)(void *arg, const struct ox_node *n, int value, const struct vpa_onnx_tensor *t);
+	void *arg;
+};
+extern _Thread_local struct ox_shape_rec *ox_shape_rec;
+
 /* ---- helpers (tensor.c) */
 /* Allocate t's data for dtype and shape (zeroed). */
 void ox_alloc(struct vpa_onnx_tensor *t, int dtype, size_t ndim, const int64_t *dims);
@@ -254,5 +265,6 @@ const struct ox_op *ox_find_op(const char *name);
 int ox_op_since(const char *name);
 extern const struct ox_op ox_ops_math[], ox_ops_nn[], ox_ops_shape[], ox_ops_reduce[],
 	ox_ops_rnn[];
+extern const struct ox_op ox_ops_signal[]; /* DFT, STFT, windows, MelWeightMatrix */
 
 #endif

@@ -150,6 +150,33 @@ const char *vpa_onnx_node_unsupported(const struct vpa_onnx_model *m, size_t i);
 uint64_t vpa_onnx_n_params(const struct vpa_onnx_model *m);
 /* 1 when name is a value of the graph (input, initializer or node output). */
 int vpa_onnx_has_value(const struct vpa_onnx_model *m, const char *name);
+/*
+ * Every value a run computes (node outputs of the unfused graph, in
+ * execution order) with its element type and shape, for the given inputs
+ * (the graph run once on them: shapes as the engine computes them, for that
+ * input length; `vpaudit onnx info --values`).  *out (caller frees the
+ * array; strings borrowed from the model) gets *n entries.  Errors as
+ * vpa_onnx_run (an unsupported operator, an input of the wrong shape).
+ */
+struct vpa_onnx_value_shape {
+	const char *name, *op, *node; /* the value, its producer's operator and node name */
+	int dtype;
+	size_t ndim;
+	int64_t dims[VPA_ONNX_MAX_DIMS];
+};
+int vpa_onnx_value_shapes(const struct vpa_onnx_model *m, size_t n_in,
+			  const char *const *in_names, const struct vpa_onnx_tensor *inputs,
+			  struct vpa_onnx_value_shape **out /* OUT */, size_t *n /* OUT */,
+			  struct vpa_err *err);
+/*
+ * For a name that is not a value of the graph: " (nearest: 'a', 'b', 'c')",
+ * the three values (inputs and node outputs) nearest by edit distance
+ * (Levenshtein, ties in graph order), into buf (always NUL-terminated; ""
+ * when the graph has no value); returns buf.  Appended to "no value" errors.
+ */
+const char *vpa_onnx_nearest_values(const struct vpa_onnx_model *m, const char *name, char *buf,
+				    size_t cap);
+
 /* The supported operators, sorted, "Abs,Add,..." (static storage). */
 const char *vpa_onnx_supported_ops(void);
 /* 1 when op_type is in the operator table. */

@@ -9,7 +9,8 @@
 #include "onnx/internal.h"
 
 static const struct ox_op *const tables[] = {ox_ops_math, ox_ops_nn, ox_ops_shape,
-					     ox_ops_reduce, ox_ops_rnn};
+					     ox_ops_reduce, ox_ops_rnn,
+					     ox_ops_signal};
 
 const struct ox_op *ox_find_op(const char *name)
 {
@@ -49,6 +50,9 @@ static const struct {
 	{"ThresholdedRelu", 10}, {"Tile", 6}, {"Transpose", 1}, {"Unsqueeze", 1}, {"Where", 9},
 	{"Xor", 7}, {"GreaterOrEqual", 12}, {"LessOrEqual", 12}, {"HardSwish", 14},
 	{"LayerNormalization", 17},
+	/* the signal operators first appear at opset 17 (ops_signal.c) */
+	{"DFT", 17}, {"STFT", 17}, {"MelWeightMatrix", 17}, {"HannWindow", 17},
+	{"HammingWindow", 17}, {"BlackmanWindow", 17},
 };
 
 int ox_op_since(const char *name)

@@ -175,6 +175,8 @@ static int check_input(const struct vpa_onnx_model *m, size_t k,
 	return 0;
 }
 
+_Thread_local struct ox_shape_rec *ox_shape_rec;
+
 int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const *in_names,
 		 const struct vpa_onnx_tensor *inputs, size_t n_out,
 		 const char *const *out_names, struct vpa_onnx_tensor *outputs,
@@ -245,8 +247,10 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	for (size_t j = 0; j < n_out; j++) {
 		uint32_t id;
 		if (!vpa_strmap_get(&m->names, out_names[j], &id)) {
-			rc = vpa_fail(err, VPA_EINPUT, &loc, "the graph has no value '%s'",
-				      out_names[j]);
+			char near[600];
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "the graph has no value '%s'%s",
+				      out_names[j],
+				      vpa_onnx_nearest_values(m, out_names[j], near, sizeof(near)));
 			goto out;
 		}
 		want[j] = (int)id;
@@ -255,6 +259,9 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		if (m->gone && m->gone[id])
 			use_fused = 0;
 	}
+	struct ox_shape_rec *rec = ox_shape_rec;
+	if (rec) /* every value, as the graph names it: the original nodes, all of them */
+		use_fused = 0;
 	const struct ox_node *nodes = use_fused ? m->fnodes : m->nodes;
 	size_t n_nodes = use_fused ? m->n_fnodes : m->n_nodes;
 	for (size_t i = 0; i < n_nodes; i++)
@@ -264,6 +271,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	for (size_t j = 0; j < n_out; j++)
 		if (producer[want[j]] >= 0)
 			need[producer[want[j]]] = 1;
+	for (size_t i = 0; rec && i < n_nodes; i++)
+		need[i] = 1;
 	for (size_t i = n_nodes; i-- > 0;) {
 		if (!need[i])
 			continue;
@@ -277,7 +286,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		last_use[v] = use_fused ? m->f_last_use[v] : m->values[v].last_use;
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
-	if (m->plans) {
+	if (m->plans && !rec) { /* a recording run takes another node list: no plan */
 		key = plan_key(m, by_input, n_out, want, &key_len);
 		ox_plan_run_begin(m->plans, key, key_len, &plan);
 		plan_active = 1;
@@ -318,6 +327,8 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 			}
 			vals[v] = out[o];
 			owned[v] = have[v] = 1;
+			if (rec)
+				rec->fn(rec->arg, n, v, &vals[v]);
 		}
 		/* Free what this node read for the last time (and unread outputs). */
 		for (size_t j = 0; j < n->n_in; j++) {

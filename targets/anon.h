@@ -434,9 +434,10 @@ struct vpa_anon_onnx_opts {
 	long long chunk;
 	const char *layout;
 	const char *input;
+	const char *input_name;
 	const char *output;
 	struct vpa_mark model_at, features_at, options_at, cmn_at, chunk_at, layout_at,
-		input_at, output_at;
+		input_at, output_at, input_name_at;
 };
 
 /* `audio: ser:` (targets/anon_ser.c, issue 30): an utterance classifier (the

@@ -28,18 +28,29 @@ static const struct vpa_key extractor_keys[] = {
 	 "`--name=value`, CMVN and `--vad` included)",
 	 VPA_AT(struct vpa_anon_onnx_opts, options), VPA_MARK(struct vpa_anon_onnx_opts, options_at)},
 	{"cmn", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "true",
-	 "subtract the mean of the frames fed to the model (per chunk with `chunk`)",
+	 "subtract the mean of the frames fed to the model (per chunk with `chunk`; features "
+	 "only: refused when written with `input: waveform`)",
 	 VPA_AT(struct vpa_anon_onnx_opts, cmn), VPA_MARK(struct vpa_anon_onnx_opts, cmn_at)},
 	{"chunk", VPA_K_INT, 0, "0", 0, 100000000, 0, NULL, NULL, "198",
-	 "frames per forward pass, chunk embeddings averaged as WeSpeaker's runtime (0: the "
-	 "whole utterance)",
+	 "frames (samples with `input: waveform`) per forward pass, chunk embeddings averaged "
+	 "as WeSpeaker's runtime (0: the whole utterance); a model without a dynamic time "
+	 "axis needs its length here (the error names it)",
 	 VPA_AT(struct vpa_anon_onnx_opts, chunk), VPA_MARK(struct vpa_anon_onnx_opts, chunk_at)},
-	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "btf",
-	 "the model input (batch, time, features) or (batch, features, time)",
+	{"layout", VPA_K_ENUM, 0, "auto", -INF, INF, 0, "auto|btf|bft", NULL, "btf",
+	 "the model input (batch, time, features) or (batch, features, time); auto: the axis "
+	 "the model's declared shape fixes at the front-end's dimension, btf when it does not "
+	 "tell",
 	 VPA_AT(struct vpa_anon_onnx_opts, layout), VPA_MARK(struct vpa_anon_onnx_opts, layout_at)},
-	{"input", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "feats",
-	 "the graph input of the features (default: the only one)",
+	{"input", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "waveform",
+	 "what the model is fed: `features` (default: the front-end's frames) or `waveform` "
+	 "(the samples scaled to [-1, 1), for a model whose front-end is inside the graph: "
+	 "SpeechBrain's Fbank, an opset-17 STFT, a Conv1d framing; `options` then only set the "
+	 "sample rate); any other value names the graph input of the features",
 	 VPA_AT(struct vpa_anon_onnx_opts, input), VPA_MARK(struct vpa_anon_onnx_opts, input_at)},
+	{"input_name", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "wav",
+	 "the graph input fed (default: the only one)",
+	 VPA_AT(struct vpa_anon_onnx_opts, input_name),
+	 VPA_MARK(struct vpa_anon_onnx_opts, input_name_at)},
 	{"output", VPA_K_STR, 0, NULL, -INF, INF, 0, NULL, NULL, "embedding",
 	 "the value read as the embedding: a graph output or any intermediate value "
 	 "(default: the first graph output)",
@@ -58,9 +69,18 @@ static int extractor_opts(const char *file, const struct vpa_anon_onnx_opts *ex,
 {
 	vpa_embed_opts_init(o, !strcmp(ex->features, "mfcc") ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
 	o->cmn = ex->cmn;
+	o->cmn_set = ex->cmn_at.line != 0;
 	o->chunk = (size_t)ex->chunk;
-	o->layout = !strcmp(ex->layout, "bft") ? VPA_EMBED_BFT : VPA_EMBED_BTF;
-	o->input = ex->input;
+	o->layout = !strcmp(ex->layout, "bft")   ? VPA_EMBED_BFT
+		    : !strcmp(ex->layout, "btf") ? VPA_EMBED_BTF
+						 : VPA_EMBED_AUTO;
+	/* input: waveform | features | a graph input's name (embed.h) */
+	o->input = NULL;
+	o->waveform = ex->input && !strcmp(ex->input, "waveform");
+	if (ex->input && strcmp(ex->input, "waveform") && strcmp(ex->input, "features"))
+		o->input = ex->input;
+	if (ex->input_name)
+		o->input = ex->input_name;
 	o->output = ex->output;
 	o->threads = threads > 0 ? threads : 1;
 	static const char *const own[] = {"cmn", "chunk", "layout", "features", "input",

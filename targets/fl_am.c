@@ -216,8 +216,10 @@ static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_flam_i
 		for (size_t h = 0; !rc && h < ol->n; h++)
 			if (!vpa_onnx_has_value(m, ol->v[h])) {
 				struct vpa_loc l2 = vpa_mark_loc(ctx->file, ol->marks[h]);
-				rc = vpa_fail(err, VPA_EINPUT, &l2, "%s: no value named '%s'", p,
-					      ol->v[h]);
+				char near[600];
+				rc = vpa_fail(err, VPA_EINPUT, &l2, "%s: no value named '%s'%s", p,
+					      ol->v[h],
+					      vpa_onnx_nearest_values(m, ol->v[h], near, sizeof(near)));
 			}
 		free(p);
 	}

@@ -101,10 +101,13 @@ static int load_check(struct onnx_job *j, struct vpa_flam_model *m, struct vpa_e
 		rc = vpa_fail(err, VPA_EINPUT, NULL,
 			      "%s: %zu graph inputs, an acoustic model takes the features only", p,
 			      vpa_onnx_n_inputs(m->onnx));
+	char near[600];
 	for (size_t h = 0; h < j->n && !rc; h++)
 		if (!vpa_onnx_has_value(m->onnx, j->names[h]))
-			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no value named '%s' (a hidden layer)",
-				      p, j->names[h]);
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no value named '%s' (a hidden layer)%s",
+				      p, j->names[h],
+				      vpa_onnx_nearest_values(m->onnx, j->names[h], near,
+							      sizeof(near)));
 	if (!rc && m != &t->global) {
 		const struct vpa_onnx_model *g = t->global.onnx;
 		int same = vpa_onnx_n_nodes(m->onnx) == vpa_onnx_n_nodes(g) &&

@@ -29,11 +29,11 @@ t_run "wrong feature dimension" 1 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark"
 t_ok "its line" grep -qx "vpaudit embed: error: $G/ecapa.onnx: input 'feats' (1, time, 20) wants 20 features per frame (--layout btf), the front-end gives 23 (fbank --num-mel-bins=23)" "$ERR"
 t_ok "no archive left" test ! -e "$T/bad.ark"
 t_run "unknown output" 1 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --num-mel-bins=20 --output nope
-t_ok "its line" grep -qx "vpaudit embed: error: $G/ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb)" "$ERR"
+t_ok "its line" grep -qx "vpaudit embed: error: $G/ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb) (nearest: 'emb', 'feats', '/Sub_output_0')" "$ERR"
 t_run "missing model" 1 -- embed "$T/none.onnx" $G/data -o "$T/bad.ark"
 t_ok "one line" test "$(wc -l < "$ERR")" = 1
 t_run "bad layout" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --layout tbf
-t_ok "its line" grep -qx "vpaudit embed: error: --layout must be btf or bft, got 'tbf' (see 'vpaudit embed --help')" "$ERR"
+t_ok "its line" grep -qx "vpaudit embed: error: --layout must be auto, btf or bft, got 'tbf' (see 'vpaudit embed --help')" "$ERR"
 t_run "bad chunk" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --chunk=x
 t_run "bad features" 2 -- embed $G/ecapa.onnx $G/data -o "$T/bad.ark" --features=plp
 t_run "missing -o" 2 -- embed $G/ecapa.onnx $G/data

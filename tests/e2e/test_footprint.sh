@@ -135,6 +135,7 @@ t_ok "named at its wav.scp line" grep -q "error: $I8/wav.scp:4: cannot open '$I8
 onnx_yaml ", indicator: am-models/indicator" | sed "s#/mods.3/Relu_output_0#hidden9#" > bad-onnx.yaml
 t_run "unknown layer name" 1 -- validate bad-onnx.yaml
 t_ok "its line names the value" grep -q "bad-onnx.yaml:9:.*global.onnx: no value named 'hidden9'" "$ERR"
+t_ok "and suggests the nearest values" grep -q "no value named 'hidden9' (nearest: '[^']*', '[^']*', '[^']*')$" "$ERR"
 mkdir -p badop && cp $top/tests/golden/onnx/bad_op.onnx badop/global.onnx
 onnx_yaml ", indicator: am-models/indicator" | sed "s#model_dir: $G#model_dir: badop#" > badop.yaml
 t_run "unsupported operator in the global model" 1 -- validate badop.yaml

@@ -116,7 +116,7 @@ bad "wrong input rank" "vpaudit onnx: error: $G/good.onnx: input 'x' has rank 3 
 	onnx run $G/good.onnx -i x=$G/good.x3.npy -o "$T/bad"
 bad "wrong input dtype" "vpaudit onnx: error: $G/good.onnx: input 'x' is int64, the model expects float32" \
 	onnx run $G/good.onnx -i x=$G/good.xi.npy -o "$T/bad"
-bad "unknown value" "vpaudit onnx: error: $G/good.onnx: the graph has no value 'nope'" \
+bad "unknown value" "vpaudit onnx: error: $G/good.onnx: the graph has no value 'nope' (nearest: 'x', 'h', 'y')" \
 	onnx run $G/good.onnx -i x=$G/good.x.npy -o "$T/bad" --outputs y,nope
 bad "missing input" "vpaudit onnx: error: $G/good.onnx: input 'x' is not given" \
 	onnx run $G/good.onnx -o "$T/bad"

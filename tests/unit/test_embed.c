@@ -183,7 +183,8 @@ static void test_errors(void)
 			G "ecapa.onnx: input 'feats' (1, time, 20) wants 20 features per frame "
 			  "(--layout btf), the front-end gives 23 (fbank --num-mel-bins=23)");
 	check_new_error(G "ecapa.onnx", "num-mel-bins", "20", "nope",
-			G "ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb)");
+			G "ecapa.onnx: no value named 'nope' in the graph (graph outputs: emb) "
+			  "(nearest: 'emb', 'feats', '/Sub_output_0')");
 	/* MFCC: 13 cepstra (C0 replaced by the energy) */
 	{
 		struct vpa_embed_opts o;
@@ -205,7 +206,7 @@ static void test_errors(void)
 			   "utterance), got '-3'");
 	vpa_err_init(&err);
 	CHECK(vpa_embed_opts_set(&o, "layout", "tbf", &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "--layout must be btf or bft, got 'tbf'");
+	CHECK_STR(err.msg, "--layout must be auto, btf or bft, got 'tbf'");
 	vpa_err_init(&err);
 	CHECK(vpa_embed_opts_set(&o, "num-ceps", "3", &err) != 0); /* fbank */
 	CHECK_STR(err.msg, "unknown option '--num-ceps'");
