@@ -448,6 +448,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	struct vpa_json *det = vpa_det_figure(fid0, title0, vpa_json_arr());
 	vpa_json_push(out->figures, det);
 	struct vpa_json *bars = vpa_json_arr(), *cats = vpa_json_arr(), *ys = vpa_json_arr();
+	size_t first_rec = out->records->n;
 	for (int k = 0; k < A_N && !rc; k++) {
 		if (!(m & (1u << k)))
 			continue;
@@ -557,6 +558,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		vpa_json_set(f, "series", bars);
 		bars = NULL;
 		vpa_json_push(out->figures, f);
+		if (lo->legal)
+			vpa_linkage_legal_figures(id, t->id, out->records, first_rec, out->figures);
 	}
 	vpa_json_free(bars);
 	vpa_json_free(cats);

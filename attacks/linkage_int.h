@@ -127,4 +127,12 @@ struct vpa_json *vpa_linkage_attr_json(const struct vpa_linkage_attr *a,
 				       const struct vpa_embset *te, char gender, double level,
 				       double *acc, double *bacc, char *why, size_t whyn);
 
+/* The figures "ID-pi-link" (pi_link against N', chance 1/N') and "ID-pi-sing"
+ * (pi_sing against N, (1 - 1/N)^(N-1) and e^-1) from the pooled records
+ * records[from..] (first conversation length), pushed to figures; none
+ * without a numbered grid value (linkage_legal_fig.c). */
+void vpa_linkage_legal_figures(const char *id, const char *target_id,
+			       const struct vpa_json *records, size_t from,
+			       struct vpa_json *figures);
+
 #endif
