@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reports/doc.h"
+#include "reports/sec_legal.h"
 
 /* ---- the results section ---- */
 
@@ -299,6 +300,7 @@ void vpa_doc_build(const struct vpa_json *r, struct vpa_doc *d)
 
 	size_t fig_k = 0;
 	vpa_doc_summary(r, d);
+	vpa_doc_legal(r, d);
 	vpa_doc_threat(r, d);
 	results_section(r, d, &fig_k);
 	vpa_doc_compare(r, d);
