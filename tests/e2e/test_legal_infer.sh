@@ -54,6 +54,19 @@ t_ok "the report's first-page section and its table" \
 t_ok "the section comes right after the executive summary" \
 	/usr/bin/python3 -c "s=open('$T/g/report.html').read(); a=s.find('id=\"summary\"'); b=s.find('id=\"legal\"'); c=s.find('id=\"threat'); import sys; sys.exit(not (0<a<b<c))"
 
+# the VoicePrivacy summary: vpaudit's own table after the challenge's
+t_run "vpaudit report writes the VPC files" 0 -- report "$R" -o "$T/rep" --no-plots
+t_ok "result_for_rank.txt: the Article 29 table, 15 rows (5 attackers x all, f, m)" \
+	/usr/bin/python3 -c "
+import sys; s=open('$T/rep/result_for_rank.txt').read().split('---- Article 29 criteria (vpaudit) results ----\n')
+rows=s[1].strip().split('\n') if len(s)==2 else []
+sys.exit(not (rows and rows[0].split()==['dataset','split','gender','attacker','pi_link','pi_sing','inference_acc'] and len(rows)==16 and rows[10].split()[:4]==['9','imp','link','all'] and rows[10].split()[4]=='semi_informed'))"
+t_ok "... with the records' values to 3 decimals" \
+	/usr/bin/python3 -c "
+import json,sys; r=json.load(open('$R')); x=[x for x in r['records'] if x['sub']=='semi_informed'][0]['metrics']
+row=[l for l in open('$T/rep/result_for_rank.txt') if l.split()[:5]==['9','imp','link','all','semi_informed']][0].split()
+sys.exit(row[5:]!=['%.3f'%x['pi_link'],'%.3f'%x['pi_sing'],'%.3f'%x['inference_acc']])"
+
 # the same numbers with 2 threads
 t_run "run with 2 threads" 0 -- run "$T/g.yaml" -o "$T/g2" --quiet --threads 2
 t_ok "inference, pi_link and pi_sing identical for 1 and 2 threads" \
