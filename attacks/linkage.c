@@ -597,7 +597,11 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
 	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
-	       "(Interspeech 2025) for conversations of each length, against their chance levels.",
+	       "(Interspeech 2025) for conversations of each length, against their chance levels; "
+	       "with `inference` (default), inference_acc / inference_bacc, an attribute "
+	       "classifier's accuracy on the attacked test utterances against the majority-class "
+	       "chance; both also in the per-gender records, and figures of pi_link against N' and "
+	       "pi_sing against N.",
 	.validate = validate,
 	.subs = subs,
 	.run = run,
