@@ -4,10 +4,11 @@
  * page after the executive summary.  A data-protection officer judges
  * anonymisation by the three questions of the Article 29 Working Party's
  * Opinion 05/2014, not by an EER; Vauquier et al. (Interspeech 2025) made the
- * first two metrics for speech.  For every `linkage` attack: one row per
- * criterion with the attacker (of the anonymised speech: the baseline is the
- * original speech) that scores highest, its value and interval, the chance
- * level and the verdict, then one sentence per criterion.
+ * first two metrics for speech.  For every `linkage` attack: a table in the
+ * executive summary (the first page) with one row per criterion: the
+ * attacker (of the anonymised speech: the baseline is the original speech)
+ * that scores highest, its value and interval, the chance level and the
+ * verdict; and a section after the summary with one sentence per criterion.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -180,7 +181,8 @@ static const struct vpa_json *strongest(const struct vpa_json *recs, const char 
 	return best ? best : first;
 }
 
-void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d)
+/* tables (the summary's first page) or the section's sentences */
+static void build(const struct vpa_json *r, struct vpa_doc *d, int tables)
 {
 	const struct vpa_json *atts = vpa_json_get(r, "attacks");
 	const struct vpa_json *recs = vpa_json_get(r, "records");
@@ -199,7 +201,9 @@ void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d)
 		}
 		if (!any)
 			continue;
-		if (!head) {
+		const struct vpa_json *tg = vpa_attack_target(r, id);
+		const char *tid = tg ? vpa_json_get_str(tg, "id") : NULL;
+		if (!head && !tables) {
 			vpa_doc_head(d, 1, "legal", "Singling out / Linkability / Inference", 1);
 			vpa_doc_para(d, VPA_P_PLAIN,
 				     "The three questions of the Article 29 Working Party (Opinion "
@@ -207,10 +211,11 @@ void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d)
 				     "anonymised data, measured on the anonymised speech against the "
 				     "level an attacker reaches without information, for the strongest "
 				     "attacker (the one scoring highest among ignorant, lazy-informed, "
-				     "semi-informed and informed): pi_sing and pi_link of Vauquier et "
-				     "al. (Interspeech 2025) and the accuracy of an attribute "
-				     "classifier.  A value whose interval lies above chance answers "
-				     "yes.");
+				     "semi-informed and informed; its table is in the executive "
+				     "summary): pi_sing and pi_link of Vauquier et al. (Interspeech "
+				     "2025) and the accuracy of an attribute classifier.  A value whose "
+				     "interval lies above chance answers yes.  The figures of pi_link "
+				     "against N' and pi_sing against N are with each attack's results.");
 			head = 1;
 		}
 		struct vpa_table t;
@@ -251,16 +256,30 @@ void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d)
 			vpa_table_set(&t, (size_t)k, 5, "%s", vpa_legal_verdict(&c));
 			vpa_legal_sentence(&s[k], (enum vpa_legal_crit)k, who ? who : "-", &c);
 		}
-		char cap[512];
-		const struct vpa_json *tg = vpa_attack_target(r, id);
-		snprintf(cap, sizeof(cap), "Attack %s on %s: singling out, linkability and inference "
-			 "measured against chance, for the strongest attacker", id,
-			 tg ? vpa_json_get_str(tg, "id") : "?");
-		vpa_doc_table(d, &t, cap);
-		struct vpa_blk *list = vpa_doc_list(d);
-		for (int k = 0; k < 3; k++) {
-			vpa_doc_item(list, "%s", vpa_buf_str(&s[k]));
-			vpa_buf_release(&s[k]);
+		if (tables) {
+			char cap[512];
+			snprintf(cap, sizeof(cap), "Singling out / Linkability / Inference: measured vs "
+				 "chance, for the strongest attacker (attack %s on %s; Article 29 WP "
+				 "Opinion 05/2014, Vauquier et al. 2025).", id, tid ? tid : "?");
+			vpa_doc_table(d, &t, cap);
+		} else {
+			vpa_table_release(&t);
+			vpa_doc_para(d, VPA_P_LEAD, "Attack %s on %s", id, tid ? tid : "?");
+			struct vpa_blk *list = vpa_doc_list(d);
+			for (int k = 0; k < 3; k++)
+				vpa_doc_item(list, "%s", vpa_buf_str(&s[k]));
 		}
+		for (int k = 0; k < 3; k++)
+			vpa_buf_release(&s[k]);
 	}
+}
+
+void vpa_doc_legal_table(const struct vpa_json *r, struct vpa_doc *d)
+{
+	build(r, d, 1);
+}
+
+void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d)
+{
+	build(r, d, 0);
 }

@@ -32,7 +32,10 @@ void vpa_legal_sentence(struct vpa_buf *b, enum vpa_legal_crit k, const char *wh
 /* The cell of criterion k in a linkage record (pooled or per gender). */
 void vpa_legal_cell_of(const struct vpa_json *rec, enum vpa_legal_crit k,
 		       struct vpa_legal_cell *c);
-/* The section (nothing when no linkage record carries a criterion). */
+/* The first-page table per linkage attack (called by the executive summary)
+ * and the section with the sentences (called by the assembly); nothing when
+ * no linkage record carries a criterion. */
+void vpa_doc_legal_table(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_legal(const struct vpa_json *r, struct vpa_doc *d);
 
 #endif

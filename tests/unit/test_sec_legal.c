@@ -1,7 +1,7 @@
 /*
  * tests/unit/test_sec_legal.c - the report's "Singling out / Linkability /
- * Inference" section (reports/sec_legal.c, issue 29 item 5): the verdicts,
- * the sentences word for word, and the first-page table built from a small
+ * Inference" table and section (reports/sec_legal.c, issue 29 item 5): the
+ * verdicts, the sentences word for word, and the first-page table built from a small
  * results DOM (strongest attacker per criterion, baseline left out, an
  * unreliable value passed over for a reliable one).
  */
@@ -128,19 +128,27 @@ static void test_table(void)
 		printf("# %s\n", err.msg);
 		return;
 	}
-	struct vpa_doc d;
+	/* the summary's table, then the section's sentences */
+	struct vpa_doc d, d2;
 	memset(&d, 0, sizeof(d));
-	vpa_doc_legal(r, &d);
+	memset(&d2, 0, sizeof(d2));
+	vpa_doc_legal_table(r, &d);
+	vpa_doc_legal(r, &d2);
 	const struct vpa_table *t = NULL;
 	const struct vpa_blk *list = NULL;
-	for (size_t i = 0; i < d.n; i++) {
-		if (d.b[i].kind == VPA_B_TABLE)
-			t = d.b[i].table;
-		if (d.b[i].kind == VPA_B_LIST)
-			list = &d.b[i];
+	CHECK(d.n == 1 && d.b[0].kind == VPA_B_TABLE);
+	if (d.n == 1 && d.b[0].kind == VPA_B_TABLE) {
+		t = d.b[0].table;
+		const char *want = "Singling out / Linkability / Inference: measured vs chance, for "
+				   "the strongest attacker (attack link on tg; Article 29 WP Opinion "
+				   "05/2014, Vauquier et al. 2025).";
+		CHECK_STR(d.b[0].text, want);
 	}
-	CHECK(d.n > 0 && d.b[0].kind == VPA_B_HEAD &&
-	      !strcmp(d.b[0].text, "Singling out / Linkability / Inference"));
+	for (size_t i = 0; i < d2.n; i++)
+		if (d2.b[i].kind == VPA_B_LIST)
+			list = &d2.b[i];
+	CHECK(d2.n > 0 && d2.b[0].kind == VPA_B_HEAD &&
+	      !strcmp(d2.b[0].text, "Singling out / Linkability / Inference"));
 	CHECK(t != NULL && list != NULL);
 	if (t && list) {
 		CHECK(t->n_rows == 3 && t->n_cols == 6);
@@ -164,6 +172,7 @@ static void test_table(void)
 					     "the majority class 'm': above chance") != NULL);
 	}
 	vpa_doc_release(&d);
+	vpa_doc_release(&d2);
 	vpa_json_free(r);
 }
 
@@ -177,6 +186,7 @@ static void test_none(void)
 	struct vpa_doc d;
 	memset(&d, 0, sizeof(d));
 	vpa_doc_legal(r, &d);
+	vpa_doc_legal_table(r, &d);
 	CHECK(d.n == 0);
 	vpa_doc_release(&d);
 	vpa_json_free(r);
