@@ -141,9 +141,11 @@ static const char *fig_caption(const struct vpa_json *f)
 		       "on the chance curve means anonymised conversations cannot be linked to their "
 		       "speaker better than by guessing; far above it, they can.";
 	if (y && !strncmp(y, "pi_sing", 7))
-		return "What to look at: each attacker's curve against the trivial predicate "
-		       "(1-1/N)^(N-1), which falls to e^-1 = 0.368. A curve on it means no one is "
-		       "singled out better than by a predicate that ignores the voice.";
+		/* (its first 36 characters differ from pi_link's: add_fig shows a
+		 * caption once per section by that prefix) */
+		return "What to look at: how far each attacker's curve rises above the trivial "
+		       "predicate (1-1/N)^(N-1), which falls to e^-1 = 0.368. A curve on it means no "
+		       "one is singled out better than by a predicate that ignores the voice.";
 	if (y && (strstr(y, "EER") || strstr(y, "eer")))
 		return "What to look at: where the curves fall. A lower EER means the attacker tells "
 		       "speakers apart more often (leakier); 50% is chance.";
