@@ -34,9 +34,11 @@ struct linkage_opts {
 	long long reps;
 	int legal;
 	struct vpa_strs pi_link_n, pi_sing_n, conversation_lengths;
+	int inference;
+	const char *attribute;
 	struct vpa_mark attackers_at, gvd_at, per_gender_at, omega_at, bins_at,
 		p_target_at, ci_at, reps_at, legal_at, pi_link_n_at, pi_sing_n_at,
-		conversation_lengths_at;
+		conversation_lengths_at, inference_at, attribute_at;
 };
 
 static const struct vpa_key keys[] = {
@@ -99,6 +101,20 @@ static const struct vpa_key keys[] = {
 	 "excluded and counted, pi_sing needs 2L (one calibration, one test conversation)",
 	 VPA_AT(struct linkage_opts, conversation_lengths),
 	 VPA_MARK(struct linkage_opts, conversation_lengths_at)},
+	{"inference", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "the Article 29 inference criterion for every attacker: a classifier of a per-speaker "
+	 "attribute (linear discriminants on the attacker's back-end features) trained on the "
+	 "training data of the attacker's back-end (anonymised for semi_informed and informed), "
+	 "guessing the attribute of the attacked test utterances: metrics.inference_acc and "
+	 "inference_bacc (balanced) with their chance levels and t intervals over test speakers "
+	 "in the record's `inference` object (unreliable below 10 test speakers or with one "
+	 "class among them); skipped with a warning when no speaker has a gender and no "
+	 "`attribute` is given",
+	 VPA_AT(struct linkage_opts, inference), VPA_MARK(struct linkage_opts, inference_at)},
+	{"attribute", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "data/spk2age_group",
+	 "the attribute to infer, a per-speaker label file `SPEAKER LABEL` (at least 2 "
+	 "labels; speakers left out are not counted); default: the genders of spk2gender",
+	 VPA_AT(struct linkage_opts, attribute), VPA_MARK(struct linkage_opts, attribute_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"attack linkage", keys, sizeof(struct linkage_opts)};
@@ -108,7 +124,8 @@ static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped", "gvd",
-	"pi_link", "pi_sing", "wer_orig", "wer_anon", "wer_increase", "rho_f0", "uar_orig", "uar_anon", NULL,
+	"pi_link", "pi_sing", "inference_acc", "inference_bacc", "wer_orig", "wer_anon",
+	"wer_increase", "rho_f0", "uar_orig", "uar_anon", NULL,
 };
 
 /*
@@ -231,6 +248,18 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void
 	int rc = legal_grid(ctx, o, &g, err);
 	if (rc)
 		return rc;
+	if (o->attribute && o->inference) {
+		/* read now: a file of one class stops `vpaudit validate`, not a run */
+		if ((rc = vpa_check_path_at(ctx, o->attribute, o->attribute_at, VPA_PATH_FILE, err)))
+			return rc;
+		char *p = vpa_path_join(ctx->dir, o->attribute);
+		struct vpa_attr_labels lab;
+		rc = vpa_attr_labels_file(p, o->attribute, &lab, err);
+		vpa_attr_labels_release(&lab);
+		free(p);
+		if (rc)
+			return rc;
+	}
 	return vpa_linkage_check_sets(ctx, &o->attackers, o->attackers_at, target_opts, err);
 }
 
@@ -291,6 +320,79 @@ static int legal_record(struct vpa_json *rec, const struct vpa_backend *B,
 	return 0;
 }
 
+/*
+ * metrics.inference_acc / inference_bacc and the record's "inference" object
+ * (test rows of speakers of `gender`, 0: all); unreliable with the reason
+ * (fewer than VPA_LEGAL_MIN_SPEAKERS test speakers, one class, none).
+ */
+static void infer_record(struct vpa_json *rec, const struct vpa_linkage_attr *fit,
+			 const struct vpa_attr_labels *lab, const char *train_name,
+			 const struct vpa_embset *te, char gender, double level)
+{
+	double acc, bacc;
+	char why[200];
+	struct vpa_json *o = vpa_linkage_attr_json(fit, lab, train_name, te, gender, level, &acc,
+						   &bacc, why, sizeof(why));
+	struct vpa_json *mj = vpa_json_get(rec, "metrics");
+	vpa_json_set_num(mj, "inference_acc", acc); /* NAN -> null */
+	vpa_json_set_num(mj, "inference_bacc", bacc);
+	vpa_json_set(rec, "inference", o);
+	if (*why) {
+		struct vpa_json *u = vpa_json_get(rec, "unreliable");
+		if (!u) {
+			u = vpa_json_obj();
+			vpa_json_set(rec, "unreliable", u);
+		}
+		vpa_json_set_str(u, "inference_acc", why);
+		vpa_json_set_str(u, "inference_bacc", why);
+	}
+}
+
+/*
+ * pi_link / pi_sing of one gender's record: the enrolment speakers of that
+ * gender are the candidates (as the VoicePrivacy trials_f / trials_m pair
+ * same-gender speakers), the test speakers those whose target enrolment is
+ * of that gender.
+ */
+static int gender_legal(struct vpa_json *rec, const struct vpa_backend *B,
+			const struct vpa_anon_trials *tr, const struct vpa_embset *e,
+			const struct vpa_embset *te, char g, const struct vpa_legal_grid *lg,
+			struct vpa_err *err)
+{
+	uint32_t *idx = xmalloc(xmul(e->n_spk ? e->n_spk : 1, sizeof(uint32_t)));
+	uint32_t *map = xmalloc(xmul(e->n_spk ? e->n_spk : 1, sizeof(uint32_t)));
+	size_t k = 0;
+	for (size_t s = 0; s < e->n_spk; s++) {
+		map[s] = UINT32_MAX;
+		if (e->gender && e->gender[s] == g) {
+			map[s] = (uint32_t)k;
+			idx[k++] = (uint32_t)s;
+		}
+	}
+	struct vpa_embset eg;
+	vpa_embset_init(&eg);
+	vpa_embset_subset_spk(e, idx, k, &eg);
+	struct vpa_anon_trials sub;
+	sub.n = 0;
+	sub.e = xmalloc(xmul(tr->n ? tr->n : 1, sizeof(uint32_t)));
+	sub.t = xmalloc(xmul(tr->n ? tr->n : 1, sizeof(uint32_t)));
+	sub.tar = xmalloc(tr->n ? tr->n : 1);
+	for (size_t i = 0; i < tr->n; i++)
+		if (map[tr->e[i]] != UINT32_MAX) {
+			sub.e[sub.n] = map[tr->e[i]];
+			sub.t[sub.n] = tr->t[i];
+			sub.tar[sub.n++] = tr->tar[i];
+		}
+	int rc = legal_record(rec, B, &sub, &eg, te, lg, err);
+	free(sub.e);
+	free(sub.t);
+	free(sub.tar);
+	vpa_embset_release(&eg);
+	free(idx);
+	free(map);
+	return rc;
+}
+
 static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	       const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
 {
@@ -302,6 +404,14 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	int rc = 0, do_gvd = lo->gvd;
 	int per_gender = lo->per_gender;
 	double dd_oo = NAN;
+	struct vpa_attr_labels lab, genders; /* released at out: even when never filled */
+	int have_lab = 0;
+	const struct vpa_embset *gsets[] = {&a->train, &a->train_anon, &a->enroll, &a->trial,
+					    &a->trial_anon, &a->enroll_anon, &a->pop};
+	memset(&lab, 0, sizeof(lab));
+	vpa_strmap_init(&lab.map);
+	vpa_kaldi_list_init(&lab.list);
+	vpa_attr_labels_gender(gsets, sizeof(gsets) / sizeof(*gsets), &genders);
 	vpa_eval_opts_init(&o);
 	o.m.omega = lo->omega;
 	o.m.bins = (size_t)lo->bins;
@@ -339,6 +449,22 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	}
 	if (do_gvd)
 		dd_oo = vpa_linkage_ddiag(b_orig, &a->trial);
+	if (lo->inference && lo->attribute) {
+		char *p = vpa_path_join(ctx->dir, lo->attribute);
+		rc = vpa_attr_labels_file(p, lo->attribute, &lab, err);
+		free(p);
+		if (rc)
+			goto out;
+		have_lab = 1;
+	} else if (lo->inference) {
+		vpa_attr_labels_release(&lab);
+		vpa_attr_labels_gender(gsets, sizeof(gsets) / sizeof(*gsets), &lab);
+		have_lab = lab.labelled > 0;
+		if (!have_lab)
+			vpa_ctx_warn(ctx, "%s: no inference criterion: no speaker has a gender "
+					  "(spk2gender) and no `attribute` file is given", id);
+	}
+	double level = lo->ci > 0 ? lo->ci : 0.95;
 	struct vpa_legal_grid lg;
 	if (lo->legal) {
 		/* checked by validate: the context only names a file for errors */
@@ -353,6 +479,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 	struct vpa_json *det = vpa_det_figure(fid0, title0, vpa_json_arr());
 	vpa_json_push(out->figures, det);
 	struct vpa_json *bars = vpa_json_arr(), *cats = vpa_json_arr(), *ys = vpa_json_arr();
+	size_t first_rec = out->records->n;
 	for (int k = 0; k < A_N && !rc; k++) {
 		if (!(m & (1u << k)))
 			continue;
@@ -401,13 +528,38 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 			free(S);
 			break;
 		}
+		struct vpa_linkage_attr fit;
+		memset(&fit, 0, sizeof(fit));
+		const char *tn = as.anon_backend ? "train_anon" : "train";
+		if (have_lab) {
+			if ((rc = vpa_linkage_attr_fit(B, as.anon_backend ? &a->train_anon : &a->train,
+						       tn, te, &lab, &genders, &fit, err))) {
+				free(S);
+				break;
+			}
+			infer_record(rec, &fit, &lab, tn, te, 0, level);
+		}
 		vpa_record_mark_undefined(rec);
 		if (per_gender) {
 			struct vpa_linkage_gvd gv = {B, b_orig, &a->trial, k == A_BASELINE};
+			size_t from = out->records->n;
 			rc = vpa_linkage_gender_records(ctx, id, attacker_names[k], a->trials_name,
 							&a->trials, S, e, te, do_gvd ? &gv : NULL, &o,
 							out, err);
+			/* the three criteria per gender, in the records just made */
+			for (size_t q = from; !rc && q < out->records->n; q++) {
+				struct vpa_json *gr = out->records->items[q];
+				const char *gs = vpa_json_get_str(gr, "gender");
+				if (!gs || !*gs)
+					continue;
+				if (lo->legal)
+					rc = gender_legal(gr, B, &a->trials, e, te, gs[0], &lg, err);
+				if (!rc && have_lab)
+					infer_record(gr, &fit, &lab, tn, te, gs[0], level);
+				vpa_record_mark_undefined(gr);
+			}
 		}
+		vpa_linkage_attr_release(&fit);
 		free(S);
 		if (rc)
 			break;
@@ -438,11 +590,15 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		vpa_json_set(f, "series", bars);
 		bars = NULL;
 		vpa_json_push(out->figures, f);
+		if (lo->legal)
+			vpa_linkage_legal_figures(id, t->id, out->records, first_rec, out->figures);
 	}
 	vpa_json_free(bars);
 	vpa_json_free(cats);
 	vpa_json_free(ys);
 out:
+	vpa_attr_labels_release(&lab);
+	vpa_attr_labels_release(&genders);
 	vpa_backend_free(b_orig);
 	vpa_backend_free(b_anon);
 	return rc;
@@ -473,10 +629,14 @@ const struct vpa_attack_kind vpa_attack_linkage = {
 	       "figure with all attackers, one linkability figure per attacker, and a chart of "
 	       "linkability per attacker.  With `legal` (default), each record also has pi_link "
 	       "(closed-set linkability) and pi_sing (predicate singling out) of Vauquier et al. "
-	       "(Interspeech 2025) for conversations of each length, against their chance levels.  Every record also carries "
-	       "the utility the target measured on its trials, to be gated like any metric: wer_orig, "
-	       "wer_anon, wer_increase (wer_anon - wer_orig; fractions), rho_f0, and uar_orig, uar_anon of "
-	       "the emotion recogniser (`ser`).",
+	       "(Interspeech 2025) for conversations of each length, against their chance levels; "
+	       "with `inference` (default), inference_acc / inference_bacc, an attribute "
+	       "classifier's accuracy on the attacked test utterances against the majority-class "
+	       "chance; both also in the per-gender records, and figures of pi_link against N' and "
+	       "pi_sing against N.  Every record also carries the utility the target measured on "
+	       "its trials, to be gated like any metric: wer_orig, wer_anon, wer_increase (wer_anon "
+	       "- wer_orig; fractions), rho_f0, and uar_orig, uar_anon of the emotion recogniser "
+	       "(`ser`).",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

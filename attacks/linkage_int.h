@@ -73,4 +73,66 @@ struct vpa_json *vpa_linkage_legal(const struct vpa_backend *B, const struct vpa
 				   double *pi_link0, double *pi_sing0, size_t *spk0,
 				   struct vpa_err *err);
 
+/* ---- the attribute attacker (linkage_infer.c, issue 29 item 4) ---- */
+
+#include "learn/attr.h"
+#include "formats/kaldi.h"
+
+#define VPA_ATTR_SHRINKAGE 0.01 /* the classifier's covariance shrinkage */
+/* Per-speaker labels: speaker id -> class (cls[], borrowed from the file's
+ * list or static "f" / "m"). */
+struct vpa_attr_labels {
+	struct vpa_strmap map;
+	const char **cls;
+	size_t n_cls, labelled;
+	struct vpa_kaldi_list list;
+	const char *name; /* "gender" or the file as written */
+};
+/* The user's `spk label` file (shown: the path as written): a speaker with
+ * two labels, or fewer than 2 classes, is an error naming FILE[:LINE]. */
+int vpa_attr_labels_file(const char *path, const char *shown, struct vpa_attr_labels *out,
+			 struct vpa_err *err);
+/* Gender ('f', 'm') of every speaker of the sets that has one; classes f, m. */
+void vpa_attr_labels_gender(const struct vpa_embset *const *sets, size_t n_sets,
+			    struct vpa_attr_labels *out);
+void vpa_attr_labels_release(struct vpa_attr_labels *l);
+
+/* One attacker's classifier and its guesses for every test row. */
+struct vpa_linkage_attr {
+	struct vpa_attr_clf clf;
+	uint32_t *truth, *pred; /* (te->n); truth UINT32_MAX: no label */
+	char *gender;           /* (te->n) 'f', 'm' or 0 (unknown) */
+	size_t train_utts, train_unlabelled_spk, test_unlabelled_spk;
+};
+/* Train on the labelled rows of `train` (through B's centering, LDA, length
+ * norm) and guess every row of te; each row's gender from `genders`
+ * (vpa_attr_labels_gender).  Errors: fewer than 2 classes among the
+ * training speakers (one line naming the attribute and the set). */
+int vpa_linkage_attr_fit(const struct vpa_backend *B, const struct vpa_embset *train,
+			 const char *train_name, const struct vpa_embset *te,
+			 const struct vpa_attr_labels *lab, const struct vpa_attr_labels *genders,
+			 struct vpa_linkage_attr *out, struct vpa_err *err);
+void vpa_linkage_attr_release(struct vpa_linkage_attr *a);
+/*
+ * The record's "inference" object for the test rows (of speakers of
+ * `gender`, 0: all): {"attribute", "classes", "classifier", "trained_on",
+ * "train_utterances", "train_unlabelled_speakers", "test_utterances",
+ * "test_unlabelled_speakers", "level", "min_speakers", "test_speakers",
+ * "majority_class", "accuracy": {"value", "ci", "chance"} | null,
+ * "balanced_accuracy": {...} | null}; *acc / *bacc the values (NAN when
+ * null); why: the reason they are unreliable ("" when they are not).
+ */
+struct vpa_json *vpa_linkage_attr_json(const struct vpa_linkage_attr *a,
+				       const struct vpa_attr_labels *lab, const char *train_name,
+				       const struct vpa_embset *te, char gender, double level,
+				       double *acc, double *bacc, char *why, size_t whyn);
+
+/* The figures "ID-pi-link" (pi_link against N', chance 1/N') and "ID-pi-sing"
+ * (pi_sing against N, (1 - 1/N)^(N-1) and e^-1) from the pooled records
+ * records[from..] (first conversation length), pushed to figures; none
+ * without a numbered grid value (linkage_legal_fig.c). */
+void vpa_linkage_legal_figures(const char *id, const char *target_id,
+			       const struct vpa_json *records, size_t from,
+			       struct vpa_json *figures);
+
 #endif

@@ -585,6 +585,27 @@ int vpa_pising(const double *calib, const uint32_t *cal_spk, size_t n_cal, const
 	       const size_t *Ns, size_t n_N, double level, struct vpa_legal_est *out,
 	       struct vpa_err *err);
 
+/* ---- attribute inference (metrics/inference.c, issue 29 item 4) ---------- */
+
+/* Accuracy and balanced accuracy of attribute guesses with their chance
+ * levels; intervals NaN when undefined (fewer than 3 speakers for acc, a
+ * class with fewer than 2 speakers or a single class for bacc). */
+struct vpa_infer_est {
+	double acc, acc_lo, acc_hi;    /* fraction of items guessed right, CR1 t interval */
+	double acc_chance;             /* the majority class's share of the items */
+	double bacc, bacc_lo, bacc_hi; /* mean per-class recall, Satterthwaite t interval */
+	double bacc_chance;            /* 1 / classes present */
+	size_t n_items, n_spk, n_classes, majority;
+};
+/*
+ * Items i < n with true label truth[i] < k, the guess pred[i] < k and the
+ * speaker spk[i] < n_spk (a speaker's items share one label).  Errors: no
+ * items, a value out of range, a speaker with two labels.
+ */
+int vpa_inference_acc(const uint32_t *truth, const uint32_t *pred, const uint32_t *spk,
+		      size_t n, size_t n_spk, size_t k, double level, struct vpa_infer_est *out,
+		      struct vpa_err *err);
+
 /* ---- empirical epsilon lower bounds (metrics/dp_audit.c, issue 28) -------- */
 
 /* Regularized incomplete beta I_x(a, b) (*complement = 1 - I, accurate when

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reports/doc.h"
+#include "reports/sec_legal.h"
 
 /* ---- the results section ---- */
 
@@ -134,6 +135,17 @@ static const char *fig_caption(const struct vpa_json *f)
 	if (type && !strcmp(type, "bars"))
 		return "What to look at: the height of each bar against the fixed scale; compare the "
 		       "attackers or layers named under the bars.";
+	/* issue 29's figures (attacks/linkage_legal_fig.c) */
+	if (y && !strncmp(y, "pi_link", 7))
+		return "What to look at: each attacker's curve against the chance curve 1/N'. A curve "
+		       "on the chance curve means anonymised conversations cannot be linked to their "
+		       "speaker better than by guessing; far above it, they can.";
+	if (y && !strncmp(y, "pi_sing", 7))
+		/* (its first 36 characters differ from pi_link's: add_fig shows a
+		 * caption once per section by that prefix) */
+		return "What to look at: how far each attacker's curve rises above the trivial "
+		       "predicate (1-1/N)^(N-1), which falls to e^-1 = 0.368. A curve on it means no "
+		       "one is singled out better than by a predicate that ignores the voice.";
 	if (y && (strstr(y, "EER") || strstr(y, "eer")))
 		return "What to look at: where the curves fall. A lower EER means the attacker tells "
 		       "speakers apart more often (leakier); 50% is chance.";
@@ -309,6 +321,7 @@ void vpa_doc_build(const struct vpa_json *r, struct vpa_doc *d)
 
 	size_t fig_k = 0;
 	vpa_doc_summary(r, d);
+	vpa_doc_legal(r, d);
 	vpa_doc_threat(r, d);
 	results_section(r, d, &fig_k);
 	vpa_doc_utility(r, d);

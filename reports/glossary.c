@@ -115,6 +115,50 @@ static const struct {
 	 "anonymised version, averaged over the utterances.",
 	 "A utility measure: near 1 the intonation is kept; near 0 it is lost.",
 	 "VoicePrivacy 2022 evaluation plan"},
+	/* the Article 29 criteria (issue 29: reports/sec_legal.c) */
+	{"Singling out, linkability, inference (Article 29 criteria)",
+	 "The three questions by which European data-protection law judges anonymisation: can a "
+	 "person be singled out (isolated in the data), can two records of one person be linked, "
+	 "can an attribute of a person be inferred. Data that fail none of them is anonymous; the "
+	 "report's \"Singling out / Linkability / Inference\" section answers them for the "
+	 "strongest attacker, against chance.",
+	 "For privacy, a measured value whose interval stays at or below its chance level is good "
+	 "on that criterion; one above chance answers the question with yes. Values are unreliable "
+	 "below 10 test speakers, and a gate on an unreliable value fails closed.",
+	 "Article 29 Data Protection Working Party, Opinion 05/2014 on Anonymisation Techniques "
+	 "(WP216); Vauquier, Srivastava, Hosseini, Vincent, Legally validated evaluation framework "
+	 "for voice anonymization, Interspeech 2025"},
+	{"pi_link (closed-set linkability)",
+	 "The probability that an attacker, given one anonymised conversation and N' candidate "
+	 "enrolment speakers (the true one and N'-1 others drawn at random), scores the true one "
+	 "highest; computed exactly over every candidate set (no sampling), with chance 1/N'. It is "
+	 "not the linkability D<->sys of Gomez-Barrero et al., which measures the overlap of "
+	 "same-person and different-person score distributions over all pairs without a candidate "
+	 "set: D<->sys can be near 0 while pi_link is far above 1/N' (the scores rank the true "
+	 "speaker first without separating the two distributions at any one threshold), and "
+	 "vpaudit reports both.",
+	 "For privacy, lower is better: at 1/N' the attacker links no better than a guess; near 1 "
+	 "a person's records are linked.",
+	 "Vauquier et al., Interspeech 2025 (Legally validated evaluation framework for voice "
+	 "anonymization); Article 29 WP Opinion 05/2014 (linkability)"},
+	{"pi_sing (predicate singling out)",
+	 "The probability that an attacker's predicate - one enrolment embedding and a threshold "
+	 "calibrated to fire on 1/N of held-out conversations - fires on exactly one of N test "
+	 "speakers' conversations, whoever that is. A predicate that ignores the voice does that "
+	 "with probability (1-1/N)^(N-1), which falls to e^-1 = 0.368 for large N.",
+	 "For privacy, lower is better: at the trivial level (1-1/N)^(N-1) the predicate isolates "
+	 "no better than one that ignores the voice; above it the data lets a person be singled "
+	 "out.",
+	 "Cohen and Nissim 2020, Towards formalizing the GDPR's notion of singling out (PNAS); "
+	 "Vauquier et al., Interspeech 2025; Article 29 WP Opinion 05/2014 (singling out)"},
+	{"Inference accuracy (inference_acc, inference_bacc)",
+	 "How often an attacker's classifier guesses a speaker attribute (gender, or the labels "
+	 "given) of an anonymised utterance right; trained on the data the attacker's back-end is "
+	 "trained on (anonymised for semi-informed and informed). Balanced accuracy averages the "
+	 "per-class rates, so a large class cannot carry it.",
+	 "For privacy, lower is better: at the majority-class share (accuracy) or 1/classes "
+	 "(balanced) the attribute is not inferred beyond what the class sizes give away.",
+	 "Article 29 WP Opinion 05/2014 (inference); Vauquier et al., Interspeech 2025"},
 };
 
 void vpa_doc_glossary(const struct vpa_json *r, struct vpa_doc *d)

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "reports/doc.h"
+#include "reports/sec_legal.h"
 
 /* ---- helpers ---- */
 
@@ -573,6 +574,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 		snprintf(cap, sizeof(cap), "%zu gate%s, %zu failed.", n_g, n_g == 1 ? "" : "s", n_fail);
 		vpa_doc_table(d, &t, cap);
 	}
+	vpa_doc_legal_table(r, d); /* the Article 29 criteria on the first page (issue 29) */
 
 	/* what was audited */
 	struct vpa_buf w;

@@ -496,6 +496,40 @@ static void vpc2022_rho(struct vpa_buf *b, const struct vpa_json *results)
 	}
 }
 
+/* vpaudit's own table after the challenge's (issue 29 item 5): the Article
+ * 29 criteria of every linkage record, the gated values (the first N', N
+ * and conversation length of the attack), in the same pandas print, so it
+ * sits where a reader of result_for_rank looks; no table when no record has
+ * them (legal: false and inference: false). */
+static void rank_legal(struct vpa_buf *b, const struct vpa_json *results)
+{
+	static const char *const head[7] = {"dataset", "split", "gender", "attacker", "pi_link",
+					    "pi_sing", "inference_acc"};
+	static const char *const key[3] = {"pi_link", "pi_sing", "inference_acc"};
+	struct table t = {7, 0, head, NULL};
+	const struct vpa_json *recs = vpa_json_get(results, "records");
+	for (size_t i = 0; recs && i < recs->n; i++) {
+		const struct vpa_json *r = recs->items[i];
+		const struct vpa_json *a = linkage_attack(results, r);
+		const char *list;
+		int k = attacker_of(vpa_json_get_str(r, "sub"), &list);
+		if (!a || k < 0 || (!metric(r, "pi_link") && !metric(r, "inference_acc")))
+			continue;
+		struct vpa_buf v[3];
+		for (int j = 0; j < 3; j++) {
+			vpa_buf_init(&v[j]);
+			num(&v[j], r, key[j], 1, " %.3f");
+		}
+		const char *row[7] = {vpa_json_get_str(a, "target"), vpa_json_get_str(a, "id"),
+				      gender_of(r), atk[k], vpa_buf_str(&v[0]), vpa_buf_str(&v[1]),
+				      vpa_buf_str(&v[2])};
+		table_add(&t, row);
+		for (int j = 0; j < 3; j++)
+			vpa_buf_release(&v[j]);
+	}
+	table_print(b, "Article 29 criteria (vpaudit) results", &t);
+}
+
 int vpa_report_vpc(const struct vpa_json *results, struct vpa_buf *rank, struct vpa_buf *vpc2022)
 {
 	const struct vpa_json *recs = vpa_json_get(results, "records");
@@ -512,6 +546,7 @@ int vpa_report_vpc(const struct vpa_json *results, struct vpa_buf *rank, struct 
 	rank_asr(rank, results);
 	rank_asr_names(rank, results);
 	rank_asv(rank, results, 1);
+	rank_legal(rank, results);
 	vpc2022_asv(vpc2022, results);
 	vpc2022_asr(vpc2022, results);
 	vpc2022_gvd(vpc2022, results);

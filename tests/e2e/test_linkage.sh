@@ -68,8 +68,9 @@ t_ok "identification sizes 10, 20, 40" test "$(nrec '10\|20\|40' "$O/results.jso
 t_ok "slices of 1 and 4 s" test "$(nrec '1\|4' "$O/results.json")" = 4
 t_ok "chance rank of 40 speakers" grep -q '"chance_rank": 20.5' "$O/results.json"
 t_ok "one <svg per figure" test "$(nsvg "$O/report.html")" = "$(nfig "$O/results.json")"
-# DET + 5 linkability + bar chart, 2 per identification attacker, 2 slicing
-t_ok "19 figures" test "$(nfig "$O/results.json")" = 19
+# DET + 5 linkability + bar chart + pi_link and pi_sing (issue 29), 2 per
+# identification attacker, 2 slicing
+t_ok "21 figures" test "$(nfig "$O/results.json")" = 21
 
 # ---- import: bad input, exit 1, no report file --------------------------------
 fails() { # NAME YAML-FILE EXPECTED-FIRST-STDERR-LINE
@@ -142,9 +143,10 @@ t_ok "simulated target labelled" grep -q '"simulated": true' "$T/sim/results.jso
 t_ok "SIMULATED banner in report.html" grep -q 'SIMULATED' "$T/sim/report.html"
 t_ok "three PASS lines" test "$(grep -c '^PASS ' "$OUT")" = 3
 t_ok "identification sizes 10, 20, 40, 80" test "$(nrec '10\|20\|40\|80' "$T/sim/results.json")" = 8
-# DET + 3 linkability + bar chart, 2 x 2 identification, 2 slicing
-t_ok "11 figures" test "$(nfig "$T/sim/results.json")" = 11
-t_ok "one <svg per figure (simulate)" test "$(nsvg "$T/sim/report.html")" = 11
+# DET + 3 linkability + bar chart + pi_link and pi_sing (issue 29), 2 x 2
+# identification, 2 slicing
+t_ok "13 figures" test "$(nfig "$T/sim/results.json")" = 13
+t_ok "one <svg per figure (simulate)" test "$(nsvg "$T/sim/report.html")" = 13
 t_ok "junit: 3 gates and 1 skipped case for slice, which no gate checks" grep -q 'tests="4" failures="0" errors="0" skipped="1"' "$T/sim/junit.xml"
 # a failing gate: exit 3, files still written
 sed 's/metric: eer, max: 0.1}/metric: eer, max: 0.0001}/' "$T/sim.yaml" > "$T/sim3.yaml"

@@ -109,9 +109,14 @@ static void test_default_ordering(void)
 		CHECK(inf < ign);
 		CHECK_NEAR(metric(R, "baseline", "gvd"), 0, 1e-12);
 		CHECK(metric(R, "ignorant", "gvd") < 0); /* anonymised voices are less distinct */
-		/* 1 DET, 5 linkability figures, 1 per-attacker chart */
+		/* 1 DET, 5 linkability figures, 1 per-attacker chart, then (issue 29)
+		 * pi_link against N' and pi_sing against N */
 		const struct vpa_json *figs = vpa_json_get(vpa_json_get(R, "attacks")->items[0], "figures");
-		CHECK(figs->n == 7);
+		CHECK(figs->n == 9);
+		if (figs->n == 9) {
+			CHECK_STR(vpa_json_get_str(figs->items[7], "id"), "link-pi-link");
+			CHECK_STR(vpa_json_get_str(figs->items[8], "id"), "link-pi-sing");
+		}
 		CHECK_STR(vpa_json_get_str(figs->items[0], "type"), "det");
 		CHECK(vpa_json_get(figs->items[0], "series")->n == 5);
 		/* the per-attacker chart: bars named by attacker on the 0-1 scale */

@@ -1,0 +1,126 @@
+#!/bin/bash
+# tests/e2e/test_legal_infer.sh - issue 29 items 4 and 5 in the linkage attack
+# on the imported fixture (tests/e2e/data/anon/: 10 trial speakers, 5 f and
+# 5 m, 40 training speakers): the inference criterion in every attacker's
+# record and per gender, its gates (pass, breach, fail closed on an
+# unreliable per-gender record), the `attribute` file (a labelling of its
+# own, one class, two labels for a speaker, missing), `inference: false`,
+# pi_link / pi_sing per gender, the figures, the report's first-page
+# section and the same numbers with 1 and 2 threads.  The metric and the
+# classifier: tests/unit/test_inference.c; the section's sentences:
+# tests/unit/test_sec_legal.c.
+. tests/e2e/lib.sh
+D=$PWD/tests/e2e/data/anon
+# the fixture's scenario with absolute paths, the linkage attack given $1 extra keys
+scen() {
+	sed -e "s#: \([a-z_0-9]*\.\(ark\|npy\|ids\|utt2spk\|spk2gender\|utt2dur\)\)#: $D/\1#g" \
+		-e "s#enrolls: enrolls#enrolls: $D/enrolls#" -e "s#trials: trials#trials: $D/trials#" \
+		"$D/import.yaml" | sed '/^gates:/,$d' | sed '/^  - id: slice$/,$d' | grep -v '^  - {id: ident' |
+		sed "s#^  - {id: link, kind: linkage, target: imp}\$#  - {id: link, kind: linkage, target: imp$1}#"
+}
+scen ", per_gender: true" > "$T/g.yaml"
+cat >> "$T/g.yaml" <<'EOF'
+gates:
+  - {attack: link.semi_informed, metric: inference_acc, max: 1}
+  - {attack: link.ignorant, metric: inference_bacc, max: 1}
+EOF
+t_run "validate: inference_acc / inference_bacc are gateable" 0 -- validate "$T/g.yaml"
+t_run "run with per_gender and inference gates" 0 -- run "$T/g.yaml" -o "$T/g" --quiet --threads 1
+R=$T/g/results.json
+py() { /usr/bin/python3 -c "import json,sys; r=json.load(open('$R')); L=[x for x in r['records'] if x['attack']=='link']; m={x['sub']:x for x in L}; $1"; }
+t_ok "two gates, both pass" test "$(grep -c '"pass": true' "$R")" = 2
+t_ok "15 records (5 attackers pooled, f, m), each with inference_acc, inference_bacc and inference" \
+	py "sys.exit(not (len(L)==15 and all('inference_acc' in x['metrics'] and 'inference_bacc' in x['metrics'] and 'inference' in x for x in L)))"
+t_ok "the attribute is gender (spk2gender of train, trial, enroll), classes f, m" \
+	py "i=m['ignorant']['inference']; sys.exit(not (i['attribute']=='gender' and i['classes']==['f','m']))"
+t_ok "ignorant / lazy-informed train on train, semi-informed / informed on train_anon" \
+	py "t={k: m[k]['inference']['trained_on'] for k in ('baseline','ignorant','lazy_informed','semi_informed','informed')}; sys.exit(t!={'baseline':'train','ignorant':'train','lazy_informed':'train','semi_informed':'train_anon','informed':'train_anon'})"
+t_ok "pooled: 10 test speakers, 80 utterances, majority-class chance 0.5 (5 f, 5 m), balanced chance 0.5" \
+	py "i=m['semi_informed']['inference']; sys.exit(not (i['test_speakers']==10 and i['test_utterances']==80 and i['accuracy']['chance']==0.5 and i['balanced_accuracy']['chance']==0.5))"
+t_ok "train_anon has no spk2gender: its speakers' genders come from train's (400 utterances)" \
+	py "sys.exit(m['semi_informed']['inference']['train_utterances']!=m['ignorant']['inference']['train_utterances'] or m['semi_informed']['inference']['train_unlabelled_speakers']!=0)"
+t_ok "intervals contain their values, within [0, 1]" \
+	py "bad=[1 for x in L for k in ('accuracy','balanced_accuracy') for v in [x['inference'][k]] if v and v['ci'][0] is not None and not (0<=v['ci'][0]<=v['value']<=v['ci'][1]<=1)]; sys.exit(len(bad))"
+t_ok "semi-informed infers gender above chance (lower bound above 0.5)" \
+	py "a=m['semi_informed']['inference']['accuracy']; sys.exit(not a['ci'][0]>a['chance'])"
+t_ok "per gender: one class among the test speakers, unreliable with the reason" \
+	py "x=m['ignorant/anon_f']; sys.exit(not (x['unreliable']['inference_acc']==\"the test speakers all have the label 'f' (chance is 1)\" and x['inference']['test_speakers']==5))"
+t_ok "per gender: pi_link and pi_sing over that gender's 5 enrolment candidates, unreliable below 10" \
+	py "x=m['semi_informed/anon_m']; b=x['legal']['by_length'][0]; sys.exit(not (b['speakers']==5 and b['pi_link']['all']['chance']==0.2 and x['unreliable']['pi_link']=='5 test speakers (fewer than 10)'))"
+t_ok "figures link-pi-link (with chance 1/N') and link-pi-sing (with e^-1)" \
+	py "f={g['id']:g for a in r['attacks'] for g in a.get('figures',[])}; p=f['link-pi-link']; s=f['link-pi-sing']; n=[q['name'] for q in p['series']]; ns=[q['name'] for q in s['series']]; c=p['series'][-1]; sys.exit(not (\"chance 1/N'\" in n and 'e^-1 (large N)' in ns and all(abs(y-1/x)<1e-15 for x,y in zip(c['x'],c['y']))))"
+t_ok "the report's first-page section and its table" \
+	grep -q 'Singling out / Linkability / Inference' "$T/g/report.html"
+t_ok "the section comes right after the executive summary" \
+	/usr/bin/python3 -c "s=open('$T/g/report.html').read(); a=s.find('id=\"summary\"'); b=s.find('id=\"legal\"'); c=s.find('id=\"threat'); import sys; sys.exit(not (0<a<b<c))"
+
+# the VoicePrivacy summary: vpaudit's own table after the challenge's
+t_run "vpaudit report writes the VPC files" 0 -- report "$R" -o "$T/rep" --no-plots
+t_ok "result_for_rank.txt: the Article 29 table, 15 rows (5 attackers x all, f, m)" \
+	/usr/bin/python3 -c "
+import sys; s=open('$T/rep/result_for_rank.txt').read().split('---- Article 29 criteria (vpaudit) results ----\n')
+rows=s[1].strip().split('\n') if len(s)==2 else []
+sys.exit(not (rows and rows[0].split()==['dataset','split','gender','attacker','pi_link','pi_sing','inference_acc'] and len(rows)==16 and rows[10].split()[:4]==['9','imp','link','all'] and rows[10].split()[4]=='semi_informed'))"
+t_ok "... with the records' values to 3 decimals" \
+	/usr/bin/python3 -c "
+import json,sys; r=json.load(open('$R')); x=[x for x in r['records'] if x['sub']=='semi_informed'][0]['metrics']
+row=[l for l in open('$T/rep/result_for_rank.txt') if l.split()[:5]==['9','imp','link','all','semi_informed']][0].split()
+sys.exit(row[5:]!=['%.3f'%x['pi_link'],'%.3f'%x['pi_sing'],'%.3f'%x['inference_acc']])"
+
+# the same numbers with 2 threads
+t_run "run with 2 threads" 0 -- run "$T/g.yaml" -o "$T/g2" --quiet --threads 2
+t_ok "inference, pi_link and pi_sing identical for 1 and 2 threads" \
+	/usr/bin/python3 -c "
+import json,sys
+a,b=[[(x['sub'],x.get('inference'),x.get('legal')) for x in json.load(open(f))['records']] for f in ('$R','$T/g2/results.json')]
+sys.exit(a!=b)"
+
+# a breached gate, and one that fails closed on an unreliable per-gender record
+scen ", per_gender: true" > "$T/b.yaml"
+printf 'gates:\n  - {attack: link.semi_informed, metric: inference_acc, max: 0.6}\n' >> "$T/b.yaml"
+t_run "a breached inference_acc gate: exit 3" 3 -- run "$T/b.yaml" -o "$T/b" --quiet --no-plots
+t_ok "the breach is named" grep -q 'link.semi_informed inference_acc = ' "$ERR"
+scen ", per_gender: true" > "$T/c.yaml"
+printf 'gates:\n  - {attack: link.ignorant/anon_f, metric: inference_acc, max: 1}\n' >> "$T/c.yaml"
+t_run "a gate on an unreliable per-gender inference fails closed" 3 -- run "$T/c.yaml" -o "$T/c" --quiet --no-plots
+t_ok "... and says why" grep -q "fails closed, unreliable: the test speakers all have the label 'f'" "$ERR"
+
+# the user's attribute: three classes by speaker number (no relation to the voice)
+for f in "$D"/train.utt2spk "$D"/test.utt2spk; do cut -d' ' -f2 "$f"; done | sort -u |
+	awk '{n = substr($0, length($0) - 1) + 0; print $0, (n % 3 == 0 ? "young" : n % 3 == 1 ? "mid" : "old")}' > "$T/spk2age"
+scen ", attribute: $T/spk2age" > "$T/a.yaml"
+t_run "an attribute file of three classes" 0 -- run "$T/a.yaml" -o "$T/a" --quiet --no-plots
+t_ok "classes in order of first appearance, balanced chance 1/3" \
+	/usr/bin/python3 -c "
+import json,sys; r=json.load(open('$T/a/results.json'))
+i=[x for x in r['records'] if x['sub']=='ignorant'][0]['inference']
+sys.exit(not (i['attribute']=='$T/spk2age' and sorted(i['classes'])==['mid','old','young'] and abs(i['balanced_accuracy']['chance']-1/3)<1e-15))"
+
+printf 'train-s0001 a\ntrain-s0002 a\n' > "$T/one"
+scen ", attribute: $T/one" > "$T/one.yaml"
+t_run "an attribute file of one class: validate exit 1" 1 -- validate "$T/one.yaml"
+t_ok "one line naming the file and the need" \
+	test "$(cat "$ERR")" = "vpaudit validate: error: $T/one: every speaker has the same label: an attribute to infer needs 2 classes"
+printf 'train-s0001 a\ntrain-s0002 b\ntrain-s0001 b\n' > "$T/two"
+scen ", attribute: $T/two" > "$T/two.yaml"
+t_run "a speaker with two labels: exit 1" 1 -- run "$T/two.yaml" -o "$T/two" --quiet
+t_ok "the error names FILE:LINE (and shows the line)" \
+	test "$(head -n 1 "$ERR")" = "vpaudit run: error: $T/two:3: speaker 'train-s0001' has two labels ('b' here, 'a' on line 1)"
+t_ok "no partial output" test ! -e "$T/two/results.json"
+scen ", attribute: nothere.txt" > "$T/miss.yaml"
+t_run "a missing attribute file: exit 1" 1 -- validate "$T/miss.yaml"
+t_ok "the error names the key's place and the file" grep -q "cannot open 'nothere.txt'" "$ERR"
+# labels of only the test speakers: the training data has none
+grep '^test' "$T/spk2age" > "$T/testonly"
+scen ", attribute: $T/testonly" > "$T/t.yaml"
+t_run "no training speaker labelled: exit 1" 1 -- run "$T/t.yaml" -o "$T/t" --quiet
+t_ok "the error names the attack, the attribute and the set" \
+	grep -q "attack 'link': attribute '$T/testonly': no speaker of the train set has a label" "$ERR"
+
+scen ", inference: false" > "$T/off.yaml"
+t_run "inference: false" 0 -- run "$T/off.yaml" -o "$T/off" --quiet --no-plots
+t_ok "inference: false: no inference key or metric" \
+	/usr/bin/python3 -c "
+import json,sys; r=json.load(open('$T/off/results.json'))
+sys.exit(any('inference' in x or 'inference_acc' in x['metrics'] for x in r['records']))"
+t_done
