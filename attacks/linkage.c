@@ -531,13 +531,26 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		struct vpa_linkage_attr fit;
 		memset(&fit, 0, sizeof(fit));
 		const char *tn = as.anon_backend ? "train_anon" : "train";
+		int fit_ok = 0;
 		if (have_lab) {
-			if ((rc = vpa_linkage_attr_fit(B, as.anon_backend ? &a->train_anon : &a->train,
-						       tn, te, &lab, &genders, &fit, err))) {
+			rc = vpa_linkage_attr_fit(B, as.anon_backend ? &a->train_anon : &a->train, tn,
+						  te, &lab, &genders, &fit, err);
+			if (rc == VPA_EINPUT && !lo->attribute) {
+				/* the default attribute (gender from spk2gender) is not the user's
+				 * request: a training set of one gender leaves this attacker without
+				 * the criterion, said once, and the run goes on (a gate on it then
+				 * fails closed as undefined) */
+				vpa_ctx_warn(ctx, "%s.%s: no inference criterion: %s", id,
+					     attacker_names[k], err->msg);
+				vpa_err_init(err);
+				rc = 0;
+			} else if (rc) {
 				free(S);
 				break;
+			} else {
+				fit_ok = 1;
+				infer_record(rec, &fit, &lab, tn, te, 0, level);
 			}
-			infer_record(rec, &fit, &lab, tn, te, 0, level);
 		}
 		vpa_record_mark_undefined(rec);
 		if (per_gender) {
@@ -554,7 +567,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 					continue;
 				if (lo->legal)
 					rc = gender_legal(gr, B, &a->trials, e, te, gs[0], &lg, err);
-				if (!rc && have_lab)
+				if (!rc && fit_ok)
 					infer_record(gr, &fit, &lab, tn, te, gs[0], level);
 				vpa_record_mark_undefined(gr);
 			}

@@ -117,6 +117,16 @@ t_run "no training speaker labelled: exit 1" 1 -- run "$T/t.yaml" -o "$T/t" --qu
 t_ok "the error names the attack, the attribute and the set" \
 	grep -q "attack 'link': attribute '$T/testonly': no speaker of the train set has a label" "$ERR"
 
+# the default attribute (gender) with a training set of one gender: not the user's request,
+# so a warning per attacker and the run goes on without the criterion
+sed 's/ f$/ m/' "$D/train.spk2gender" > "$T/train_m.spk2gender"
+scen "" | sed "s#$D/train.spk2gender#$T/train_m.spk2gender#" > "$T/m.yaml"
+t_ok "the one-gender training scenario was made" grep -q "train_m.spk2gender" "$T/m.yaml"
+t_run "default gender, one-gender training set: the run goes on" 0 -- run "$T/m.yaml" -o "$T/m" --quiet --no-plots
+t_ok "a warning names the attacker and the reason" \
+	grep -q "link.ignorant: no inference criterion: attribute 'gender': the train speakers all have the label 'm'" "$ERR"
+t_ok "no inference_acc in its records" bash -c "! grep -q '\"inference_acc\"' '$T/m/results.json'"
+
 scen ", inference: false" > "$T/off.yaml"
 t_run "inference: false" 0 -- run "$T/off.yaml" -o "$T/off" --quiet --no-plots
 t_ok "inference: false: no inference key or metric" \
