@@ -104,6 +104,8 @@ int vpa_gate_breached(const struct vpa_json *gate)
 {
 	const struct vpa_json *v = vpa_json_get(gate, "value");
 	const struct vpa_json *lo = vpa_json_get(gate, "min"), *hi = vpa_json_get(gate, "max");
+	if (vpa_json_get(gate, "max_of")) /* the record's own other metric, as "bound" */
+		hi = vpa_json_get(gate, "bound");
 	if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num))
 		return 0;
 	return (lo && lo->type == VPA_JSON_NUM && v->num < lo->num) ||
@@ -318,7 +320,8 @@ static int eval_max_of(const struct vpa_json *results, const struct vpa_json *re
 	vpa_json_set_str(o, "metric", metric);
 	vpa_json_set_str(o, "max_of", of);
 	vpa_json_set(o, "min", vpa_json_null());
-	vpa_json_set(o, "max", vpa_json_num(wc)); /* the compared claim (NAN -> null) */
+	vpa_json_set(o, "max", vpa_json_null()); /* evaluated again from results.json */
+	vpa_json_set(o, "bound", vpa_json_num(wc)); /* the compared claim (NAN -> null) */
 	vpa_json_set(o, "layer", sel.layer ? vpa_json_clone(sel.layer) : vpa_json_null());
 	if (sel.sweep)
 		vpa_json_set(o, "sweep", vpa_json_clone(sel.sweep));

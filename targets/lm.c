@@ -233,6 +233,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	int imp = !strcmp(o->source, "import");
 	/* the whole target's mapping */
 	struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+	if (imp && (o->audit_canaries > 0 || strcmp(o->dp_fault, "none"))) {
+		int au = o->audit_canaries > 0;
+		struct vpa_loc kl = vpa_mark_key_loc(ctx->file, au ? o->audit_canaries_at
+								   : o->dp_fault_at);
+		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs a model vpaudit trains (not "
+				"'source: import')", au ? "audit_canaries" : "dp_fault");
+	}
 	if (imp) {
 		if (!!o->model == !!o->candidates)
 			return vpa_fail(err, VPA_EINPUT, &loc, "language_model import needs exactly one "
@@ -254,13 +261,6 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 								      : o->candidates_at);
 		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs 'source: import'",
 				o->model ? "model" : "candidates");
-	}
-	if (imp && (o->audit_canaries > 0 || strcmp(o->dp_fault, "none"))) {
-		int au = o->audit_canaries > 0;
-		struct vpa_loc kl = vpa_mark_key_loc(ctx->file, au ? o->audit_canaries_at
-								   : o->dp_fault_at);
-		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs a model vpaudit trains (not "
-				"'source: import')", au ? "audit_canaries" : "dp_fault");
 	}
 	if ((o->audit_canaries > 0 || strcmp(o->dp_fault, "none")) && o->noise_multiplier <= 0 &&
 	    o->target_epsilon <= 0) {
