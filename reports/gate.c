@@ -309,7 +309,7 @@ static int eval_max_of(const struct vpa_json *results, const struct vpa_json *re
 		rd.len = 0;
 		vpa_record_describe(&rd, undef, !sel.sub);
 		vpa_buf_printf(&msg, "%s%s or %s is undefined and fails closed%s%s%s",
-			       worst ? "; and " : " ", worst ? metric : "", of, rd.len ? " (" : "",
+			       worst ? "; and " : "", worst ? metric : "", of, rd.len ? " (" : "",
 			       rd.len ? rd.data : "", rd.len ? ")" : "");
 	}
 	if (n_outside && (worst || undef))
@@ -375,8 +375,8 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	if (of)
 		return eval_max_of(results, records, g, of, out, err);
 	if (!has_lo && !has_hi)
-		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s needs 'min' or 'max'", attack,
-				metric);
+		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s needs 'min', 'max' or 'max_of'",
+				attack, metric);
 	int side = -1; /* -1: the value, 0: the interval's lower end, 1: its upper end */
 	if (on && !strcmp(on, "ci_low"))
 		side = 0;
