@@ -541,6 +541,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		vpa_json_set_num(m, "others", (double)c->others);
 		vpa_json_set_num(m, "canary_logppl", fin[i].logppl);
 		set_info_num(m, "epsilon", t->info);
+		if (t->info && vpa_json_get(t->info, "epsilon_rdp")) { /* both accountants (issue 28) */
+			set_info_num(m, "epsilon_rdp", t->info);
+			set_info_num(m, "epsilon_pld", t->info);
+			vpa_json_set_str(rec, "epsilon_accountant",
+					 vpa_json_get_str(t->info, "epsilon_accountant"));
+		}
 		set_info_num(m, "noise_multiplier", t->info);
 		set_info_num(m, "q", t->info);
 		set_info_num(m, t->info && vpa_json_get(t->info, "rounds") ? "rounds" : "steps", t->info);
