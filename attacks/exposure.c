@@ -32,8 +32,9 @@ struct exposure_opts {
 	int sentence_end;
 	int drop_canary;
 	int over_time;
+	double audit_alpha;
 	struct vpa_mark max_exact_at, samples_at, sentence_end_at, drop_canary_at,
-		over_time_at;
+		over_time_at, audit_alpha_at;
 };
 
 static const struct vpa_key keys[] = {
@@ -56,6 +57,11 @@ static const struct vpa_key keys[] = {
 	{"over_time", VPA_K_BOOL, 0, "true", -INFINITY, INFINITY, 0, NULL, NULL, "true",
 	 "also compute the exact exposure at every checkpoint (figure against epochs/rounds)",
 	 VPA_AT(struct exposure_opts, over_time), VPA_MARK(struct exposure_opts, over_time_at)},
+	{"audit_alpha", VPA_K_NUM, 0, "0.05", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL,
+	 "0.01",
+	 "target with `audit_canaries`: the one-run audit's significance (the lower bound holds "
+	 "with confidence 1 - audit_alpha)",
+	 VPA_AT(struct exposure_opts, audit_alpha), VPA_MARK(struct exposure_opts, audit_alpha_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"attack exposure", keys, sizeof(struct exposure_opts)};
@@ -63,7 +69,8 @@ static const struct vpa_schema schema = {"attack exposure", keys, sizeof(struct 
 static const char *const target_kinds[] = {"language_model", NULL};
 static const char *const metrics[] = {
 	"exposure", "exposure_extrapolated", "max_exposure", "rank", "space", "insertions",
-	"canary_logppl", "epsilon", "perplexity", "n_candidates", "noise_multiplier", "q", NULL,
+	"canary_logppl", "epsilon", "perplexity", "n_candidates", "noise_multiplier", "q",
+	"epsilon_lower_bound", "epsilon_rdp", "epsilon_pld", NULL,
 };
 
 static size_t subs(const void *opts, const void *target_opts, const char ***names)
@@ -81,6 +88,8 @@ static size_t subs(const void *opts, const void *target_opts, const char ***name
 	}
 	static char buf[1024][64]; /* names must outlive the call; the table is small */
 	static size_t used;
+	if (to->audit_canaries > 0)
+		(*names)[n++] = "dp-audit"; /* the one-run audit's record */
 	for (size_t i = 0; i < to->canaries.n; i++) {
 		const struct vpa_lm_canary_opts *c =
 			VPA_OPTLIST_AT(struct vpa_lm_canary_opts, to->canaries, i);
@@ -119,7 +128,12 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void
 		return vpa_fail(err, VPA_EINPUT, &l, "sentence_end applies to models vpaudit scores "
 				"(ARPA, LSTM): imported `candidates` carry their own log-perplexities");
 	}
-	if (to->candidates || to->canaries.n > 0)
+	if (o->audit_alpha_at.line && to->audit_canaries <= 0) {
+		struct vpa_loc l = vpa_mark_key_loc(ctx->file, o->audit_alpha_at);
+		return vpa_fail(err, VPA_EINPUT, &l, "audit_alpha needs a target with "
+				"'audit_canaries'");
+	}
+	if (to->candidates || to->canaries.n > 0 || to->audit_canaries > 0)
 		return 0;
 	/* the attack's mapping */
 	struct vpa_loc l = vpa_mark_loc(ctx->file, ctx->self);
@@ -237,6 +251,171 @@ static int expose(const struct vpa_lm_target *t, const struct vpa_lm_canary *c, 
 	return rc;
 }
 
+static void set_info_num(struct vpa_json *m, const char *key, const struct vpa_json *info)
+{
+	struct vpa_json *v = info ? vpa_json_get(info, key) : NULL;
+	vpa_json_set(m, key, v ? vpa_json_clone(v) : vpa_json_null());
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The odometer index of a sequence in its template's space (alternatives sorted). */
+static double space_index(const struct vpa_lm_canary *c, const uint32_t *s)
+{
+	double ix = 0;
+	for (size_t t = 0; t < c->L; t++) {
+		size_t lo = 0, hi = c->pos[t].n_alt;
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+			if (c->pos[t].alt[mid] < s[t])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		ix = ix * (double)c->pos[t].n_alt + (double)lo;
+	}
+	return ix;
+}
+
+/*
+ * The one-run audit (Steinke, Nasr, Jagielski 2023) of the target's claimed
+ * epsilon: each audit canary's membership score is its exact exposure on the
+ * final model, ranked among the template's candidates that are no audit
+ * canary's secret (the set of all canaries is public, only the coins are the
+ * secret, so leaving them all out is a function of the model alone); with a
+ * space above max_exact the score is minus the log-perplexity.  The abstention
+ * thresholds are chosen by vpa_dp_audit_one_run_scores with its correction.
+ */
+static int audit_record(struct vpa_run_ctx *ctx, const char *id, const struct exposure_opts *o,
+			const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err)
+{
+	const struct vpa_lm_target *lt = t->data;
+	const struct vpa_lm_canary *a = &lt->audit;
+	size_t M = lt->n_audit, L = a->L, last = lt->n_ckpt ? lt->n_ckpt - 1 : 0;
+	int exact = a->space <= (double)o->max_exact;
+	double *score = xmalloc(xmul(M, sizeof(double)));
+	int rc = 0;
+	if (exact) {
+		size_t S = (size_t)a->space;
+		uint32_t *seqs = enumerate(a, S);
+		double *lp = xmalloc(xmul(S, sizeof(double)));
+		unsigned char *is_audit = xcalloc(S, 1);
+		rc = vpa_lm_logppl(lt, last, seqs, S, L, o->sentence_end, lp, err);
+		for (size_t j = 0; j < M; j++)
+			is_audit[(size_t)space_index(a, a->secret + j * L)] = 1;
+		double *riv = xmalloc(xmul(S, sizeof(double)));
+		size_t nr = 0;
+		for (size_t k = 0; k < S; k++)
+			if (!is_audit[k])
+				riv[nr++] = lp[k];
+		qsort(riv, nr, sizeof(double), cmp_dbl);
+		for (size_t j = 0; j < M && !rc; j++) {
+			double X = lp[(size_t)space_index(a, a->secret + j * L)];
+			/* rank 1 + #{rivals <= X}: the exposure's own convention */
+			size_t lo = 0, hi = nr;
+			while (lo < hi) {
+				size_t mid = (lo + hi) / 2;
+				if (riv[mid] <= X)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			score[j] = log2((double)nr) - log2((double)(lo + 1));
+		}
+		free(seqs);
+		free(lp);
+		free(is_audit);
+		free(riv);
+	} else {
+		rc = vpa_lm_logppl(lt, last, a->secret, M, L, o->sentence_end, score, err);
+		for (size_t j = 0; j < M; j++)
+			score[j] = -score[j];
+	}
+	double *in = xmalloc(xmul(M, sizeof(double))), *ou = xmalloc(xmul(M, sizeof(double)));
+	size_t n_in = 0, n_out = 0;
+	for (size_t j = 0; j < M && !rc; j++) {
+		if (!isfinite(score[j]))
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: audit canary %zu has no finite score",
+				      id, j + 1);
+		else if (lt->audit_in[j])
+			in[n_in++] = score[j];
+		else
+			ou[n_out++] = score[j];
+	}
+	const struct vpa_json *info = t->info;
+	double claim = vpa_json_get_num(info, "epsilon", NAN);
+	double delta = vpa_json_get_num(info, "delta", NAN);
+	struct vpa_one_run res;
+	memset(&res, 0, sizeof(res));
+	if (!rc && !(claim == claim && delta == delta))
+		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: target '%s' has audit canaries but no DP "
+			      "claim (epsilon, delta)", id, t->id);
+	if (!rc && (n_in == 0 || n_out == 0))
+		vpa_ctx_warn(ctx, "%s: all %zu audit canaries fell on one side of the coin: the audit "
+			     "has nothing to compare (bound 0)", id, M);
+	if (!rc && n_in && n_out) {
+		qsort(in, n_in, sizeof(double), cmp_dbl);
+		qsort(ou, n_out, sizeof(double), cmp_dbl);
+		rc = vpa_dp_audit_one_run_scores(in, n_in, ou, n_out, o->audit_alpha, delta, &res);
+	}
+	if (!rc) {
+		const char *acc = vpa_json_get_str(info, "epsilon_accountant");
+		struct vpa_json *rec = vpa_json_obj(), *m = vpa_json_obj(), *d = vpa_json_obj(),
+				*cn = vpa_json_obj();
+		vpa_json_set_str(rec, "attack", id);
+		vpa_json_set_str(rec, "sub", "dp-audit");
+		vpa_json_set(rec, "layer", vpa_json_null());
+		vpa_json_set(rec, "sweep", vpa_json_null());
+		vpa_json_set_str(rec, "epsilon_accountant", acc ? acc : "rdp");
+		vpa_json_set_num(m, "epsilon", claim);
+		set_info_num(m, "epsilon_rdp", info);
+		set_info_num(m, "epsilon_pld", info);
+
+		vpa_json_set_num(m, "epsilon_lower_bound", res.epsilon);
+		set_info_num(m, "noise_multiplier", info);
+		set_info_num(m, "q", info);
+		set_info_num(m, "perplexity", info);
+		vpa_json_set_str(d, "method", "one-run");
+		vpa_json_set_num(d, "alpha", o->audit_alpha);
+		vpa_json_set_num(d, "delta", delta);
+		vpa_json_set_num(d, "claimed_epsilon", claim);
+		vpa_json_set_str(d, "claim_key", "epsilon");
+		vpa_json_set_str(d, "accountant", acc ? acc : "rdp");
+		const char *unit = lt->dp_unit ? lt->dp_unit : "example-level";
+		vpa_json_set_str(d, "adjacency", unit);
+		vpa_json_set_str(d, "scope", "covered");
+		vpa_json_set_num(cn, "m", res.m);
+		vpa_json_set_num(cn, "inserted", (double)n_in);
+		vpa_json_set_num(cn, "guesses", res.guesses);
+		vpa_json_set_num(cn, "correct", res.correct);
+		vpa_json_set_num(cn, "k_plus", res.k_plus);
+		vpa_json_set_num(cn, "k_minus", res.k_minus);
+		vpa_json_set_num(cn, "pairs", res.pairs);
+		vpa_json_set(d, "counts", cn);
+		vpa_json_set_str(d, "score", exact ? "exact exposure among the non-canary candidates"
+						   : "minus log-perplexity");
+		vpa_json_set_str(d, "dp_fault", lt->dp_fault ? lt->dp_fault : "none");
+		char note[512];
+		snprintf(note, sizeof(note), "%zu canaries of '%s', each inserted once with "
+			 "probability 1/2 (%s: one %s added or removed), guessed from their %s on "
+			 "one trained model, abstention thresholds corrected over %.0f pairs",
+			 M, a->tmpl, unit, strcmp(unit, "user-level") ? "training sentence"
+			 : "client's sentences", exact ? "exposure" : "log-perplexity", res.pairs);
+		vpa_json_set_str(d, "note", note);
+		vpa_json_set(m, "dp_audit", d);
+		vpa_json_set(rec, "metrics", m);
+		vpa_json_push(out->records, rec);
+	}
+	free(score);
+	free(in);
+	free(ou);
+	return rc;
+}
+
 static struct vpa_json *pt_series(const char *name, const double *x, const double *y, size_t n)
 {
 	struct vpa_json *s = vpa_json_obj(), *xs = vpa_json_arr(), *ys = vpa_json_arr();
@@ -262,12 +441,6 @@ static struct vpa_json *lines(const char *id, const char *title, const char *xl,
 	vpa_json_set(f, "logx", vpa_json_bool(logx));
 	vpa_json_set(f, "series", vpa_json_arr());
 	return f;
-}
-
-static void set_info_num(struct vpa_json *m, const char *key, const struct vpa_json *info)
-{
-	struct vpa_json *v = info ? vpa_json_get(info, key) : NULL;
-	vpa_json_set(m, key, v ? vpa_json_clone(v) : vpa_json_null());
 }
 
 static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
@@ -338,6 +511,10 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		return 0;
 	}
 	size_t nc = lt->n_canaries;
+	if (lt->n_audit && (rc = audit_record(ctx, id, o, t, out, err)))
+		return rc;
+	if (nc == 0 && lt->n_audit)
+		return 0;
 	if (nc == 0)
 		return vpa_fail(err, VPA_EINPUT, NULL, "target '%s' has no canaries: add `canaries:` "
 				"to it", t->id);
@@ -364,6 +541,12 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		vpa_json_set_num(m, "others", (double)c->others);
 		vpa_json_set_num(m, "canary_logppl", fin[i].logppl);
 		set_info_num(m, "epsilon", t->info);
+		if (t->info && vpa_json_get(t->info, "epsilon_rdp")) { /* both accountants (issue 28) */
+			set_info_num(m, "epsilon_rdp", t->info);
+			set_info_num(m, "epsilon_pld", t->info);
+			vpa_json_set_str(rec, "epsilon_accountant",
+					 vpa_json_get_str(t->info, "epsilon_accountant"));
+		}
 		set_info_num(m, "noise_multiplier", t->info);
 		set_info_num(m, "q", t->info);
 		set_info_num(m, t->info && vpa_json_get(t->info, "rounds") ? "rounds" : "steps", t->info);

@@ -94,6 +94,10 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_data(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_advice(const struct vpa_json *r, struct vpa_doc *d);
 void vpa_doc_compare(const struct vpa_json *r, struct vpa_doc *d);
+/* "Is the claimed guarantee credible?" (sec_dp.c): every DP audit record; and
+ * the sentence on what a lower bound lb of a claim means (confidence 1 - alpha). */
+void vpa_doc_dp(const struct vpa_json *r, struct vpa_doc *d);
+void vpa_dp_meaning(double lb, double claim, double alpha, struct vpa_buf *out);
 /* The risk rating per target (risk.c): a paragraph and one item per target;
  * the summary adds it when the scenario sets no gates. */
 void vpa_doc_risk(const struct vpa_json *r, struct vpa_doc *d);

@@ -25,7 +25,7 @@ static const char *const privacy_keys[] = {
 	"zebra.category", "gvd", "top1", "top5", "top10", "topk", "mean_norm_rank", "mean_rank",
 	"exposure", "exposure_extrapolated", "max_exposure", "rank", "d_exposure",
 	"d_exposure_max", "d_exposure_chance", "d_exposure_label", "d_exposure_label_excess",
-	"accuracy", "utility_acc", "snr", "epsilon", "epsilon_local", "epsilon_central", "delta",
+	"accuracy", "utility_acc", "snr", "epsilon", "epsilon_lower_bound", "epsilon_local", "epsilon_central", "delta",
 	"sv_eer_distilled", "sv_eer_baseline", "perplexity",
 };
 #define N_PRIVACY (sizeof(privacy_keys) / sizeof(privacy_keys[0]))
@@ -323,6 +323,7 @@ void vpa_doc_build(const struct vpa_json *r, struct vpa_doc *d)
 	vpa_doc_summary(r, d);
 	vpa_doc_legal(r, d);
 	vpa_doc_threat(r, d);
+	vpa_doc_dp(r, d);
 	results_section(r, d, &fig_k);
 	vpa_doc_utility(r, d);
 	vpa_doc_compare(r, d);

@@ -104,6 +104,8 @@ int vpa_gate_breached(const struct vpa_json *gate)
 {
 	const struct vpa_json *v = vpa_json_get(gate, "value");
 	const struct vpa_json *lo = vpa_json_get(gate, "min"), *hi = vpa_json_get(gate, "max");
+	if (vpa_json_get(gate, "max_of")) /* the record's own other metric, as "bound" */
+		hi = vpa_json_get(gate, "bound");
 	if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num))
 		return 0;
 	return (lo && lo->type == VPA_JSON_NUM && v->num < lo->num) ||
@@ -212,6 +214,144 @@ static void fail_closed_clause(struct vpa_buf *msg, const struct vpa_json *r,
 	vpa_buf_printf(msg, "%s%s", verb, why);
 }
 
+/*
+ * A `max_of` gate (issue 28): metric <= the record's own other metric, e.g.
+ * epsilon_lower_bound <= epsilon.  An audited lower bound above the claim
+ * proves the claim wrong (a defect in the implementation or the accounting),
+ * so that fails, naming both numbers; a bound below the claim, however far,
+ * passes: a weak bound is no evidence either way.  A record whose dp_audit
+ * says scope "outside" (the guarantee does not cover that attack) is skipped
+ * and counted in the message; an undefined value or claim fails closed.
+ */
+static int eval_max_of(const struct vpa_json *results, const struct vpa_json *records,
+		       const struct vpa_json *g, const char *of, struct vpa_json *out,
+		       struct vpa_err *err)
+{
+	struct vpa_loc loc = gate_loc(g);
+	const struct vpa_loc *lp = loc.file ? &loc : NULL;
+	const char *attack = vpa_json_get_str(g, "attack");
+	const char *metric = vpa_json_get_str(g, "metric");
+	struct selection sel = {attack, NULL, strcspn(attack, "."), vpa_json_get(g, "subs"),
+				vpa_json_get(g, "exclude"), vpa_json_get(g, "layer"),
+				vpa_json_get(g, "sweep")};
+	if (attack[sel.idlen])
+		sel.sub = attack + sel.idlen + 1;
+	if (sel.subs && sel.subs->type != VPA_JSON_ARR)
+		sel.subs = NULL;
+	if (sel.exclude && sel.exclude->type != VPA_JSON_ARR)
+		sel.exclude = NULL;
+	if (sel.layer && sel.layer->type == VPA_JSON_NULL)
+		sel.layer = NULL;
+	if (sel.sweep && sel.sweep->type == VPA_JSON_NULL)
+		sel.sweep = NULL;
+	size_t n_match = 0, n_cmp = 0, n_outside = 0, n_undef = 0;
+	const struct vpa_json *worst = NULL, *undef = NULL;
+	double wv = NAN, wc = NAN, margin = -INFINITY;
+	for (size_t i = 0; records && i < records->n; i++) {
+		const struct vpa_json *r = records->items[i];
+		if (!selected(&sel, r, 2))
+			continue;
+		n_match++;
+		const struct vpa_json *m = vpa_json_get(r, "metrics");
+		const char *scope = vpa_json_get_str(vpa_json_get(m, "dp_audit"), "scope");
+		if (scope && !strcmp(scope, "outside")) {
+			n_outside++;
+			continue;
+		}
+		int pv, pc;
+		const struct vpa_json *v = vpa_metric_at(m, metric, &pv);
+		const struct vpa_json *c = vpa_metric_at(m, of, &pc);
+		if (!pv)
+			continue;
+		n_cmp++;
+		if (!v || v->type != VPA_JSON_NUM || !isfinite(v->num) || !c ||
+		    c->type != VPA_JSON_NUM || !isfinite(c->num)) {
+			if (!n_undef++)
+				undef = r;
+			continue;
+		}
+		if (v->num - c->num > margin) {
+			margin = v->num - c->num;
+			worst = r;
+			wv = v->num;
+			wc = c->num;
+		}
+	}
+	if (!n_match)
+		return vpa_fail(err, VPA_EINPUT, lp, "gate names '%s', which has no records in the "
+				"results", attack);
+	if (!n_cmp && !n_outside)
+		return vpa_fail(err, VPA_EINPUT, lp, "unknown metric '%s' for '%s' (not in its records)",
+				metric, attack);
+	int breach = worst && margin > 0, pass = !breach && !undef;
+	struct vpa_buf msg, rd;
+	vpa_buf_init(&msg);
+	vpa_buf_init(&rd);
+	vpa_buf_printf(&msg, "%s %s", attack, metric);
+	if (worst) {
+		vpa_buf_printf(&msg, " = %.6g %s %s = %.6g", wv, breach ? ">" : "<=", of, wc);
+		if (breach)
+			vpa_buf_printf(&msg, ": the audit contradicts the claim (the lower bound exceeds "
+				       "it by %.3g, which proves a defect in the implementation or "
+				       "the accounting)", margin);
+		else
+			vpa_buf_puts(&msg, ": the audit does not contradict the claim (a lower bound "
+				     "below it does not prove it)");
+		vpa_record_describe(&rd, worst, !sel.sub);
+		if (rd.len && n_cmp > 1)
+			vpa_buf_printf(&msg, " (worst of %zu records: %s)", n_cmp, rd.data);
+	} else if (!undef) {
+		vpa_buf_printf(&msg, ": all %zu selected record%s outside the guarantee's scope: "
+			       "nothing to compare with %s", n_outside, n_outside == 1 ? " is" : "s are",
+			       of);
+	}
+	if (undef) {
+		rd.len = 0;
+		vpa_record_describe(&rd, undef, !sel.sub);
+		vpa_buf_printf(&msg, "%s%s or %s is undefined and fails closed%s%s%s",
+			       worst ? "; and " : "", worst ? metric : "", of, rd.len ? " (" : "",
+			       rd.len ? rd.data : "", rd.len ? ")" : "");
+	}
+	if (n_outside && (worst || undef))
+		vpa_buf_printf(&msg, "; %zu record%s outside the guarantee's scope not compared",
+			       n_outside, n_outside == 1 ? "" : "s");
+	struct vpa_json *o = vpa_json_obj();
+	vpa_json_set_str(o, "attack", attack);
+	vpa_json_set_str(o, "metric", metric);
+	vpa_json_set_str(o, "max_of", of);
+	vpa_json_set(o, "min", vpa_json_null());
+	vpa_json_set(o, "max", vpa_json_null()); /* evaluated again from results.json */
+	vpa_json_set(o, "bound", vpa_json_num(wc)); /* the compared claim (NAN -> null) */
+	vpa_json_set(o, "layer", sel.layer ? vpa_json_clone(sel.layer) : vpa_json_null());
+	if (sel.sweep)
+		vpa_json_set(o, "sweep", vpa_json_clone(sel.sweep));
+	if (sel.subs)
+		vpa_json_set(o, "subs", vpa_json_clone(sel.subs));
+	if (sel.exclude)
+		vpa_json_set(o, "exclude", vpa_json_clone(sel.exclude));
+	vpa_json_set(o, "value", vpa_json_num(wv));
+	vpa_json_set(o, "pass", vpa_json_bool(pass));
+	if (n_outside)
+		vpa_json_set_num(o, "outside_scope", (double)n_outside);
+	if (!pass && undef)
+		vpa_json_set_str(o, "unreliable", "undefined value");
+	vpa_json_set(o, "simulated", vpa_json_bool(vpa_results_simulated(results, attack)));
+	vpa_json_set_str(o, "message", vpa_buf_str(&msg));
+	if (loc.file) {
+		vpa_json_set_str(o, "file", loc.file);
+		vpa_json_set_num(o, "line", (double)loc.line);
+		vpa_json_set_num(o, "col", (double)loc.col);
+	} else {
+		vpa_json_set(o, "file", vpa_json_null());
+		vpa_json_set(o, "line", vpa_json_null());
+		vpa_json_set(o, "col", vpa_json_null());
+	}
+	vpa_json_push(out, o);
+	vpa_buf_release(&msg);
+	vpa_buf_release(&rd);
+	return pass ? 0 : 1;
+}
+
 static int eval_one(const struct vpa_json *results, const struct vpa_json *records,
 		    const struct vpa_json *g, struct vpa_json *out, struct vpa_err *err)
 {
@@ -228,9 +368,15 @@ static int eval_one(const struct vpa_json *results, const struct vpa_json *recor
 	int has_lo = lo && lo->type == VPA_JSON_NUM, has_hi = hi && hi->type == VPA_JSON_NUM;
 	if (!attack || !metric)
 		return vpa_fail(err, VPA_EINPUT, lp, "a gate needs 'attack' and 'metric'");
+	const char *of = vpa_json_get_str(g, "max_of");
+	if (of && (has_lo || has_hi))
+		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s: 'max_of' with 'min' or 'max' "
+				"(expected one of them)", attack, metric);
+	if (of)
+		return eval_max_of(results, records, g, of, out, err);
 	if (!has_lo && !has_hi)
-		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s needs 'min' or 'max'", attack,
-				metric);
+		return vpa_fail(err, VPA_EINPUT, lp, "gate on '%s' %s needs 'min', 'max' or 'max_of'",
+				attack, metric);
 	int side = -1; /* -1: the value, 0: the interval's lower end, 1: its upper end */
 	if (on && !strcmp(on, "ci_low"))
 		side = 0;

@@ -159,6 +159,45 @@ static const struct {
 	 "For privacy, lower is better: at the majority-class share (accuracy) or 1/classes "
 	 "(balanced) the attribute is not inferred beyond what the class sizes give away.",
 	 "Article 29 WP Opinion 05/2014 (inference); Vauquier et al., Interspeech 2025"},
+	/* DP audits and accountants (issue 28) */
+	{"CP audit (Clopper-Pearson epsilon lower bound)",
+	 "An empirical lower bound on epsilon from a distinguisher's errors on neighbouring "
+	 "datasets: with the Clopper-Pearson upper bounds FPR_hi and FNR_hi of its false-positive "
+	 "and false-negative rates, epsilon >= max(ln((1 - delta - FNR_hi) / FPR_hi), "
+	 "ln((1 - delta - FPR_hi) / FNR_hi)), holding with the stated confidence.",
+	 "A bound above the claimed epsilon proves the implementation or the accounting wrong; a "
+	 "bound below it proves nothing about the claim (a stronger attack might show more).",
+	 "Jagielski, Ullman, Oprea 2020, Auditing Differentially Private Machine Learning: How "
+	 "Private is Private SGD?"},
+	{"GDP audit",
+	 "An epsilon lower bound that assumes the mechanism's trade-off curve is Gaussian: "
+	 "mu = Phi^-1(1 - FPR_hi) - Phi^-1(FNR_hi), converted to (epsilon, delta) as mu-GDP "
+	 "(Dong, Roth, Su 2019, Cor. 2.13).",
+	 "Tighter than the CP audit with few trials, but valid only under its Gaussian "
+	 "assumption; read it as an estimate, not a proof, when that assumption is in doubt.",
+	 "Nasr et al. 2023, Tight Auditing of Differentially Private Machine Learning"},
+	{"One-run audit",
+	 "An epsilon lower bound from a single training run: m canaries are each included with "
+	 "probability 1/2, the auditor guesses for some of them whether they were included, and "
+	 "the number of correct guesses is tested against what (epsilon, delta)-DP allows; vpaudit "
+	 "corrects for its choice of how many guesses to make.",
+	 "A bound above the claimed epsilon proves a defect; with few canaries even a perfect "
+	 "attack gives a small bound, so a small bound is weak evidence, never proof of privacy.",
+	 "Steinke, Nasr, Jagielski 2023, Privacy Auditing with One (1) Training Run"},
+	{"PLD accountant (privacy loss distribution)",
+	 "An accountant that composes the privacy loss distribution of each training step (the "
+	 "Poisson-subsampled Gaussian mechanism) exactly on a grid, by FFT, with a pessimistic "
+	 "discretisation so that its epsilon is an upper bound.",
+	 "Usually a tighter (smaller) valid epsilon than RDP for the same training; where both "
+	 "apply the report claims the smaller and names the accountant.",
+	 "Koskela, Jälkö, Honkela 2020, Computing Tight Differential Privacy Guarantees Using FFT; "
+	 "Doroshenko et al. 2022, Connect the Dots: Tighter Discrete Approximations of Privacy "
+	 "Loss Distributions"},
+	{"RDP (Rényi differential privacy) accountant",
+	 "An accountant that adds up Rényi divergences of each step at several orders and converts "
+	 "the total to (epsilon, delta).",
+	 "A valid upper bound on epsilon, often somewhat looser than PLD for DP-SGD.",
+	 "Mironov 2017, Rényi Differential Privacy"},
 };
 
 void vpa_doc_glossary(const struct vpa_json *r, struct vpa_doc *d)

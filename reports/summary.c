@@ -298,6 +298,15 @@ static void exposure_sentence(const struct vpa_json *r, const char *attack,
 	const char *sub = vpa_json_get_str(rec, "sub");
 	double e = vpa_rec_num(rec, "exposure"), mx = vpa_rec_num(rec, "max_exposure");
 	double ins = vpa_rec_num(rec, "insertions"), eps = vpa_rec_num(rec, "epsilon");
+	const struct vpa_json *au = vpa_json_get(vpa_json_get(rec, "metrics"), "dp_audit");
+	if (au) { /* the DP audit record (issue 28): no canary of its own */
+		vpa_buf_printf(b, "The %s audit of the claimed epsilon %.4g finds epsilon >= %.4g "
+			       "(section \"Is the claimed guarantee credible?\").",
+			       vpa_json_get_str(au, "method") ? vpa_json_get_str(au, "method") : "DP", eps,
+			       vpa_rec_num(rec, "epsilon_lower_bound"));
+		gate_words(r, attack, sub, b);
+		return;
+	}
 	vpa_buf_printf(b, "The canary %s", sub ? sub : "");
 	if (isfinite(ins))
 		vpa_buf_printf(b, " inserted %.0f time%s", ins, ins == 1 ? "" : "s");
@@ -533,6 +542,36 @@ static void utility_tradeoff(const struct vpa_json *r, struct vpa_doc *d)
 	vpa_buf_release(&s);
 }
 
+/*
+ * Issue 28: one sentence per DP claim an audit contradicts (a record whose
+ * epsilon_lower_bound exceeds the claim its dp_audit names): which claim, of
+ * which target, by how much.  A bound below its claim gets no sentence here:
+ * it proves nothing (the section "Is the claimed guarantee credible?" says so).
+ */
+static void dp_contradictions(const struct vpa_json *r, struct vpa_doc *d)
+{
+	const struct vpa_json *recs = vpa_json_get(r, "records");
+	for (size_t i = 0; recs && recs->type == VPA_JSON_ARR && i < recs->n; i++) {
+		const struct vpa_json *m = vpa_json_get(recs->items[i], "metrics");
+		const struct vpa_json *au = vpa_json_get(m, "dp_audit");
+		const char *scope = vpa_json_get_str(au, "scope");
+		const char *key = vpa_json_get_str(au, "claim_key");
+		double lb = vpa_json_get_num(m, "epsilon_lower_bound", NAN);
+		double claim = vpa_json_get_num(au, "claimed_epsilon",
+						vpa_json_get_num(m, key ? key : "epsilon", NAN));
+		if (!au || (scope && strcmp(scope, "covered")) || !(lb > claim))
+			continue;
+		const char *a = vpa_json_get_str(recs->items[i], "attack");
+		const char *tid = vpa_json_get_str(vpa_attack_find(r, a ? a : ""), "target");
+		const char *acc = vpa_json_get_str(au, "accountant");
+		vpa_doc_para(d, VPA_P_FAIL, "The claimed epsilon %.4g of target %s (%s accountant) is "
+			     "contradicted: the %s audit by %s proves epsilon >= %.4g, %.3g above the "
+			     "claim, with %.4g%% confidence.", claim, tid ? tid : "?", acc ? acc : "its",
+			     vpa_json_get_str(au, "method") ? vpa_json_get_str(au, "method") : "DP",
+			     a ? a : "?", lb, lb - claim, 100 * (1 - vpa_json_get_num(au, "alpha", 0.05)));
+	}
+}
+
 void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 {
 	vpa_doc_head(d, 1, "summary", "Executive summary", 1);
@@ -567,6 +606,7 @@ void vpa_doc_summary(const struct vpa_json *r, struct vpa_doc *d)
 	vpa_doc_para(d, d->status, "%s", d->verdict);
 	if (n_g == 0 && !fail)
 		vpa_doc_risk(r, d);
+	dp_contradictions(r, d);
 	if (n_g) {
 		struct vpa_table t;
 		char cap[96];

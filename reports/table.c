@@ -73,6 +73,11 @@ void vpa_gate_bound(struct vpa_buf *out, const struct vpa_json *gate, int raw)
 	const char *metric = vpa_json_get_str(gate, "metric");
 	const struct vpa_json *lo = vpa_json_get(gate, "min"), *hi = vpa_json_get(gate, "max");
 	int has_lo = lo && lo->type == VPA_JSON_NUM, has_hi = hi && hi->type == VPA_JSON_NUM;
+	const char *of = vpa_json_get_str(gate, "max_of");
+	if (of) { /* issue 28: bounded by the record's own other metric */
+		vpa_buf_printf(out, "<= %s", of);
+		return;
+	}
 	struct vpa_buf a, b;
 	vpa_buf_init(&a);
 	vpa_buf_init(&b);
@@ -194,6 +199,11 @@ static void collect_keys(struct keys *ks, const struct vpa_json *obj, const char
 		if (prefix)
 			vpa_buf_printf(&name, "%s.", prefix);
 		vpa_buf_puts(&name, obj->keys[i]);
+		/* a DP audit's description: the section "Is the claimed guarantee credible?" */
+		if (!prefix && !strcmp(obj->keys[i], "dp_audit")) {
+			vpa_buf_release(&name);
+			continue;
+		}
 		if (obj->items[i]->type == VPA_JSON_OBJ)
 			collect_keys(ks, obj->items[i], name.data);
 		else

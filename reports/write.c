@@ -112,6 +112,12 @@ static const struct vpa_json *bad_metric(const struct vpa_json *m, char *path, s
 		size_t l2 = w < 0 ? len : len + (size_t)w;
 		if (l2 >= cap)
 			l2 = cap - 1;
+		/* dp_audit (issue 28): the audit's description (method, accountant, ...)
+		 * beside its numeric epsilon_lower_bound, words allowed */
+		if (v->type == VPA_JSON_OBJ && !len && !strcmp(m->keys[i], "dp_audit")) {
+			path[len] = '\0';
+			continue;
+		}
 		if (v->type == VPA_JSON_OBJ) {
 			const struct vpa_json *b = bad_metric(v, path, cap, l2);
 			if (b)

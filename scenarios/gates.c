@@ -16,7 +16,7 @@
 
 /* A gate's keys (typed options, filled from each item of `gates:`). */
 struct gate_opts {
-	const char *attack, *metric, *sweep, *on;
+	const char *attack, *metric, *sweep, *on, *max_of;
 	double min, max;
 	long long layer;
 	struct vpa_strs subs, exclude;
@@ -37,6 +37,12 @@ static const struct vpa_key gate_keys[] = {
 	{"max", VPA_K_NUM, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "0.1",
 	 "the gate holds when the value is <= max",
 	 VPA_AT(struct gate_opts, max), VPA_MARK(struct gate_opts, max_at)},
+	{"max_of", VPA_K_STR, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "epsilon",
+	 "instead of min/max: the gate holds when the value is <= this other metric of the same "
+	 "record (`metric: epsilon_lower_bound, max_of: epsilon`: an audit that contradicts the "
+	 "claimed epsilon fails it; a weak bound never does; records outside the guarantee's "
+	 "scope are skipped and named)",
+	 VPA_AT(struct gate_opts, max_of)},
 	{"layer", VPA_K_INT, 0, NULL, 0, INFINITY, 0, NULL, NULL, "3",
 	 "per-layer attacks only: this layer (default: the worst layer)",
 	 VPA_AT(struct gate_opts, layer), VPA_MARK(struct gate_opts, layer_at)},
@@ -214,6 +220,49 @@ static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_k
 	return 0;
 }
 
+/*
+ * A `max_of` gate: the other metric is one of the attack's, differs from
+ * `metric`, and an audit's lower bound must be one the attack can produce:
+ * `exposure` records epsilon_lower_bound only for a target with
+ * audit_canaries (issue 28).
+ */
+static int check_max_of(const struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
+			const struct vpa_ynode *g, const struct vpa_ynode *mo,
+			const struct vpa_scn_attack *a, struct vpa_buf *b, struct vpa_err *err)
+{
+	const char *mn = vpa_ymap_get(g, "metric")->str;
+	struct vpa_loc loc = vpa_node_loc(ctx->file, mo);
+	const char *names[128];
+	size_t n = 0;
+	int found = 0;
+	for (const char *const *m = a->kind->metrics; *m && n < 128; m++) {
+		names[n++] = *m;
+		found |= !strcmp(*m, mo->str);
+	}
+	if (!found) {
+		b->len = 0;
+		vpa_scn_suggest(b, mo->str, names, n, "its metrics");
+		return vpa_fail(err, VPA_EINPUT, &loc, "unknown metric '%s' for attack '%s' of kind "
+				"'%s'%s", mo->str, a->id, a->kind->name, vpa_buf_str(b));
+	}
+	if (!strcmp(mo->str, mn))
+		return vpa_fail(err, VPA_EINPUT, &loc, "'max_of' names the gate's own metric '%s': "
+				"expected another metric of the same record (e.g. 'metric: "
+				"epsilon_lower_bound, max_of: epsilon')", mn);
+	if (!strcmp(a->kind->name, "exposure") &&
+	    (!strcmp(mn, "epsilon_lower_bound") || !strcmp(mo->str, "epsilon_lower_bound"))) {
+		const struct vpa_scn_target *t = &s->targets[a->target];
+		const long long *m = vpa_opts_field(t->kind->schema, t->opts, "audit_canaries");
+		if (!(m && *m > 0)) {
+			loc = vpa_node_loc(ctx->file, vpa_ymap_get(g, "metric"));
+			return vpa_fail(err, VPA_EINPUT, &loc, "attack '%s' never records "
+					"epsilon_lower_bound: its target '%s' has no 'audit_canaries'",
+					a->id, t->id);
+		}
+	}
+	return 0;
+}
+
 int vpa_scn_check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		       struct vpa_err *err)
 {
@@ -290,9 +339,19 @@ int vpa_scn_check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 				      a->kind->name);
 			goto next;
 		}
-		if (!lo && !hi) {
+		const struct vpa_ynode *mo = vpa_ymap_get(g, "max_of");
+		if (mo && (lo || hi)) {
+			loc = vpa_node_loc(ctx->file, lo ? lo : hi);
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "'%s' given with 'max_of': a gate bounds "
+				      "by a number (min/max) or by another metric (max_of), not both",
+				      lo ? "min" : "max");
+			goto next;
+		}
+		if (mo && (rc = check_max_of(s, ctx, g, mo, a, &b, err)))
+			goto next;
+		if (!lo && !hi && !mo) {
 			loc = vpa_node_loc(ctx->file, g);
-			rc = vpa_fail(err, VPA_EINPUT, &loc, "gate needs 'min' or 'max'");
+			rc = vpa_fail(err, VPA_EINPUT, &loc, "gate needs 'min', 'max' or 'max_of'");
 			goto next;
 		}
 		if (lo && hi && strtod(lo->str, NULL) > strtod(hi->str, NULL)) {
@@ -324,6 +383,8 @@ struct vpa_json *vpa_scenario_gates(const struct vpa_scenario *s)
 		vpa_json_set(o, "max", go->max_at.line ? vpa_json_num(go->max) : vpa_json_null());
 		vpa_json_set(o, "layer",
 			     go->layer_at.line ? vpa_json_num((double)go->layer) : vpa_json_null());
+		if (go->max_of)
+			vpa_json_set_str(o, "max_of", go->max_of);
 		if (go->sweep)
 			vpa_json_set(o, "sweep", s->sweep_numeric ? vpa_json_num(strtod(go->sweep, NULL))
 								  : vpa_json_str(go->sweep));

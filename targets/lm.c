@@ -201,6 +201,21 @@ static const struct vpa_key keys[] = {
 	{"canary_logppl", VPA_K_NUM, 0, NULL, -INFINITY, INFINITY, 0, NULL, NULL, "12.5",
 	 "import with candidates: the canary's log-perplexity (same unit as the candidates)",
 	 VPA_AT(struct vpa_lm_opts, canary_logppl), VPA_MARK(struct vpa_lm_opts, canary_logppl_at)},
+	{"audit_canaries", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "200",
+	 "DP audit (issue 28): this many canaries of `audit_template`, each inserted once with "
+	 "probability 1/2 (seeded; the target info records which); the `exposure` attack audits "
+	 "the claimed epsilon with them in one training run (Steinke, Nasr, Jagielski 2023)",
+	 VPA_AT(struct vpa_lm_opts, audit_canaries), VPA_MARK(struct vpa_lm_opts, audit_canaries_at)},
+	{"audit_template", VPA_K_STR, 0, "the access code is {d4}", -INFINITY, INFINITY, 0, NULL,
+	 NULL, "\"the access code is {d4}\"",
+	 "the audit canaries' template (as a canary's `template`; its secrets are distinct)",
+	 VPA_AT(struct vpa_lm_opts, audit_template), VPA_MARK(struct vpa_lm_opts, audit_template_at)},
+	{"dp_fault", VPA_K_ENUM, 0, "none", -INFINITY, INFINITY, 0, "none|skip_noise|skip_clipping",
+	 NULL, "skip_noise",
+	 "for testing an audit: train with a deliberate DP defect (`skip_noise`: no Gaussian noise; "
+	 "`skip_clipping`: no per-sentence (per-client) clipping, noise still sigma * clip); the "
+	 "claimed epsilon is printed unchanged",
+	 VPA_AT(struct vpa_lm_opts, dp_fault), VPA_MARK(struct vpa_lm_opts, dp_fault_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target language_model", keys, sizeof(struct vpa_lm_opts)};
@@ -218,6 +233,13 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	int imp = !strcmp(o->source, "import");
 	/* the whole target's mapping */
 	struct vpa_loc loc = vpa_mark_loc(ctx->file, ctx->self);
+	if (imp && (o->audit_canaries > 0 || strcmp(o->dp_fault, "none"))) {
+		int au = o->audit_canaries > 0;
+		struct vpa_loc kl = vpa_mark_key_loc(ctx->file, au ? o->audit_canaries_at
+								   : o->dp_fault_at);
+		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs a model vpaudit trains (not "
+				"'source: import')", au ? "audit_canaries" : "dp_fault");
+	}
 	if (imp) {
 		if (!!o->model == !!o->candidates)
 			return vpa_fail(err, VPA_EINPUT, &loc, "language_model import needs exactly one "
@@ -239,6 +261,38 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 								      : o->candidates_at);
 		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs 'source: import'",
 				o->model ? "model" : "candidates");
+	}
+	if ((o->audit_canaries > 0 || strcmp(o->dp_fault, "none")) && o->noise_multiplier <= 0 &&
+	    o->target_epsilon <= 0) {
+		int au = o->audit_canaries > 0;
+		struct vpa_loc kl = vpa_mark_key_loc(ctx->file, au ? o->audit_canaries_at
+								   : o->dp_fault_at);
+		return vpa_fail(err, VPA_EINPUT, &kl, "'%s' needs a DP claim to %s: set "
+				"'noise_multiplier' or 'target_epsilon'", au ? "audit_canaries" : "dp_fault",
+				au ? "audit" : "break");
+	}
+	if (o->audit_canaries > 0) {
+		/* the template's checks; its space must hold the distinct secrets and a rival */
+		struct vpa_loc tl = vpa_mark_loc(ctx->file, o->audit_template_at.line
+							    ? o->audit_template_at : ctx->self);
+		struct vpa_lm_canary cc;
+		struct vpa_err e2;
+		vpa_err_init(&e2);
+		uint32_t ids[2] = {1, 2}, next = 10;
+		const char *nm[2] = {"a", "b"};
+		if (vpa_lm_parse_template("x", o->audit_template, any_word, &next, nm, 2, ids, 2, &cc,
+					  &e2))
+			return vpa_fail(err, VPA_EINPUT, &tl, "audit_template: %s",
+					e2.msg + strlen("canary 'x': "));
+		int word = strstr(o->audit_template, "{word}") || strstr(o->audit_template, "{name}");
+		double space = cc.space;
+		vpa_lm_canary_release(&cc);
+		if (!word && space < 2.0 * (double)o->audit_canaries) {
+			struct vpa_loc al = vpa_mark_loc(ctx->file, o->audit_canaries_at);
+			return vpa_fail(err, VPA_EINPUT, &al, "audit_canaries %lld: the template's %.0f "
+					"secrets must be at least twice as many (distinct secrets, and "
+					"rivals to rank them against)", o->audit_canaries, space);
+		}
 	}
 	for (size_t i = 0; i < o->canaries.n; i++) {
 		const struct vpa_lm_canary_opts *c =

@@ -85,6 +85,14 @@ struct vpa_lm_target {
 	double *cand;            /* (n_cand), owned */
 	size_t n_cand;
 	char *cand_name;         /* sub name, owned */
+	/* the one-run DP audit (issue 28): audit canaries of one template, each
+	 * inserted once with probability 1/2; audit.pos and audit.L the template,
+	 * audit.secret (n_audit, L) every canary's secret, in[] which were inserted */
+	struct vpa_lm_canary audit;
+	size_t n_audit;
+	unsigned char *audit_in; /* (n_audit), owned */
+	const char *dp_fault;    /* "none", "skip_noise", "skip_clipping" (the option) */
+	const char *dp_unit;     /* the DP adjacency in words (static), NULL without DP */
 };
 
 extern const struct vpa_target_kind vpa_target_language_model;
@@ -263,6 +271,9 @@ struct vpa_lm_opts {
 	const char *model;
 	const char *candidates;
 	double canary_logppl;
+	long long audit_canaries;
+	const char *audit_template;
+	const char *dp_fault;
 	struct vpa_mark source_at, corpus_at, corpus_path_at, max_documents_at,
 		max_sentences_at, max_len_at, heldout_at, vocab_size_at, embedding_at,
 		hidden_at, lstm_at, layers_at, training_at, epochs_at, batch_at, lr_at,
@@ -271,7 +282,8 @@ struct vpa_lm_opts {
 		local_lr_at, local_batch_at, server_at, server_lr_at, beta1_at, beta2_at,
 		server_eps_at, tau_at, loss_average_at, confidence_at, wer_at,
 		threshold_at, anonymise_at, names_at, canaries_at, checkpoints_at,
-		model_at, candidates_at, canary_logppl_at;
+		model_at, candidates_at, canary_logppl_at,
+		audit_canaries_at, audit_template_at, dp_fault_at;
 };
 
 

@@ -99,6 +99,8 @@ void vpa_lm_free(struct vpa_target *t)
 	free(lt->canaries);
 	free(lt->cand);
 	free(lt->cand_name);
+	vpa_lm_canary_release(&lt->audit);
+	free(lt->audit_in);
 	free(lt);
 	t->data = NULL;
 }
@@ -204,6 +206,74 @@ static int make_canaries(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
 		}
 	}
 	return rc;
+}
+
+/*
+ * The audit canaries (issue 28): audit_canaries distinct secrets of
+ * audit_template, each inserted once with probability 1/2 from their own seeded
+ * stream (so adding them changes no other draw), appended to the plan.  The
+ * one-run audit of Steinke, Nasr, Jagielski 2023 needs exactly this: m
+ * canaries whose inclusions are independent fair coins.
+ */
+static int make_audit(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
+		      struct vpa_lm_target *lt, const char *const *names, size_t n_names,
+		      const uint32_t *vids, size_t n_vids, struct canary_plan **plan, size_t *n_plan,
+		      struct vpa_err *err)
+{
+	struct vpa_lm_canary *a = &lt->audit;
+	int rc = vpa_lm_parse_template("audit", o->audit_template, vocab_lookup, &lt->vocab, names,
+				       n_names, vids, n_vids, a, err);
+	if (rc)
+		return rc;
+	size_t M = (size_t)o->audit_canaries, L = a->L;
+	if (a->space < 2.0 * (double)M)
+		return vpa_fail(err, VPA_EINPUT, NULL, "audit_canaries %zu: the template '%s' has only "
+				"%.0f secrets in this vocabulary (at least twice as many needed)", M,
+				a->tmpl, a->space);
+	struct vpa_rng r, coin;
+	vpa_rng_split(&r, ctx->seed, "lm/audit-secrets");
+	vpa_rng_split(&coin, ctx->seed, "lm/audit-coins");
+	a->secret = xmalloc(xmul(xmul(M, L), sizeof(uint32_t)));
+	lt->audit_in = xmalloc(M);
+	lt->n_audit = M;
+	/* distinct secrets: a hash set over the drawn sequences */
+	size_t cap = 1;
+	while (cap < 4 * M)
+		cap *= 2;
+	size_t *slot = xmalloc(xmul(cap, sizeof(size_t)));
+	for (size_t k = 0; k < cap; k++)
+		slot[k] = SIZE_MAX;
+	for (size_t j = 0; j < M; j++) {
+		uint32_t *s = a->secret + j * L;
+		for (;;) {
+			random_secret(a, &r, s);
+			uint64_t h = 1469598103934665603u;
+			for (size_t t = 0; t < L; t++)
+				h = (h ^ s[t]) * 1099511628211u;
+			size_t k = (size_t)(h & (cap - 1));
+			int dup = 0;
+			while (slot[k] != SIZE_MAX && !dup) {
+				dup = !memcmp(a->secret + slot[k] * L, s, L * sizeof(uint32_t));
+				k = (k + 1) & (cap - 1);
+			}
+			if (dup)
+				continue;
+			slot[k] = j;
+			break;
+		}
+		lt->audit_in[j] = vpa_rng_uniform(&coin) < 0.5;
+		if (!lt->audit_in[j])
+			continue;
+		size_t cap_p = *n_plan;
+		*plan = xrealloc(*plan, xmul(cap_p + 1, sizeof(**plan)));
+		struct canary_plan *p = &(*plan)[(*n_plan)++];
+		p->L = L;
+		p->count = 1;
+		p->seq = xmalloc(xmul(L, sizeof(uint32_t)));
+		memcpy(p->seq, s, L * sizeof(uint32_t));
+	}
+	free(slot);
+	return 0;
 }
 
 static int build_import(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
@@ -334,8 +404,13 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
 	vpa_vocab_init(&lt->vocab);
 	vpa_vocab_build(&lt->vocab, &corp, trs, n_trs, (size_t)o->vocab_size, 1);
 	free(trs);
-	for (size_t i = 0; i < o->canaries.n; i++) {
-		const char *tmpl = VPA_OPTLIST_AT(struct vpa_lm_canary_opts, o->canaries, i)->template;
+	for (size_t i = 0; i <= o->canaries.n; i++) {
+		/* the canaries' templates, then the audit canaries' */
+		const char *tmpl = i < o->canaries.n
+			? VPA_OPTLIST_AT(struct vpa_lm_canary_opts, o->canaries, i)->template
+			: o->audit_canaries > 0 ? o->audit_template : NULL;
+		if (!tmpl)
+			break;
 		if (strstr(tmpl, "{d"))
 			for (int d = 0; d < 10; d++) {
 				char w[2] = {(char)('0' + d), 0};
@@ -383,6 +458,9 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
 	lt->eos = vpa_vocab_add(&lt->vocab, "</s>");
 	if ((rc = make_canaries(ctx, o, lt, vocab_lookup, &lt->vocab, names, n_names, vids, n_vids,
 				1, &plan, &n_plan, err)))
+		goto out;
+	if (o->audit_canaries > 0 &&
+	    (rc = make_audit(ctx, o, lt, names, n_names, vids, n_vids, &plan, &n_plan, err)))
 		goto out;
 
 	/* token lists: training text, then the canary copies; anonymised as strings */
@@ -553,6 +631,8 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
 		c.server_eps = o->server_eps;
 		c.utt_mean = !strcmp(o->loss_average, "utterance");
 		c.n_ckpt = (size_t)o->checkpoints;
+		c.fault = !strcmp(o->dp_fault, "skip_noise")	  ? 1
+			  : !strcmp(o->dp_fault, "skip_clipping") ? 2 : 0;
 		double target_eps = o->target_epsilon;
 		double q = c.federated ? fmin(1, (double)c.cohort / (double)Kc)
 				       : (double)c.batch / (double)tr.n;
@@ -584,6 +664,14 @@ static int build_trained(struct vpa_run_ctx *ctx, const struct vpa_lm_opts *o,
 		vpa_json_set_num(info, "delta", c.dp ? c.delta : NAN);
 		vpa_json_set_str(info, "anonymise", strategy);
 		vpa_json_set_str(info, "confidence", cm);
+		lt->dp_fault = o->dp_fault;
+		if (c.dp) {
+			/* the neighbouring datasets the accountant's epsilon is about: DP-SGD
+			 * clips and samples sentences, federated DP clients */
+			lt->dp_unit = c.federated ? "user-level" : "example-level";
+			vpa_json_set_str(info, "dp_adjacency", lt->dp_unit);
+			vpa_json_set_str(info, "dp_fault", o->dp_fault);
+		}
 		if (c.federated)
 			rc = vpa_lm_train_federated(ctx, lt, &tr, Kc, sent_w, tok_w, &c, info, err);
 		else
@@ -659,6 +747,21 @@ int vpa_lm_build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 			vpa_json_push(ca, o);
 		}
 		vpa_json_set(info, "canaries", ca);
+		if (lt->n_audit) {
+			/* which audit canaries were inserted: the audit's ground truth */
+			struct vpa_json *au = vpa_json_obj(), *in = vpa_json_arr();
+			size_t n_in = 0;
+			for (size_t i = 0; i < lt->n_audit; i++) {
+				vpa_json_push(in, vpa_json_num(lt->audit_in[i]));
+				n_in += lt->audit_in[i];
+			}
+			vpa_json_set_str(au, "template", lt->audit.tmpl);
+			vpa_json_set_num(au, "canaries", (double)lt->n_audit);
+			vpa_json_set_num(au, "inserted", (double)n_in);
+			vpa_json_set_num(au, "space", lt->audit.space);
+			vpa_json_set(au, "included", in);
+			vpa_json_set(info, "audit_canaries", au);
+		}
 	}
 	return rc;
 }

@@ -28,6 +28,7 @@ struct train_cfg {
 	int utt_mean;               /* loss_average: utterance (Liu et al. eq. 2-4) */
 	const char *conf_mode;
 	double threshold;
+	int fault; /* dp_fault: 0 none, 1 skip_noise, 2 skip_clipping (for testing an audit) */
 };
 
 /* The kind's build and free hooks (targets/lm_build.c); opts: struct vpa_lm_opts. */

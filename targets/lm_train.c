@@ -10,6 +10,7 @@
 
 #include "base/la.h"
 #include "metrics/metrics.h"
+#include "metrics/pld.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -164,6 +165,37 @@ int vpa_lm_perplexity(struct vpa_nn *net, const uint32_t *tok, const size_t *off
 
 /* ---- training ------------------------------------------------------------------------- */
 
+/*
+ * The claimed epsilon of Poisson-subsampled Gaussian training (DP-SGD's lots,
+ * federated cohorts): the RDP accountant's and the PLD accountant's (an upper
+ * bound by its pessimistic discretisation, proved against its references in
+ * metrics/DP.md), both recorded; the claim, `epsilon`, is the smaller (both
+ * are valid upper bounds) and `epsilon_accountant` names it.  A PLD grid that
+ * does not fit leaves the claim to RDP (epsilon_pld null).
+ */
+static int claim_epsilon(double q, double sigma, double steps, double delta,
+			 struct vpa_json *info, struct vpa_err *err)
+{
+	double rdp = NAN, pld = NAN;
+	int rc = vpa_dp_epsilon(q, sigma, steps, delta, &rdp, NULL, err);
+	if (rc)
+		return rc;
+	struct vpa_pld *p = NULL;
+	struct vpa_err pe;
+	vpa_err_init(&pe);
+	if (q > 0 && steps >= 1 && steps <= VPA_PLD_MAX_STEPS &&
+	    vpa_pld_new(q, sigma, floor(steps), VPA_PLD_INTERVAL_DEFAULT, &p, &pe) == 0) {
+		pld = vpa_pld_epsilon(p, delta, 1);
+		vpa_pld_free(p);
+	}
+	int use_pld = pld == pld && pld < rdp;
+	vpa_json_set_num(info, "epsilon", use_pld ? pld : rdp);
+	vpa_json_set_str(info, "epsilon_accountant", use_pld ? "pld" : "rdp");
+	vpa_json_set_num(info, "epsilon_rdp", rdp);
+	vpa_json_set_num(info, "epsilon_pld", pld);
+	return 0;
+}
+
 
 static void snapshot(struct vpa_lm_target *lt, double when)
 {
@@ -238,7 +270,8 @@ int vpa_lm_train_central(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt, cons
 			if (m == 0) { /* an empty lot still releases noise */
 				float *g = vpa_nn_grads(lt->net, &np);
 				for (size_t i = 0; i < np; i++)
-					g[i] = (float)(c->sigma * c->clip * vpa_rng_normal(&nr) / (q * N));
+					g[i] = c->fault == 1 ? 0.0f
+						: (float)(c->sigma * c->clip * vpa_rng_normal(&nr) / (q * N));
 				vpa_optim_step(&o, w, g);
 				continue;
 			}
@@ -251,7 +284,17 @@ int vpa_lm_train_central(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt, cons
 			tokens += (double)b.off[m];
 			if (c->dp) {
 				size_t ncl = 0;
-				rc = vpa_nn_dpsgd_step(lt->net, &o, &nb, &tg, c->clip, c->sigma, q * N, &nr,
+				/* dp_fault (testing an audit): skip_noise draws no noise;
+				 * skip_clipping clips at a norm no gradient reaches and keeps
+				 * the noise's std sigma * clip */
+				double clip = c->clip, sigma = c->sigma;
+				if (c->fault == 1)
+					sigma = 0;
+				else if (c->fault == 2) {
+					clip = 1e30;
+					sigma = c->sigma * c->clip / clip;
+				}
+				rc = vpa_nn_dpsgd_step(lt->net, &o, &nb, &tg, clip, sigma, q * N, &nr,
 						       &loss, &ncl, err);
 				clipped += ncl;
 				examples += m;
@@ -274,11 +317,11 @@ int vpa_lm_train_central(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt, cons
 	if (c->dp) {
 		double eps = NAN;
 		double steps = (double)(c->epochs * steps_per_epoch);
+		(void)eps;
 		if (!rc)
-			rc = vpa_dp_epsilon(q, c->sigma, steps, c->delta, &eps, NULL, err);
+			rc = claim_epsilon(q, c->sigma, steps, c->delta, info, err);
 		vpa_json_set_num(info, "q", q);
 		vpa_json_set_num(info, "steps", steps);
-		vpa_json_set_num(info, "epsilon", eps);
 		vpa_json_set_num(info, "frac_clipped", examples ? (double)clipped / (double)examples : 0);
 	}
 	(void)ctx;
@@ -397,7 +440,8 @@ int vpa_lm_train_federated(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt,
 				delta[i] = wl[i] - wg[i];
 			double weight;
 			if (c->dp) {
-				if (vpa_nn_clip_norm(delta, np, c->clip) > c->clip)
+				/* dp_fault skip_clipping (testing an audit): the delta as it is */
+				if (c->fault != 2 && vpa_nn_clip_norm(delta, np, c->clip) > c->clip)
 					clipped++;
 				weight = 1;
 			} else {
@@ -412,7 +456,8 @@ int vpa_lm_train_federated(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt,
 		if (c->dp) {
 			double denom = q * (double)K;
 			for (size_t i = 0; i < np; i++)
-				agg[i] = (float)((agg[i] + c->sigma * c->clip * vpa_rng_normal(&nr)) / denom);
+				agg[i] = (float)((agg[i] + (c->fault == 1 ? 0.0
+							  : c->sigma * c->clip * vpa_rng_normal(&nr))) / denom);
 		} else if (wsum > 0) {
 			for (size_t i = 0; i < np; i++)
 				agg[i] = (float)(agg[i] / wsum);
@@ -441,9 +486,9 @@ int vpa_lm_train_federated(struct vpa_run_ctx *ctx, struct vpa_lm_target *lt,
 	vpa_json_set_num(info, "tokens_per_second", secs > 0 ? tokens / secs : NAN);
 	if (c->dp) {
 		double eps = NAN;
+		(void)eps;
 		if (!rc)
-			rc = vpa_dp_epsilon(q, c->sigma, (double)c->rounds, c->delta, &eps, NULL, err);
-		vpa_json_set_num(info, "epsilon", eps);
+			rc = claim_epsilon(q, c->sigma, (double)c->rounds, c->delta, info, err);
 		vpa_json_set_num(info, "frac_clipped",
 				 participations ? (double)clipped / (double)participations : 0);
 	}

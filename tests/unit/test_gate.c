@@ -169,7 +169,7 @@ static void test_errors(void)
 	CHECK_STR(o.err, "gate names layer 9 of 'a1', which has no records in the results");
 	o = gate("{\"attack\":\"a1\",\"metric\":\"eer\"}");
 	CHECK(o.rc == VPA_EINPUT);
-	CHECK_STR(o.err, "gate on 'a1' eer needs 'min' or 'max'");
+	CHECK_STR(o.err, "gate on 'a1' eer needs 'min', 'max' or 'max_of'");
 }
 
 static void test_many_gates_status(void)

@@ -385,7 +385,7 @@ static void test_scenario_errors(void)
 	CHECK(with_base("gates: [{attack: eval, metric: err, min: 0.3}]\n",
 			"t.yaml:10:32: unknown metric 'err' for attack 'eval' of kind 'evaluate' (did "
 			"you mean 'eer'?)"));
-	CHECK(with_base("gates: [{attack: eval, metric: eer}]\n", "t.yaml:10:9: gate needs 'min' or 'max'"));
+	CHECK(with_base("gates: [{attack: eval, metric: eer}]\n", "t.yaml:10:9: gate needs 'min', 'max' or 'max_of'"));
 	CHECK(with_base("gates: [{attack: eval, metric: eer, min: 0.5, max: 0.1}]\n",
 			"t.yaml:10:52: 'max' (0.1) is below 'min' (0.5)"));
 	CHECK(with_base("gates: [{attack: eval, metric: eer, min: 0.5, layer: 2}]\n",
