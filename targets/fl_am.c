@@ -112,9 +112,42 @@ static const struct vpa_key dp_keys[] = {
 	 "delta of the (epsilon, delta) reported per release (analytic Gaussian mechanism, "
 	 "sensitivity C)",
 	 VPA_AT(struct vpa_flam_dp_opts, delta), VPA_MARK(struct vpa_flam_dp_opts, delta_at)},
+	{"fault", VPA_K_ENUM, 0, "none", -INF, INF, 0, "none|skip_noise", NULL, "skip_noise",
+	 "a fault switch for testing the DP audit: `skip_noise` clips the updates but adds no "
+	 "noise, while every record keeps claiming the epsilon of `noise` (a broken "
+	 "implementation the audit of `a1_footprint` must catch); never for a real audit",
+	 VPA_AT(struct vpa_flam_dp_opts, fault), VPA_MARK(struct vpa_flam_dp_opts, fault_at)},
 	{NULL},
 };
 static const struct vpa_schema dp_schema = {"local DP", dp_keys, sizeof(struct vpa_flam_dp_opts)};
+
+static const struct vpa_key dpinfo_keys[] = {
+	{"mechanism", VPA_K_ENUM, 1, NULL, -INF, INF, 0, "local|dp_sgd", NULL, "local",
+	 "`local`: every released update W_s - W_g was clipped to L2 norm `clip` and noised with "
+	 "N(0, (noise clip)^2) per coordinate (local DP per release, user-level; audited by "
+	 "`a1_footprint`); `dp_sgd`: the personalisation ran DP-SGD (per-example clipping to "
+	 "`clip`, Poisson sampling rate `q`, `steps` steps, noise multiplier `noise`: "
+	 "example-level central DP)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, mechanism), VPA_MARK(struct vpa_flam_dpinfo_opts, mechanism_at)},
+	{"clip", VPA_K_NUM, 1, NULL, 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "0.15",
+	 "the clipping norm C (of each update, or of each example's gradient for dp_sgd)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, clip), VPA_MARK(struct vpa_flam_dpinfo_opts, clip_at)},
+	{"noise", VPA_K_NUM, 1, NULL, 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
+	 "the noise multiplier sigma (noise std / C)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, noise), VPA_MARK(struct vpa_flam_dpinfo_opts, noise_at)},
+	{"delta", VPA_K_NUM, 0, "1e-5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "1e-5",
+	 "the delta of the reported (epsilon, delta)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, delta), VPA_MARK(struct vpa_flam_dpinfo_opts, delta_at)},
+	{"steps", VPA_K_INT, 0, "0", 1, 1000000000, 0, NULL, NULL, "1000",
+	 "dp_sgd only (required there): the number of DP-SGD steps",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, steps), VPA_MARK(struct vpa_flam_dpinfo_opts, steps_at)},
+	{"q", VPA_K_NUM, 0, "0", 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.01",
+	 "dp_sgd only (required there): the Poisson sampling rate of each step",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, q), VPA_MARK(struct vpa_flam_dpinfo_opts, q_at)},
+	{NULL},
+};
+static const struct vpa_schema dpinfo_schema = {"dp_info", dpinfo_keys,
+						sizeof(struct vpa_flam_dpinfo_opts)};
 
 static const struct vpa_key import_keys[] = {
 	{"models", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "models.txt",
@@ -168,6 +201,11 @@ static const struct vpa_key keys[] = {
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{models: models.txt, activations: acts}", "the files (source: import)",
 	 VPA_AT(struct vpa_flam_opts, import), VPA_MARK(struct vpa_flam_opts, import_at)},
+	{"dp_info", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &dpinfo_schema,
+	 "{mechanism: local, clip: 0.15, noise: 1, delta: 1e-5}",
+	 "source: import: the DP the imported models were trained with, so that records carry "
+	 "its epsilon (accountant named) and `a1_footprint` audits a local-DP claim",
+	 VPA_AT(struct vpa_flam_opts, dp_info), VPA_MARK(struct vpa_flam_opts, dp_info_at)},
 	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
 	 "here (relative to the current directory; inside the output folder unless the run has "
@@ -245,11 +283,22 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`import:` needs `source: import` (the source is 'simulate')");
 		}
+		if (o->dp_info_at.line) {
+			loc = vpa_mark_key_loc(ctx->file, o->dp_info_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`dp_info:` describes imported models (source: import); a "
+					"simulation's DP is `dp:`");
+		}
 		if (o->dp_at.line && o->dp.noise > 0 && o->dp.clip == 0) {
 			loc = vpa_mark_loc(ctx->file, o->dp_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"dp: noise needs a clipping bound `clip` > 0 (the noise is "
 					"sigma * clip)");
+		}
+		if (o->dp_at.line && strcmp(o->dp.fault, "none") && o->dp.clip == 0) {
+			loc = vpa_mark_loc(ctx->file, o->dp.fault_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"dp: fault '%s' needs local DP on (`clip` > 0)", o->dp.fault);
 		}
 		return 0;
 	}
@@ -258,14 +307,38 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"source 'import' needs an `import:` mapping (models and activations, "
 				"or models, model_dir and indicator)");
-	const char *bad[] = {"simulate", "dp", "dump_models"};
-	const struct vpa_mark bad_at[] = {o->simulate_at, o->dp_at, o->dump_models_at};
-	for (size_t i = 0; i < 3; i++)
+	if (o->dp_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, o->dp_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`dp:` applies to source 'simulate' only (it adds noise); describe the "
+				"DP your imported models were trained with in `dp_info:` "
+				"({mechanism: local|dp_sgd, clip, noise, delta[, steps, q]})");
+	}
+	const char *bad[] = {"simulate", "dump_models"};
+	const struct vpa_mark bad_at[] = {o->simulate_at, o->dump_models_at};
+	for (size_t i = 0; i < 2; i++)
 		if (bad_at[i].line) {
 			loc = vpa_mark_key_loc(ctx->file, bad_at[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc, "`%s:` applies to source 'simulate' only",
 					bad[i]);
 		}
+	if (o->dp_info_at.line) {
+		const struct vpa_flam_dpinfo_opts *di = &o->dp_info;
+		int sgd = !strcmp(di->mechanism, "dp_sgd");
+		if (!sgd && (di->steps_at.line || di->q_at.line)) {
+			loc = vpa_mark_key_loc(ctx->file, di->steps_at.line ? di->steps_at : di->q_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s` applies to `mechanism: dp_sgd` only (local DP is one "
+					"release per model)", di->steps_at.line ? "steps" : "q");
+		}
+		if (sgd && (!di->steps_at.line || !di->q_at.line)) {
+			loc = vpa_mark_loc(ctx->file, o->dp_info_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"dp_info: `mechanism: dp_sgd` needs `%s` (the accountant "
+					"composes `steps` steps of sampling rate `q`)",
+					!di->steps_at.line ? "steps" : "q");
+		}
+	}
 	const char *acts = imp->activations, *md = imp->model_dir, *ind = imp->indicator;
 	loc = vpa_mark_loc(ctx->file, o->import_at);
 	if (acts && (md || ind))
@@ -326,6 +399,7 @@ static void sim_cfg(const struct vpa_flam_opts *o, struct vpa_flam_sim_cfg *c)
 	c->dp_clip = o->dp.clip;
 	c->dp_noise = o->dp.noise;
 	c->dp_delta = o->dp.delta;
+	c->dp_skip_noise = !strcmp(o->dp.fault, "skip_noise");
 }
 
 static void flam_free(struct vpa_target *t)
@@ -378,6 +452,24 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 			vpa_json_set_num(sz, "hidden_layers", (double)t->n_layers);
 			vpa_json_set(info, "sizes", sz);
 			vpa_json_set_str(info, "models", o->import.models);
+		}
+		if (!rc && o->dp_info_at.line) {
+			const struct vpa_flam_dpinfo_opts *di = &o->dp_info;
+			int sgd = !strcmp(di->mechanism, "dp_sgd");
+			t->dp_mech = sgd ? VPA_FLAM_DP_DPSGD : VPA_FLAM_DP_LOCAL;
+			t->dp_clip = di->clip;
+			t->dp_noise = di->noise;
+			t->dp_delta = di->delta;
+			t->dp_steps = sgd ? (double)di->steps : 1;
+			t->dp_q = sgd ? di->q : 1;
+			/* a speaker's releases: its models in models.txt */
+			size_t *cnt = xcalloc(t->n_spk ? t->n_spk : 1, sizeof(size_t));
+			t->dp_releases_max = 1;
+			for (size_t i = 0; i < t->n_models; i++)
+				if (++cnt[t->models[i].spk] > t->dp_releases_max)
+					t->dp_releases_max = cnt[t->models[i].spk];
+			free(cnt);
+			rc = vpa_flam_dp_account(t, info, err);
 		}
 	}
 	const char *dm = o->dump_models, *da = o->dump_activations;

@@ -73,7 +73,34 @@ struct vpa_flam {
 	   mechanism of sensitivity C sqrt(k); the largest k of the run; INF when off */
 	double dp_epsilon_speaker;
 	size_t dp_releases_max; /* largest number of models released by one speaker */
+	/* the DP the models claim (vpa_flam_dp_account): VPA_FLAM_DP_NONE, LOCAL (each
+	   released update clipped to C and noised, simulated or an import's dp_info) or
+	   DPSGD (an import's dp_info: central DP-SGD, example-level) */
+	int dp_mech;
+	double dp_steps, dp_q;      /* DPSGD only */
+	double dp_epsilon_rdp;      /* `epsilon` again by the RDP accountant */
+	const char *dp_accountant;  /* the accountant of `epsilon` (static string) */
+	/* LOCAL: per release and per speaker under replacement (one speaker's data
+	   replaced by another's: the clipped updates differ by up to 2C), the
+	   neighbouring relation of the A1 audit (attacks/a1.c) */
+	double dp_epsilon_replace, dp_epsilon_replace_speaker;
+	int dp_skip_noise;          /* the fault switch `dp: {fault: skip_noise}` was on */
 };
+
+enum { VPA_FLAM_DP_NONE = 0, VPA_FLAM_DP_LOCAL = 1, VPA_FLAM_DP_DPSGD = 2 };
+
+/*
+ * Fill t's DP accounting from t->dp_mech, dp_clip, dp_noise, dp_delta (and
+ * dp_steps, dp_q for DPSGD; dp_releases_max for LOCAL): LOCAL by the analytic
+ * Gaussian mechanism (exact for one Gaussian release; k releases of one speaker
+ * are one Gaussian mechanism of sensitivity C sqrt(k)) with RDP beside it
+ * (q = 1, k steps); DPSGD by the PLD accountant (pessimistic, the tightest
+ * valid) with RDP beside it.  info (may be NULL) gets a `dp` object.
+ */
+int vpa_flam_dp_account(struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err);
+/* The DP metrics of an A1/A2 record: epsilon, epsilon_accountant, epsilon_rdp,
+   epsilon_per_release (+ _replace) as the target has them. */
+void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *metrics);
 
 void vpa_flam_init(struct vpa_flam *t);
 void vpa_flam_release(struct vpa_flam *t);
@@ -188,6 +215,7 @@ struct vpa_flam_sim_cfg {
 	size_t global_epochs;  double global_lr;  size_t batch;
 	size_t adapt_epochs;   double adapt_lr;
 	double dp_clip, dp_noise, dp_delta;      /* clip 0: no DP */
+	int dp_skip_noise;     /* fault switch: clip but add no noise (the claim is kept) */
 	uint64_t seed;
 	int threads;
 };
@@ -288,8 +316,21 @@ struct vpa_flam_dp_opts {
 	double clip;
 	double noise;
 	double delta;
-	struct vpa_mark clip_at, noise_at, delta_at;
+	const char *fault;
+	struct vpa_mark clip_at, noise_at, delta_at, fault_at;
 };
+
+/* dp_info of an import: the DP the models were trained with (a description) */
+struct vpa_flam_dpinfo_opts {
+	const char *mechanism; /* local | dp_sgd */
+	double clip;
+	double noise;
+	double delta;
+	long long steps;
+	double q;
+	struct vpa_mark mechanism_at, clip_at, noise_at, delta_at, steps_at, q_at;
+};
+
 
 struct vpa_flam_import_opts {
 	const char *models;
@@ -309,9 +350,10 @@ struct vpa_flam_opts {
 	struct vpa_flam_sim_opts simulate;
 	struct vpa_flam_dp_opts dp;
 	struct vpa_flam_import_opts import;
+	struct vpa_flam_dpinfo_opts dp_info;
 	const char *dump_models;
 	const char *dump_activations;
-	struct vpa_mark source_at, simulate_at, dp_at, import_at, dump_models_at,
+	struct vpa_mark source_at, simulate_at, dp_at, import_at, dp_info_at, dump_models_at,
 		dump_activations_at;
 };
 
