@@ -85,17 +85,24 @@ static struct vpa_nn *trunk_net(struct vpa_xvec *x, size_t i)
 
 static struct vpa_nn *build_trunk(size_t dim, const struct vpa_xvec_opts *o)
 {
+	return vpa_xvec_tdnn_new(dim, o->hidden, o->emb_dim);
+}
+
+/* exported so that a saved extractor (audio/xvector_io.c) is rebuilt by the
+ * same recipe it was trained with, never by a copy of it */
+struct vpa_nn *vpa_xvec_tdnn_new(size_t dim, size_t hidden, size_t emb_dim)
+{
 	static const int c1[] = {-2, -1, 0, 1, 2}, c2[] = {-2, 0, 2}, c3[] = {-3, 0, 3}, c0[] = {0};
 	struct vpa_nn *net = vpa_nn_new(dim);
 	const int *ctx[5] = {c1, c2, c3, c0, c0};
 	const size_t nc[5] = {5, 3, 3, 1, 1};
 	for (int l = 0; l < 5; l++) {
-		vpa_nn_add_tdnn(net, l == 4 ? 2 * o->hidden : o->hidden, ctx[l], nc[l]);
+		vpa_nn_add_tdnn(net, l == 4 ? 2 * hidden : hidden, ctx[l], nc[l]);
 		vpa_nn_add_simple(net, VPA_NN_RELU);
 		vpa_nn_add_simple(net, VPA_NN_BATCHNORM);
 	}
 	vpa_nn_add_simple(net, VPA_NN_STATSPOOL);
-	vpa_nn_add_dense(net, o->emb_dim);
+	vpa_nn_add_dense(net, emb_dim);
 	return net;
 }
 

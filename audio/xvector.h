@@ -74,6 +74,9 @@ void vpa_xvec_release(struct vpa_xvec *x);
 int vpa_xvec_trained(const struct vpa_xvec *x);
 size_t vpa_xvec_input_dim(const struct vpa_xvec *x);
 const char *vpa_xvec_arch_name(int arch);
+/* The x-vector TDNN trunk above (parameters zero): the one recipe for training
+ * and for rebuilding a saved extractor (audio/xvector_io.h). */
+struct vpa_nn *vpa_xvec_tdnn_new(size_t dim, size_t hidden, size_t emb_dim);
 
 /*
  * Train on n utterances' features (feats[i] rows x dim, the same dim for

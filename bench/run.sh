@@ -49,9 +49,13 @@ bash bench/portable.sh   # issue 25: the cost of `run --portable` on the quickst
 
 echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
 "$BUILD/bench/bench_pld"
+bash bench/dp_python.sh   # issue 28: PLD and the 10M-score audit against NumPy/SciPy references
 
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
+
+echo "== saved extractors (issue 31.9): save, load, embed against training ASV_eval"
+"$BUILD/bench/bench_extractor_io"
 
 echo "== resampling (libsoxr HQ, issue 31) against fbank of the same duration"
 "$BUILD/bench/bench_resample"

@@ -41,7 +41,8 @@ static const char usage_text[] =
 	"          dp_accounting, converted with eps = rdp + log1p(-1/a) - (log delta + log a)/(a-1);\n"
 	"          prints epsilon and the optimal order\n"
 	"sigma     the smallest noise multiplier whose epsilon is at most E\n"
-	"delta     delta at epsilon E after T steps (PLD accountant only)\n"
+	"delta     delta at epsilon E after T steps: PLD (default) or RDP (--accountant rdp, the\n"
+	"          smallest over the orders of dp_accounting's compute_delta bound)\n"
 	"gaussian  noise for one release of a query with L2 sensitivity S: the analytic Gaussian\n"
 	"          mechanism (Balle & Wang 2018) and the classical S sqrt(2 ln(1.25/delta))/eps,\n"
 	"          which is only valid for epsilon < 1 (Dwork & Roth, Thm 3.22)\n"
@@ -58,12 +59,12 @@ static const char usage_text[] =
 	"                    one line each (at most 10000 lines)\n"
 	"  --delta D         target delta, in (0, 1)\n"
 	"  --epsilon E       target epsilon, > 0\n"
-	"  --series S        'epsilon' and 'sigma': the series of the fractional RDP orders:\n"
+	"  --series S        RDP: the series of the fractional RDP orders:\n"
 	"                    'signed' (default) keeps the alternating signs of the binomial\n"
 	"                    coefficients, the exact value (TF Privacy, Opacus, older dp_accounting);\n"
 	"                    'unsigned' adds their absolute values, an upper bound, higher where\n"
 	"                    the best order is fractional (today's dp_accounting; metrics/DP.md)\n"
-	"  --accountant A    'epsilon', 'sigma', 'delta': 'rdp' (default; not for 'delta') or 'pld':\n"
+	"  --accountant A    'epsilon', 'sigma', 'delta': 'rdp' (default; 'pld' for 'delta') or 'pld':\n"
 	"                    the privacy loss distribution under add/remove adjacency (the larger of\n"
 	"                    the two directions), composed by FFT, discretised pessimistically\n"
 	"                    (connect the dots): the printed epsilon/delta is an upper bound; a lower\n"
@@ -279,12 +280,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		o->q = o->cohort / o->population;
 		o->has_q = 1;
 	}
-	if (o->sub == SUB_DELTA) {
-		if (o->has_accountant && !o->pld)
-			return cli_usage_error(o->name, "only the PLD accountant gives delta "
-							"(--accountant pld, the default of 'dp delta')");
-		o->pld = 1;
-	}
+	if (o->sub == SUB_DELTA && !o->has_accountant)
+		o->pld = 1; /* the tighter accountant is the default of 'dp delta' (it came first) */
 	if (o->has_accountant && o->sub == SUB_GAUSSIAN)
 		return cli_usage_error(o->name, "--accountant is an option of 'dp epsilon', 'dp sigma' "
 						"and 'dp delta'");
@@ -432,8 +429,35 @@ static int run_epsilon_pld(const struct opts *o)
 	return 0;
 }
 
+static int run_delta_rdp(const struct opts *o)
+{
+	struct vpa_err err;
+	double delta, order;
+	vpa_err_init(&err);
+	if (vpa_dp_delta_series(o->q, o->sigma, o->steps, o->eps, o->series, &delta, &order, &err))
+		return cli_error(&err);
+	if (o->json) {
+		struct vpa_json *j = vpa_json_obj();
+		vpa_json_set_num(j, "delta", delta);
+		vpa_json_set_num(j, "order", order);
+		vpa_json_set_str(j, "accountant", "rdp");
+		emit_json(j);
+		return 0;
+	}
+	accountant_line(o);
+	printf("sampling rate q   %.10g\n", o->q);
+	printf("noise multiplier  %.10g\n", o->sigma);
+	printf("steps             %.15g\n", o->steps);
+	printf("epsilon           %.10g\n", o->eps);
+	printf("delta             %.8g\n", delta);
+	printf("optimal order     %.10g\n", order);
+	return 0;
+}
+
 static int run_delta(const struct opts *o)
 {
+	if (!o->pld)
+		return run_delta_rdp(o);
 	struct vpa_pld *p;
 	int rc = pld_new(o, o->sigma, &p);
 	if (rc)
@@ -628,7 +652,8 @@ int cmd_dp(int argc, char **argv)
 	struct opts o;
 	memset(&o, 0, sizeof o);
 	if (argc < 2)
-		return cli_usage_error("dp", "missing subcommand: epsilon, sigma or gaussian");
+		return cli_usage_error("dp", "missing subcommand: epsilon, sigma, delta, gaussian or "
+					     "audit");
 	const char *s = argv[1];
 	if (!strcmp(s, "-h") || !strcmp(s, "--help") || !strcmp(s, "help")) {
 		fputs(usage_text, stdout);
@@ -649,7 +674,8 @@ int cmd_dp(int argc, char **argv)
 		o.sub = SUB_DELTA;
 		o.name = "dp delta";
 	} else {
-		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma or gaussian)", s);
+		return cli_usage_error("dp", "unknown subcommand '%s' (epsilon, sigma, delta, gaussian "
+					     "or audit)", s);
 	}
 	vpa_cmd = o.name;
 	int rc = parse(argc - 1, argv + 1, &o);

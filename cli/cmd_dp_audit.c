@@ -38,7 +38,7 @@ static const char usage_text[] =
 	"          one-sided bounds is taken at alpha/(2T), so all hold at once with probability\n"
 	"          >= 1 - alpha and the threshold picked after seeing the scores stays valid\n"
 	"          (all the data serve the bound, no random split, the same result every run).\n"
-	"          Also printed: AUROC (ties count 1/2) and TPR at FPR 0.1%% and 1%% (the largest\n"
+	"          Also printed: AUROC (ties count 1/2) and TPR at FPR 0.1% and 1% (the largest\n"
 	"          TPR of a threshold whose FPR is at most the target; no randomisation).\n"
 	"\n"
 	"methods   cp   (default) Jagielski, Ullman, Oprea 2020: eps >= max(ln((1-delta-FNR_hi)/FPR_hi),\n"

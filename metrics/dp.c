@@ -245,6 +245,64 @@ int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double
 	return 0;
 }
 
+int vpa_rdp_to_delta(const double *orders, const double *rdp, size_t n, double eps,
+		     double *delta, double *order, struct vpa_err *err)
+{
+	if (!(eps >= 0) || isinf(eps))
+		return vpa_fail(err, VPA_EINPUT, NULL, "epsilon must be a finite number >= 0, got %g",
+				eps);
+	if (n == 0)
+		return vpa_fail(err, VPA_EINPUT, NULL, "no RDP orders");
+	double best = INFINITY, best_a = orders[0];
+	for (size_t i = 0; i < n; i++) {
+		double a = orders[i], r = rdp[i];
+		if (!(a >= 1))
+			return vpa_fail(err, VPA_EINPUT, NULL,
+					"Renyi divergence order must be at least 1, got %g", a);
+		if (isnan(r))
+			return vpa_fail(err, VPA_ENUMERIC, NULL, "RDP at order %g is not a number", a);
+		if (r < 0)
+			r = 0; /* numerical noise from extreme events, as in the epsilon conversion */
+		/* KL bound: delta <= sqrt(1 - exp(-KL)) with KL <= D_a for every a >= 1 */
+		double ld = r == 0 ? -INFINITY : 0.5 * log(-expm1(-r));
+		if (a > 1.01) {
+			/* the inverse of the epsilon conversion at this order (Canonne, Kamath,
+			 * Steinke 2020, Prop. 12): log delta = (a-1)(r - eps + log1p(-1/a)) - log a */
+			double lb = (a - 1) * (r - eps + log1p(-1 / a)) - log(a);
+			if (lb < ld)
+				ld = lb;
+		}
+		if (i == 0 || ld < best) { /* the first minimum wins, as numpy's argmin */
+			best = ld;
+			best_a = a;
+		}
+	}
+	*delta = best >= 0 ? 1 : exp(best);
+	if (order)
+		*order = best_a;
+	return 0;
+}
+
+int vpa_dp_delta_series(double q, double sigma, double steps, double eps,
+			enum vpa_rdp_series series, double *delta, double *order, struct vpa_err *err)
+{
+	if (!(q >= 0 && q <= 1))
+		return vpa_fail(err, VPA_EINPUT, NULL, "sampling rate q must be in [0, 1], got %g", q);
+	if (!(sigma >= 0) || isinf(sigma))
+		return vpa_fail(err, VPA_EINPUT, NULL,
+				"noise multiplier must be a finite number >= 0, got %g", sigma);
+	if (!(steps >= 0) || isinf(steps))
+		return vpa_fail(err, VPA_EINPUT, NULL, "steps must be a finite number >= 0, got %g",
+				steps);
+	double orders[VPA_RDP_N_ORDERS], rdp[VPA_RDP_N_ORDERS];
+	size_t n = vpa_rdp_orders(orders);
+	for (size_t i = 0; i < n; i++) {
+		double r = vpa_rdp_sampled_gaussian_series(q, sigma, orders[i], series);
+		rdp[i] = steps == 0 ? 0 : r * steps;
+	}
+	return vpa_rdp_to_delta(orders, rdp, n, eps, delta, order, err);
+}
+
 int vpa_dp_epsilon(double q, double sigma, double steps, double delta, double *eps,
 		   double *order, struct vpa_err *err)
 {

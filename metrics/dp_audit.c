@@ -171,6 +171,20 @@ static void ibeta2(double a, double b, double x, double y, double *p, double *q)
 	}
 }
 
+double vpa_log_ibeta(double a, double b, double x)
+{
+	if (!(x > 0))
+		return -INFINITY;
+	if (x >= 1)
+		return 0;
+	/* the continued fraction on the side where it converges fast (x below the
+	 * mean), in logs so that I below 1e-308 (e.g. PrivUnit's caps in high
+	 * dimension) keeps its exponent */
+	if (x < (a + 1) / (a + b + 2))
+		return log_power_terms(a, b, x, 1 - x) + log(betacf(a, b, x)) - log(a);
+	return log1p(-exp(log_power_terms(b, a, 1 - x, x)) * betacf(b, a, 1 - x) / b);
+}
+
 double vpa_ibeta(double a, double b, double x, double *complement)
 {
 	double p, q;

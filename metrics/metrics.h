@@ -484,6 +484,20 @@ int vpa_rdp_to_epsilon(const double *orders, const double *rdp, size_t n, double
 		       struct vpa_err *err);
 
 /*
+ * The other way (dp_accounting compute_delta): the smallest delta over the
+ * orders at epsilon eps >= 0, each order's bound the minimum of the KL bound
+ * sqrt(1 - exp(-rdp)) and, for orders > 1.01, the inverse of the epsilon
+ * conversion above, exp((a-1)(rdp - eps + log1p(-1/a)) - log a); capped at 1.
+ * At eps = the epsilon of a delta, it gives that delta back (the same optimum).
+ */
+int vpa_rdp_to_delta(const double *orders, const double *rdp, size_t n, double eps,
+		     double *delta /* OUT */, double *order /* OUT, may be NULL */,
+		     struct vpa_err *err);
+int vpa_dp_delta_series(double q, double sigma, double steps, double eps,
+			enum vpa_rdp_series series, double *delta /* OUT */,
+			double *order /* OUT, may be NULL */, struct vpa_err *err);
+
+/*
  * Smallest noise multiplier with epsilon <= target (monotone search:
  * doubling, then bisection to 1e-12 relative).  q = 0 or steps = 0 give 0.
  */
@@ -578,6 +592,8 @@ int vpa_pising(const double *calib, const uint32_t *cal_spk, size_t n_cal, const
  * upper p with P[Bin(n, p) <= k] = level, lower p with P[Bin(n, p) >= k] = level. */
 double vpa_ibeta(double a, double b, double x, double *complement /* may be NULL */);
 double vpa_ibeta_inv(double a, double b, double p);
+/* ln I_x(a, b), finite where I underflows (PrivUnit2 caps in high dimension). */
+double vpa_log_ibeta(double a, double b, double x);
 double vpa_cp_upper(double k, double n, double level);
 double vpa_cp_lower(double k, double n, double level);
 /* Phi^-1(p), full double precision (Halley-refined), +-inf at 0 and 1. */

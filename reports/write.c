@@ -98,12 +98,16 @@ static int record_key_cmp(const void *pa, const void *pb)
 }
 
 /* Every metric value is a number, null or a boolean; strings only for categorical tags (a key
- * named "category", e.g. zebra.category).  *bad_at the offending value, path its dotted name. */
+ * named "category", e.g. zebra.category) and inside a top-level `dp_audit` object (issue 28:
+ * the audit's method, accountant, adjacency and note are words, not metrics).  *bad_at the
+ * offending value, path its dotted name. */
 static const struct vpa_json *bad_metric(const struct vpa_json *m, char *path, size_t cap,
 					 size_t len)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		const struct vpa_json *v = m->items[i];
+		if (!len && v->type == VPA_JSON_OBJ && !strcmp(m->keys[i], "dp_audit"))
+			continue;
 		int w = snprintf(path + len, cap - len, "%s%s", len ? "." : "", m->keys[i]);
 		size_t l2 = w < 0 ? len : len + (size_t)w;
 		if (l2 >= cap)

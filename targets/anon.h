@@ -406,6 +406,9 @@ struct vpa_anon_extractor_opts {
 	struct vpa_mark features_at, num_mel_bins_at, cmvn_at, vad_at, architecture_at,
 		hidden_at, channels_at, res2_scale_at, emb_dim_at, loss_at, margin_at,
 		scale_at, epochs_at, batch_at, chunk_at, lr_at, semi_informed_at;
+	/* saved and reused extractors (issue 31.9, targets/anon_extractor_io.h) */
+	const char *from, *from_anon, *save;
+	struct vpa_mark from_at, from_anon_at, save_at;
 };
 
 struct vpa_anon_synth_opts {

@@ -27,6 +27,7 @@
 #include "audio/xvector.h"
 #include "base/inputs.h"
 #include "targets/anon.h"
+#include "targets/anon_extractor_io.h"
 #include "targets/anon_informed.h"
 
 #include <errno.h>
@@ -89,6 +90,22 @@ static const struct vpa_key ext_keys[] = {
 	 "finetune", "ASV_eval^anon: trained from scratch on train_anon, or fine-tuned from "
 	 "ASV_eval",
 	 VPA_AT(struct vpa_anon_extractor_opts, semi_informed), VPA_MARK(struct vpa_anon_extractor_opts, semi_informed_at)},
+	/* saved and reused extractors (issue 31.9): targets/anon_extractor_io.c */
+	{"from", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "out/vpc-audio/extractors/asv_eval",
+	 "reuse ASV_eval saved by an earlier run (`save`) instead of training it: the folder "
+	 "(extractor.yaml and net*/, audio/xvector_io.h); its front-end and sizes apply (a key "
+	 "written here that differs from them is an error)",
+	 VPA_AT(struct vpa_anon_extractor_opts, from), VPA_MARK(struct vpa_anon_extractor_opts, from_at)},
+	{"from_anon", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "out/vpc-audio/extractors/asv_eval_anon",
+	 "reuse ASV_eval^anon saved by an earlier run instead of training it on train_anon",
+	 VPA_AT(struct vpa_anon_extractor_opts, from_anon), VPA_MARK(struct vpa_anon_extractor_opts, from_anon_at)},
+	{"save", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/vpc-audio/extractors",
+	 "write the extractors of this run (trained or reused) to SAVE/asv_eval and "
+	 "SAVE/asv_eval_anon, for `from`/`from_anon`, each also as SAVE/*/model.onnx "
+	 "for `vpaudit embed` (relative to the current directory; inside the output folder "
+	 "unless the run has `--allow-writes-outside`)",
+	 VPA_AT(struct vpa_anon_extractor_opts, save), VPA_MARK(struct vpa_anon_extractor_opts, save_at)},
 	{NULL},
 };
 const struct vpa_schema vpa_anon_extractor_schema = {"extractor", ext_keys, sizeof(struct vpa_anon_extractor_opts)};
@@ -314,7 +331,15 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 		return err->status;
 	if (anon_range(ctx, &au->anonymise, au->anonymise_at, err))
 		return err->status;
-	const struct vpa_anon_extractor_opts *ex = &au->extractor;
+	struct vpa_anon_extractor_opts exr; /* saved extractors' keys taken (issue 31.9) */
+	{
+		struct vpa_xvec_meta meta[2];
+		int have[2], og[2] = {au->onnx_at.line != 0, au->onnx_anon_at.line != 0};
+		if (vpa_anon_extractor_resolve(ctx->file, ctx->dir, &au->extractor, og, &exr, meta,
+					       have, err))
+			return err->status;
+	}
+	const struct vpa_anon_extractor_opts *ex = &exr;
 	if (!strcmp(ex->architecture, "ecapa")) {
 		long long c = ex->channels;
 		long long sc = ex->res2_scale;
@@ -326,6 +351,15 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 					"ECAPA-TDNN `channels` (%lld) must be a multiple of `res2_scale` "
 					"(%lld)", c, sc);
 		}
+	}
+	/* both extractors given: nothing is trained in C, so an `extractor:` would be read and
+	 * ignored (issue 31.12) */
+	if (au->onnx_at.line && au->onnx_anon_at.line && au->extractor_at.line) {
+		struct vpa_loc loc = vpa_mark_key_loc(ctx->file, au->extractor_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`extractor` configures the extractors vpaudit trains in C, but `onnx` "
+				"and `onnx_anon` give both ASV_eval and ASV_eval^anon: remove "
+				"`extractor` (or one of them)");
 	}
 	if (au->onnx_at.line && !au->onnx_anon_at.line && !strcmp(ex->semi_informed, "finetune")) {
 		struct vpa_loc loc = vpa_mark_loc(ctx->file, ex->semi_informed_at);
@@ -496,10 +530,65 @@ static double utt2dur_seconds(const char *dir)
 	return sum;
 }
 
+/* `extractor: {save}`: the C extractors of this run written with their
+ * front-end and training (issue 31.9); `from`/`from_anon` named in the info */
+static int anon_extractors_saved(const struct vpa_anon_extractor_opts *ex,
+				 const struct vpa_feat_opts *fo,
+				 const struct vpa_xvec_opts *xo, int finetune, const int have[2],
+				 const struct vpa_xvec_meta meta[2], struct vpa_xvec *asv,
+				 struct vpa_xvec *asv_anon, struct vpa_json *o, struct vpa_err *err)
+{
+	if (have[0])
+		vpa_json_set_str(o, "asv_eval_from", ex->from);
+	if (have[1])
+		vpa_json_set_str(o, "asv_eval_anon_from", ex->from_anon);
+	if (!ex->save)
+		return 0;
+	struct vpa_xvec x[2] = {*asv, *asv_anon}; /* borrowed */
+	struct vpa_xvec_meta m[2];
+	for (int k = 0; k < 2; k++) {
+		if (have[k]) { /* reused: saved again as it was */
+			m[k] = meta[k];
+			continue;
+		}
+		vpa_xvec_meta_init(&m[k]);
+		m[k].hidden = xo->hidden;
+		snprintf(m[k].features, sizeof(m[k].features), "%s", ex->features);
+		m[k].num_mel_bins = fo->num_mel_bins;
+		m[k].num_ceps = fo->kind == VPA_FEAT_MFCC ? fo->num_ceps : 0;
+		snprintf(m[k].cmvn, sizeof(m[k].cmvn), "%s", ex->cmvn);
+		m[k].vad = fo->vad;
+		m[k].sample_frequency = fo->sample_frequency;
+		m[k].frame_length = fo->frame_length;
+		m[k].frame_shift = fo->frame_shift;
+		snprintf(m[k].loss, sizeof(m[k].loss), "%s", ex->loss);
+		m[k].epochs = (long)xo->epochs;
+		m[k].final_loss = x[k].final_loss;
+		if (k)
+			snprintf(m[k].semi_informed, sizeof(m[k].semi_informed), "%s",
+				 finetune ? "finetune" : "retrain");
+	}
+	int rc = vpa_anon_extractor_save(ex, x, m, err);
+	if (!rc)
+		vpa_json_set_str(o, "extractors_saved", ex->save);
+	return rc;
+}
+
 int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			 struct vpa_target *t, struct vpa_anon_target *a, struct vpa_err *err)
 {
-	const struct vpa_anon_extractor_opts *ex = &au->extractor;
+	/* the keys in effect: a saved extractor's front-end and sizes (`from`, issue 31.9) */
+	struct vpa_anon_extractor_opts exr;
+	struct vpa_xvec_meta meta[2];
+	int have[2];
+	{
+		int og[2] = {au->onnx_at.line != 0, au->onnx_anon_at.line != 0};
+		int rc0 = vpa_anon_extractor_resolve(ctx->file, ctx->dir, &au->extractor, og, &exr,
+						     meta, have, err);
+		if (rc0)
+			return rc0;
+	}
+	const struct vpa_anon_extractor_opts *ex = &exr;
 	struct vpa_feat_opts fo;
 	int mfcc = !strcmp(ex->features, "mfcc");
 	vpa_feat_opts_init(&fo, mfcc ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
@@ -752,9 +841,14 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	}
 	vpa_xvec_set_labels(&R[TR].set, lab, &K);
 	stage_start(&clk);
-	if ((rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err)))
+	if (have[0])
+		rc = vpa_anon_extractor_load(ctx->file, ctx->dir, ex, 0, vpa_feat_dim(feat), &asv,
+					     &meta[0], err);
+	else
+		rc = vpa_xvec_train(R[TR].set.feats, lab, R[TR].set.n, K, &xo, NULL, &asv, err);
+	if (rc)
 		goto out;
-	stage_stop(stages, "train_asv_eval", &clk);
+	stage_stop(stages, have[0] ? "load_asv_eval" : "train_asv_eval", &clk);
 	stage_start(&clk);
 	if ((rc = vpa_xvec_set_embed(&asv, &R[TR].set, ctx->threads, &a->train, err)) ||
 	    (rc = vpa_xvec_set_embed(&asv, &R[EN].set, ctx->threads, &a->enroll, err)) ||
@@ -781,10 +875,15 @@ asv_anon_step:
 	} else if (R[TRA].set.dir) {
 		vpa_xvec_set_labels(&R[TRA].set, lab, &K);
 		stage_start(&clk);
-		if ((rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
-					 finetune ? &asv : NULL, &asv_anon, err)))
+		if (have[1])
+			rc = vpa_anon_extractor_load(ctx->file, ctx->dir, ex, 1, vpa_feat_dim(feat),
+						     &asv_anon, &meta[1], err);
+		else
+			rc = vpa_xvec_train(R[TRA].set.feats, lab, R[TRA].set.n, K, &xo,
+					    finetune ? &asv : NULL, &asv_anon, err);
+		if (rc)
 			goto out;
-		stage_stop(stages, "train_asv_eval_anon", &clk);
+		stage_stop(stages, have[1] ? "load_asv_eval_anon" : "train_asv_eval_anon", &clk);
 		stage_start(&clk);
 		if ((rc = vpa_xvec_set_embed(&asv_anon, &R[TRA].set, ctx->threads, &a->train_anon,
 					     err)))
@@ -855,16 +954,23 @@ asv_anon_step:
 		} else {
 			vpa_json_set_num(o, "hidden", (double)xo.hidden);
 		}
-		vpa_json_set_str(o, "loss", xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
+		/* a reused extractor's training is the saved one's (issue 31.9) */
+		const struct vpa_xvec_meta *sm = have[0] ? &meta[0] : have[1] ? &meta[1] : NULL;
+		vpa_json_set_str(o, "loss", sm ? sm->loss : xo.loss == VPA_XVEC_AAM ? "aam" : "softmax");
 		vpa_json_set_num(o, "emb_dim", (double)xo.emb_dim);
-		vpa_json_set_num(o, "epochs", (double)xo.epochs);
+		vpa_json_set_num(o, "epochs", sm ? (double)sm->epochs : (double)xo.epochs);
 	}
 	if (vpa_xvec_trained(&asv))
 		vpa_json_set_num(o, "asv_eval_final_loss", asv.final_loss);
 	if (vpa_xvec_trained(&asv_anon)) {
 		vpa_json_set_num(o, "asv_eval_anon_final_loss", asv_anon.final_loss);
-		vpa_json_set_str(o, "semi_informed", finetune ? "finetune" : "retrain");
+		vpa_json_set_str(o, "semi_informed", have[1] && meta[1].semi_informed[0]
+							     ? meta[1].semi_informed
+							     : finetune ? "finetune" : "retrain");
 	}
+	if ((rc = anon_extractors_saved(ex, &fo, &xo, finetune, have, meta, &asv, &asv_anon, o,
+					err)))
+		goto out;
 	vpa_json_set(o, "timing", stages); /* a timing field (reports/README.md) */
 	stages = NULL;
 	vpa_json_set(t->info, "audio", o);

@@ -159,6 +159,18 @@ static const struct vpa_key keys[] = {
 	{"enrol", VPA_K_INT, 0, "4", 1, 1000, 0, NULL, NULL, "4",
 	 "enrolment utterances per verification speaker (the rest are test utterances)",
 	 VPA_AT(struct vpa_flspk_opts, enrol), VPA_MARK(struct vpa_flspk_opts, enrol_at)},
+	{"audit_canaries", VPA_K_INT, 0, "500", 0, 1000000, 0, NULL, NULL, "1000",
+	 "canary users of the one-run audit of the central regimes (each included with "
+	 "probability 1/2, seeded; an included one takes part in each round with probability "
+	 "q = cohort / training users and sends the clipping bound times its own random "
+	 "direction; scored by cosine with the final model's change); 0: no central audit",
+	 VPA_AT(struct vpa_flspk_opts, audit_canaries),
+	 VPA_MARK(struct vpa_flspk_opts, audit_canaries_at)},
+	{"dp_fault", VPA_K_ENUM, 0, "none", -INF, INF, 0, "none|skip_noise", NULL, "skip_noise",
+	 "a documented fault for testing the audits: skip_noise adds no noise anywhere (local "
+	 "Gaussian, central Gaussian, PrivUnit2 and the scalar norm mechanism: the clipped "
+	 "update is sent) while every epsilon is still claimed; never use it for a real audit",
+	 VPA_AT(struct vpa_flspk_opts, dp_fault), VPA_MARK(struct vpa_flspk_opts, dp_fault_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"target fl_speaker_classifier", keys, sizeof(struct vpa_flspk_opts)};
@@ -287,6 +299,8 @@ static void fls_free(struct vpa_target *t)
 		vpa_nn_free(T->reg[i].model);
 		free(T->reg[i].emb);
 		free(T->reg[i].emb_train);
+		free(T->reg[i].canary_in);
+		free(T->reg[i].canary_score);
 	}
 	free(T->reg);
 	free(T->emb_baseline);
@@ -321,6 +335,17 @@ static struct vpa_json *priv_json(const struct vpa_fls_target *T, const struct v
 			vpa_json_set_num(o, "q_deployment", p->q_deploy);
 			vpa_json_set_num(o, "deployment_population", T->population);
 		}
+	}
+	if (T->skip_noise)
+		vpa_json_set_str(o, "dp_fault", "skip_noise: no noise was added, the epsilons are "
+				 "claimed but do not hold");
+	if (R->n_canaries) {
+		size_t inc = 0;
+		for (size_t c = 0; c < R->n_canaries; c++)
+			inc += R->canary_in[c];
+		vpa_json_set_num(o, "audit_canaries", (double)R->n_canaries);
+		vpa_json_set_num(o, "audit_canaries_included", (double)inc);
+		vpa_json_set_num(o, "audit_canary_participations", (double)R->canary_rounds);
 	}
 	if (R->regime == VPA_FLS_CENTRAL_LOCAL) {
 		struct vpa_json *pu = vpa_json_obj();
@@ -402,6 +427,8 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 	T->local_lr = o->local_lr;
 	T->server_lr = o->server_lr;
 	T->eval_every = (size_t)o->eval_every;
+	T->audit_canaries = (size_t)o->audit_canaries;
+	T->skip_noise = !strcmp(o->dp_fault, "skip_noise");
 	T->emb_dim = (size_t)o->emb_dim;
 	T->n_enrol = (size_t)o->enrol;
 	size_t n_test = (size_t)o->test_users, n_svtr = (size_t)o->sv_train_users,

@@ -76,9 +76,6 @@ int vpa_privunit_init(struct vpa_privunit *pu, size_t d, double eps, struct vpa_
 void vpa_privunit_apply(const struct vpa_privunit *pu, const double *u, double *out,
 			struct vpa_rng *rng);
 
-/* log I_x(a, b), the regularised incomplete beta (continued fraction, a, b > 0). */
-double vpa_log_betainc(double a, double b, double x);
-
 /*
  * The scalar mechanism for the norm (Bhowmick et al. 2018, ScalarDP): r in
  * [0, rmax] is rounded at random to J in {0..k} (unbiased: E[J] = k r /
@@ -174,6 +171,9 @@ struct vpa_fls_privacy {
 	double q_deploy;      /* NAN without a stated population */
 	struct vpa_privunit pu;  /* CENTRAL_LOCAL */
 	struct vpa_scalar_dp sdp; /* CENTRAL_LOCAL */
+	int skip_noise;       /* the documented fault `dp_fault: skip_noise`: no noise added
+				 anywhere (local, central, PrivUnit2/scalar), every claim kept,
+				 so that the audits can show they catch it */
 };
 
 /*
@@ -203,6 +203,19 @@ struct vpa_fls_regime_res {
 	float *emb_train;     /* (sv_train rows, emb_dim), owned */
 	double distill_secs, train_secs;
 	size_t max_participations; /* most rounds any one training user took part in */
+	/*
+	 * The central audit's canary users (CENTRAL*, audit_canaries > 0; else
+	 * n_canaries = 0 and the arrays NULL): canary c is included in the
+	 * training population with probability 1/2 (canary_in[c]); an included
+	 * canary takes part in each round with probability q_run (Poisson, as
+	 * the accountant assumes) and sends clip * its own random unit direction;
+	 * canary_score[c] = cos(direction c, final model - initial model), the
+	 * membership score on the released model (Andrew et al. 2024).
+	 */
+	size_t n_canaries;
+	unsigned char *canary_in;  /* (n_canaries), owned */
+	double *canary_score;      /* (n_canaries), owned */
+	size_t canary_rounds;      /* participations of the included canaries, summed */
 };
 
 struct vpa_fls_target {
@@ -225,6 +238,8 @@ struct vpa_fls_target {
 	size_t hidden, local_epochs, local_batch;
 	double local_lr, server_lr;
 	size_t eval_every;
+	size_t audit_canaries;   /* canary users of the central one-run audit */
+	int skip_noise;          /* dp_fault: skip_noise */
 	struct vpa_nn *init_model; /* the global model before round 1, owned */
 	size_t n_params;
 	uint64_t seed;
@@ -318,6 +333,9 @@ struct vpa_flspk_opts {
 	const char *distill_loss;
 	double distill_weight;
 	long long enrol;
+	long long audit_canaries;
+	const char *dp_fault;
+	struct vpa_mark audit_canaries_at, dp_fault_at;
 	struct vpa_mark source_at, users_at, utterances_at, classes_at, speaker_rank_at,
 		speaker_scale_at, class_shift_at, noise_at, vectors_at, utt2user_at,
 		labels_at, test_users_at, sv_train_users_at, sv_test_users_at,

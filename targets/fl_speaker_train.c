@@ -93,6 +93,8 @@ void vpa_fls_par_for(size_t n, size_t nth, void (*fn)(void *, size_t, size_t), v
 double vpa_fls_release(const struct vpa_fls_privacy *p, float *upd, size_t n, struct vpa_rng *rng)
 {
 	double norm = vpa_nn_clip_norm(upd, n, p->clip);
+	if (p->skip_noise)
+		return norm; /* the fault: the clipped update leaves the device as it is */
 	if (p->regime == VPA_FLS_LOCAL) {
 		for (size_t i = 0; i < n; i++)
 			upd[i] += (float)(p->sigma_local * vpa_rng_normal(rng));
@@ -185,6 +187,7 @@ int vpa_fls_privacy_setup(const struct vpa_fls_target *T, enum vpa_fls_regime r,
 	p->eps_local = NAN;
 	p->eps_central = NAN;
 	p->rdp_order = NAN;
+	p->skip_noise = T->skip_noise;
 	if (r == VPA_FLS_LOCAL) {
 		/* one release per participation; any two updates of norm <= C differ by <= 2C */
 		if ((rc = vpa_gauss_analytic_sigma(T->epsilon, T->delta, 2 * T->clip, &p->sigma_local,
@@ -343,6 +346,143 @@ static int accuracy(struct vpa_nn *net, const float *x, const uint32_t *y, size_
 	return 0;
 }
 
+/* ---- the canary users of the central one-run audit ------------------------------
+ *
+ * Steinke, Nasr, Jagielski 2023 audit one training run with m canaries, each
+ * included independently with probability 1/2; in federated learning the
+ * canaries are users (Andrew et al., "One-shot empirical privacy estimation
+ * for federated learning", ICLR 2024): a canary client's update is the
+ * clipping bound times a fixed random unit direction of its own, and the
+ * membership score is the cosine of that direction with the released
+ * model's total change.  Central DP at user level covers any user, so it
+ * covers these users too; an included canary is sampled in each round with
+ * probability q_run independently (Poisson sampling: the accountant's
+ * assumption), its contribution added to the sum before the division by the
+ * cohort size, exactly where a sampled user's clipped update goes.
+ * Streams: inclusion "fls/canary/include" (the same in every regime),
+ * participation "fls/canary/<regime>/round/<r>", direction "fls/canary/dir/<c>".
+ */
+
+static void canary_setup(const struct vpa_fls_target *T, struct vpa_fls_regime_res *R)
+{
+	size_t m = T->audit_canaries;
+	struct vpa_rng rng;
+	vpa_rng_split(&rng, T->seed, "fls/canary/include");
+	R->n_canaries = m;
+	R->canary_in = xmalloc(m);
+	R->canary_score = xmalloc(xmul(m, sizeof(double)));
+	R->canary_rounds = 0;
+	for (size_t c = 0; c < m; c++) {
+		R->canary_in[c] = vpa_rng_uniform(&rng) < 0.5;
+		R->canary_score[c] = NAN;
+	}
+}
+
+/*
+ * The canaries' unit directions, rounded to float: kept for all canaries
+ * when they fit in CANARY_CACHE bytes (drawn once), else drawn again at each
+ * use into one row; the same floats either way, so the results do not
+ * depend on the cache.
+ */
+#define CANARY_CACHE ((size_t)64 << 20)
+
+struct canary_dirs {
+	float *all;  /* (m, np) or NULL */
+	float *row;  /* (np) when all is NULL */
+	double *tmp; /* (np) */
+};
+
+static void canary_draw(const struct vpa_fls_target *T, size_t c, double *tmp, float *out)
+{
+	char name[64];
+	struct vpa_rng rng;
+	snprintf(name, sizeof(name), "fls/canary/dir/%zu", c);
+	vpa_rng_split(&rng, T->seed, name);
+	double s = 0;
+	for (size_t k = 0; k < T->n_params; k++) {
+		tmp[k] = vpa_rng_normal(&rng);
+		s += tmp[k] * tmp[k];
+	}
+	s = sqrt(s);
+	for (size_t k = 0; k < T->n_params; k++)
+		out[k] = (float)(tmp[k] / s);
+}
+
+static void canary_dirs_init(const struct vpa_fls_target *T, size_t m, struct canary_dirs *d)
+{
+	size_t np = T->n_params;
+	d->tmp = xmalloc(xmul(np, sizeof(double)));
+	d->all = d->row = NULL;
+	if (m <= CANARY_CACHE / sizeof(float) / np) {
+		d->all = xmalloc(xmul(xmul(m, np), sizeof(float)));
+		for (size_t c = 0; c < m; c++)
+			canary_draw(T, c, d->tmp, d->all + c * np);
+	} else {
+		d->row = xmalloc(xmul(np, sizeof(float)));
+	}
+}
+
+static const float *canary_dir(const struct vpa_fls_target *T, struct canary_dirs *d, size_t c)
+{
+	if (d->all)
+		return d->all + c * T->n_params;
+	canary_draw(T, c, d->tmp, d->row);
+	return d->row;
+}
+
+static void canary_dirs_free(struct canary_dirs *d)
+{
+	free(d->all);
+	free(d->row);
+	free(d->tmp);
+}
+
+/* Round r: agg (already divided by the cohort) += clip * dir_c / cohort for
+ * each included canary sampled this round. */
+static void canary_round(const struct vpa_fls_target *T, struct vpa_fls_regime_res *R, size_t r,
+			 struct canary_dirs *dirs, double *agg)
+{
+	char name[96];
+	struct vpa_rng rng;
+	snprintf(name, sizeof(name), "fls/canary/%s/round/%zu", vpa_fls_regime_names[R->regime], r);
+	vpa_rng_split(&rng, T->seed, name);
+	double w = T->clip / (double)T->cohort;
+	for (size_t c = 0; c < R->n_canaries; c++) {
+		/* one draw per canary, included or not, so that the draws do not
+		 * depend on the inclusions */
+		int takes_part = vpa_rng_uniform(&rng) < R->priv.q_run;
+		if (!R->canary_in[c] || !takes_part)
+			continue;
+		R->canary_rounds++;
+		const float *dir = canary_dir(T, dirs, c);
+		for (size_t k = 0; k < T->n_params; k++)
+			agg[k] += w * dir[k];
+	}
+}
+
+/* The membership scores on the final model gw: cos(dir_c, gw - initial). */
+static void canary_scores(const struct vpa_fls_target *T, struct vpa_fls_regime_res *R,
+			  const float *gw, struct canary_dirs *dirs)
+{
+	size_t np;
+	const float *w0 = vpa_nn_params(T->init_model, &np);
+	double *delta = xmalloc(xmul(np, sizeof(double)));
+	double dn = 0;
+	for (size_t k = 0; k < np; k++) {
+		delta[k] = (double)gw[k] - (double)w0[k];
+		dn += delta[k] * delta[k];
+	}
+	dn = sqrt(dn);
+	for (size_t c = 0; c < R->n_canaries; c++) {
+		const float *dir = canary_dir(T, dirs, c);
+		double s = 0;
+		for (size_t k = 0; k < np; k++)
+			s += dir[k] * delta[k];
+		R->canary_score[c] = dn > 0 ? s / dn : 0;
+	}
+	free(delta);
+}
+
 int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_fls_regime_res *R,
 		    const float *tx, const uint32_t *ty, size_t tn, struct vpa_err *err)
 {
@@ -378,6 +518,12 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 	double *agg = xmalloc(xmul(np, sizeof(double)));
 	c.cohort = cohort;
 	c.global = gw;
+	struct canary_dirs dirs = {NULL, NULL, NULL};
+	if (T->audit_canaries && (R->regime == VPA_FLS_CENTRAL ||
+				  R->regime == VPA_FLS_CENTRAL_LOCAL)) {
+		canary_setup(T, R);
+		canary_dirs_init(T, R->n_canaries, &dirs);
+	}
 	size_t n_eval = T->rounds / T->eval_every + 2;
 	R->curve_round = xmalloc(xmul(n_eval, sizeof(double)));
 	R->curve_acc = xmalloc(xmul(n_eval, sizeof(double)));
@@ -419,7 +565,8 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 				agg[k] += b[k];
 			}
 		}
-		if (R->regime == VPA_FLS_CENTRAL || R->regime == VPA_FLS_CENTRAL_LOCAL) {
+		if ((R->regime == VPA_FLS_CENTRAL || R->regime == VPA_FLS_CENTRAL_LOCAL) &&
+		    !R->priv.skip_noise) {
 			struct vpa_rng nrng;
 			snprintf(name, sizeof(name), "fls/%s/central/%zu",
 				 vpa_fls_regime_names[R->regime], r);
@@ -447,6 +594,10 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 			for (size_t k = 0; k < np; k++)
 				agg[k] += mean_cl[k];
 		}
+		/* after the SNR (which compares the users' data with the DP noise):
+		 * the included canaries taking part this round, in canary order */
+		if (R->n_canaries)
+			canary_round(T, R, r, &dirs, agg);
 		for (size_t k = 0; k < np; k++)
 			gw[k] += (float)(T->server_lr * agg[k]);
 		if ((r + 1) % T->eval_every == 0 || r + 1 == T->rounds) {
@@ -457,6 +608,8 @@ int vpa_fls_train(struct vpa_run_ctx *ctx, struct vpa_fls_target *T, struct vpa_
 		}
 		vpa_progress(vpa_fls_regime_names[R->regime], r + 1, T->rounds, t0);
 	}
+	if (R->n_canaries)
+		canary_scores(T, R, gw, &dirs);
 	R->acc_final = R->curve_acc[R->n_curve - 1];
 	R->model = global;
 	global = NULL;
@@ -477,6 +630,7 @@ out:
 	free(times);
 	free(mean_cl);
 	free(agg);
+	canary_dirs_free(&dirs);
 	R->train_secs = vpa_now() - t0;
 	return rc;
 }

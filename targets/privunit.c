@@ -6,73 +6,17 @@
  * the formulas and targets/README.md for how the FL target uses them.
  */
 #include "targets/fl_speaker.h"
+#include "metrics/metrics.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- the regularised incomplete beta in logs --------------------------------- */
-
-/* Continued fraction of I_x(a,b) (modified Lentz), valid for x < (a+1)/(a+b+2). */
-static double betacf(double a, double b, double x)
-{
-	const double tiny = 1e-300, eps = 1e-16;
-	double qab = a + b, qap = a + 1, qam = a - 1;
-	double c = 1, d = 1 - qab * x / qap;
-	if (fabs(d) < tiny)
-		d = tiny;
-	d = 1 / d;
-	double h = d;
-	for (int m = 1; m <= 200000; m++) {
-		double m2 = 2.0 * m;
-		double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		double del = d * c;
-		h *= del;
-		if (fabs(del - 1) < eps)
-			break;
-	}
-	return h;
-}
-
+/* ln B(a, b) (the incomplete beta itself is metrics/dp_audit.c's vpa_log_ibeta) */
 static double lbeta(double a, double b)
 {
 	return vpa_lgamma(a) + vpa_lgamma(b) - vpa_lgamma(a + b);
-}
-
-/* log I_x(a, b) by the continued fraction (x <= (a+1)/(a+b+2), where it converges fast). */
-static double log_betainc_cf(double a, double b, double x)
-{
-	double lf = a * log(x) + b * log1p(-x) - log(a) - lbeta(a, b);
-	return lf + log(betacf(a, b, x));
-}
-
-double vpa_log_betainc(double a, double b, double x)
-{
-	if (!(x > 0))
-		return -INFINITY;
-	if (x >= 1)
-		return 0;
-	if (x <= (a + 1) / (a + b + 2))
-		return log_betainc_cf(a, b, x);
-	/* I_x(a,b) = 1 - I_{1-x}(b,a), and 1-x is below the complement's threshold */
-	return log1p(-exp(log_betainc_cf(b, a, 1 - x)));
 }
 
 /* ---- PrivUnit2 ----------------------------------------------------------------- */
@@ -97,7 +41,7 @@ double vpa_privunit_cap_epsilon(double gamma, size_t d)
 double vpa_privunit_log_cap_mass(double gamma, size_t d)
 {
 	double al = 0.5 * (double)(d - 1);
-	return vpa_log_betainc(al, al, 0.5 * (1 - gamma));
+	return vpa_log_ibeta(al, al, 0.5 * (1 - gamma));
 }
 
 int vpa_privunit_init_gamma(struct vpa_privunit *pu, size_t d, double eps, double gamma,
@@ -214,7 +158,7 @@ static double inv_lower(double al, double lt, double hi)
 		double mid = 0.5 * (lo + hi);
 		if (mid <= lo || mid >= hi)
 			break;
-		if (vpa_log_betainc(al, al, mid) < lt)
+		if (vpa_log_ibeta(al, al, mid) < lt)
 			lo = mid;
 		else
 			hi = mid;

@@ -301,6 +301,14 @@ sed -e 's/extractor: {epochs: 3,/extractor: {semi_informed: finetune, epochs: 3,
 t_run "finetune with an ONNX ASV_eval" 1 -- validate "$T/xf.yaml"
 t_ok "finetune with an ONNX ASV_eval: the line at semi_informed" \
 	grep -q "xf.yaml:[0-9]*:[0-9]*: \`semi_informed: finetune\` fine-tunes the ASV_eval vpaudit trains in C" "$ERR"
+sed -e "s#^      onnx: {model: $E, options: \(.*\)}#&\n      onnx_anon: {model: $E, options: \1}#" \
+	"$T/x.yaml" > "$T/xb.yaml"
+t_ok "the two-ONNX scenario was made" grep -q "onnx_anon: {model: $E" "$T/xb.yaml"
+t_run "extractor with both onnx and onnx_anon" 1 -- validate "$T/xb.yaml"
+t_ok "extractor with both ONNX extractors: one line at the extractor key" \
+	grep -qx "vpaudit validate: error: $T/xb.yaml:16:7: \`extractor\` configures the extractors vpaudit trains in C, but \`onnx\` and \`onnx_anon\` give both ASV_eval and ASV_eval^anon: remove \`extractor\` (or one of them)" "$ERR"
+sed -e '/^      extractor: {epochs: 3,/d' "$T/xb.yaml" > "$T/xc.yaml"
+t_run "both ONNX extractors without extractor" 0 -- validate "$T/xc.yaml"
 sed -e "s#onnx: {model: $E#onnx: {model: $T/nosuch.onnx#" "$T/x.yaml" > "$T/xm.yaml"
 t_run "a missing ONNX model" 1 -- run "$T/xm.yaml" -o "$T/xmo" --quiet
 t_ok "a missing ONNX model: located, nothing written" \

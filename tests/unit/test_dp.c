@@ -284,6 +284,52 @@ static void test_conversion(void)
 	CHECK(vpa_rdp_to_epsilon(o, nan3, 3, 1e-5, &eps, NULL, NULL) == VPA_ENUMERIC);
 }
 
+/* RDP -> delta (dp_accounting compute_delta): hand values and the round trip
+ * through the epsilon conversion (the same optimal order gives delta back). */
+static void test_conversion_delta(void)
+{
+	double d, order, eps;
+	const double o[3] = {1.005, 2, 10};
+	/* the bound by hand at a = 2, r = 1, eps = 3: exp((1)(1 - 3 + log(1/2)) - log 2) */
+	const double one[3] = {INFINITY, 1, INFINITY};
+	CHECK(vpa_rdp_to_delta(o, one, 3, 3, &d, &order, NULL) == 0 && order == 2);
+	CHECK_NEAR(d, exp(1 - 3 + log(0.5) - log(2)), 1e-15);
+	/* the KL bound wins at a small eps: sqrt(1 - exp(-1)) at eps 0 vs exp(-1 - log 4) */
+	CHECK(vpa_rdp_to_delta(o, one, 3, 0, &d, &order, NULL) == 0);
+	CHECK_NEAR(d, fmin(sqrt(-expm1(-1.0)), exp(1 + log(0.5) - log(2))), 1e-15);
+	/* order 1.005 alone: only the KL bound (the other is unstable there) */
+	const double kl[1] = {0.01};
+	CHECK(vpa_rdp_to_delta(o, kl, 1, 5, &d, NULL, NULL) == 0);
+	CHECK_NEAR(d, sqrt(-expm1(-0.01)), 1e-15);
+	/* zero RDP: delta 0; infinite everywhere: 1 (capped) */
+	const double zero[3] = {0, 0, 0}, inf3[3] = {INFINITY, INFINITY, INFINITY};
+	CHECK(vpa_rdp_to_delta(o, zero, 3, 1, &d, NULL, NULL) == 0 && d == 0);
+	CHECK(vpa_rdp_to_delta(o, inf3, 3, 1, &d, NULL, NULL) == 0 && d == 1);
+	/* round trip on the MNIST DP-SGD setting and two more */
+	static const double cases[][4] = {{256.0 / 60000, 1.1, 14063, 1e-5},
+					  {0.01, 1.1, 1000, 1e-5},
+					  {0.05, 0.8, 1000, 1e-6}};
+	for (size_t i = 0; i < 3; i++) {
+		double eo;
+		CHECK(vpa_dp_epsilon(cases[i][0], cases[i][1], cases[i][2], cases[i][3], &eps, &eo,
+				     NULL) == 0);
+		CHECK(vpa_dp_delta_series(cases[i][0], cases[i][1], cases[i][2], eps, VPA_RDP_SIGNED,
+					  &d, &order, NULL) == 0);
+		CHECK_REL(d, cases[i][3], 1e-9);
+		CHECK(order == eo);
+		/* delta decreases in epsilon */
+		double d2;
+		CHECK(vpa_dp_delta_series(cases[i][0], cases[i][1], cases[i][2], eps * 1.1,
+					  VPA_RDP_SIGNED, &d2, NULL, NULL) == 0 && d2 < d);
+	}
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_rdp_to_delta(o, one, 3, -1, &d, NULL, &err) == VPA_EINPUT);
+	CHECK(strstr(err.msg, "epsilon") != NULL);
+	const double nan3[3] = {1, NAN, 1};
+	CHECK(vpa_rdp_to_delta(o, nan3, 3, 1, &d, NULL, NULL) == VPA_ENUMERIC);
+}
+
 static void test_monotonicity(void)
 {
 	double prev = INFINITY;
@@ -450,6 +496,7 @@ int main(void)
 	RUN(test_rdp_dp_accounting_versions);
 	RUN(test_rdp_edge_cases);
 	RUN(test_conversion);
+	RUN(test_conversion_delta);
 	RUN(test_monotonicity);
 	RUN(test_sigma_search);
 	RUN(test_classic);

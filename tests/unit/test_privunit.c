@@ -9,6 +9,7 @@
  */
 #include "harness.h"
 #include "targets/fl_speaker.h"
+#include "metrics/metrics.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,23 +18,23 @@
 static void test_betainc_exact(void)
 {
 	/* I_x(a,b) = sum_{j=a}^{a+b-1} C(a+b-1, j) x^j (1-x)^(a+b-1-j), exact in Python */
-	CHECK_NEAR(vpa_log_betainc(2, 3, 0.3), -1.0546911016101816, 1e-12);
-	CHECK_NEAR(vpa_log_betainc(10, 10, 0.45), -1.1118066904714183, 1e-12);
-	CHECK_NEAR(vpa_log_betainc(50, 50, 0.3), -11.071591423791261, 1e-10);
-	CHECK_REL(vpa_log_betainc(3, 7, 0.9), -2.9980044935484784e-06, 1e-8);
-	CHECK_NEAR(vpa_log_betainc(200, 200, 0.1), -208.02379618212092, 1e-9);
+	CHECK_NEAR(vpa_log_ibeta(2, 3, 0.3), -1.0546911016101816, 1e-12);
+	CHECK_NEAR(vpa_log_ibeta(10, 10, 0.45), -1.1118066904714183, 1e-12);
+	CHECK_NEAR(vpa_log_ibeta(50, 50, 0.3), -11.071591423791261, 1e-10);
+	CHECK_REL(vpa_log_ibeta(3, 7, 0.9), -2.9980044935484784e-06, 1e-8);
+	CHECK_NEAR(vpa_log_ibeta(200, 200, 0.1), -208.02379618212092, 1e-9);
 	/* symmetry point, edges */
-	CHECK_NEAR(vpa_log_betainc(7.5, 7.5, 0.5), log(0.5), 1e-13);
-	CHECK(vpa_log_betainc(3, 3, 0) == -INFINITY);
-	CHECK(vpa_log_betainc(3, 3, 1) == 0);
+	CHECK_NEAR(vpa_log_ibeta(7.5, 7.5, 0.5), log(0.5), 1e-13);
+	CHECK(vpa_log_ibeta(3, 3, 0) == -INFINITY);
+	CHECK(vpa_log_ibeta(3, 3, 1) == 0);
 	/* very large half-integer parameters (d = 20001) stay finite and monotone */
 	double a = 10000, prev = -INFINITY;
 	for (double x = 0.40; x <= 0.5; x += 0.01) {
-		double l = vpa_log_betainc(a, a, x);
+		double l = vpa_log_ibeta(a, a, x);
 		CHECK(isfinite(l) && l > prev);
 		prev = l;
 	}
-	CHECK_NEAR(vpa_log_betainc(a, a, 0.5), log(0.5), 1e-9);
+	CHECK_NEAR(vpa_log_ibeta(a, a, 0.5), log(0.5), 1e-9);
 }
 
 static void test_cap_mass_closed_forms(void)
