@@ -656,8 +656,8 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 				vpa_json_set_num(mj, "epsilon_per_release",
 						 t->dp_clip > 0 ? t->dp_epsilon : INFINITY);
 				if (t->dp_mech != VPA_FLAM_DP_NONE)
-					vpa_flam_dp_metrics(t, mj);
-				dp_audit(t, &f, o, d, am, as, &au, audit_alpha / (double)nl,
+					vpa_flam_dp_metrics(t, rec, mj);
+				dp_audit(t, &f, o - d, d, am, as, &au, audit_alpha / (double)nl,
 					 audit_alpha, mj);
 				vpa_json_set_num(mj, "utility_acc", nu ? ua / (double)nu : NAN);
 				vpa_json_set_num(mj, "utility_acc_global", nu ? ug / (double)nu : NAN);

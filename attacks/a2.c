@@ -642,7 +642,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 				vpa_json_set_num(mj, "layer_dim", (double)t->dim[h]);
 				/* the DP claim beside the EER (a target without DP: as before) */
 				if (t->dp_mech != VPA_FLAM_DP_NONE)
-					vpa_flam_dp_metrics(t, mj);
+					vpa_flam_dp_metrics(t, out->records->items[nr], mj);
 				if (det->n > nd) {
 					char nm[32];
 					snprintf(nm, sizeof(nm), "layer %zu", h + 1);

@@ -112,11 +112,6 @@ static const struct vpa_key dp_keys[] = {
 	 "delta of the (epsilon, delta) reported per release (analytic Gaussian mechanism, "
 	 "sensitivity C)",
 	 VPA_AT(struct vpa_flam_dp_opts, delta), VPA_MARK(struct vpa_flam_dp_opts, delta_at)},
-	{"fault", VPA_K_ENUM, 0, "none", -INF, INF, 0, "none|skip_noise", NULL, "skip_noise",
-	 "a fault switch for testing the DP audit: `skip_noise` clips the updates but adds no "
-	 "noise, while every record keeps claiming the epsilon of `noise` (a broken "
-	 "implementation the audit of `a1_footprint` must catch); never for a real audit",
-	 VPA_AT(struct vpa_flam_dp_opts, fault), VPA_MARK(struct vpa_flam_dp_opts, fault_at)},
 	{NULL},
 };
 static const struct vpa_schema dp_schema = {"local DP", dp_keys, sizeof(struct vpa_flam_dp_opts)};
@@ -206,6 +201,12 @@ static const struct vpa_key keys[] = {
 	 "source: import: the DP the imported models were trained with, so that records carry "
 	 "its epsilon (accountant named) and `a1_footprint` audits a local-DP claim",
 	 VPA_AT(struct vpa_flam_opts, dp_info), VPA_MARK(struct vpa_flam_opts, dp_info_at)},
+	{"dp_fault", VPA_K_ENUM, 0, "none", -INF, INF, 0, "none|skip_noise", NULL, "skip_noise",
+	 "a documented fault for testing the DP audit (source: simulate, with `dp:`): "
+	 "`skip_noise` clips every released update but adds no noise, while every record still "
+	 "claims the epsilon of `dp.noise` (a broken implementation the audit of `a1_footprint` "
+	 "must catch); never use it for a real audit",
+	 VPA_AT(struct vpa_flam_opts, dp_fault), VPA_MARK(struct vpa_flam_opts, dp_fault_at)},
 	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
 	 "here (relative to the current directory; inside the output folder unless the run has "
@@ -295,10 +296,11 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 					"dp: noise needs a clipping bound `clip` > 0 (the noise is "
 					"sigma * clip)");
 		}
-		if (o->dp_at.line && strcmp(o->dp.fault, "none") && o->dp.clip == 0) {
-			loc = vpa_mark_loc(ctx->file, o->dp.fault_at);
+		if (strcmp(o->dp_fault, "none") && o->dp.clip == 0) {
+			loc = vpa_mark_loc(ctx->file, o->dp_fault_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"dp: fault '%s' needs local DP on (`clip` > 0)", o->dp.fault);
+					"dp_fault '%s' needs local DP on (`dp: {clip: C > 0, noise: "
+					"...}`)", o->dp_fault);
 		}
 		return 0;
 	}
@@ -314,9 +316,9 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 				"DP your imported models were trained with in `dp_info:` "
 				"({mechanism: local|dp_sgd, clip, noise, delta[, steps, q]})");
 	}
-	const char *bad[] = {"simulate", "dump_models"};
-	const struct vpa_mark bad_at[] = {o->simulate_at, o->dump_models_at};
-	for (size_t i = 0; i < 2; i++)
+	const char *bad[] = {"simulate", "dump_models", "dp_fault"};
+	const struct vpa_mark bad_at[] = {o->simulate_at, o->dump_models_at, o->dp_fault_at};
+	for (size_t i = 0; i < 3; i++)
 		if (bad_at[i].line) {
 			loc = vpa_mark_key_loc(ctx->file, bad_at[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc, "`%s:` applies to source 'simulate' only",
@@ -399,7 +401,7 @@ static void sim_cfg(const struct vpa_flam_opts *o, struct vpa_flam_sim_cfg *c)
 	c->dp_clip = o->dp.clip;
 	c->dp_noise = o->dp.noise;
 	c->dp_delta = o->dp.delta;
-	c->dp_skip_noise = !strcmp(o->dp.fault, "skip_noise");
+	c->dp_skip_noise = !strcmp(o->dp_fault, "skip_noise");
 }
 
 static void flam_free(struct vpa_target *t)

@@ -98,9 +98,10 @@ enum { VPA_FLAM_DP_NONE = 0, VPA_FLAM_DP_LOCAL = 1, VPA_FLAM_DP_DPSGD = 2 };
  * valid) with RDP beside it.  info (may be NULL) gets a `dp` object.
  */
 int vpa_flam_dp_account(struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err);
-/* The DP metrics of an A1/A2 record: epsilon, epsilon_accountant, epsilon_rdp,
-   epsilon_per_release (+ _replace) as the target has them. */
-void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *metrics);
+/* The DP metrics of an A1/A2 record rec: epsilon, epsilon_rdp, epsilon_per_release
+   (+ _replace) into its metrics object as the target has them, and the accountant of
+   `epsilon` as the record's `epsilon_accountant`. */
+void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *rec, struct vpa_json *metrics);
 
 void vpa_flam_init(struct vpa_flam *t);
 void vpa_flam_release(struct vpa_flam *t);
@@ -316,8 +317,7 @@ struct vpa_flam_dp_opts {
 	double clip;
 	double noise;
 	double delta;
-	const char *fault;
-	struct vpa_mark clip_at, noise_at, delta_at, fault_at;
+	struct vpa_mark clip_at, noise_at, delta_at;
 };
 
 /* dp_info of an import: the DP the models were trained with (a description) */
@@ -351,10 +351,11 @@ struct vpa_flam_opts {
 	struct vpa_flam_dp_opts dp;
 	struct vpa_flam_import_opts import;
 	struct vpa_flam_dpinfo_opts dp_info;
+	const char *dp_fault;
 	const char *dump_models;
 	const char *dump_activations;
-	struct vpa_mark source_at, simulate_at, dp_at, import_at, dp_info_at, dump_models_at,
-		dump_activations_at;
+	struct vpa_mark source_at, simulate_at, dp_at, import_at, dp_info_at, dp_fault_at,
+		dump_models_at, dump_activations_at;
 };
 
 

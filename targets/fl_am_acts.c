@@ -272,7 +272,7 @@ int vpa_flam_dp_account(struct vpa_flam *t, struct vpa_json *info, struct vpa_er
 	return 0;
 }
 
-void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *mj)
+void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *rec, struct vpa_json *mj)
 {
 	/* no DP: +inf, as the records always said */
 	int on = t->dp_mech != VPA_FLAM_DP_NONE;
@@ -281,7 +281,8 @@ void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *mj)
 		vpa_json_set_num(mj, "epsilon_per_release", INFINITY);
 		return;
 	}
-	vpa_json_set_str(mj, "epsilon_accountant", t->dp_accountant);
+	/* a word, so beside the metrics (which are numbers) */
+	vpa_json_set_str(rec, "epsilon_accountant", t->dp_accountant);
 	vpa_json_set_num(mj, "epsilon_rdp", t->dp_epsilon_rdp);
 	if (t->dp_mech == VPA_FLAM_DP_LOCAL) {
 		vpa_json_set_num(mj, "epsilon_per_release", t->dp_epsilon);
