@@ -144,6 +144,24 @@ static const struct vpa_key dpinfo_keys[] = {
 static const struct vpa_schema dpinfo_schema = {"dp_info", dpinfo_keys,
 						sizeof(struct vpa_flam_dpinfo_opts)};
 
+static const struct vpa_key heldout_keys[] = {
+	{"features", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/feats.ark",
+	 "held-out features as the models take them: a folder of UTT.npy (T x input_dim) or a "
+	 "Kaldi feature archive",
+	 VPA_AT(struct vpa_flam_heldout_opts, features), VPA_MARK(struct vpa_flam_heldout_opts, features_at)},
+	{"labels", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/labels.ark",
+	 "a Kaldi vector archive of frame labels, one class id (the model's output index) per "
+	 "feature frame: `UTT [ 3 3 17 ... ]` (text) or binary vectors; from a Kaldi alignment: "
+	 "`ali-to-pdf final.mdl ark:ali.1 ark,t:- | sed 's/ / [ /; s/$/ ]/'`",
+	 VPA_AT(struct vpa_flam_heldout_opts, labels), VPA_MARK(struct vpa_flam_heldout_opts, labels_at)},
+	{"utt2spk", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/utt2spk",
+	 "`UTT SPEAKER` lines: the speaker (of models.txt) of every held-out utterance",
+	 VPA_AT(struct vpa_flam_heldout_opts, utt2spk), VPA_MARK(struct vpa_flam_heldout_opts, utt2spk_at)},
+	{NULL},
+};
+static const struct vpa_schema heldout_schema = {"heldout", heldout_keys,
+						 sizeof(struct vpa_flam_heldout_opts)};
+
 static const struct vpa_key import_keys[] = {
 	{"models", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "models.txt",
 	 "`MODEL SPEAKER PART` lines, PART one of global (exactly one line, speaker `-`), part1, "
@@ -179,6 +197,12 @@ static const struct vpa_key import_keys[] = {
 	 "instead of models: ACTS/MODEL/layerH/UTT.npy (T x D), hidden layers H = 1, 2, ...; "
 	 "utterances are those of the global model's layer1 folder",
 	 VPA_AT(struct vpa_flam_import_opts, activations), VPA_MARK(struct vpa_flam_import_opts, activations_at)},
+	{"heldout", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &heldout_schema,
+	 "{features: heldout/feats.ark, labels: heldout/labels.ark, utt2spk: heldout/utt2spk}",
+	 "a labelled held-out set (models, not activations): every personalised model's frame "
+	 "accuracy on its speaker's utterances and the global model's on the same ones, in the "
+	 "records as `utility_acc` and `utility_acc_global`",
+	 VPA_AT(struct vpa_flam_import_opts, heldout), VPA_MARK(struct vpa_flam_import_opts, heldout_at)},
 	{NULL},
 };
 static const struct vpa_schema import_schema = {"import", import_keys, sizeof(struct vpa_flam_import_opts)};
@@ -361,7 +385,21 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 				"`onnx_layers` names the hidden layers of ONNX models (`model_dir`), "
 				"not of imported activations");
 	}
+	if (acts && imp->heldout_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, imp->heldout_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`heldout` needs the models (`model_dir`) to run them: imported "
+				"activations have no outputs");
+	}
 	int rc = vpa_check_path_at(ctx, imp->models, imp->models_at, VPA_PATH_FILE, err);
+	if (!rc && imp->heldout_at.line) {
+		const struct vpa_flam_heldout_opts *h = &imp->heldout;
+		rc = vpa_check_path_at(ctx, h->features, h->features_at, VPA_PATH_ANY, err);
+		if (!rc)
+			rc = vpa_check_path_at(ctx, h->labels, h->labels_at, VPA_PATH_FILE, err);
+		if (!rc)
+			rc = vpa_check_path_at(ctx, h->utt2spk, h->utt2spk_at, VPA_PATH_FILE, err);
+	}
 	if (!rc && acts)
 		rc = vpa_check_path_at(ctx, acts, imp->activations_at, VPA_PATH_DIR, err);
 	if (!rc && md)
@@ -455,6 +493,8 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 			vpa_json_set(info, "sizes", sz);
 			vpa_json_set_str(info, "models", o->import.models);
 		}
+		if (!rc && o->import.heldout_at.line)
+			rc = vpa_flam_heldout(ctx, &o->import.heldout, t, info, err);
 		if (!rc && o->dp_info_at.line) {
 			const struct vpa_flam_dpinfo_opts *di = &o->dp_info;
 			int sgd = !strcmp(di->mechanism, "dp_sgd");

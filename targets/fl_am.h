@@ -159,6 +159,11 @@ int vpa_flam_frontend(const char *file, const struct vpa_flam_import_opts *imp,
  */
 int vpa_flam_import(struct vpa_run_ctx *ctx, const struct vpa_flam_import_opts *imp,
 		    struct vpa_mark imp_at, struct vpa_flam *t, struct vpa_err *err);
+/*
+ * Features (frames x dim) into t's Indicator fields (utt_id, off, x, in_dim;
+ * t initialised): a folder of UTT.npy or a Kaldi matrix archive.
+ */
+int vpa_flam_read_features(const char *path, struct vpa_flam *t, struct vpa_err *err);
 /* Write models.txt, every model folder and indicator/UTT.npy under dir. */
 int vpa_flam_dump_models(const char *dir, struct vpa_flam *t, struct vpa_err *err);
 /* Write models.txt and MODEL/layerH/UTT.npy of every model under dir. */
@@ -183,6 +188,10 @@ int vpa_flam_dump_acts(const char *dir, struct vpa_flam *t, struct vpa_err *err)
  */
 int vpa_flam_onnx_load(const char *model_dir, const char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err);
+/* The graph's first output of ONNX model md on one utterance x (T, t->in_dim), per
+   frame ((1, T, K), (1, K, T) or (T, K)) into *out (T, K), the caller's. */
+int vpa_flam_onnx_frame_out(const struct vpa_flam *t, const struct vpa_flam_model *md,
+			    const float *x, size_t T, float **out, size_t *K, struct vpa_err *err);
 /* Hidden layers of ONNX model md on the Indicator set into a[h] ((N, dim[h]) each). */
 int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
 		       struct vpa_err *err);
@@ -194,6 +203,23 @@ int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md
  */
 int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
 			     struct vpa_flam *t, struct vpa_err *err);
+
+/* ---- held-out utility of imported models (targets/fl_am_utility.c) -------------- */
+
+struct vpa_flam_heldout_opts;
+/*
+ * Frame accuracy of every imported model (networks or ONNX) on the held-out
+ * utterances of its speaker (acc) and of the global model on the same ones
+ * (acc_global): argmax of the model's output against the frame labels.
+ * Files (paths relative to ctx->dir): features as the Indicator's (a folder of
+ * UTT.npy or a Kaldi matrix archive), labels a Kaldi vector archive of class
+ * ids (one per frame, integers in [0, K)), utt2spk naming the speakers of
+ * models.txt.  Models run one after another (identical for any thread
+ * count).  info (may be NULL) gets `heldout` {utterances, frames, models,
+ * personalised_accuracy, global_accuracy}.
+ */
+int vpa_flam_heldout(struct vpa_run_ctx *ctx, const struct vpa_flam_heldout_opts *h,
+		     struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err);
 
 /* ---- the simulator (targets/sim_am.c) ------------------------------------- */
 
@@ -332,6 +358,13 @@ struct vpa_flam_dpinfo_opts {
 };
 
 
+struct vpa_flam_heldout_opts {
+	const char *features;
+	const char *labels;
+	const char *utt2spk;
+	struct vpa_mark features_at, labels_at, utt2spk_at;
+};
+
 struct vpa_flam_import_opts {
 	const char *models;
 	const char *model_dir;
@@ -341,8 +374,9 @@ struct vpa_flam_import_opts {
 	const char *features;
 	struct vpa_strs feature_options;
 	const char *activations;
+	struct vpa_flam_heldout_opts heldout;
 	struct vpa_mark models_at, model_dir_at, indicator_at, onnx_layers_at,
-		onnx_layout_at, features_at, feature_options_at, activations_at;
+		onnx_layout_at, features_at, feature_options_at, activations_at, heldout_at;
 };
 
 struct vpa_flam_opts {

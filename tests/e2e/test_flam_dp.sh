@@ -25,7 +25,9 @@ targets:
     source: import
     import: {models: $G/flam/models.txt, model_dir: $G/flam,
              onnx_layers: [/mods.1/Relu_output_0, /mods.3/Relu_output_0],
-             indicator: $G/embed/data, feature_options: [--num-mel-bins=40]}
+             indicator: $G/embed/data, feature_options: [--num-mel-bins=40],
+             heldout: {features: $G/flam_heldout/feats.ark, labels: $G/flam_heldout/labels.ark,
+                       utt2spk: $G/flam_heldout/utt2spk}}
     dp_info: {mechanism: local, clip: 0.15, noise: 2, delta: 1e-5}
   - id: sgd
     kind: fl_acoustic_models
@@ -63,6 +65,20 @@ t_ok "A1 local: audited (covered)" grep -q '"scope": "covered"' rec.json
 t_ok "A1 local: a lower bound" grep -q '"epsilon_lower_bound": [0-9]' rec.json
 t_ok "A1 DP-SGD: outside its scope, no bound" sh -c "grep -q '\"scope\": \"outside\"' rec-sgd.json && ! grep -q epsilon_lower_bound rec-sgd.json"
 t_ok "A2 records carry the epsilon" test "$(sed -n '/"a2loc"/,$p' rec.json | grep -c '"epsilon_rdp": ')" -ge 1
+
+# utility: the frame accuracies of tests/golden/flam_heldout/gen.py (NumPy forward passes)
+want() { sed -n "s/^$1 //p" $G/flam_heldout/expected.txt; }
+t_ok "held-out: personalised accuracy as the reference" test "$(num personalised_accuracy $R)" = "$(want mean_personalised)"
+t_ok "held-out: global accuracy as the reference" test "$(num global_accuracy $R)" = "$(want mean_global)"
+t_ok "held-out: A1 records' utility_acc" test "$(num utility_acc rec.json)" = "$(want mean_personalised)"
+t_ok "held-out: A1 records' utility_acc_global" test "$(num utility_acc_global rec.json)" = "$(want mean_global)"
+t_ok "held-out: 10 models scored" test "$(sed -n '/"utterances": 10,/,/}/p' $R | grep -c '"models": 10,')" = 1
+# a label file one frame short
+sed '1s/ ]$/]/; 1s/ [0-9]*]$/ ]/' $G/flam_heldout/labels.ark > short.ark
+sed "s|$G/flam_heldout/labels.ark|short.ark|" imp.yaml > imp-short.yaml
+t_run "held-out labels one frame short" 1 -- run imp-short.yaml -o short --no-plots --quiet
+t_ok "names the file, line and utterance" grep -q "short.ark:1: utterance 'p2spk000-h1' has [0-9]* labels for [0-9]* feature frames" "$ERR"
+t_ok "one error line, no report" sh -c "test \$(grep -c 'error:' $ERR) = 1 && test ! -e short/results.json"
 
 # a simulated federation: correct, then noise dropped with the claim kept
 for f in none skip_noise; do
