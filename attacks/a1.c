@@ -768,7 +768,10 @@ const struct vpa_attack_kind vpa_attack_a1_footprint = {
 	       "pairs of different speakers.  Records per layer for subs mu_sigma, mu and sigma "
 	       "(the paper's Fig. 5 ablation); mu_sigma records also carry the target's local-DP "
 	       "`epsilon` of the run (per speaker, composed over its released models) and "
-	       "`epsilon_per_release`, and mean frame accuracies (utility).",
+	       "`epsilon_per_release`, and mean frame accuracies (utility).  Under local DP with "
+	       "noise they also carry `epsilon_lower_bound` and `dp_audit`: a Clopper-Pearson "
+	       "audit of the per-release claim (replacement adjacency) from the scores of "
+	       "disjoint same-speaker and different-speaker model pairs (targets/README.md).",
 	.validate = validate,
 	.subs = subs,
 	.run = run,

@@ -643,6 +643,16 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 				/* the DP claim beside the EER (a target without DP: as before) */
 				if (t->dp_mech != VPA_FLAM_DP_NONE)
 					vpa_flam_dp_metrics(t, out->records->items[nr], mj);
+				if (t->dp_mech == VPA_FLAM_DP_DPSGD) { /* as A1's (attacks/a1.c) */
+					struct vpa_json *au = vpa_json_obj();
+					vpa_json_set_str(au, "scope", "outside");
+					vpa_json_set_str(au, "why",
+							 "DP-SGD protects one adaptation example of a "
+							 "model; A2 tells whether two models were "
+							 "fine-tuned on the same speaker's whole data, "
+							 "which example-level DP does not bound");
+					vpa_json_set(mj, "dp_audit", au);
+				}
 				if (det->n > nd) {
 					char nm[32];
 					snprintf(nm, sizeof(nm), "layer %zu", h + 1);

@@ -40,12 +40,14 @@ attacks:
   - {id: a1loc, kind: a1_footprint, target: loc}
   - {id: a1sgd, kind: a1_footprint, target: sgd}
   - {id: a2loc, kind: a2_footprint, target: loc, hidden: 16, embedding_dim: 8, epochs: 2}
+  - {id: a2sgd, kind: a2_footprint, target: sgd, hidden: 16, embedding_dim: 8, epochs: 1}
 EOF
 t_run "import with dp_info" 0 -- run imp.yaml -o imp --no-plots --quiet
 R=imp/results.json
 # the targets' dp objects come after the records: cut the records out
 sed -n '/^  "records": \[/,/^  "sweep":/p' $R > rec.json
-sed -n '/"a1sgd"/,$p' rec.json > rec-sgd.json
+sed -n '/"a1sgd"/,/"a2loc"/p' rec.json > rec-sgd.json
+sed -n '/"a2sgd"/,$p' rec.json > rec-a2sgd.json
 t_run "dp epsilon, local: q 1, 2 releases (RDP)" 0 -- dp epsilon --q 1 --sigma 2 --steps 2 --delta 1e-5 --json
 cp "$OUT" rdp-loc.json
 t_run "dp epsilon, DP-SGD (RDP)" 0 -- dp epsilon --q 0.0042666666666666667 --sigma 1.1 --steps 14063 --delta 1e-5 --json
@@ -64,7 +66,8 @@ t_ok "the noise std 2 x 0.15 comes back" awk -v s="$(jnum sigma "$OUT" | sed 's/
 t_ok "A1 local: audited (covered)" grep -q '"scope": "covered"' rec.json
 t_ok "A1 local: a lower bound" grep -q '"epsilon_lower_bound": [0-9]' rec.json
 t_ok "A1 DP-SGD: outside its scope, no bound" sh -c "grep -q '\"scope\": \"outside\"' rec-sgd.json && ! grep -q epsilon_lower_bound rec-sgd.json"
-t_ok "A2 records carry the epsilon" test "$(sed -n '/"a2loc"/,$p' rec.json | grep -c '"epsilon_rdp": ')" -ge 1
+t_ok "A2 records carry the epsilon" test "$(sed -n '/"a2loc"/,/"a2sgd"/p' rec.json | grep -c '"epsilon_rdp": ')" -ge 1
+t_ok "A2 DP-SGD: outside its scope" grep -q '"scope": "outside"' rec-a2sgd.json
 
 # utility: the frame accuracies of tests/golden/flam_heldout/gen.py (NumPy forward passes)
 want() { sed -n "s/^$1 //p" $G/flam_heldout/expected.txt; }
