@@ -92,7 +92,8 @@ static const char *const metrics[] = {
 	"eer", "eer_sweep", "cllr", "cllr_min", "linkability", "min_dcf", "zebra.dece",
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped",
-	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", NULL,
+	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", "epsilon",
+	"epsilon_rdp", "epsilon_per_release", "epsilon_per_release_replace", NULL,
 };
 
 /*
@@ -639,6 +640,19 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 				vpa_json_set_num(mj, "train_accuracy", res.acc);
 				vpa_json_set_num(mj, "chance_accuracy", res.chance);
 				vpa_json_set_num(mj, "layer_dim", (double)t->dim[h]);
+				/* the DP claim beside the EER (a target without DP: as before) */
+				if (t->dp_mech != VPA_FLAM_DP_NONE)
+					vpa_flam_dp_metrics(t, out->records->items[nr], mj);
+				if (t->dp_mech == VPA_FLAM_DP_DPSGD) { /* as A1's (attacks/a1.c) */
+					struct vpa_json *au = vpa_json_obj();
+					vpa_json_set_str(au, "scope", "outside");
+					vpa_json_set_str(au, "why",
+							 "DP-SGD protects one adaptation example of a "
+							 "model; A2 tells whether two models were "
+							 "fine-tuned on the same speaker's whole data, "
+							 "which example-level DP does not bound");
+					vpa_json_set(mj, "dp_audit", au);
+				}
 				if (det->n > nd) {
 					char nm[32];
 					snprintf(nm, sizeof(nm), "layer %zu", h + 1);

@@ -116,6 +116,52 @@ static const struct vpa_key dp_keys[] = {
 };
 static const struct vpa_schema dp_schema = {"local DP", dp_keys, sizeof(struct vpa_flam_dp_opts)};
 
+static const struct vpa_key dpinfo_keys[] = {
+	{"mechanism", VPA_K_ENUM, 1, NULL, -INF, INF, 0, "local|dp_sgd", NULL, "local",
+	 "`local`: every released update W_s - W_g was clipped to L2 norm `clip` and noised with "
+	 "N(0, (noise clip)^2) per coordinate (local DP per release, user-level; audited by "
+	 "`a1_footprint`); `dp_sgd`: the personalisation ran DP-SGD (per-example clipping to "
+	 "`clip`, Poisson sampling rate `q`, `steps` steps, noise multiplier `noise`: "
+	 "example-level central DP)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, mechanism), VPA_MARK(struct vpa_flam_dpinfo_opts, mechanism_at)},
+	{"clip", VPA_K_NUM, 1, NULL, 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "0.15",
+	 "the clipping norm C (of each update, or of each example's gradient for dp_sgd)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, clip), VPA_MARK(struct vpa_flam_dpinfo_opts, clip_at)},
+	{"noise", VPA_K_NUM, 1, NULL, 0, INF, VPA_KF_OPEN_LO, NULL, NULL, "1.1",
+	 "the noise multiplier sigma (noise std / C)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, noise), VPA_MARK(struct vpa_flam_dpinfo_opts, noise_at)},
+	{"delta", VPA_K_NUM, 0, "1e-5", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL, "1e-5",
+	 "the delta of the reported (epsilon, delta)",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, delta), VPA_MARK(struct vpa_flam_dpinfo_opts, delta_at)},
+	{"steps", VPA_K_INT, 0, NULL, 1, 1000000000, 0, NULL, NULL, "1000",
+	 "dp_sgd only (required there): the number of DP-SGD steps",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, steps), VPA_MARK(struct vpa_flam_dpinfo_opts, steps_at)},
+	{"q", VPA_K_NUM, 0, NULL, 0, 1, VPA_KF_OPEN_LO, NULL, NULL, "0.01",
+	 "dp_sgd only (required there): the Poisson sampling rate of each step",
+	 VPA_AT(struct vpa_flam_dpinfo_opts, q), VPA_MARK(struct vpa_flam_dpinfo_opts, q_at)},
+	{NULL},
+};
+static const struct vpa_schema dpinfo_schema = {"dp_info", dpinfo_keys,
+						sizeof(struct vpa_flam_dpinfo_opts)};
+
+static const struct vpa_key heldout_keys[] = {
+	{"features", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/feats.ark",
+	 "held-out features as the models take them: a folder of UTT.npy (T x input_dim) or a "
+	 "Kaldi feature archive",
+	 VPA_AT(struct vpa_flam_heldout_opts, features), VPA_MARK(struct vpa_flam_heldout_opts, features_at)},
+	{"labels", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/labels.ark",
+	 "a Kaldi vector archive of frame labels, one class id (the model's output index) per "
+	 "feature frame: `UTT [ 3 3 17 ... ]` (text) or binary vectors; from a Kaldi alignment: "
+	 "`ali-to-pdf final.mdl ark:ali.1 ark,t:- | sed 's/ / [ /; s/$/ ]/'`",
+	 VPA_AT(struct vpa_flam_heldout_opts, labels), VPA_MARK(struct vpa_flam_heldout_opts, labels_at)},
+	{"utt2spk", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "heldout/utt2spk",
+	 "`UTT SPEAKER` lines: the speaker (of models.txt) of every held-out utterance",
+	 VPA_AT(struct vpa_flam_heldout_opts, utt2spk), VPA_MARK(struct vpa_flam_heldout_opts, utt2spk_at)},
+	{NULL},
+};
+static const struct vpa_schema heldout_schema = {"heldout", heldout_keys,
+						 sizeof(struct vpa_flam_heldout_opts)};
+
 static const struct vpa_key import_keys[] = {
 	{"models", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "models.txt",
 	 "`MODEL SPEAKER PART` lines, PART one of global (exactly one line, speaker `-`), part1, "
@@ -151,6 +197,12 @@ static const struct vpa_key import_keys[] = {
 	 "instead of models: ACTS/MODEL/layerH/UTT.npy (T x D), hidden layers H = 1, 2, ...; "
 	 "utterances are those of the global model's layer1 folder",
 	 VPA_AT(struct vpa_flam_import_opts, activations), VPA_MARK(struct vpa_flam_import_opts, activations_at)},
+	{"heldout", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &heldout_schema,
+	 "{features: heldout/feats.ark, labels: heldout/labels.ark, utt2spk: heldout/utt2spk}",
+	 "a labelled held-out set (models, not activations): every personalised model's frame "
+	 "accuracy on its speaker's utterances and the global model's on the same ones, in the "
+	 "records as `utility_acc` and `utility_acc_global`",
+	 VPA_AT(struct vpa_flam_import_opts, heldout), VPA_MARK(struct vpa_flam_import_opts, heldout_at)},
 	{NULL},
 };
 static const struct vpa_schema import_schema = {"import", import_keys, sizeof(struct vpa_flam_import_opts)};
@@ -168,6 +220,17 @@ static const struct vpa_key keys[] = {
 	{"import", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &import_schema,
 	 "{models: models.txt, activations: acts}", "the files (source: import)",
 	 VPA_AT(struct vpa_flam_opts, import), VPA_MARK(struct vpa_flam_opts, import_at)},
+	{"dp_info", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &dpinfo_schema,
+	 "{mechanism: local, clip: 0.15, noise: 1, delta: 1e-5}",
+	 "source: import: the DP the imported models were trained with, so that records carry "
+	 "its epsilon (accountant named) and `a1_footprint` audits a local-DP claim",
+	 VPA_AT(struct vpa_flam_opts, dp_info), VPA_MARK(struct vpa_flam_opts, dp_info_at)},
+	{"dp_fault", VPA_K_ENUM, 0, "none", -INF, INF, 0, "none|skip_noise", NULL, "skip_noise",
+	 "a documented fault for testing the DP audit (source: simulate, with `dp:`): "
+	 "`skip_noise` clips every released update but adds no noise, while every record still "
+	 "claims the epsilon of `dp.noise` (a broken implementation the audit of `a1_footprint` "
+	 "must catch); never use it for a real audit",
+	 VPA_AT(struct vpa_flam_opts, dp_fault), VPA_MARK(struct vpa_flam_opts, dp_fault_at)},
 	{"dump_models", VPA_K_STR, 0, NULL, -INF, INF, VPA_KF_WRITE, NULL, NULL, "out/am-models",
 	 "write models.txt, every model folder and the Indicator features (indicator/UTT.npy) "
 	 "here (relative to the current directory; inside the output folder unless the run has "
@@ -247,11 +310,23 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"`import:` needs `source: import` (the source is 'simulate')");
 		}
+		if (o->dp_info_at.line) {
+			loc = vpa_mark_key_loc(ctx->file, o->dp_info_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`dp_info:` describes imported models (source: import); a "
+					"simulation's DP is `dp:`");
+		}
 		if (o->dp_at.line && o->dp.noise > 0 && o->dp.clip == 0) {
 			loc = vpa_mark_loc(ctx->file, o->dp_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
 					"dp: noise needs a clipping bound `clip` > 0 (the noise is "
 					"sigma * clip)");
+		}
+		if (strcmp(o->dp_fault, "none") && o->dp.clip == 0) {
+			loc = vpa_mark_loc(ctx->file, o->dp_fault_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"dp_fault '%s' needs local DP on (`dp: {clip: C > 0, noise: "
+					"...}`)", o->dp_fault);
 		}
 		return 0;
 	}
@@ -260,14 +335,38 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 		return vpa_fail(err, VPA_EINPUT, &loc,
 				"source 'import' needs an `import:` mapping (models and activations, "
 				"or models, model_dir and indicator)");
-	const char *bad[] = {"simulate", "dp", "dump_models"};
-	const struct vpa_mark bad_at[] = {o->simulate_at, o->dp_at, o->dump_models_at};
+	if (o->dp_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, o->dp_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`dp:` applies to source 'simulate' only (it adds noise); describe the "
+				"DP your imported models were trained with in `dp_info:` "
+				"({mechanism: local|dp_sgd, clip, noise, delta[, steps, q]})");
+	}
+	const char *bad[] = {"simulate", "dump_models", "dp_fault"};
+	const struct vpa_mark bad_at[] = {o->simulate_at, o->dump_models_at, o->dp_fault_at};
 	for (size_t i = 0; i < 3; i++)
 		if (bad_at[i].line) {
 			loc = vpa_mark_key_loc(ctx->file, bad_at[i]);
 			return vpa_fail(err, VPA_EINPUT, &loc, "`%s:` applies to source 'simulate' only",
 					bad[i]);
 		}
+	if (o->dp_info_at.line) {
+		const struct vpa_flam_dpinfo_opts *di = &o->dp_info;
+		int sgd = !strcmp(di->mechanism, "dp_sgd");
+		if (!sgd && (di->steps_at.line || di->q_at.line)) {
+			loc = vpa_mark_key_loc(ctx->file, di->steps_at.line ? di->steps_at : di->q_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s` applies to `mechanism: dp_sgd` only (local DP is one "
+					"release per model)", di->steps_at.line ? "steps" : "q");
+		}
+		if (sgd && (!di->steps_at.line || !di->q_at.line)) {
+			loc = vpa_mark_loc(ctx->file, o->dp_info_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"dp_info: `mechanism: dp_sgd` needs `%s` (the accountant "
+					"composes `steps` steps of sampling rate `q`)",
+					!di->steps_at.line ? "steps" : "q");
+		}
+	}
 	const char *acts = imp->activations, *md = imp->model_dir, *ind = imp->indicator;
 	loc = vpa_mark_loc(ctx->file, o->import_at);
 	if (acts && (md || ind))
@@ -288,7 +387,21 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 				"`onnx_layers` names the hidden layers of ONNX models (`model_dir`), "
 				"not of imported activations");
 	}
+	if (acts && imp->heldout_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, imp->heldout_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`heldout` needs the models (`model_dir`) to run them: imported "
+				"activations have no outputs");
+	}
 	int rc = vpa_check_path_at(ctx, imp->models, imp->models_at, VPA_PATH_FILE, err);
+	if (!rc && imp->heldout_at.line) {
+		const struct vpa_flam_heldout_opts *h = &imp->heldout;
+		rc = vpa_check_path_at(ctx, h->features, h->features_at, VPA_PATH_ANY, err);
+		if (!rc)
+			rc = vpa_check_path_at(ctx, h->labels, h->labels_at, VPA_PATH_FILE, err);
+		if (!rc)
+			rc = vpa_check_path_at(ctx, h->utt2spk, h->utt2spk_at, VPA_PATH_FILE, err);
+	}
 	if (!rc && acts)
 		rc = vpa_check_path_at(ctx, acts, imp->activations_at, VPA_PATH_DIR, err);
 	if (!rc && md)
@@ -328,6 +441,7 @@ static void sim_cfg(const struct vpa_flam_opts *o, struct vpa_flam_sim_cfg *c)
 	c->dp_clip = o->dp.clip;
 	c->dp_noise = o->dp.noise;
 	c->dp_delta = o->dp.delta;
+	c->dp_skip_noise = !strcmp(o->dp_fault, "skip_noise");
 }
 
 static void flam_free(struct vpa_target *t)
@@ -380,6 +494,26 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 			vpa_json_set_num(sz, "hidden_layers", (double)t->n_layers);
 			vpa_json_set(info, "sizes", sz);
 			vpa_json_set_str(info, "models", o->import.models);
+		}
+		if (!rc && o->import.heldout_at.line)
+			rc = vpa_flam_heldout(ctx, &o->import.heldout, t, info, err);
+		if (!rc && o->dp_info_at.line) {
+			const struct vpa_flam_dpinfo_opts *di = &o->dp_info;
+			int sgd = !strcmp(di->mechanism, "dp_sgd");
+			t->dp_mech = sgd ? VPA_FLAM_DP_DPSGD : VPA_FLAM_DP_LOCAL;
+			t->dp_clip = di->clip;
+			t->dp_noise = di->noise;
+			t->dp_delta = di->delta;
+			t->dp_steps = sgd ? (double)di->steps : 1;
+			t->dp_q = sgd ? di->q : 1;
+			/* a speaker's releases: its models in models.txt */
+			size_t *cnt = xcalloc(t->n_spk ? t->n_spk : 1, sizeof(size_t));
+			t->dp_releases_max = 1;
+			for (size_t i = 0; i < t->n_models; i++)
+				if (++cnt[t->models[i].spk] > t->dp_releases_max)
+					t->dp_releases_max = cnt[t->models[i].spk];
+			free(cnt);
+			rc = vpa_flam_dp_account(t, info, err);
 		}
 	}
 	const char *dm = o->dump_models, *da = o->dump_activations;

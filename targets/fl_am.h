@@ -73,7 +73,35 @@ struct vpa_flam {
 	   mechanism of sensitivity C sqrt(k); the largest k of the run; INF when off */
 	double dp_epsilon_speaker;
 	size_t dp_releases_max; /* largest number of models released by one speaker */
+	/* the DP the models claim (vpa_flam_dp_account): VPA_FLAM_DP_NONE, LOCAL (each
+	   released update clipped to C and noised, simulated or an import's dp_info) or
+	   DPSGD (an import's dp_info: central DP-SGD, example-level) */
+	int dp_mech;
+	double dp_steps, dp_q;      /* DPSGD only */
+	double dp_epsilon_rdp;      /* `epsilon` again by the RDP accountant */
+	const char *dp_accountant;  /* the accountant of `epsilon` (static string) */
+	/* LOCAL: per release and per speaker under replacement (one speaker's data
+	   replaced by another's: the clipped updates differ by up to 2C), the
+	   neighbouring relation of the A1 audit (attacks/a1.c) */
+	double dp_epsilon_replace, dp_epsilon_replace_speaker;
+	int dp_skip_noise;          /* the fault switch `dp: {fault: skip_noise}` was on */
 };
+
+enum { VPA_FLAM_DP_NONE = 0, VPA_FLAM_DP_LOCAL = 1, VPA_FLAM_DP_DPSGD = 2 };
+
+/*
+ * Fill t's DP accounting from t->dp_mech, dp_clip, dp_noise, dp_delta (and
+ * dp_steps, dp_q for DPSGD; dp_releases_max for LOCAL): LOCAL by the analytic
+ * Gaussian mechanism (exact for one Gaussian release; k releases of one speaker
+ * are one Gaussian mechanism of sensitivity C sqrt(k)) with RDP beside it
+ * (q = 1, k steps); DPSGD by the PLD accountant (pessimistic, the tightest
+ * valid) with RDP beside it.  info (may be NULL) gets a `dp` object.
+ */
+int vpa_flam_dp_account(struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err);
+/* The DP metrics of an A1/A2 record rec: epsilon, epsilon_rdp, epsilon_per_release
+   (+ _replace) into its metrics object as the target has them, and the accountant of
+   `epsilon` as the record's `epsilon_accountant`. */
+void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *rec, struct vpa_json *metrics);
 
 void vpa_flam_init(struct vpa_flam *t);
 void vpa_flam_release(struct vpa_flam *t);
@@ -131,6 +159,11 @@ int vpa_flam_frontend(const char *file, const struct vpa_flam_import_opts *imp,
  */
 int vpa_flam_import(struct vpa_run_ctx *ctx, const struct vpa_flam_import_opts *imp,
 		    struct vpa_mark imp_at, struct vpa_flam *t, struct vpa_err *err);
+/*
+ * Features (frames x dim) into t's Indicator fields (utt_id, off, x, in_dim;
+ * t initialised): a folder of UTT.npy or a Kaldi matrix archive.
+ */
+int vpa_flam_read_features(const char *path, struct vpa_flam *t, struct vpa_err *err);
 /* Write models.txt, every model folder and indicator/UTT.npy under dir. */
 int vpa_flam_dump_models(const char *dir, struct vpa_flam *t, struct vpa_err *err);
 /* Write models.txt and MODEL/layerH/UTT.npy of every model under dir. */
@@ -155,6 +188,10 @@ int vpa_flam_dump_acts(const char *dir, struct vpa_flam *t, struct vpa_err *err)
  */
 int vpa_flam_onnx_load(const char *model_dir, const char *const *names, size_t n, int bft,
 		       struct vpa_flam *t, struct vpa_err *err);
+/* The graph's first output of ONNX model md on one utterance x (T, t->in_dim), per
+   frame ((1, T, K), (1, K, T) or (T, K)) into *out (T, K), the caller's. */
+int vpa_flam_onnx_frame_out(const struct vpa_flam *t, const struct vpa_flam_model *md,
+			    const float *x, size_t T, float **out, size_t *K, struct vpa_err *err);
 /* Hidden layers of ONNX model md on the Indicator set into a[h] ((N, dim[h]) each). */
 int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md, float **a,
 		       struct vpa_err *err);
@@ -166,6 +203,23 @@ int vpa_flam_onnx_acts(const struct vpa_flam *t, const struct vpa_flam_model *md
  */
 int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, int threads,
 			     struct vpa_flam *t, struct vpa_err *err);
+
+/* ---- held-out utility of imported models (targets/fl_am_utility.c) -------------- */
+
+struct vpa_flam_heldout_opts;
+/*
+ * Frame accuracy of every imported model (networks or ONNX) on the held-out
+ * utterances of its speaker (acc) and of the global model on the same ones
+ * (acc_global): argmax of the model's output against the frame labels.
+ * Files (paths relative to ctx->dir): features as the Indicator's (a folder of
+ * UTT.npy or a Kaldi matrix archive), labels a Kaldi vector archive of class
+ * ids (one per frame, integers in [0, K)), utt2spk naming the speakers of
+ * models.txt.  Models run one after another (identical for any thread
+ * count).  info (may be NULL) gets `heldout` {utterances, frames, models,
+ * personalised_accuracy, global_accuracy}.
+ */
+int vpa_flam_heldout(struct vpa_run_ctx *ctx, const struct vpa_flam_heldout_opts *h,
+		     struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err);
 
 /* ---- the simulator (targets/sim_am.c) ------------------------------------- */
 
@@ -188,6 +242,7 @@ struct vpa_flam_sim_cfg {
 	size_t global_epochs;  double global_lr;  size_t batch;
 	size_t adapt_epochs;   double adapt_lr;
 	double dp_clip, dp_noise, dp_delta;      /* clip 0: no DP */
+	int dp_skip_noise;     /* fault switch: clip but add no noise (the claim is kept) */
 	uint64_t seed;
 	int threads;
 };
@@ -291,6 +346,25 @@ struct vpa_flam_dp_opts {
 	struct vpa_mark clip_at, noise_at, delta_at;
 };
 
+/* dp_info of an import: the DP the models were trained with (a description) */
+struct vpa_flam_dpinfo_opts {
+	const char *mechanism; /* local | dp_sgd */
+	double clip;
+	double noise;
+	double delta;
+	long long steps;
+	double q;
+	struct vpa_mark mechanism_at, clip_at, noise_at, delta_at, steps_at, q_at;
+};
+
+
+struct vpa_flam_heldout_opts {
+	const char *features;
+	const char *labels;
+	const char *utt2spk;
+	struct vpa_mark features_at, labels_at, utt2spk_at;
+};
+
 struct vpa_flam_import_opts {
 	const char *models;
 	const char *model_dir;
@@ -300,8 +374,9 @@ struct vpa_flam_import_opts {
 	const char *features;
 	struct vpa_strs feature_options;
 	const char *activations;
+	struct vpa_flam_heldout_opts heldout;
 	struct vpa_mark models_at, model_dir_at, indicator_at, onnx_layers_at,
-		onnx_layout_at, features_at, feature_options_at, activations_at;
+		onnx_layout_at, features_at, feature_options_at, activations_at, heldout_at;
 };
 
 struct vpa_flam_opts {
@@ -309,10 +384,12 @@ struct vpa_flam_opts {
 	struct vpa_flam_sim_opts simulate;
 	struct vpa_flam_dp_opts dp;
 	struct vpa_flam_import_opts import;
+	struct vpa_flam_dpinfo_opts dp_info;
+	const char *dp_fault;
 	const char *dump_models;
 	const char *dump_activations;
-	struct vpa_mark source_at, simulate_at, dp_at, import_at, dump_models_at,
-		dump_activations_at;
+	struct vpa_mark source_at, simulate_at, dp_at, import_at, dp_info_at, dp_fault_at,
+		dump_models_at, dump_activations_at;
 };
 
 

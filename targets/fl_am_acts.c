@@ -9,6 +9,8 @@
  */
 #include "targets/fl_am.h"
 #include "formats/io.h"
+#include "metrics/metrics.h"
+#include "metrics/pld.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -196,3 +198,94 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 	return rc;
 }
 
+
+/* ---- DP accounting (fl_am.h) ----------------------------------------------------- */
+
+/* The analytic Gaussian mechanism's epsilon, +inf without noise. */
+static int gauss_eps(double sd, double delta, double sens, double *eps, struct vpa_err *err)
+{
+	*eps = INFINITY;
+	return sd > 0 ? vpa_gauss_analytic_epsilon(sd, delta, sens, eps, err) : 0;
+}
+
+int vpa_flam_dp_account(struct vpa_flam *t, struct vpa_json *info, struct vpa_err *err)
+{
+	double C = t->dp_clip, z = t->dp_noise, d = t->dp_delta;
+	double k = (double)(t->dp_releases_max ? t->dp_releases_max : 1);
+	int rc = 0;
+	t->dp_epsilon = t->dp_epsilon_speaker = t->dp_epsilon_rdp = INFINITY;
+	t->dp_epsilon_replace = t->dp_epsilon_replace_speaker = INFINITY;
+	t->dp_accountant = NULL;
+	if (t->dp_mech == VPA_FLAM_DP_NONE)
+		return 0;
+	if (t->dp_mech == VPA_FLAM_DP_LOCAL) {
+		/* one release: Gaussian noise sd z C on an update of norm <= C.  Adding or
+		   removing the speaker (update 0 against at most C) is sensitivity C;
+		   replacing its data by another speaker's is 2C (two updates of norm <= C).
+		   The analytic Gaussian mechanism is exact for one Gaussian release, so it
+		   is the tightest valid accountant here; RDP (q = 1, k steps) beside it. */
+		t->dp_accountant = "analytic_gaussian";
+		rc = gauss_eps(z * C, d, C, &t->dp_epsilon, err);
+		if (!rc)
+			rc = gauss_eps(z * C, d, C * sqrt(k), &t->dp_epsilon_speaker, err);
+		if (!rc)
+			rc = gauss_eps(z * C, d, 2 * C, &t->dp_epsilon_replace, err);
+		if (!rc)
+			rc = gauss_eps(z * C, d, 2 * C * sqrt(k), &t->dp_epsilon_replace_speaker, err);
+		if (!rc && z > 0)
+			rc = vpa_dp_epsilon(1, z, k, d, &t->dp_epsilon_rdp, NULL, err);
+	} else {
+		/* DP-SGD: add/remove of one example, Poisson sampling; PLD (an upper
+		   bound by its pessimistic discretisation) is the tightest valid one */
+		struct vpa_pld *p = NULL;
+		t->dp_accountant = "pld";
+		rc = vpa_dp_epsilon(t->dp_q, z, t->dp_steps, d, &t->dp_epsilon_rdp, NULL, err);
+		if (!rc)
+			rc = vpa_pld_new(t->dp_q, z, t->dp_steps, VPA_PLD_INTERVAL_DEFAULT, &p, err);
+		if (!rc)
+			t->dp_epsilon_speaker = vpa_pld_epsilon(p, d, 1);
+		vpa_pld_free(p);
+	}
+	if (rc || !info)
+		return rc;
+	struct vpa_json *o = vpa_json_obj();
+	int loc = t->dp_mech == VPA_FLAM_DP_LOCAL;
+	vpa_json_set_str(o, "mechanism", loc ? "local" : "dp_sgd");
+	vpa_json_set_str(o, "adjacency", loc ? "user-level: one speaker's released update"
+					     : "example-level: one adaptation example");
+	vpa_json_set_num(o, "clip", C);
+	vpa_json_set_num(o, "noise_multiplier", z);
+	vpa_json_set_num(o, "delta", d);
+	if (!loc) {
+		vpa_json_set_num(o, "steps", t->dp_steps);
+		vpa_json_set_num(o, "q", t->dp_q);
+	}
+	vpa_json_set(o, "epsilon", vpa_json_num(t->dp_epsilon_speaker));
+	vpa_json_set_str(o, "epsilon_accountant", t->dp_accountant);
+	vpa_json_set(o, "epsilon_rdp", vpa_json_num(t->dp_epsilon_rdp));
+	if (loc) {
+		vpa_json_set(o, "epsilon_per_release", vpa_json_num(t->dp_epsilon));
+		vpa_json_set(o, "epsilon_per_release_replace", vpa_json_num(t->dp_epsilon_replace));
+		vpa_json_set_num(o, "releases_per_speaker_max", k);
+	}
+	vpa_json_set(info, "dp", o);
+	return 0;
+}
+
+void vpa_flam_dp_metrics(const struct vpa_flam *t, struct vpa_json *rec, struct vpa_json *mj)
+{
+	/* no DP: +inf, as the records always said */
+	int on = t->dp_mech != VPA_FLAM_DP_NONE;
+	vpa_json_set_num(mj, "epsilon", on ? t->dp_epsilon_speaker : INFINITY);
+	if (!on) {
+		vpa_json_set_num(mj, "epsilon_per_release", INFINITY);
+		return;
+	}
+	/* a word, so beside the metrics (which are numbers) */
+	vpa_json_set_str(rec, "epsilon_accountant", t->dp_accountant);
+	vpa_json_set_num(mj, "epsilon_rdp", t->dp_epsilon_rdp);
+	if (t->dp_mech == VPA_FLAM_DP_LOCAL) {
+		vpa_json_set_num(mj, "epsilon_per_release", t->dp_epsilon);
+		vpa_json_set_num(mj, "epsilon_per_release_replace", t->dp_epsilon_replace);
+	}
+}

@@ -144,7 +144,7 @@ static int read_models(const char *path, struct vpa_flam *t, struct vpa_err *err
 }
 
 /* Indicator features: a folder of UTT.npy or a Kaldi archive of matrices. */
-static int read_indicator(const char *path, struct vpa_flam *t, struct vpa_err *err)
+int vpa_flam_read_features(const char *path, struct vpa_flam *t, struct vpa_err *err)
 {
 	int rc = 0;
 	size_t D = 0, N = 0;
@@ -326,7 +326,7 @@ static int import_models(struct vpa_run_ctx *ctx, const struct vpa_flam_import_o
 		if (!rc)
 			rc = vpa_flam_indicator_audio(indp, &fo, ctx->threads, t, err);
 	} else {
-		rc = read_indicator(indp, t, err);
+		rc = vpa_flam_read_features(indp, t, err);
 	}
 	free(scp);
 	if (imp->onnx_layers.given) {

@@ -307,3 +307,51 @@ int vpa_flam_indicator_audio(const char *dir, const struct vpa_feat_opts *fo, in
 	vpa_feat_free(fe);
 	return rc;
 }
+
+/* ---- the models' outputs (held-out utility, targets/fl_am_utility.c) ------------- */
+
+int vpa_flam_onnx_frame_out(const struct vpa_flam *t, const struct vpa_flam_model *md,
+			    const float *x, size_t T, float **out, size_t *K, struct vpa_err *err)
+{
+	struct vpa_onnx_model *own = NULL; /* loaded for this call (MPI) */
+	const struct vpa_onnx_model *m = md->onnx;
+	*out = NULL;
+	if (!m && md->onnx_path) {
+		int rc = vpa_onnx_load(md->onnx_path, NULL, &own, err);
+		if (rc)
+			return rc;
+		m = own;
+	}
+	if (!m)
+		VPA_BUG("model '%s' has neither an ONNX model nor its path", md->id);
+	size_t F = t->in_dim;
+	float *tr = NULL;
+	int64_t dims[3] = {1, (int64_t)T, (int64_t)F};
+	if (t->onnx_bft) {
+		tr = xmalloc(xmul(T * F > 0 ? T * F : 1, sizeof(float)));
+		for (size_t i = 0; i < T; i++)
+			for (size_t f = 0; f < F; f++)
+				tr[f * T + i] = x[i * F + f];
+		dims[1] = (int64_t)F;
+		dims[2] = (int64_t)T;
+		x = tr;
+	}
+	struct vpa_onnx_tensor in = vpa_onnx_tensor_f32(3, dims, x), y;
+	const char *iname = vpa_onnx_input(m, 0)->name, *oname = vpa_onnx_output(m, 0)->name;
+	int rc = vpa_onnx_run(m, 1, &iname, &in, 1, &oname, &y, err);
+	free(tr);
+	int tl = 0;
+	if (!rc) {
+		rc = layer_view(&y, T, oname, "a held-out utterance", K, &tl, err);
+		if (!rc) {
+			const float *v = y.data;
+			*out = xmalloc(xmul(T * *K, sizeof(float)));
+			for (size_t i = 0; i < T; i++)
+				for (size_t c = 0; c < *K; c++)
+					(*out)[i * *K + c] = tl ? v[c * T + i] : v[i * *K + c];
+		}
+		vpa_onnx_tensor_release(&y);
+	}
+	vpa_onnx_free(own);
+	return rc;
+}

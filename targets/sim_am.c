@@ -383,7 +383,8 @@ static void run_job(struct pctx *p, struct pjob *j)
 			struct vpa_rng nr;
 			snprintf(nm, sizeof(nm), "sim_am/dp/%zu/%zu", j->spk_global, j->which);
 			vpa_rng_split(&nr, c->seed, nm);
-			double sd = c->dp_noise * c->dp_clip;
+			/* the fault switch `skip_noise`: no noise, the claim unchanged */
+			double sd = c->dp_skip_noise ? 0 : c->dp_noise * c->dp_clip;
 			for (size_t i = 0; i < np; i++) {
 				double dlt = ((double)w[i] - g[i]) * scale;
 				if (sd > 0)
@@ -614,22 +615,14 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	t->dp_clip = c->dp_clip;
 	t->dp_noise = c->dp_noise;
 	t->dp_delta = c->dp_delta;
-	t->dp_epsilon = INFINITY;
-	t->dp_epsilon_speaker = INFINITY;
+	t->dp_mech = c->dp_clip > 0 ? VPA_FLAM_DP_LOCAL : VPA_FLAM_DP_NONE;
+	t->dp_skip_noise = c->dp_skip_noise;
 	t->dp_releases_max = 1;
 	for (size_t s = 0; s < n_sp; s++)
 		if (two[s])
 			t->dp_releases_max = 2;
-	if (c->dp_clip > 0 && c->dp_noise > 0) {
-		rc = vpa_gauss_analytic_epsilon(c->dp_noise * c->dp_clip, c->dp_delta, c->dp_clip,
-						&t->dp_epsilon, err);
-		if (!rc)
-			rc = vpa_gauss_analytic_epsilon(c->dp_noise * c->dp_clip, c->dp_delta,
-							c->dp_clip * sqrt((double)t->dp_releases_max),
-							&t->dp_epsilon_speaker, err);
-		if (rc)
-			goto out2;
-	}
+	if ((rc = vpa_flam_dp_account(t, NULL, err)))
+		goto out2;
 
 	if (info) {
 		double sa = 0, sg = 0, sn = 0;
@@ -669,6 +662,14 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		vpa_json_set(dp, "epsilon_per_release",
 			     c->dp_clip > 0 ? vpa_json_num(t->dp_epsilon) : vpa_json_null());
 		vpa_json_set_num(dp, "releases_per_speaker_max", (double)t->dp_releases_max);
+		if (c->dp_clip > 0) {
+			vpa_json_set(dp, "epsilon_per_release_replace",
+				     vpa_json_num(t->dp_epsilon_replace));
+			vpa_json_set(dp, "epsilon_rdp", vpa_json_num(t->dp_epsilon_rdp));
+			vpa_json_set_str(dp, "epsilon_accountant", t->dp_accountant);
+			/* the fault switch is said where the claim is */
+			vpa_json_set_str(dp, "fault", c->dp_skip_noise ? "skip_noise" : "none");
+		}
 		vpa_json_set(info, "local_dp", dp);
 		struct vpa_json *tm = vpa_json_obj();
 		vpa_json_set_num(tm, "global", t_global);
