@@ -51,6 +51,8 @@ static const struct command commands[] = {
 	 "writing a Kaldi data directory"},
 	{"synth-corpus", cmd_synth_corpus, "OUT [--speakers N] [--utts N] [--seed N] [--threads N]",
 	 "a synthetic multi-speaker corpus (espeak-ng, flite; Brown sentences) as Kaldi data dirs"},
+	{"asr", cmd_asr, "DATA -o HYP.txt [--model DIR] [--threads N]",
+	 "speech recognition with the embedded recogniser (CMU PocketSphinx, en-us): a Kaldi text of hypotheses"},
 	{"wer", cmd_wer, "[--normalise N] [--strict] REF HYP", "word error rate of Kaldi text files, as compute-wer and the VPC"},
 	{"version", cmd_version, "", "print the version"},
 	{"help", cmd_help, "[COMMAND]", "this text, or a command's options"},
