@@ -20,6 +20,7 @@
 #include <pocketsphinx.h>
 #include <sphinxbase/cmn.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/fe.h>
 #include <sphinxbase/feat.h>
 
 #include "audio/asr.h"
@@ -189,6 +190,11 @@ int vpa_asr_ps_decode(struct vpa_asr_ps *a, size_t k, const struct vpa_wave *w, 
 		s[i] = (int16)(v > 32767 ? 32767 : v < -32768 ? -32768 : v);
 	}
 	ps_decoder_t *ps = a->ps[k];
+	/* State a decoder carries from one utterance to the next, put back to what a fresh
+	 * decoder has: the noise tracker of -remove_noise / -remove_silence (ps_start_utt resets
+	 * the VAD's buffers, not the noise estimate: without this, utterance k's words depended on
+	 * utterance k - 1, tests/unit/test_asr.c) and a live CMN mean. */
+	fe_start_stream(ps_get_fe(ps));
 	if (a->cmn0[k])
 		cmn_live_set(ps_get_feat(ps)->cmn_struct, a->cmn0[k]);
 	int rc = 0;
