@@ -35,6 +35,9 @@ struct vpa_asr_ps; /* n decoders of one model; each used by one thread at a time
  */
 int vpa_asr_ps_new(const char *dir, size_t n, struct vpa_asr_ps **out, struct vpa_err *err);
 void vpa_asr_ps_free(struct vpa_asr_ps *a); /* NULL-safe */
+/* The files of the model folder dir (NULL: the default) exist, are readable and not empty
+   (what vpa_asr_ps_new checks first; errors as its). */
+int vpa_asr_ps_check(const char *dir, struct vpa_err *err);
 /* The same with the model's -cmn overridden ("live" or "batch"; NULL: the model's), for
    tests/unit/test_asr.c's check that live CMN is put back before every utterance. */
 int vpa_asr_ps_new_cmn(const char *dir, size_t n, const char *cmn, struct vpa_asr_ps **out,
@@ -63,5 +66,18 @@ const char *vpa_asr_ps_model(const struct vpa_asr_ps *a);
  */
 int vpa_asr_ps_datadir(const struct vpa_datadir *d, const char *dir, int threads, char ***hyps,
 		       char **about, const char **line, struct vpa_err *err);
+
+/*
+ * WER of Kaldi texts in memory as audio/wer.c scores them (vpa_wer_text_opts), norm
+ * vpc|upper|punct|none, strict as compute-wer --mode=strict (audio/asr_wer.c).
+ */
+struct vpa_asr_wer {
+	double wer; /* percent */
+	size_t ref_words, ins, del, sub, n_utt;
+	size_t n_absent; /* reference utterances without a hypothesis (scored as deletions) */
+};
+int vpa_asr_wer_text(const char *ref_name, const char *ref, size_t ref_len, const char *hyp_name,
+		     const char *hyp, size_t hyp_len, const char *norm, int strict,
+		     struct vpa_asr_wer *out, struct vpa_err *err);
 
 #endif

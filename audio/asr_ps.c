@@ -67,6 +67,32 @@ static int check_file(const char *dir, const char *rel, char **path, struct vpa_
 	return 0;
 }
 
+/* every file of the model folder into p[8] (freed on error) */
+static int check_files(const char *dir, char **p, struct vpa_err *err)
+{
+	static const char *const need[] = {"en-us/mdef", "en-us/means", "en-us/variances",
+					   "en-us/transition_matrices", "en-us/feat.params",
+					   "en-us/noisedict", "en-us.lm.bin", "cmudict-en-us.dict"};
+	int rc = 0;
+	for (size_t i = 0; i < 8 && !rc; i++)
+		rc = check_file(dir, need[i], &p[i], err);
+	if (rc)
+		for (size_t i = 0; i < 8; i++) {
+			free(p[i]);
+			p[i] = NULL;
+		}
+	return rc;
+}
+
+int vpa_asr_ps_check(const char *dir, struct vpa_err *err)
+{
+	char *p[8] = {0};
+	int rc = check_files(dir ? dir : VPA_ASR_PS_MODEL_DIR, p, err);
+	for (size_t i = 0; i < 8; i++)
+		free(p[i]);
+	return rc;
+}
+
 /* sphinxbase's logging is process-wide: turned off once */
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static void log_off(void)
@@ -90,18 +116,10 @@ int vpa_asr_ps_new_cmn(const char *dir, size_t n, const char *cmn, struct vpa_as
 		dir = VPA_ASR_PS_MODEL_DIR;
 	if (n < 1)
 		n = 1;
-	static const char *const need[] = {"en-us/mdef", "en-us/means", "en-us/variances",
-					   "en-us/transition_matrices", "en-us/feat.params",
-					   "en-us/noisedict", "en-us.lm.bin", "cmudict-en-us.dict"};
 	char *p[8] = {0};
-	int rc = 0;
-	for (size_t i = 0; i < 8 && !rc; i++)
-		rc = check_file(dir, need[i], &p[i], err);
-	if (rc) {
-		for (size_t i = 0; i < 8; i++)
-			free(p[i]);
+	int rc = check_files(dir, p, err);
+	if (rc)
 		return rc;
-	}
 	pthread_once(&log_once, log_off);
 	struct vpa_asr_ps *a = xcalloc(1, sizeof(*a));
 	a->n = n;
