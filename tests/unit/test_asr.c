@@ -4,12 +4,19 @@
  * tests/golden/asr/gen.py: one pocketsphinx_batch -adcin yes process per
  * utterance) on wav.scp: pocketsphinx-testdata's 8 short recordings and 5
  * synthetic utterances (its 5 LibriVox recordings are tests/e2e/test_asr.sh's), the independence of an utterance's decode from the ones
- * before it (noise tracker, live CMN), and the bad input.
+ * before it (noise tracker, live CMN), the bad input, and the target's
+ * `audio.asr` (targets/anon_asr.c): WER and WER per voice family of the five
+ * synthetic utterances against counts from an independent Levenshtein distance
+ * of batch.hyp and synth/text (Python, by hand, normalised as the VPC).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "audio/asr.h"
+#include "base/json.h"
+#include "targets/anon.h"
 #include "harness.h"
 
 #define G "tests/golden/asr/"
@@ -178,11 +185,111 @@ static void test_bad_input(void)
 	vpa_asr_ps_free(ps);
 }
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+}
+
+/* A trial directory of the five synthetic utterances (flite: synm001, synf002, synm005;
+ * espeak-ng: synf004, synf006), its "anonymised" version the same files.  Expected, from
+ * batch.hyp (which test_golden_batch ties to vpaudit) and synth/text, upper-cased with
+ * punctuation as word breaks ("model t." -> MODEL T): flite 30 reference words, 1 error
+ * (CRUDE IN -> CRUDE AND); espeak-ng 21 words, 24 errors (16 + 8); all 51 words, 25 errors. */
+static void test_target_wer(void)
+{
+	if (!have_model())
+		return;
+	char tpl[] = "/tmp/vpa-test-asr-XXXXXX", cwd[4096], p[8192];
+	if (!mkdtemp(tpl) || !getcwd(cwd, sizeof(cwd))) {
+		CHECK(0);
+		return;
+	}
+	static const char *const u[5] = {"synm001-01", "synf002-01", "synf004-01", "synm005-02",
+					 "synf006-02"};
+	struct vpa_buf scp, u2s;
+	vpa_buf_init(&scp);
+	vpa_buf_init(&u2s);
+	for (int i = 0; i < 5; i++) {
+		vpa_buf_printf(&scp, "%s %s/" G "synth/%s.wav\n", u[i], cwd, u[i]);
+		vpa_buf_printf(&u2s, "%s %.7s\n", u[i], u[i]);
+	}
+	snprintf(p, sizeof(p), "%s/wav.scp", tpl);
+	put(p, vpa_buf_str(&scp));
+	snprintf(p, sizeof(p), "%s/utt2spk", tpl);
+	put(p, vpa_buf_str(&u2s));
+	char *text;
+	size_t len;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	CHECK(vpa_read_file(G "synth/text", &text, &len, &err) == 0);
+	snprintf(p, sizeof(p), "%s/text", tpl);
+	put(p, text ? text : "");
+	free(text);
+	snprintf(p, sizeof(p), "%s/speakers.txt", tpl);
+	put(p, "synm001 m train flite -voice rms\nsynf002 f train flite -voice slt\n"
+	       "synf004 f train espeak-ng -v en-gb-x-gbcwmd+f2\nsynm005 m eval flite -voice kal16\n"
+	       "synf006 f eval espeak-ng -v en-us+f3\n");
+	struct vpa_anon_audio_opts au;
+	memset(&au, 0, sizeof(au));
+	au.asr.recogniser = "pocketsphinx";
+	au.wer_normalise = "vpc";
+	struct vpa_run_ctx ctx = {.file = "t.yaml", .dir = ".", .seed = 1, .threads = 1};
+	struct vpa_json *o = vpa_json_obj();
+	int rc = vpa_anon_asr_wer(&ctx, &au, tpl, tpl, p, o, &err);
+	CHECK(rc == 0);
+	if (rc)
+		printf("#   %s\n", err.msg);
+	for (int h = 0; h < 2 && !rc; h++) {
+		const struct vpa_json *w = vpa_json_get(o, h ? "wer_anon" : "wer_orig");
+		CHECK(w != NULL);
+		if (!w)
+			break;
+		CHECK_NEAR(vpa_json_get_num(w, "ref_words", -1), 51, 0);
+		CHECK_NEAR(vpa_json_get_num(w, "wer", -1), 25.0 / 51, 1e-12);
+		CHECK_NEAR(vpa_json_get_num(w, "ins", -1) + vpa_json_get_num(w, "del", -1) +
+				   vpa_json_get_num(w, "sub", -1), 25, 0);
+		const struct vpa_json *r = vpa_json_get(w, "recogniser");
+		CHECK(r && !strcmp(vpa_json_get_str(r, "name"), "CMU PocketSphinx"));
+		CHECK(r && strstr(vpa_json_get_str(r, "version"), "5prealpha"));
+		CHECK(r && strstr(vpa_json_get_str(r, "model"), "cmudict-en-us.dict"));
+		CHECK(r && vpa_json_get_num(r, "resampled_utterances", -1) == 0);
+		const struct vpa_json *pf = vpa_json_get(w, "per_voice_family");
+		const struct vpa_json *fl = pf ? vpa_json_get(pf, "flite") : NULL;
+		const struct vpa_json *es = pf ? vpa_json_get(pf, "espeak-ng") : NULL;
+		CHECK(fl && es);
+		if (!fl || !es)
+			break;
+		CHECK_NEAR(vpa_json_get_num(fl, "ref_words", -1), 30, 0);
+		CHECK_NEAR(vpa_json_get_num(fl, "wer", -1), 1.0 / 30, 1e-12);
+		CHECK_NEAR(vpa_json_get_num(fl, "utterances", -1), 3, 0);
+		CHECK_NEAR(vpa_json_get_num(es, "ref_words", -1), 21, 0);
+		CHECK_NEAR(vpa_json_get_num(es, "wer", -1), 24.0 / 21, 1e-12);
+		CHECK_NEAR(vpa_json_get_num(es, "utterances", -1), 2, 0);
+	}
+	const char *note = vpa_json_get_str(o, "asr_note");
+	CHECK(note && strstr(note, "recognises the espeak-ng voices poorly (WER 114.3%") &&
+	      strstr(note, "flite voices best (WER 3.3%)"));
+	vpa_json_free(o);
+	vpa_buf_release(&scp);
+	vpa_buf_release(&u2s);
+	static const char *const files[] = {"wav.scp", "utt2spk", "text", "speakers.txt"};
+	for (int i = 0; i < 4; i++) {
+		snprintf(p, sizeof(p), "%s/%s", tpl, files[i]);
+		unlink(p);
+	}
+	rmdir(tpl);
+}
+
 int main(void)
 {
 	RUN(test_bad_input);
 	RUN(test_order_independent);
 	RUN(test_live_cmn_reset);
 	RUN(test_golden_batch);
+	RUN(test_target_wer);
 	return DONE();
 }
