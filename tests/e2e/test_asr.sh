@@ -43,6 +43,39 @@ t_ok "nothing written" test ! -e "$T/u.txt"
 t_run "missing -o" 2 -- asr "$G/synth/synm001-01.wav"
 t_run "--threads 0" 2 -- asr "$G/synth/synm001-01.wav" -o "$T/t.txt" --threads 0
 t_ok "nothing written" test ! -e "$T/t.txt"
+# the scenario key `audio.asr` (its run: tests/unit/test_asr.c test_target_wer)
+scn() { # $1 file, $2 the asr line, $3 an extra line of audio:
+	cat > "$1" <<YAML
+name: asr-audio
+seed: 1
+targets:
+  - id: p
+    kind: anonymised_speech
+    source: audio
+    audio:
+      synthetic: {speakers: 8, utts: 3, brown: $PWD/data/brown}
+      anonymise: {method: mcadams, low: 0.7, high: 0.9}
+      $2
+      $3
+attacks:
+  - {id: link, kind: linkage, target: p, attackers: [baseline]}
+YAML
+}
+if [ -f data/brown/ca01 ]; then
+	scn "$T/s1.yaml" "asr: {recogniser: pocketsphinx}" ""
+	t_run "validate: asr pocketsphinx" 0 -- validate "$T/s1.yaml"
+	scn "$T/s2.yaml" "asr: {recogniser: pocketsphinx}" "hyp: $T/s1.yaml"
+	t_run "validate: asr with hyp" 1 -- validate "$T/s2.yaml"
+	t_ok "located at hyp" grep -q "s2.yaml:11:7: \`hyp\` cannot be given with \`asr\`" "$ERR"
+	scn "$T/s3.yaml" "asr: {recogniser: pocketsphinx, model: $T/model}" ""
+	t_run "validate: asr model folder without the model" 1 -- validate "$T/s3.yaml"
+	t_ok "located at model" grep -q "s3.yaml:10:46: PocketSphinx model folder $T/model: cannot read 'en-us/mdef'" "$ERR"
+	scn "$T/s4.yaml" "asr: {recogniser: whisper}" ""
+	t_run "validate: unknown recogniser" 1 -- validate "$T/s4.yaml"
+	t_ok "names the choices" grep -q "'recogniser' must be 'pocketsphinx', got 'whisper'" "$ERR"
+else
+	echo "# SKIP: data/brown missing (sh .ci/deps fetches it)"
+fi
 t_run "help" 0 -- asr --help
 t_ok "help names PocketSphinx and the model folder" grep -q "pocketsphinx/model/en-us" "$OUT"
 t_done
