@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include <sphinxbase/feat.h>
 
 #include "audio/asr.h"
+#include "base/dist.h"
 
 struct vpa_asr_ps {
 	size_t n;
@@ -228,40 +230,50 @@ int vpa_asr_ps_decode(struct vpa_asr_ps *a, size_t k, const struct vpa_wave *w, 
 	return rc;
 }
 
+/* Utterance i: a job of vpa_dist_jobs (under MPI the ranks share the utterances out and
+ * exchange the hypotheses).  The thread running it owns decoder vpa_dist_thread(). */
 struct dd_job {
 	const struct vpa_datadir *d;
 	struct vpa_asr_ps *a;
-	pthread_mutex_t lock;
-	unsigned char *busy; /* (a->n) decoder k in use */
-	char **hyps;
-	struct vpa_err *errs;
-	const char **lines;
+	char **hyps;          /* (n_utt) */
+	unsigned char *failed; /* (n_utt) this process's failed jobs, for *line */
+	const char **lines;   /* (n_utt) */
 };
 
-static int dd_one(void *arg, size_t i)
+static int dd_one(void *arg, size_t i, struct vpa_err *err)
 {
 	struct dd_job *j = arg;
 	struct vpa_wave w;
 	vpa_wave_init(&w);
-	vpa_err_init(&j->errs[i]);
-	int rc = vpa_datadir_load(j->d, i, &w, &j->lines[i], &j->errs[i]);
+	int rc = vpa_datadir_load(j->d, i, &w, &j->lines[i], err);
 	if (!rc) {
-		/* a free decoder: there are as many as threads, so one is always free */
-		size_t k = 0;
-		pthread_mutex_lock(&j->lock);
-		while (k < j->a->n && j->busy[k])
-			k++;
-		if (k == j->a->n)
-			VPA_BUG("no free decoder");
-		j->busy[k] = 1;
-		pthread_mutex_unlock(&j->lock);
-		rc = vpa_asr_ps_decode(j->a, k, &w, j->d->utt[i], &j->hyps[i], &j->errs[i]);
-		pthread_mutex_lock(&j->lock);
-		j->busy[k] = 0;
-		pthread_mutex_unlock(&j->lock);
+		size_t k = vpa_dist_thread();
+		rc = vpa_asr_ps_decode(j->a, k, &w, j->d->utt[i], &j->hyps[i], err);
 	}
+	if (rc)
+		j->failed[i] = 1;
 	vpa_wave_release(&w);
 	return rc;
+}
+
+static void dd_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct dd_job *j = arg;
+	size_t n = strlen(j->hyps[i]);
+	vpa_pack_u64(b, n);
+	vpa_buf_add(b, j->hyps[i], n);
+}
+
+static int dd_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct dd_job *j = arg;
+	const unsigned char *end = p + len;
+	uint64_t n;
+	if (vpa_unpack_u64(&p, end, &n) || n != (uint64_t)(end - p))
+		return -1;
+	free(j->hyps[i]);
+	j->hyps[i] = xstrndup((const char *)p, (size_t)n);
+	return 0;
 }
 
 int vpa_asr_ps_datadir(const struct vpa_datadir *d, const char *dir, int threads, char ***hyps,
@@ -282,34 +294,25 @@ int vpa_asr_ps_datadir(const struct vpa_datadir *d, const char *dir, int threads
 	if (rc)
 		return rc;
 	struct dd_job j = {.d = d, .a = a};
-	pthread_mutex_init(&j.lock, NULL);
-	j.busy = xcalloc(nt, 1);
 	j.hyps = xcalloc(d->n_utt, sizeof(char *));
-	j.errs = xcalloc(d->n_utt, sizeof(*j.errs));
+	j.failed = xcalloc(d->n_utt, 1);
 	j.lines = xcalloc(d->n_utt, sizeof(char *));
-	for (size_t i = 0; i < d->n_utt; i++)
-		vpa_err_init(&j.errs[i]);
-	vpa_par_jobs(d->n_utt, (int)nt, dd_one, &j, NULL, NULL);
-	/* the first failed utterance in data order: the same message for any thread count */
-	for (size_t i = 0; i < d->n_utt && !rc; i++)
-		if (j.errs[i].status) {
-			*err = j.errs[i];
-			rc = j.errs[i].status;
-			if (line)
-				*line = j.lines[i];
-		}
+	/* the error is the lowest failed utterance's: the same message for any thread count */
+	rc = vpa_dist_jobs(d->n_utt, (int)nt, dd_one, dd_pack, dd_unpack, &j, "speech recognition",
+			   NULL, err);
 	if (rc) {
-		for (size_t i = 0; i < d->n_utt; i++)
+		for (size_t i = 0; i < d->n_utt; i++) {
+			if (line && !*line && j.failed[i])
+				*line = j.lines[i];
 			free(j.hyps[i]);
+		}
 		free(j.hyps);
 	} else {
 		*hyps = j.hyps;
 		if (about)
 			*about = xstrdup(a->about);
 	}
-	pthread_mutex_destroy(&j.lock);
-	free(j.busy);
-	free(j.errs);
+	free(j.failed);
 	free(j.lines);
 	vpa_asr_ps_free(a);
 	return rc;
