@@ -2,7 +2,8 @@
 # tests/e2e/test_asr.sh - `vpaudit asr` end to end: pocketsphinx-testdata's
 # five LibriVox recordings equal pocketsphinx_batch's hypotheses
 # (tests/golden/asr/batch.hyp, one pocketsphinx_batch process per utterance),
-# resampling on request, and bad input (one line, exit 1, nothing written).
+# resampling on request, bad input (one line, exit 1, nothing written), the
+# scenario key `audio.asr`'s validation (its run: tests/e2e/test_asr_run.sh).
 . tests/e2e/lib.sh
 G=tests/golden/asr
 LIB=/usr/share/pocketsphinx/test/data/librivox
@@ -43,7 +44,7 @@ t_ok "nothing written" test ! -e "$T/u.txt"
 t_run "missing -o" 2 -- asr "$G/synth/synm001-01.wav"
 t_run "--threads 0" 2 -- asr "$G/synth/synm001-01.wav" -o "$T/t.txt" --threads 0
 t_ok "nothing written" test ! -e "$T/t.txt"
-# the scenario key `audio.asr` (its run: tests/unit/test_asr.c test_target_wer)
+# the scenario key `audio.asr` (its run: tests/e2e/test_asr_run.sh, tests/unit/test_asr.c)
 scn() { # $1 file, $2 the asr line, $3 an extra line of audio:
 	cat > "$1" <<YAML
 name: asr-audio
@@ -76,6 +77,7 @@ if [ -f data/brown/ca01 ]; then
 else
 	echo "# SKIP: data/brown missing (sh .ci/deps fetches it)"
 fi
+
 t_run "help" 0 -- asr --help
 t_ok "help names PocketSphinx and the model folder" grep -q "pocketsphinx/model/en-us" "$OUT"
 t_done
