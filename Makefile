@@ -17,6 +17,11 @@ PDF_PKGS    := pangocairo cairo-pdf librsvg-2.0
 PDF_CFLAGS  := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PDF_PKGS) 2>/dev/null))
 PDF_LIBS    := $(shell pkg-config --libs $(PDF_PKGS) 2>/dev/null || echo -lpangocairo-1.0 -lpango-1.0 -lrsvg-2 -lgobject-2.0 -lglib-2.0 -lcairo)
 LDLIBS   += $(PDF_LIBS)
+# audio/asr_ps.c: CMU PocketSphinx (the embedded recogniser, issue 30); its headers as system
+# headers (they are not -Wextra clean)
+PS_CFLAGS   := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags pocketsphinx sphinxbase 2>/dev/null))
+PS_LIBS     := $(shell pkg-config --libs pocketsphinx sphinxbase 2>/dev/null || echo -lpocketsphinx -lsphinxbase)
+LDLIBS   += $(PS_LIBS)
 
 LIB_SRC  := $(sort $(wildcard base/*.c formats/*.c learn/*.c metrics/*.c targets/*.c attacks/*.c \
             config/*.c scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c asr/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
@@ -39,6 +44,7 @@ $(BUILD)/libvpaudit.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/reports/pdf_doc.o: CPPFLAGS += $(PDF_CFLAGS)
+$(BUILD)/audio/asr_ps.o: CPPFLAGS += $(PS_CFLAGS)
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<

@@ -45,6 +45,7 @@ bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcripti
 bash bench/ctc.sh        # issue 30: ONNX CTC recogniser (wav2vec2-base size) against PyTorch
 echo "== audio headers probed by validate, and audio hashed while a run reads it (issue 31)"
 "$BUILD/bench/bench_probe" 1000
+bash bench/asr.sh        # issue 30: vpaudit asr against pocketsphinx_batch on the same samples
 bash bench/vpc_audio.sh  # issue 17: the whole VoicePrivacy evaluation from audio, extrapolated to VPC 2024
 bash bench/portable.sh   # issue 25: the cost of `run --portable` on the quickstart
 

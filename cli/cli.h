@@ -23,6 +23,7 @@ int cmd_onnx(int argc, char **argv);
 int cmd_embed(int argc, char **argv);
 int cmd_anonymise(int argc, char **argv);
 int cmd_wer(int argc, char **argv);
+int cmd_asr(int argc, char **argv);
 int cmd_synth_corpus(int argc, char **argv);
 int cmd_classify(int argc, char **argv);
 

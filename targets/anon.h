@@ -465,6 +465,28 @@ struct vpa_cls_metrics;
 struct vpa_json *vpa_anon_cls_json(const struct vpa_cls_run *r, const struct vpa_cls_metrics *m);
 /* uar_folds of such a set (the VPC's per-speaker-fold UAR) when present, else uar */
 double vpa_anon_cls_uar(const struct vpa_json *set);
+/* `audio.asr`: the recogniser vpaudit runs on the trial sets (targets/anon_asr.c).  A mapping
+ * with `recogniser` naming the kind, so that another recogniser adds its own keys. */
+struct vpa_anon_asr_opts {
+	const char *recogniser; /* "pocketsphinx" */
+	const char *model;      /* its model folder, NULL: Debian's pocketsphinx-en-us */
+	struct vpa_mark recogniser_at, model_at;
+};
+extern const struct vpa_schema vpa_anon_asr_schema;
+struct vpa_run_ctx;
+struct vpa_json;
+/* validate: the model folder's files, `asr` not with `hyp`/`hyp_anon`. */
+int vpa_anon_asr_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
+			  struct vpa_err *err);
+/*
+ * Run the recogniser on trial (and trial_anon when not NULL), score each against trial's
+ * `text` as the `hyp` files are scored (wer_normalise, wer_strict) and set o's "wer_orig" /
+ * "wer_anon" with the recogniser named; speakers (speakers.txt of the built-in synthetic
+ * corpus, or NULL) adds the WER per voice family (espeak-ng, flite).
+ */
+int vpa_anon_asr_wer(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_opts *au,
+		     const char *trial, const char *trial_anon, const char *speakers,
+		     struct vpa_json *o, struct vpa_err *err);
 
 struct vpa_anon_audio_opts {
 	struct vpa_anon_synth_opts synthetic;
@@ -489,6 +511,8 @@ struct vpa_anon_audio_opts {
 	struct vpa_anon_onnx_opts onnx_anon;
 	struct vpa_anon_ser_opts ser;
 	struct vpa_mark ser_at;
+	struct vpa_anon_asr_opts asr;
+	struct vpa_mark asr_at;
 	struct vpa_mark synthetic_at, anonymise_at, train_at, train_anon_at, enroll_at,
 		enroll_anon_at, trial_at, trial_anon_at, enroll_informed_at, enrolls_at,
 		trials_at, hyp_at, hyp_anon_at, rho_f0_at, level_at, extractor_at, onnx_at,

@@ -203,6 +203,12 @@ static const struct vpa_key audio_keys[] = {
 	{"hyp_anon", VPA_K_PATHS, 0, NULL, -INF, INF, 0, NULL, NULL, "asr/trial_anon.hyp",
 	 "your ASR's hypotheses on the anonymised trials: WER against the same reference(s)",
 	 VPA_AT(struct vpa_anon_audio_opts, hyp_anon), VPA_MARK(struct vpa_anon_audio_opts, hyp_anon_at)},
+	{"asr", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &vpa_anon_asr_schema,
+	 "{recogniser: pocketsphinx}",
+	 "vpaudit's own speech recogniser on the original and the anonymised trials instead "
+	 "of `hyp`/`hyp_anon` files: WER against the trial directory's `text` as for them, the "
+	 "records naming the recogniser, its version and model (targets/anon_asr.c)",
+	 VPA_AT(struct vpa_anon_audio_opts, asr), VPA_MARK(struct vpa_anon_audio_opts, asr_at)},
 	{"wer_normalise", VPA_K_ENUM, 0, "vpc", -INF, INF, 0, "vpc|upper|punct|none", NULL, "none",
 	 "the words of `text` and `hyp`/`hyp_anon` before the WER (audio/anon.h): vpc = upper "
 	 "case and punctuation as word breaks (an apostrophe inside a word kept), as the "
@@ -318,6 +324,9 @@ int vpa_anon_audio_validate(const struct vpa_kind_ctx *ctx, const struct vpa_ano
 {
 	const struct vpa_anon_onnx_opts *ok[2] = {&au->onnx, &au->onnx_anon};
 	const struct vpa_mark ok_at[2] = {au->onnx_at, au->onnx_anon_at};
+	int arc = vpa_anon_asr_validate(ctx, au, err);
+	if (arc)
+		return arc;
 	/* the rate each extractor's front-end reads: the C-trained one's fbank/MFCC
 	 * at the feature default, else the ONNX model's front-end */
 	struct vpa_feat_opts fo;
@@ -822,6 +831,16 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 		vpa_json_set_num(wo, "not_present_in_hyp", (double)w.n_absent);
 		vpa_json_set_str(wo, "normalise", au->wer_normalise);
 		vpa_json_set(o, h ? "wer_anon" : "wer_orig", wo);
+	}
+	if (au->asr_at.line) {
+		/* the built-in corpus's speakers.txt names each speaker's synthesiser */
+		char *spk = sy ? vpa_xvec_join(tmp, "corpus/speakers.txt") : NULL;
+		stage_start(&clk);
+		rc = vpa_anon_asr_wer(ctx, au, paths[TI], paths[TIA], spk, o, err);
+		stage_stop(stages, "asr", &clk);
+		free(spk);
+		if (rc)
+			goto out;
 	}
 	if (au->rho_f0 && paths[TIA]) {
 		double rho, rho_sd;
