@@ -346,6 +346,12 @@ YAML
 mkdir "$T/tmp"
 TMPDIR=$T/tmp t_run "McAdams speaker level on the synthetic corpus, gates" 0 -- run "$T/m.yaml" -o "$T/mo" --quiet
 t_ok "low baseline, semi-informed beats lazy-informed, informed below (all gates pass)" test "$(grep -c '"pass": true' "$T/mo/results.json")" = 5
+# issue 29's check: pi_link (N' = 2, conversations of one utterance) of the semi-informed
+# attacker above the lazy-informed one's, as their EERs say (measured 2026-11-28 on the
+# full-size scenario: 0.954 against 0.514)
+pil() { awk -v s="\"sub\": \"$1\"," '$0 ~ s { on = 1 } on && $1 == "\"pi_link\":" { sub(",", "", $2); print $2; exit }' "$T/mo/results.json"; }
+t_ok "pi_link: semi-informed above lazy-informed" \
+	awk -v a="$(pil semi_informed)" -v b="$(pil lazy_informed)" 'BEGIN { exit !(a != "" && b != "" && a + 0 > b + 0) }'
 t_ok "the training audio anonymised per utterance (VPC 2022)" grep -q '"train_anon_level": "anon_level_utt"' "$T/mo/results.json"
 t_ok "per-stage times recorded (timing fields)" bash -c "grep -q '\"train_asv_eval_anon\": {' '$T/mo/results.json' && grep -q '\"cpu_secs\":' '$T/mo/results.json'"
 t_ok "per-gender records of the audio target (5 attackers x f, m)" \
