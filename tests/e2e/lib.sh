@@ -18,3 +18,7 @@ t_run() {
 		t_fail=$((t_fail + 1)); fi
 }
 t_done() { echo "suite: $t_pass passed, $t_fail failed"; }
+# jqt FILTER FILE...: true when jq's FILTER gives true (exit 1 on false or null,
+# 2-5 on a jq or JSON error): the scripts' checks of results.json (jq, not
+# Python: no Python in the test run)
+jqt() { jq -e "$@" > /dev/null; }

@@ -116,14 +116,12 @@ wait_for . 'ka.tmp'
 t_ok "anonymise: its OUT.tmp.PID exists while it runs" test -n "$(ls | grep ka.tmp)"
 kill -TERM $pid; wait $pid; rc=$?
 t_ok "anonymise killed by SIGTERM: exit 143, no OUT.tmp.PID left" sh -c "test $rc = 143 && ! ls | grep -q ka"
-if command -v python3 > /dev/null; then
-	# a background job of a script has SIGINT ignored: restore it, as a terminal's Ctrl-C finds it
-	python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
-		"$VPAUDIT" anonymise mcadams fifo ki 2> "$ERR" & pid=$!
-	wait_for . 'ki.tmp'
-	kill -INT $pid; wait $pid; rc=$?
-	t_ok "anonymise stopped by SIGINT: exit 130, no OUT.tmp.PID left" sh -c "test $rc = 130 && ! ls | grep -q ki"
-fi
+# a background job of a script has SIGINT ignored: restore it, as a terminal's Ctrl-C finds it
+# (coreutils' env --default-signal)
+env --default-signal=INT "$VPAUDIT" anonymise mcadams fifo ki 2> "$ERR" & pid=$!
+wait_for . 'ki.tmp'
+kill -INT $pid; wait $pid; rc=$?
+t_ok "anonymise stopped by SIGINT: exit 130, no OUT.tmp.PID left" sh -c "test $rc = 130 && ! ls | grep -q ki"
 # a signal ignored by whoever started vpaudit (nohup) stays ignored
 ( trap '' TERM; exec "$VPAUDIT" features fbank fifo -o ig.ark 2> /dev/null ) & pid=$!
 wait_for . 'ig.ark.tmp'

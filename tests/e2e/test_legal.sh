@@ -23,24 +23,24 @@ EOF
 t_run "validate: pi_link and pi_sing are gateable" 0 -- validate "$T/g.yaml"
 t_run "run the fixture with pi_link / pi_sing gates" 0 -- run "$T/g.yaml" -o "$T/g" --quiet --no-plots
 R=$T/g/results.json
-py() { /usr/bin/python3 -c "import json,sys; r=json.load(open('$R')); $1"; }
+py() { jqt "$1" "$R"; }
 t_ok "three gates, all pass" test "$(grep -c '"pass": true' "$R")" = 3
 t_ok "every linkage record has pi_link, pi_sing and legal" \
-	py "rs=[x for x in r['records'] if x['attack']=='link']; sys.exit(not (len(rs)==5 and all('pi_link' in x['metrics'] and 'pi_sing' in x['metrics'] and 'legal' in x for x in rs)))"
+	py '[.records[] | select(.attack == "link")] | length == 5 and all(.metrics | has("pi_link") and has("pi_sing")) and all(has("legal"))'
 t_ok "baseline attacker: pi_link 1 at every N' (a perfect closed-set linker)" \
-	py "x=[x for x in r['records'] if x['sub']=='baseline' and x['attack']=='link'][0]; v=x['legal']['by_length'][0]['pi_link']; sys.exit(not all(v[k]['value']==1 for k in ('2','5','10','all')))"
+	py '[.records[] | select(.sub == "baseline" and .attack == "link")][0].legal.by_length[0].pi_link as $v | ["2", "5", "10", "all"] | all($v[.].value == 1)'
 t_ok "chance levels 1/N' and the e^-1 baseline" \
-	py "x=r['records'][0]['legal']['by_length'][0]; sys.exit(not (x['pi_link']['5']['chance']==0.2 and abs(x['pi_sing']['10']['baseline']-0.9**9)<1e-15))"
+	py '.records[0].legal.by_length[0] | .pi_link["5"].chance == 0.2 and ((.pi_sing["10"].baseline - pow(0.9; 9)) | fabs) < 1e-15'
 t_ok "N' = 50 above the 10 enrolment speakers: null" \
-	py "x=r['records'][0]['legal']['by_length'][0]; sys.exit(not (x['pi_link']['50'] is None and x['pi_sing']['50'] is None))"
+	py '.records[0].legal.by_length[0] | (.pi_link | has("50")) and .pi_link["50"] == null and (.pi_sing | has("50")) and .pi_sing["50"] == null'
 t_ok "conversations: 8 utterances a speaker make 80 of L = 1, 20 of L = 3 (floor(8/3) each)" \
-	py "x=r['records'][0]['legal']['by_length']; sys.exit(not ([l['conversations'] for l in x]==[80, 20, 0] and x[1]['sing_speakers']==10))"
+	py '.records[0].legal.by_length | map(.conversations) == [80, 20, 0] and .[1].sing_speakers == 10'
 t_ok "L = 10: all 10 speakers excluded and counted" \
-	py "x=r['records'][0]['legal']['by_length'][2]; sys.exit(not (x['L']==10 and x['speakers']==0 and x['excluded_speakers']==10))"
+	py '.records[0].legal.by_length[2] | .L == 10 and .speakers == 0 and .excluded_speakers == 10'
 t_ok "semi-informed links more than lazy-informed (as their EERs say)" \
-	py "m={x['sub']:x['metrics'] for x in r['records'] if x['attack']=='link'}; sys.exit(not (m['semi_informed']['pi_link']>m['lazy_informed']['pi_link'] and m['semi_informed']['eer']<m['lazy_informed']['eer']))"
+	py '[.records[] | select(.attack == "link") | {(.sub): .metrics}] | add | .semi_informed.pi_link > .lazy_informed.pi_link and .semi_informed.eer < .lazy_informed.eer'
 t_ok "intervals contain their values" \
-	py "bad=[1 for x in r['records'] if 'legal' in x for l in x['legal']['by_length'] for g in ('pi_link','pi_sing') for v in l[g].values() if v and v['ci'][0] is not None and not (v['ci'][0]<=v['value']<=v['ci'][1])]; sys.exit(len(bad))"
+	py '[.records[] | select(has("legal")) | .legal.by_length[] | (.pi_link, .pi_sing) | .[] | select(. != null and .ci[0] != null) | select((.ci[0] <= .value and .value <= .ci[1]) | not)] | length == 0'
 
 # a gate the numbers breach: exit 3, the reason
 abs > "$T/b.yaml"
@@ -52,9 +52,9 @@ t_ok "the breach is named" grep -q 'link.baseline pi_link = 1' "$ERR"
 abs | sed 's/^  - {id: link, kind: linkage, target: imp}$/  - {id: link, kind: linkage, target: imp, legal: false}/' > "$T/off.yaml"
 t_run "legal: false runs" 0 -- run "$T/off.yaml" -o "$T/off" --quiet --no-plots
 t_ok "legal: false: no pi_link, no legal object in the records" \
-	py "r=json.load(open('$T/off/results.json')); sys.exit(any('legal' in x or 'pi_link' in x['metrics'] for x in r['records']))"
+	jqt '.records | length > 0 and all((has("legal") or (.metrics | has("pi_link"))) | not)' "$T/off/results.json"
 t_ok "legal: false: every other metric the same" \
-	py "o=json.load(open('$T/off/results.json')); strip=lambda x: {k: v for k, v in x['metrics'].items() if k not in ('pi_link', 'pi_sing')}; sys.exit(not all(strip(a)==strip(b) for a, b in zip(r['records'], o['records'])))"
+	jqt -n --slurpfile a "$R" --slurpfile o "$T/off/results.json" '[$a[0].records, $o[0].records] | transpose | all(.[0] != null and .[1] != null and (.[0].metrics | del(.pi_link, .pi_sing)) == (.[1].metrics | del(.pi_link, .pi_sing)))'
 
 # undefined first values: null, the reason, and a gate on them fails closed
 abs | sed 's/^  - {id: link, kind: linkage, target: imp}$/  - {id: link, kind: linkage, target: imp, conversation_lengths: [10, 1], pi_sing_n: [20, 2]}/' > "$T/u.yaml"
@@ -63,11 +63,11 @@ t_run "L = 10 first: the pi_link gate fails closed" 3 -- run "$T/u.yaml" -o "$T/
 t_ok "the gate says why" grep -q 'link.baseline pi_link is undefined and fails closed' "$ERR"
 R=$T/u/results.json
 t_ok "pi_link undefined: no speaker has 10 utterances" \
-	py "x=r['records'][0]; sys.exit(not (x['metrics']['pi_link'] is None and x['unreliable']['pi_link']=='undefined: no test speaker with 10 utterances and a single target enrolment'))"
+	py '.records[0] | (.metrics | has("pi_link")) and .metrics.pi_link == null and .unreliable.pi_link == "undefined: no test speaker with 10 utterances and a single target enrolment"'
 t_ok "pi_sing undefined: no speaker has 20 utterances" \
-	py "x=r['records'][0]; sys.exit(not (x['metrics']['pi_sing'] is None and x['unreliable']['pi_sing'].startswith('undefined: no test speaker with 2L = 20 utterances')))"
+	py '.records[0] | (.metrics | has("pi_sing")) and .metrics.pi_sing == null and (.unreliable.pi_sing | startswith("undefined: no test speaker with 2L = 20 utterances"))'
 t_ok "the second length is still computed" \
-	py "x=r['records'][0]['legal']['by_length'][1]; sys.exit(not (x['L']==1 and x['pi_link']['2']['value']==1 and x['pi_sing']['20'] is None and x['pi_sing']['2'] is not None))"
+	py '.records[0].legal.by_length[1] | .L == 1 and .pi_link["2"].value == 1 and (.pi_sing | has("20")) and .pi_sing["20"] == null and .pi_sing["2"] != null'
 
 # bad grid values: one line naming the item (then the source line and a caret)
 bad() { # bad NAME LINE-TEXT EXPECTED-STDERR

@@ -27,53 +27,59 @@ EOF
 t_run "validate: inference_acc / inference_bacc are gateable" 0 -- validate "$T/g.yaml"
 t_run "run with per_gender and inference gates" 0 -- run "$T/g.yaml" -o "$T/g" --quiet --threads 1
 R=$T/g/results.json
-py() { /usr/bin/python3 -c "import json,sys; r=json.load(open('$R')); L=[x for x in r['records'] if x['attack']=='link']; m={x['sub']:x for x in L}; $1"; }
+# L: the linkage records, m: them by sub
+py() { jqt "$1" "$R"; }
+L='[.records[] | select(.attack == "link")]'
+m="$L"' | map({(.sub): .}) | add'
 t_ok "two gates, both pass" test "$(grep -c '"pass": true' "$R")" = 2
 t_ok "15 records (5 attackers pooled, f, m), each with inference_acc, inference_bacc and inference" \
-	py "sys.exit(not (len(L)==15 and all('inference_acc' in x['metrics'] and 'inference_bacc' in x['metrics'] and 'inference' in x for x in L)))"
+	py "$L"' | length == 15 and all((.metrics | has("inference_acc") and has("inference_bacc")) and has("inference"))'
 t_ok "the attribute is gender (spk2gender of train, trial, enroll), classes f, m" \
-	py "i=m['ignorant']['inference']; sys.exit(not (i['attribute']=='gender' and i['classes']==['f','m']))"
+	py "$m"' | .ignorant.inference | .attribute == "gender" and .classes == ["f", "m"]'
 t_ok "ignorant / lazy-informed train on train, semi-informed / informed on train_anon" \
-	py "t={k: m[k]['inference']['trained_on'] for k in ('baseline','ignorant','lazy_informed','semi_informed','informed')}; sys.exit(t!={'baseline':'train','ignorant':'train','lazy_informed':'train','semi_informed':'train_anon','informed':'train_anon'})"
+	py "$m"' | . as $m | [("baseline", "ignorant", "lazy_informed", "semi_informed", "informed") | {(.): $m[.].inference.trained_on}] | add == {"baseline": "train", "ignorant": "train", "lazy_informed": "train", "semi_informed": "train_anon", "informed": "train_anon"}'
 t_ok "pooled: 10 test speakers, 80 utterances, majority-class chance 0.5 (5 f, 5 m), balanced chance 0.5" \
-	py "i=m['semi_informed']['inference']; sys.exit(not (i['test_speakers']==10 and i['test_utterances']==80 and i['accuracy']['chance']==0.5 and i['balanced_accuracy']['chance']==0.5))"
+	py "$m"' | .semi_informed.inference | .test_speakers == 10 and .test_utterances == 80 and .accuracy.chance == 0.5 and .balanced_accuracy.chance == 0.5'
 t_ok "train_anon has no spk2gender: its speakers' genders come from train's (400 utterances)" \
-	py "sys.exit(m['semi_informed']['inference']['train_utterances']!=m['ignorant']['inference']['train_utterances'] or m['semi_informed']['inference']['train_unlabelled_speakers']!=0)"
+	py "$m"' | .semi_informed.inference.train_utterances != null and .semi_informed.inference.train_utterances == .ignorant.inference.train_utterances and .semi_informed.inference.train_unlabelled_speakers == 0'
 t_ok "intervals contain their values, within [0, 1]" \
-	py "bad=[1 for x in L for k in ('accuracy','balanced_accuracy') for v in [x['inference'][k]] if v and v['ci'][0] is not None and not (0<=v['ci'][0]<=v['value']<=v['ci'][1]<=1)]; sys.exit(len(bad))"
+	py "$L"' | [.[] | .inference | (.accuracy, .balanced_accuracy) | select(. != null and .ci[0] != null) | select((0 <= .ci[0] and .ci[0] <= .value and .value <= .ci[1] and .ci[1] <= 1) | not)] | length == 0'
 t_ok "semi-informed infers gender above chance (lower bound above 0.5)" \
-	py "a=m['semi_informed']['inference']['accuracy']; sys.exit(not a['ci'][0]>a['chance'])"
+	py "$m"' | .semi_informed.inference.accuracy | .ci[0] != null and .ci[0] > .chance'
 t_ok "per gender: one class among the test speakers, unreliable with the reason" \
-	py "x=m['ignorant/anon_f']; sys.exit(not (x['unreliable']['inference_acc']==\"the test speakers all have the label 'f' (chance is 1)\" and x['inference']['test_speakers']==5))"
+	py "$m"' | .["ignorant/anon_f"] | .unreliable.inference_acc == "the test speakers all have the label '"'f'"' (chance is 1)" and .inference.test_speakers == 5'
 t_ok "per gender: pi_link and pi_sing over that gender's 5 enrolment candidates, unreliable below 10" \
-	py "x=m['semi_informed/anon_m']; b=x['legal']['by_length'][0]; sys.exit(not (b['speakers']==5 and b['pi_link']['all']['chance']==0.2 and x['unreliable']['pi_link']=='5 test speakers (fewer than 10)'))"
+	py "$m"' | .["semi_informed/anon_m"] | .legal.by_length[0].speakers == 5 and .legal.by_length[0].pi_link.all.chance == 0.2 and .unreliable.pi_link == "5 test speakers (fewer than 10)"'
 t_ok "figures link-pi-link (with chance 1/N') and link-pi-sing (with e^-1)" \
-	py "f={g['id']:g for a in r['attacks'] for g in a.get('figures',[])}; p=f['link-pi-link']; s=f['link-pi-sing']; n=[q['name'] for q in p['series']]; ns=[q['name'] for q in s['series']]; c=p['series'][-1]; sys.exit(not (\"chance 1/N'\" in n and 'e^-1 (large N)' in ns and all(abs(y-1/x)<1e-15 for x,y in zip(c['x'],c['y']))))"
+	py '[.attacks[] | (.figures // [])[] | {(.id): .}] | add | .["link-pi-link"] as $p | .["link-pi-sing"] as $s | ($p.series | map(.name) | index(["chance 1/N'"'"'"])) != null and ($s.series | map(.name) | index(["e^-1 (large N)"])) != null and ($p.series[-1] | (.x | length) == (.y | length) and ([.x, .y] | transpose | all(((.[1] - 1 / .[0]) | fabs) < 1e-15)))'
 t_ok "the report's first-page section and its table" \
 	grep -q 'Singling out / Linkability / Inference' "$T/g/report.html"
 t_ok "the section comes right after the executive summary" \
-	/usr/bin/python3 -c "s=open('$T/g/report.html').read(); a=s.find('id=\"summary\"'); b=s.find('id=\"legal\"'); c=s.find('id=\"threat'); import sys; sys.exit(not (0<a<b<c))"
+	bash -c 'at() { grep -bo -m 1 "$1" "$2" | head -n 1 | cut -d: -f1; }
+		a=$(at "id=\"summary\"" "$1"); b=$(at "id=\"legal\"" "$1"); c=$(at "id=\"threat" "$1")
+		[ -n "$a" ] && [ -n "$b" ] && [ -n "$c" ] && [ "$a" -gt 0 ] && [ "$a" -lt "$b" ] && [ "$b" -lt "$c" ]' _ "$T/g/report.html"
 
 # the VoicePrivacy summary: vpaudit's own table after the challenge's
 t_run "vpaudit report writes the VPC files" 0 -- report "$R" -o "$T/rep" --no-plots
 t_ok "result_for_rank.txt: the Article 29 table, 15 rows (5 attackers x all, f, m)" \
-	/usr/bin/python3 -c "
-import sys; s=open('$T/rep/result_for_rank.txt').read().split('---- Article 29 criteria (vpaudit) results ----\n')
-rows=s[1].strip().split('\n') if len(s)==2 else []
-sys.exit(not (rows and rows[0].split()==['dataset','split','gender','attacker','pi_link','pi_sing','inference_acc'] and len(rows)==16 and rows[10].split()[:4]==['9','imp','link','all'] and rows[10].split()[4]=='semi_informed'))"
+	awk 'BEGIN { ok = 0 }
+		$0 == "---- Article 29 criteria (vpaudit) results ----" { n++; on = 1; next }
+		on && NF { rows++; row[rows] = $0 }
+		END {
+			if (n != 1 || rows != 16) exit 1
+			if (row[1] !~ /^[ \t]*dataset[ \t]+split[ \t]+gender[ \t]+attacker[ \t]+pi_link[ \t]+pi_sing[ \t]+inference_acc[ \t]*$/) exit 1
+			split(row[11], f); exit !(f[1] == "9" && f[2] == "imp" && f[3] == "link" && f[4] == "all" && f[5] == "semi_informed")
+		}' "$T/rep/result_for_rank.txt"
 t_ok "... with the records' values to 3 decimals" \
-	/usr/bin/python3 -c "
-import json,sys; r=json.load(open('$R')); x=[x for x in r['records'] if x['sub']=='semi_informed'][0]['metrics']
-row=[l for l in open('$T/rep/result_for_rank.txt') if l.split()[:5]==['9','imp','link','all','semi_informed']][0].split()
-sys.exit(row[5:]!=['%.3f'%x['pi_link'],'%.3f'%x['pi_sing'],'%.3f'%x['inference_acc']])"
+	bash -c 'want=$(jq -r "[.records[] | select(.sub == \"semi_informed\")][0].metrics | [.pi_link, .pi_sing, .inference_acc] | map(tostring) | join(\" \")" "$1" |
+			awk "NF == 3 { printf \"%.3f %.3f %.3f\", \$1, \$2, \$3 }")
+		got=$(awk "\$1 == \"9\" && \$2 == \"imp\" && \$3 == \"link\" && \$4 == \"all\" && \$5 == \"semi_informed\" && NF == 8 { print \$6, \$7, \$8; exit }" "$2")
+		[ -n "$want" ] && [ "$want" = "$got" ]' _ "$R" "$T/rep/result_for_rank.txt"
 
 # the same numbers with 2 threads
 t_run "run with 2 threads" 0 -- run "$T/g.yaml" -o "$T/g2" --quiet --threads 2
 t_ok "inference, pi_link and pi_sing identical for 1 and 2 threads" \
-	/usr/bin/python3 -c "
-import json,sys
-a,b=[[(x['sub'],x.get('inference'),x.get('legal')) for x in json.load(open(f))['records']] for f in ('$R','$T/g2/results.json')]
-sys.exit(a!=b)"
+	bash -c 'q="[.records[] | [.sub, .inference, .legal]]"; a=$(jq -cS "$q" "$1") && b=$(jq -cS "$q" "$2") && [ -n "$a" ] && [ "$a" = "$b" ]' _ "$R" "$T/g2/results.json"
 
 # a breached gate, and one that fails closed on an unreliable per-gender record
 scen ", per_gender: true" > "$T/b.yaml"
@@ -91,10 +97,7 @@ for f in "$D"/train.utt2spk "$D"/test.utt2spk; do cut -d' ' -f2 "$f"; done | sor
 scen ", attribute: $T/spk2age" > "$T/a.yaml"
 t_run "an attribute file of three classes" 0 -- run "$T/a.yaml" -o "$T/a" --quiet --no-plots
 t_ok "classes in order of first appearance, balanced chance 1/3" \
-	/usr/bin/python3 -c "
-import json,sys; r=json.load(open('$T/a/results.json'))
-i=[x for x in r['records'] if x['sub']=='ignorant'][0]['inference']
-sys.exit(not (i['attribute']=='$T/spk2age' and sorted(i['classes'])==['mid','old','young'] and abs(i['balanced_accuracy']['chance']-1/3)<1e-15))"
+	jqt --arg f "$T/spk2age" '[.records[] | select(.sub == "ignorant")][0].inference | .attribute == $f and (.classes | sort) == ["mid", "old", "young"] and ((.balanced_accuracy.chance - 1 / 3) | fabs) < 1e-15' "$T/a/results.json"
 
 printf 'train-s0001 a\ntrain-s0002 a\n' > "$T/one"
 scen ", attribute: $T/one" > "$T/one.yaml"
@@ -130,7 +133,5 @@ t_ok "no inference_acc in its records" bash -c "! grep -q '\"inference_acc\"' '$
 scen ", inference: false" > "$T/off.yaml"
 t_run "inference: false" 0 -- run "$T/off.yaml" -o "$T/off" --quiet --no-plots
 t_ok "inference: false: no inference key or metric" \
-	/usr/bin/python3 -c "
-import json,sys; r=json.load(open('$T/off/results.json'))
-sys.exit(any('inference' in x or 'inference_acc' in x['metrics'] for x in r['records']))"
+	jqt '.records | all((has("inference") or (.metrics | has("inference_acc"))) | not)' "$T/off/results.json"
 t_done

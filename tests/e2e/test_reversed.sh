@@ -31,7 +31,8 @@ scen() { # FILE SETS-LINE GATES...
 		for g in "$@"; do echo "  - $g"; done
 	} > "$f"
 }
-rec() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); x=r['records'][0]; print(eval(sys.argv[2]))" "$@"; }
+# rec FILE FILTER: true when FILTER holds, with $x the first record
+rec() { jqt '.records[0] as $x | '"$2" "$1"; }
 FL='{name: semi_informed, scores: flipped.scores, key: semi.trials}'
 NM='{name: semi_informed, scores: semi.scores, key: semi.trials}'
 BL='{name: weyl, scores: weyl.txt}'
@@ -42,13 +43,13 @@ t_run "reversed: gate eer >= 0.30 fails closed (it passed at EER 0.5)" 3 -- run 
 FAILLINE='FAIL asv.semi_informed eer = 0.5 fails closed, anti-correlated: the scores are anti-correlated with identity (threshold-sweep EER 87.0%, 95% interval 80.9-90.2%, above 50%): an attacker who reverses them reaches EER 12.2%'
 t_ok "reversed: the FAIL line gives the finding" grep -qxF "$FAILLINE" "$OUT"
 R=$T/flip/results.json
-t_ok "reversed: anti_correlated true" test "$(rec "$R" "x['anti_correlated']")" = True
-t_ok "reversed: eer 0.5, eer_sweep 0.87" test "$(rec "$R" "(x['metrics']['eer'], x['metrics']['eer_sweep'])")" = "(0.5, 0.87)"
-t_ok "reversed: eer_flipped 0.1225 (the shipped scores' EER)" test "$(rec "$R" "x['metrics']['eer_flipped']")" = 0.1225
-t_ok "reversed: cllr_min_flipped < 0.5 < cllr_min = 1" test "$(rec "$R" "x['metrics']['cllr_min_flipped'] < 0.5 < x['metrics']['cllr_min'] == 1")" = True
-t_ok "reversed: min_dcf_flipped < min_dcf = 1" test "$(rec "$R" "x['metrics']['min_dcf_flipped'] < x['metrics']['min_dcf'] == 1")" = True
-t_ok "reversed: the interval, by identities" test "$(rec "$R" "(round(x['anti_correlation']['eer_sweep_ci'][0], 3), x['anti_correlation']['level'], x['anti_correlation']['method'])")" = "(0.809, 0.95, 'bootstrap-identities')"
-t_ok "reversed: gate object names the finding" test "$(rec "$R" "r['gates'][0]['anti_correlated'].startswith('the scores are anti-correlated')")" = True
+t_ok "reversed: anti_correlated true" rec "$R" '$x.anti_correlated == true'
+t_ok "reversed: eer 0.5, eer_sweep 0.87" rec "$R" '$x.metrics.eer == 0.5 and $x.metrics.eer_sweep == 0.87'
+t_ok "reversed: eer_flipped 0.1225 (the shipped scores' EER)" rec "$R" '$x.metrics.eer_flipped == 0.1225'
+t_ok "reversed: cllr_min_flipped < 0.5 < cllr_min = 1" rec "$R" '$x.metrics.cllr_min_flipped < 0.5 and 0.5 < $x.metrics.cllr_min and $x.metrics.cllr_min == 1'
+t_ok "reversed: min_dcf_flipped < min_dcf = 1" rec "$R" '$x.metrics.min_dcf_flipped < $x.metrics.min_dcf and $x.metrics.min_dcf == 1'
+t_ok "reversed: the interval, by identities" rec "$R" '$x.anti_correlation | ((.eer_sweep_ci[0] * 1000) | round) == 809 and .level == 0.95 and .method == "bootstrap-identities"'
+t_ok "reversed: gate object names the finding" rec "$R" '.gates[0].anti_correlated | startswith("the scores are anti-correlated")'
 t_ok "reversed: warning" grep -qF 'vpaudit: warning: asv.semi_informed: the scores are anti-correlated with identity (threshold-sweep EER 87.0%, 95% interval 80.9-90.2%, above 50%): an attacker who reverses them reaches EER 12.2%' "$ERR"
 t_ok "reversed: no weaker 'may be reversed' hint" eval "! grep -q 'may be reversed' '$ERR'"
 H=$T/flip/report.html
@@ -72,7 +73,7 @@ scen "$T/opt.yaml" "$FL" "{attack: asv.semi_informed, metric: eer, min: 0.30, al
 t_run "reversed: allow_anti_correlated: the bound decides; eer_flipped fails" 3 -- run "$T/opt.yaml" -o "$T/opt" --no-plots
 t_ok "reversed: opted-in gate passes" grep -qx 'PASS asv.semi_informed eer = 0.5 >= 0.3' "$OUT"
 t_ok "reversed: the reversing attacker breaks the bound" grep -qx 'FAIL asv.semi_informed eer_flipped = 0.1225 < 0.3' "$OUT"
-t_ok "reversed: the opt-in is echoed" test "$(rec "$T/opt/results.json" "r['gates'][0].get('allow_anti_correlated')")" = True
+t_ok "reversed: the opt-in is echoed" rec "$T/opt/results.json" '.gates[0].allow_anti_correlated == true'
 t_run "validate: allow_anti_correlated is a gate key" 0 -- validate "$T/opt.yaml"
 scen "$T/bad.yaml" "$FL" "{attack: asv.semi_informed, metric: eer, min: 0.3, allow_anti_correlated: 1}"
 t_run "validate: allow_anti_correlated must be a boolean" 1 -- validate "$T/bad.yaml"
@@ -83,14 +84,14 @@ t_ok "metrics: EER of the reversed scores" grep -qx 'EER (reversed)   12.2500 % 
 t_ok "metrics: ANTI-CORRELATED line" grep -q '^ANTI-CORRELATED with identity: sweep EER 95% interval \[8[0-9.]* %, 9[0-9.]* %\] above 50%$' "$OUT"
 t_ok "metrics: the finding on stderr" grep -q 'flipped.scores: the scores are anti-correlated with identity (threshold-sweep EER 87.0%, 95% interval 8.*): an attacker who reverses them reaches EER 12.2%$' "$ERR"
 t_run "metrics --json: shipped scores" 0 -- metrics "$T/semi.scores" --key "$T/semi.trials" --json
-t_ok "metrics --json: not anti-correlated, eer_flipped 0.5" test "$(python3 -c "import json; j=json.load(open('$OUT')); print(j['anti_correlated'], j['eer_flipped'], j['anti_correlation']['eer_sweep_ci'])")" = "False 0.5 None"
+t_ok "metrics --json: not anti-correlated, eer_flipped 0.5" jqt '.anti_correlated == false and .eer_flipped == 0.5 and (.anti_correlation | has("eer_sweep_ci")) and .anti_correlation.eer_sweep_ci == null' "$OUT"
 
 # ---- normal: the same scores as shipped ---------------------------------------
 scen "$T/norm.yaml" "$NM" "{attack: asv.semi_informed, metric: eer, min: 0.10}"
 t_run "normal: gate eer >= 0.10 passes" 0 -- run "$T/norm.yaml" -o "$T/norm" --no-plots
 R=$T/norm/results.json
-t_ok "normal: anti_correlated false, no interval needed" test "$(rec "$R" "(x['anti_correlated'], x['anti_correlation']['eer_sweep_ci'])")" = "(False, None)"
-t_ok "normal: eer_flipped 0.5 (reversing gains nothing)" test "$(rec "$R" "x['metrics']['eer_flipped']")" = 0.5
+t_ok "normal: anti_correlated false, no interval needed" rec "$R" '$x.anti_correlated == false and ($x.anti_correlation | has("eer_sweep_ci")) and $x.anti_correlation.eer_sweep_ci == null'
+t_ok "normal: eer_flipped 0.5 (reversing gains nothing)" rec "$R" '$x.metrics.eer_flipped == 0.5'
 # (the glossary defines the term in every report: look for the finding's words)
 t_ok "normal: no sentence" eval "! grep -q 'reverses them reaches' '$T/norm/report.html'"
 t_ok "normal: no warning" eval "! grep -q 'anti-correlated\|may be reversed' '$ERR'"
@@ -99,9 +100,9 @@ t_ok "normal: no warning" eval "! grep -q 'anti-correlated\|may be reversed' '$E
 scen "$T/bord.yaml" "$BL" "{attack: asv.weyl, metric: eer, min: 0.30}"
 t_run "borderline: gate eer >= 0.30 passes" 0 -- run "$T/bord.yaml" -o "$T/bord" --no-plots
 R=$T/bord/results.json
-t_ok "borderline: sweep EER above 50%" test "$(rec "$R" "x['metrics']['eer_sweep'] > 0.5")" = True
-t_ok "borderline: its interval reaches 50%" test "$(rec "$R" "x['anti_correlation']['eer_sweep_ci'][0] <= 0.5 < x['anti_correlation']['eer_sweep_ci'][1]")" = True
-t_ok "borderline: not anti-correlated" test "$(rec "$R" "x['anti_correlated']")" = False
+t_ok "borderline: sweep EER above 50%" rec "$R" '$x.metrics.eer_sweep > 0.5'
+t_ok "borderline: its interval reaches 50%" rec "$R" '$x.anti_correlation.eer_sweep_ci | .[0] <= 0.5 and 0.5 < .[1]'
+t_ok "borderline: not anti-correlated" rec "$R" '$x.anti_correlated == false'
 t_ok "borderline: no sentence in the report" eval "! grep -q 'reverses them reaches' '$T/bord/report.html'"
 t_ok "borderline: the hint only" grep -qF 'asv.weyl: EER (threshold sweep) above 50% (51.0%): scores may be reversed' "$ERR"
 t_ok "borderline: no finding on stderr" eval "! grep -q 'anti-correlated' '$ERR'"
@@ -125,5 +126,5 @@ EOF2
 t_run "linkage: the ignorant attacker's eer gate fails closed" 3 -- run "$T/link.yaml" -o "$T/link" --no-plots
 t_ok "linkage: the finding is said for the ignorant attacker" grep -qF 'vpaudit: warning: vpc.ignorant: the scores are anti-correlated with identity (threshold-sweep EER 68.2%, 95% interval 62.4-71.4%, above 50%): an attacker who reverses them reaches EER 31.0%' "$ERR"
 t_ok "linkage: summary sentence" grep -qF 'The scores are anti-correlated with identity: an attacker who reverses them reaches EER 31.0%' "$T/link/report.html"
-t_ok "linkage: the semi-informed attacker is not anti-correlated" test "$(python3 -c "import json; r=json.load(open('$T/link/results.json')); print([x['anti_correlated'] for x in r['records']])")" = "[True, False]"
+t_ok "linkage: the semi-informed attacker is not anti-correlated" jqt '[.records[] | .anti_correlated] == [true, false]' "$T/link/results.json"
 t_done
