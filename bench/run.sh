@@ -40,6 +40,8 @@ awk -v a="$w_txt" -v b="$s_t" -v sz="$size" 'BEGIN { printf "ratio: whole run / 
 echo "== dp audit: 10M scores (issue 28; goal < 2 s)"
 "$BUILD/bench/bench_dp_audit"
 
+"$BUILD/bench/bench_exposure"   # issue 33 item 4: the skew-normal fit of 10M candidates, 5 draws
+
 bash bench/features.sh   # issue 15: fbank against torchaudio.compliance.kaldi
 bash bench/mcadams.sh    # issue 17: McAdams against its NumPy/SciPy transcription
 bash bench/ctc.sh        # issue 30: ONNX CTC recogniser (wav2vec2-base size) against PyTorch
