@@ -482,12 +482,36 @@ static int dir_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
 	return 0;
 }
 
+/* the rate the model's input takes: the waveform's, or the front-end's */
+double vpa_ctc_rate(const struct vpa_ctc *c, const struct vpa_ctc_opts *o)
+{
+	return c->input == VPA_CTC_WAVEFORM ? o->rate : o->feat.sample_frequency;
+}
+
+int vpa_ctc_transcribe_dd(const struct vpa_ctc *c, const struct vpa_ctc_opts *o,
+			  const struct vpa_datadir *d, char ***texts, struct vpa_err *err)
+{
+	size_t n = d->n_utt;
+	struct dir_job j = {c, d, xcalloc(n ? n : 1, sizeof(char *))};
+	int rc = vpa_dist_jobs(n, o->threads > 0 ? o->threads : 1, dir_job, dir_pack, dir_unpack,
+			       &j, NULL, vpa_la_run_workers, err);
+	if (rc) {
+		for (size_t i = 0; i < n; i++)
+			free(j.text[i]);
+		free(j.text);
+		return rc;
+	}
+	*texts = j.text;
+	return 0;
+}
+
 int vpa_ctc_transcribe_datadir_with(const struct vpa_ctc *c, const struct vpa_ctc_opts *o,
 				    const char *datadir, const char *out_text,
 				    struct vpa_err *err)
 {
 	struct vpa_datadir d;
 	vpa_datadir_init(&d);
+	char **text = NULL;
 	int rc = vpa_datadir_open(&d, datadir, o->channel, err);
 	if (rc)
 		goto out;
@@ -497,29 +521,26 @@ int vpa_ctc_transcribe_datadir_with(const struct vpa_ctc *c, const struct vpa_ct
 		goto out;
 	}
 	/* the model takes one rate: another is resampled only when asked */
-	double rate = c->input == VPA_CTC_WAVEFORM ? o->rate : o->feat.sample_frequency;
+	double rate = vpa_ctc_rate(c, o);
 	vpa_datadir_set_rate(&d, rate, o->resample ? VPA_ALLOW_DOWN | VPA_ALLOW_UP : 0, 0);
 	rc = vpa_datadir_probe(&d, o->resample ? 0 : rate, err);
 	if (rc)
 		goto out;
-	size_t n = d.n_utt;
-	struct dir_job j = {c, &d, xcalloc(n, sizeof(char *))};
-	rc = vpa_dist_jobs(n, o->threads > 0 ? o->threads : 1, dir_job, dir_pack, dir_unpack, &j,
-			   NULL, vpa_la_run_workers, err);
+	rc = vpa_ctc_transcribe_dd(c, o, &d, &text, err);
 	if (!rc) {
 		struct vpa_atomic a;
 		FILE *f = vpa_atomic_open(out_text, &a, err);
 		if (!f) {
 			rc = err->status ? err->status : VPA_EIO;
 		} else {
-			for (size_t i = 0; i < n; i++)
-				fprintf(f, "%s%s%s\n", d.utt[i], j.text[i][0] ? " " : "", j.text[i]);
+			for (size_t i = 0; i < d.n_utt; i++)
+				fprintf(f, "%s%s%s\n", d.utt[i], text[i][0] ? " " : "", text[i]);
 			rc = vpa_atomic_commit(&a, err);
 		}
+		for (size_t i = 0; i < d.n_utt; i++)
+			free(text[i]);
+		free(text);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(j.text[i]);
-	free(j.text);
 out:
 	vpa_datadir_release(&d);
 	return rc;

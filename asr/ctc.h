@@ -130,5 +130,16 @@ int vpa_ctc_transcribe_datadir(const struct vpa_ctc_opts *o, const char *datadir
 int vpa_ctc_transcribe_datadir_with(const struct vpa_ctc *c, const struct vpa_ctc_opts *o,
 				    const char *datadir, const char *out_text,
 				    struct vpa_err *err);
+/* The sample rate the model's input is computed at: o->rate (waveform input)
+ * or the front-end's (features input). */
+double vpa_ctc_rate(const struct vpa_ctc *c, const struct vpa_ctc_opts *o);
+/*
+ * An opened data directory (its rate set and probed by the caller, as
+ * cli_audio_open does for `vpaudit asr --onnx`): *texts gets one normalised
+ * transcript per utterance (caller frees each and the array), shared over
+ * o->threads and MPI ranks as vpa_ctc_transcribe_datadir.
+ */
+int vpa_ctc_transcribe_dd(const struct vpa_ctc *c, const struct vpa_ctc_opts *o,
+			  const struct vpa_datadir *d, char ***texts /* OUT */, struct vpa_err *err);
 
 #endif

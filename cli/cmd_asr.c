@@ -1,16 +1,18 @@
 /*
  * cli/cmd_asr.c - `vpaudit asr DATA -o HYP.txt`: speech recognition of every
  * utterance of a data directory with the embedded recogniser (CMU
- * PocketSphinx, audio/asr.h), a Kaldi `text` of hypotheses out, ready for
- * `vpaudit wer REF HYP`.  The file is written whole at the end under a
- * temporary name (nothing is written on error) and does not depend on
- * --threads.
+ * PocketSphinx, audio/asr.h) or, with --onnx MODEL --tokens T, the user's
+ * ONNX CTC model (asr/ctc.h, greedy decoding), a Kaldi `text` of hypotheses
+ * out, ready for `vpaudit wer REF HYP`.  The file is written whole at the
+ * end under a temporary name (nothing is written on error) and does not
+ * depend on --threads.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "asr/ctc.h"
 #include "audio/asr.h"
 #include "cli/audio_in.h"
 #include "cli/cli.h"
@@ -19,6 +21,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vpaudit asr DATA -o HYP.txt [OPTIONS]\n"
+		"       vpaudit asr DATA -o HYP.txt --onnx MODEL.onnx --tokens TOKENS.txt [OPTIONS]\n"
 		"\n"
 		"Speech recognition with the embedded recogniser, %s,\n"
 		"and its US-English model (Debian pocketsphinx-en-us: continuous acoustic model,\n"
@@ -42,8 +45,33 @@ static void usage(FILE *f)
 		"                         each (default: online CPUs)\n"
 		"  --channel=N            channel of multi-channel files (0-based; default: mono)\n"
 		CLI_AUDIO_IN_HELP
-		"\nAudio at another rate than 16000 Hz is an error unless --allow-downsample /\n"
-		"--allow-upsample lets it be resampled (the count is reported on stderr).\n"
+		"\nYour ONNX CTC model instead (wav2vec2, HuBERT, Conformer-CTC exports): each\n"
+		"utterance whole in one pass, greedy CTC decoding (best token per frame, repeats\n"
+		"collapsed, blanks dropped, the delimiter a word break), then the VoicePrivacy\n"
+		"normalisation (upper case, punctuation removed):\n"
+		"  --onnx=MODEL.onnx      the model: input [1, samples] (waveform) or [1, T, F] /\n"
+		"                         [1, F, T] (features), output [1, T, V] or [T, V]\n"
+		"                         logits or log-probabilities\n"
+		"  --tokens=FILE          one token per line, line k = output index k (required)\n"
+		"  --blank=K              index of the CTC blank (default 0)\n"
+		"  --delimiter=TOK        the word delimiter token (default '|'; 'sentencepiece'\n"
+		"                         for U+2581, 'none')\n"
+		"  --input=waveform|features  what the model takes (default waveform)\n"
+		"  --rate=HZ              the model's sample rate (waveform input; default 16000)\n"
+		"  --wave-scale=X         waveform multiplier (default 1/32768: the [-1, 1] scale)\n"
+		"  --wave-norm=true       zero mean, unit variance per utterance (Hugging Face's\n"
+		"                         do_normalize; default false)\n"
+		"  --normalise=vpc|upper|punct|none  text normalisation (default vpc: both)\n"
+		"  --layout=btf|bft       features input: [1, T, F] or [1, F, T] (default btf)\n"
+		"  --input-name=NAME, --output-name=NAME  graph input / value read (default: the\n"
+		"                         model's only input, its first output)\n"
+		"  --NAME=VALUE           features input: any option of `vpaudit features`\n"
+		"                         (default: its fbank defaults, 23 bins at 16 kHz)\n"
+		"--model is PocketSphinx's and is refused with --onnx; the --onnx options are\n"
+		"refused without it.\n"
+		"\nAudio at another rate than the recogniser's (16000 Hz; with --onnx, --rate or the\n"
+		"front-end's) is an error unless --allow-downsample / --allow-upsample lets it be\n"
+		"resampled (the count is reported on stderr).\n"
 		"\nExit status: 0 ok, 1 bad input, 2 usage.\n",
 		vpa_asr_ps_version(), VPA_ASR_PS_MODEL_DIR);
 }
@@ -56,21 +84,111 @@ static const char *opt_value(int argc, char **argv, int *i, const char *eq)
 	return *i + 1 < argc ? argv[++*i] : NULL;
 }
 
+/* the options of the ONNX path that take a value (asr/ctc.h's names; "output-name" is
+ * its "output", renamed here beside -o) */
+static int ctc_valued(const char *name)
+{
+	static const char *const names[] = {"onnx", "tokens", "blank", "delimiter", "input",
+					    "rate", "wave-scale", "wave-norm", "normalise",
+					    "normalize", "layout", "input-name", "output-name", NULL};
+	for (size_t i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return 0;
+}
+
+struct ctc_arg {
+	const char *name, *val;
+};
+
+/* hypotheses as a Kaldi text, written whole (nothing on error) */
+static int write_hyps(const char *outpath, const struct vpa_datadir *d, char **hyps,
+		      struct vpa_err *err)
+{
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	for (size_t i = 0; i < d->n_utt; i++) {
+		vpa_buf_puts(&b, d->utt[i]);
+		if (hyps[i][0]) {
+			vpa_buf_puts(&b, " ");
+			vpa_buf_puts(&b, hyps[i]);
+		}
+		vpa_buf_puts(&b, "\n");
+	}
+	int rc = cli_write_file(outpath, b.data, b.len, err);
+	vpa_buf_release(&b);
+	return rc;
+}
+
+static int run_onnx(char **inputs, size_t n_in, const char *outpath, const char *model,
+		    const char *tokens, const struct ctc_arg *args, size_t n_args, int threads,
+		    int channel, const struct cli_audio_in *ai)
+{
+	struct vpa_ctc_opts o;
+	vpa_ctc_opts_init(&o);
+	o.model = model;
+	o.tokens = tokens;
+	o.threads = threads;
+	o.channel = channel;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	for (size_t i = 0; i < n_args; i++) {
+		const char *name = !strcmp(args[i].name, "output-name") ? "output" : args[i].name;
+		if (vpa_ctc_opts_set(&o, name, args[i].val, &err)) {
+			if (!strncmp(err.msg, "unknown option", 14))
+				return cli_usage_error("asr", "unknown option '--%s'", args[i].name);
+			return cli_usage_error("asr", "%s", err.msg);
+		}
+	}
+	struct vpa_ctc *c;
+	if (vpa_ctc_new(&o, &c, &err))
+		return cli_error(&err);
+	struct vpa_datadir d;
+	vpa_datadir_init(&d);
+	double rate = vpa_ctc_rate(c, &o);
+	if (cli_audio_open(inputs, n_in, channel, ai, rate, &d)) {
+		vpa_datadir_release(&d);
+		vpa_ctc_free(c);
+		return 1;
+	}
+	unsigned long rs0 = vpa_resample_count();
+	char **hyps = NULL;
+	int rc = vpa_ctc_transcribe_dd(c, &o, &d, &hyps, &err);
+	if (rc) {
+		rc = cli_error(&err);
+	} else {
+		unsigned long rs = vpa_resample_count() - rs0;
+		if (write_hyps(outpath, &d, hyps, &err))
+			rc = cli_error(&err);
+		else if (rs)
+			fprintf(stderr, "vpaudit asr: %lu of %zu utterances resampled to %g Hz (%s)\n",
+				rs, d.n_utt, rate, vpa_resample_about());
+		for (size_t i = 0; i < d.n_utt; i++)
+			free(hyps[i]);
+		free(hyps);
+	}
+	vpa_datadir_release(&d);
+	vpa_ctc_free(c);
+	return rc;
+}
+
 int cmd_asr(int argc, char **argv)
 {
-	const char *outpath = NULL, *model = NULL;
+	const char *outpath = NULL, *model = NULL, *onnx = NULL, *tokens = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1, channel = -1;
 	struct cli_audio_in ai;
 	memset(&ai, 0, sizeof(ai));
 	char **inputs = xcalloc((size_t)argc + 1, sizeof(char *));
-	size_t n_in = 0;
+	struct ctc_arg *args = xcalloc((size_t)argc + 1, sizeof(*args));
+	size_t n_in = 0, n_args = 0;
 	int rc = 0;
 	for (int i = 1; i < argc && !rc; i++) {
 		const char *arg = argv[i];
 		if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
 			usage(stdout);
 			free(inputs);
+			free(args);
 			return 0;
 		}
 		if (!strcmp(arg, "-o")) {
@@ -95,12 +213,17 @@ int cmd_asr(int argc, char **argv)
 		memcpy(name, arg + 2, nl);
 		name[nl] = 0;
 		int valued = !strcmp(name, "model") || !strcmp(name, "threads") ||
-			     !strcmp(name, "channel") || cli_audio_takes_value(name);
+			     !strcmp(name, "channel") || cli_audio_takes_value(name) ||
+			     ctc_valued(name);
 		const char *val = valued ? opt_value(argc, argv, &i, eq) : eq ? eq + 1 : "true";
 		if (!val) {
 			rc = cli_usage_error("asr", "option '--%s' needs a value", name);
 		} else if (!strcmp(name, "model")) {
 			model = val;
+		} else if (!strcmp(name, "onnx")) {
+			onnx = val;
+		} else if (!strcmp(name, "tokens")) {
+			tokens = val;
 		} else if (!strcmp(name, "threads") || !strcmp(name, "channel")) {
 			int th = !strcmp(name, "threads");
 			unsigned long v;
@@ -112,7 +235,12 @@ int cmd_asr(int argc, char **argv)
 			int ar = cli_audio_opt("asr", name, val, &ai);
 			if (ar == 2)
 				rc = 2;
-			else if (ar == 1)
+			else if (ar == 1 && (ctc_valued(name) || eq)) {
+				/* the ONNX path's options, and the front-end's as --NAME=VALUE */
+				args[n_args].name = xstrndup(name, nl);
+				args[n_args].val = val;
+				n_args++;
+			} else if (ar == 1)
 				rc = cli_usage_error("asr", "unknown option '--%s'", name);
 		}
 	}
@@ -120,10 +248,28 @@ int cmd_asr(int argc, char **argv)
 		rc = cli_usage_error("asr", "missing -o HYP.txt");
 	if (!rc && n_in == 0)
 		rc = cli_usage_error("asr", "missing DATA (a data directory, a wav.scp or audio files)");
-	if (rc) {
+	if (!rc && onnx && model)
+		rc = cli_usage_error("asr", "--model is PocketSphinx's model folder; with --onnx the "
+					    "model is the ONNX file");
+	if (!rc && onnx && !tokens)
+		rc = cli_usage_error("asr", "--onnx needs --tokens FILE (line k = output index k)");
+	if (!rc && !onnx && tokens)
+		rc = cli_usage_error("asr", "--tokens applies to --onnx MODEL only");
+	for (size_t k = 0; !rc && !onnx && k < n_args; k++)
+		rc = ctc_valued(args[k].name)
+			     ? cli_usage_error("asr", "'--%s' applies to --onnx MODEL only", args[k].name)
+			     : cli_usage_error("asr", "unknown option '--%s'", args[k].name);
+	if (!rc && onnx)
+		rc = run_onnx(inputs, n_in, outpath, onnx, tokens, args, n_args, threads, channel,
+			      &ai);
+	if (rc || onnx) {
+		for (size_t k = 0; k < n_args; k++)
+			free((char *)args[k].name);
+		free(args);
 		free(inputs);
 		return rc;
 	}
+	free(args);
 	struct vpa_datadir d;
 	vpa_datadir_init(&d);
 	struct vpa_err err;
@@ -146,24 +292,14 @@ int cmd_asr(int argc, char **argv)
 		return rc;
 	}
 	unsigned long rs = vpa_resample_count() - rs0;
-	struct vpa_buf b;
-	vpa_buf_init(&b);
-	for (size_t i = 0; i < d.n_utt; i++) {
-		vpa_buf_puts(&b, d.utt[i]);
-		if (hyps[i][0]) {
-			vpa_buf_puts(&b, " ");
-			vpa_buf_puts(&b, hyps[i]);
-		}
-		vpa_buf_puts(&b, "\n");
-		free(hyps[i]);
-	}
-	free(hyps);
-	if (cli_write_file(outpath, b.data, b.len, &err))
+	if (write_hyps(outpath, &d, hyps, &err))
 		rc = cli_error(&err);
 	else if (rs)
 		fprintf(stderr, "vpaudit asr: %lu of %zu utterances resampled to 16000 Hz (%s)\n", rs,
 			d.n_utt, vpa_resample_about());
-	vpa_buf_release(&b);
+	for (size_t i = 0; i < d.n_utt; i++)
+		free(hyps[i]);
+	free(hyps);
 	vpa_datadir_release(&d);
 	return rc;
 }
