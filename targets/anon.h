@@ -468,9 +468,17 @@ double vpa_anon_cls_uar(const struct vpa_json *set);
 /* `audio.asr`: the recogniser vpaudit runs on the trial sets (targets/anon_asr.c).  A mapping
  * with `recogniser` naming the kind, so that another recogniser adds its own keys. */
 struct vpa_anon_asr_opts {
-	const char *recogniser; /* "pocketsphinx" */
-	const char *model;      /* its model folder, NULL: Debian's pocketsphinx-en-us */
-	struct vpa_mark recogniser_at, model_at;
+	const char *recogniser; /* "pocketsphinx" | "onnx" */
+	const char *model;      /* pocketsphinx: its model folder, NULL: Debian's
+				 * pocketsphinx-en-us; onnx: the ONNX CTC model (required) */
+	const char *tokens;     /* onnx: line k = output index k (required) */
+	long long blank;        /* onnx: index of the CTC blank */
+	const char *delimiter;  /* onnx: word delimiter token ("sentencepiece", "none") */
+	const char *input;      /* onnx: "waveform" | "features" */
+	const char *layout;     /* onnx, features input: "btf" | "bft" */
+	int wave_norm;          /* onnx, waveform input: zero mean, unit variance */
+	struct vpa_mark recogniser_at, model_at, tokens_at, blank_at, delimiter_at, input_at,
+		layout_at, wave_norm_at;
 };
 extern const struct vpa_schema vpa_anon_asr_schema;
 struct vpa_run_ctx;

@@ -9,34 +9,105 @@
  * on the family it recognises) with a sentence naming the family it
  * recognises poorly.
  *
- * The key is a mapping whose `recogniser` names the kind; today only
- * `pocketsphinx` (with an optional `model` folder).
+ * The key is a mapping whose `recogniser` names the kind: `pocketsphinx`
+ * (with an optional `model` folder) or `onnx`, the user's ONNX CTC model
+ * (`model`, `tokens` and asr/ctc.h's options; greedy decoding, as `vpaudit
+ * asr --onnx`), named in the records by its file and SHA-256.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "audio/asr.h"
+#include "base/inputs.h"
 #include "base/json.h"
 #include "base/strmap.h"
 #include "targets/anon.h"
+#include "targets/anon_asr_ctc.h"
 
 #define INF INFINITY
 
+#define AO struct vpa_anon_asr_opts
 static const struct vpa_key asr_keys[] = {
-	{"recogniser", VPA_K_ENUM, 1, NULL, -INF, INF, 0, "pocketsphinx", NULL, "pocketsphinx",
+	{"recogniser", VPA_K_ENUM, 1, NULL, -INF, INF, 0, "pocketsphinx|onnx", NULL, "pocketsphinx",
 	 "the recogniser: pocketsphinx = CMU PocketSphinx 5prealpha with its US-English model "
 	 "(Debian pocketsphinx-en-us), each utterance decoded whole at 16 kHz (resampled with "
 	 "libsoxr when the audio is at another rate, counted in the record), as "
-	 "`vpaudit asr` and `pocketsphinx_batch -adcin yes`",
-	 VPA_AT(struct vpa_anon_asr_opts, recogniser), VPA_MARK(struct vpa_anon_asr_opts, recogniser_at)},
+	 "`vpaudit asr` and `pocketsphinx_batch -adcin yes`; onnx = your ONNX CTC model "
+	 "(`model`, `tokens`: wav2vec2 / HuBERT / Conformer-CTC exports), greedy decoding, "
+	 "as `vpaudit asr --onnx`",
+	 VPA_AT(AO, recogniser), VPA_MARK(AO, recogniser_at)},
 	{"model", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "models/en-us",
-	 "the PocketSphinx model folder (en-us/, en-us.lm.bin, cmudict-en-us.dict); default "
-	 VPA_ASR_PS_MODEL_DIR,
-	 VPA_AT(struct vpa_anon_asr_opts, model), VPA_MARK(struct vpa_anon_asr_opts, model_at)},
+	 "pocketsphinx: the model folder (en-us/, en-us.lm.bin, cmudict-en-us.dict); default "
+	 VPA_ASR_PS_MODEL_DIR "; onnx: the ONNX CTC model (required)",
+	 VPA_AT(AO, model), VPA_MARK(AO, model_at)},
+	{"tokens", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "models/tokens.txt",
+	 "onnx: the tokens file, one per line, line k = output index k (required)",
+	 VPA_AT(AO, tokens), VPA_MARK(AO, tokens_at)},
+	{"blank", VPA_K_INT, 0, "0", 0, 1000000, 0, NULL, NULL, "0",
+	 "onnx: index of the CTC blank token", VPA_AT(AO, blank), VPA_MARK(AO, blank_at)},
+	{"delimiter", VPA_K_STR, 0, "|", -INF, 64, 0, NULL, NULL, "sentencepiece",
+	 "onnx: the word delimiter token (`|` as wav2vec2's vocabularies; `sentencepiece` for "
+	 "U+2581; `none`)",
+	 VPA_AT(AO, delimiter), VPA_MARK(AO, delimiter_at)},
+	{"input", VPA_K_ENUM, 0, "waveform", -INF, INF, 0, "waveform|features", NULL, "features",
+	 "onnx: what the model takes: the waveform [1, samples] at 16 kHz, scaled to [-1, 1], "
+	 "or vpaudit's fbank (the defaults of `vpaudit features`)",
+	 VPA_AT(AO, input), VPA_MARK(AO, input_at)},
+	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "bft",
+	 "onnx, features input: [1, T, F] or [1, F, T]", VPA_AT(AO, layout), VPA_MARK(AO, layout_at)},
+	{"wave_norm", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
+	 "onnx, waveform input: zero mean and unit variance per utterance (Hugging Face's "
+	 "do_normalize)",
+	 VPA_AT(AO, wave_norm), VPA_MARK(AO, wave_norm_at)},
 	{NULL},
 };
+#undef AO
 const struct vpa_schema vpa_anon_asr_schema = {"asr", asr_keys, sizeof(struct vpa_anon_asr_opts)};
+
+/* the CTC request of an `asr: {recogniser: onnx}` mapping; paths joined to dir
+ * (r->model, r->tokens: the caller frees) */
+static void ctc_req_of(const struct vpa_anon_asr_opts *ao, const char *dir, int threads,
+		       struct vpa_anon_ctc_req *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->model = ao->model ? vpa_path_join(dir, ao->model) : NULL;
+	r->tokens = ao->tokens ? vpa_path_join(dir, ao->tokens) : NULL;
+	r->blank = (long)ao->blank;
+	r->delimiter = ao->delimiter;
+	r->features = !strcmp(ao->input, "features");
+	r->bft = !strcmp(ao->layout, "bft");
+	r->wave_norm = ao->wave_norm;
+	r->threads = threads;
+}
+
+/* recogniser: onnx needs model and tokens; the model is loaded once here so that a
+ * wrong file, an unsupported operator or a tokens file of the wrong size is a
+ * validation error at the key */
+static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_anon_asr_opts *ao,
+			 struct vpa_err *err)
+{
+	if (!ao->model || !ao->tokens) {
+		struct vpa_loc loc = vpa_mark_key_loc(ctx->file, ao->recogniser_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"`recogniser: onnx` needs `model` (the ONNX CTC model) and `tokens` "
+				"(line k = output index k)");
+	}
+	struct vpa_anon_ctc_req r;
+	ctc_req_of(ao, ctx->dir, 1, &r);
+	struct vpa_err e2;
+	vpa_err_init(&e2);
+	int rc = vpa_anon_ctc_check(&r, &e2);
+	free((char *)r.model);
+	free((char *)r.tokens);
+	if (rc) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, strstr(e2.msg, "tokens") || strstr(e2.msg, ".txt")
+								 ? ao->tokens_at
+								 : ao->model_at);
+		return vpa_fail(err, rc, &loc, "%s", e2.msg);
+	}
+	return 0;
+}
 
 int vpa_anon_asr_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_audio_opts *au,
 			  struct vpa_err *err)
@@ -52,6 +123,22 @@ int vpa_anon_asr_validate(const struct vpa_kind_ctx *ctx, const struct vpa_anon_
 					"yours or vpaudit's recogniser's",
 					h ? "hyp_anon" : "hyp");
 		}
+	const struct vpa_anon_asr_opts *ao = &au->asr;
+	if (!strcmp(ao->recogniser, "onnx"))
+		return validate_onnx(ctx, ao, err);
+	const struct vpa_mark only_onnx[5] = {ao->tokens_at, ao->blank_at, ao->delimiter_at,
+					      ao->input_at, ao->layout_at};
+	const char *names[5] = {"tokens", "blank", "delimiter", "input", "layout"};
+	for (int k = 0; k < 6; k++) {
+		struct vpa_mark m = k < 5 ? only_onnx[k] : ao->wave_norm_at;
+		if (m.line) {
+			struct vpa_loc loc = vpa_mark_key_loc(ctx->file, m);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s` applies to `recogniser: onnx` (PocketSphinx has its own "
+					"model folder)",
+					k < 5 ? names[k] : "wave_norm");
+		}
+	}
 	char *dir = au->asr.model ? vpa_path_join(ctx->dir, au->asr.model) : NULL;
 	struct vpa_err e2;
 	vpa_err_init(&e2);
@@ -136,13 +223,43 @@ static int one_set(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	int rc = vpa_datadir_open(&d, dir, -1, err);
 	if (rc)
 		goto out;
-	/* the recogniser takes 16 kHz: any other rate is resampled (libsoxr), and counted */
-	vpa_datadir_set_rate(&d, VPA_ASR_RATE, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
-	model = au->asr.model ? vpa_path_join(ctx->dir, au->asr.model) : NULL;
+	int onnx = !strcmp(au->asr.recogniser, "onnx");
+	double rate = VPA_ASR_RATE;
 	unsigned long rs0 = vpa_resample_count();
-	vpa_progress_note("%s: speech recognition (PocketSphinx) of %zu utterances", key, d.n_utt);
-	if ((rc = vpa_asr_ps_datadir(&d, model, ctx->threads, &hyps, &about, NULL, err)))
-		goto out;
+	if (onnx) {
+		struct vpa_anon_ctc_req r;
+		ctc_req_of(&au->asr, ctx->dir, ctx->threads, &r);
+		model = (char *)r.model;
+		const char *tokens = r.tokens;
+		vpa_progress_note("%s: speech recognition (ONNX CTC) of %zu utterances", key, d.n_utt);
+		rc = vpa_anon_ctc_run(&r, &d, &hyps, &rate, err);
+		if (!rc) {
+			/* the model named by its file and content */
+			char *data = NULL, hex[65];
+			size_t len = 0;
+			rc = vpa_read_file(model, &data, &len, err);
+			if (!rc) {
+				vpa_sha256_hex(data, len, hex);
+				struct vpa_buf ab;
+				vpa_buf_init(&ab);
+				vpa_buf_printf(&ab, "%s (sha256 %.12s), tokens %s", model, hex, tokens);
+				about = xstrdup(vpa_buf_str(&ab));
+				vpa_buf_release(&ab);
+			}
+			free(data);
+		}
+		free((char *)tokens);
+		if (rc)
+			goto out;
+	} else {
+		/* the recogniser takes 16 kHz: any other rate is resampled (libsoxr), and counted */
+		vpa_datadir_set_rate(&d, VPA_ASR_RATE, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
+		model = au->asr.model ? vpa_path_join(ctx->dir, au->asr.model) : NULL;
+		vpa_progress_note("%s: speech recognition (PocketSphinx) of %zu utterances", key,
+				  d.n_utt);
+		if ((rc = vpa_asr_ps_datadir(&d, model, ctx->threads, &hyps, &about, NULL, err)))
+			goto out;
+	}
 	unsigned long rs = vpa_resample_count() - rs0;
 	for (size_t i = 0; i < d.n_utt; i++) {
 		vpa_buf_puts(&hb, d.utt[i]);
@@ -170,10 +287,10 @@ static int one_set(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	vpa_json_set_num(j, "not_present_in_hyp", (double)w.n_absent);
 	vpa_json_set_str(j, "normalise", au->wer_normalise);
 	struct vpa_json *r = vpa_json_obj();
-	vpa_json_set_str(r, "name", "CMU PocketSphinx");
-	vpa_json_set_str(r, "version", vpa_asr_ps_version());
+	vpa_json_set_str(r, "name", onnx ? "ONNX CTC model (greedy decoding)" : "CMU PocketSphinx");
+	vpa_json_set_str(r, "version", onnx ? "vpaudit's ONNX engine" : vpa_asr_ps_version());
 	vpa_json_set_str(r, "model", about);
-	vpa_json_set_num(r, "rate", VPA_ASR_RATE);
+	vpa_json_set_num(r, "rate", rate);
 	vpa_json_set_num(r, "resampled_utterances", (double)rs);
 	vpa_json_set(j, "recogniser", r);
 	if (nf && d.utt_spk) {
@@ -278,9 +395,11 @@ int vpa_anon_asr_wer(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_
 			struct vpa_buf b;
 			vpa_buf_init(&b);
 			vpa_buf_printf(&b,
-				       "PocketSphinx recognises the %s voices poorly (WER %.1f%% on the "
+				       "%s recognises the %s voices poorly (WER %.1f%% on the "
 				       "original trials) and the %s voices best (WER %.1f%%): read the "
 				       "anonymiser's WER cost on the %s voices",
+				       strcmp(au->asr.recogniser, "onnx") ? "PocketSphinx"
+									 : "The ONNX model",
 				       fam[worst], fw[worst], fam[best], fw[best], fam[best]);
 			vpa_json_set_str(o, "asr_note", vpa_buf_str(&b));
 			vpa_buf_release(&b);
