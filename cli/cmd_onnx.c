@@ -53,7 +53,9 @@ static const char usage_text[] =
 	"  -o, --outdir DIR           where the .npy files go (created if missing)\n"
 	"  --outputs A,B              values to write: graph outputs or any intermediate\n"
 	"                             value by its name, fused away or not (default: the\n"
-	"                             graph outputs)\n"
+	"                             graph outputs; a value holding NaN is an error and\n"
+	"                             nothing is written; +-inf, as from a model's -inf\n"
+	"                             attention mask, is written as it is)\n"
 	"  -h, --help                 this text\n"
 	"\n"
 	"An unsupported operator, attribute or opset is reported at load time naming the\n"
@@ -434,6 +436,21 @@ static int onnx_run(int argc, char **argv)
 	if (vpa_onnx_run(m, n_in, (const char *const *)names, ins, n_out,
 			 (const char *const *)want, outs, &err))
 		goto fail;
+	/* a NaN computed (from an infinite constant: inf - inf, 0 * inf) is no number to
+	 * write: an error naming the value, nothing written */
+	for (size_t j = 0; j < n_out; j++) {
+		int dt = outs[j].dtype;
+		if (dt != VPA_ONNX_FLOAT && dt != VPA_ONNX_DOUBLE)
+			continue;
+		size_t shape[VPA_ONNX_MAX_DIMS];
+		for (size_t k = 0; k < outs[j].ndim; k++)
+			shape[k] = (size_t)outs[j].dims[k];
+		char what[300];
+		snprintf(what, sizeof(what), "value '%.200s'", want[j]);
+		if (vpa_check_nan_nd(path, what, outs[j].data, (int)vpa_onnx_dtype_size(dt),
+				     outs[j].ndim, shape, &err))
+			goto fail;
+	}
 	if (vpa_mkdirs(outdir, &err))
 		goto fail;
 	for (size_t j = 0; j < n_out; j++) {

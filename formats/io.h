@@ -121,6 +121,10 @@ int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float
  */
 int vpa_check_finite_nd(const char *name, const char *what, const void *data, int itemsize,
 			size_t ndim, const size_t *shape, struct vpa_err *err);
+/* The same refusing only NaN (+-inf pass): ONNX constants, where -inf is an
+ * attention mask's "never attend", and values computed from them. */
+int vpa_check_nan_nd(const char *name, const char *what, const void *data, int itemsize,
+		     size_t ndim, const size_t *shape, struct vpa_err *err);
 /* Write a float64 array (ndim 1 or 2). */
 int vpa_npy_write(const char *path, const double *data, size_t ndim, const size_t *shape,
 		  struct vpa_err *err);

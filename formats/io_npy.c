@@ -402,8 +402,23 @@ int vpa_npy_check_finite(const char *name, const struct vpa_npy *a, int as_float
 	return 0;
 }
 
+static int check_nd(const char *name, const char *what, const void *data, int itemsize,
+		    size_t ndim, const size_t *shape, int allow_inf, struct vpa_err *err);
+
 int vpa_check_finite_nd(const char *name, const char *what, const void *data, int itemsize,
 			size_t ndim, const size_t *shape, struct vpa_err *err)
+{
+	return check_nd(name, what, data, itemsize, ndim, shape, 0, err);
+}
+
+int vpa_check_nan_nd(const char *name, const char *what, const void *data, int itemsize,
+		     size_t ndim, const size_t *shape, struct vpa_err *err)
+{
+	return check_nd(name, what, data, itemsize, ndim, shape, 1, err);
+}
+
+static int check_nd(const char *name, const char *what, const void *data, int itemsize,
+		    size_t ndim, const size_t *shape, int allow_inf, struct vpa_err *err)
 {
 	struct vpa_loc loc = {name, 0, 0};
 	size_t n = 1;
@@ -413,7 +428,7 @@ int vpa_check_finite_nd(const char *name, const char *what, const void *data, in
 		n = xmul(n, shape[k]);
 	for (size_t i = 0; i < n; i++) {
 		double v = itemsize == 4 ? ((const float *)data)[i] : ((const double *)data)[i];
-		if (isfinite(v))
+		if (isfinite(v) || (allow_inf && !isnan(v)))
 			continue;
 		/* the index, last axis fastest */
 		char idx[8 * 22 + 8];

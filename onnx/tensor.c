@@ -575,8 +575,16 @@ int ox_tensor_check_finite(const char *file, const char *what, const struct vpa_
 	size_t shape[VPA_ONNX_MAX_DIMS];
 	for (size_t i = 0; i < t->ndim; i++)
 		shape[i] = (size_t)t->dims[i];
-	return vpa_check_finite_nd(file, what, t->data, (int)vpa_onnx_dtype_size(t->dtype), t->ndim,
-				   shape, err);
+	/*
+	 * NaN is refused; +-inf is not (issue 30): exports of transformer models
+	 * (NeMo's Conformer-CTC, torch masked_fill(-inf)) hold attention masks as
+	 * -inf constants, whose softmax weight is exactly 0.  Issue 26 refused
+	 * inf too; what it guarded against, NaN numbers printed with exit 0, is
+	 * kept by refusing NaN in every output (`onnx run`, embed, classify and
+	 * the CTC recogniser check what they read).
+	 */
+	return vpa_check_nan_nd(file, what, t->data, (int)vpa_onnx_dtype_size(t->dtype), t->ndim,
+				shape, err);
 }
 
 int vpa_onnx_tensor_parse(const char *name, const void *buf, size_t len,

@@ -73,7 +73,7 @@ if [ -f data/brown/ca01 ]; then
 	t_ok "located at model" grep -q "s3.yaml:10:46: PocketSphinx model folder $T/model: cannot read 'en-us/mdef'" "$ERR"
 	scn "$T/s4.yaml" "asr: {recogniser: whisper}" ""
 	t_run "validate: unknown recogniser" 1 -- validate "$T/s4.yaml"
-	t_ok "names the choices" grep -q "'recogniser' must be 'pocketsphinx', got 'whisper'" "$ERR"
+	t_ok "names the choices" grep -q "'recogniser' must be 'pocketsphinx' or 'onnx', got 'whisper'" "$ERR"
 else
 	echo "# SKIP: data/brown missing (sh .ci/deps fetches it)"
 fi

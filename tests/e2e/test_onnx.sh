@@ -136,8 +136,16 @@ bad "external data through a symbolic link" "vpaudit onnx: error: $T/m/ext_w.onn
 	onnx run "$T/m/ext_w.onnx" -o "$T/bad"
 bad "NaN in an initializer" "vpaudit onnx: error: $G/bad_nan_init.onnx: initializer 'w': element 1 (0-based) is not finite (nan)" \
 	onnx run $G/bad_nan_init.onnx -o "$T/bad"
-bad "inf in an initializer" "vpaudit onnx: error: $G/bad_inf_init.onnx: initializer 'w': element 2 (0-based) is not finite (inf)" \
-	onnx run $G/bad_inf_init.onnx -o "$T/bad"
+# -inf in a constant is an attention mask's value (issue 30): it loads; a NaN it
+# produces is refused in the output, nothing written
+t_run "-inf in an initializer loads and is given back" 0 -- onnx run $G/bad_inf_init.onnx -o "$T/inf"
+t_ok "... w.npy ends with float32 -inf" sh -c "tail -c 4 '$T/inf/w.npy' | od -An -tx1 | tr -d ' \n' | grep -qx '000080ff'"
+for m in mask_softmax mask_init; do
+	t_run "a -inf attention mask ($m): Add + Softmax" 0 -- onnx run $G/$m.onnx -i x=$G/mask.x.npy -o "$T/$m"
+	t_ok "... the masked weights are exactly 0 (elements 1 and 5)" sh -c "tail -c 24 '$T/$m/y.npy' | od -An -tx4 -v | tr -s ' \n' ' ' | awk '{ exit !(\$2 == \"00000000\" && \$6 == \"00000000\") }'"
+done
+bad "a row masked whole: NaN (as PyTorch) is refused in the output" "vpaudit onnx: error: $G/mask_allinf.onnx: value 'y': element (1, 0) (0-based) is not finite (nan)" \
+	onnx run $G/mask_allinf.onnx -i x=$G/mask.x.npy -o "$T/bad"
 bad "NaN in an input" "vpaudit onnx: error: $G/good.xnan.npy: element (1, 1) (0-based) is not finite (nan)" \
 	onnx run $G/good.onnx -i x=$G/good.xnan.npy -o "$T/bad"
 bad "-inf in an input" "vpaudit onnx: error: $G/good.xinf.npy: element (1, 3) (0-based) is not finite (inf)" \
