@@ -125,6 +125,23 @@ static const struct vpa_key keys[] = {
 	{"overfit_repetitions", VPA_K_LIST, 0, "[0, 64]", -INFINITY, INFINITY, VPA_KF_NONEMPTY,
 	 NULL, NULL, "[64]", "overfitting: insertion counts",
 	 VPA_AT(struct vpa_dexp_opts, overfit_repetitions), VPA_MARK(struct vpa_dexp_opts, overfit_repetitions_at)},
+	{"audit_canaries", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "500",
+	 "DP audit (issue 28): this many audit words, each put in `context` labelled `label` "
+	 "and inserted once with probability 1/2 (seeded), one more tagger per DP mode trained "
+	 "with them (each sentence its own privacy unit); the one-run audit of Steinke, Nasr, "
+	 "Jagielski 2023 from their d-exposure gives `epsilon_lower_bound` against the claimed "
+	 "`epsilon` (subs `dp-audit`, `dpuser-audit`; needs `dp` or `dp_user`; 0 = off)",
+	 VPA_AT(struct vpa_dexp_opts, audit_canaries), VPA_MARK(struct vpa_dexp_opts, audit_canaries_at)},
+	{"audit_alpha", VPA_K_NUM, 0, "0.05", 0, 0.5, VPA_KF_OPEN_LO, NULL, NULL, "0.05",
+	 "the audit's error probability: epsilon_lower_bound holds with probability at least "
+	 "1 - audit_alpha",
+	 VPA_AT(struct vpa_dexp_opts, audit_alpha), VPA_MARK(struct vpa_dexp_opts, audit_alpha_at)},
+	{"dp_fault", VPA_K_ENUM, 0, "none", -INFINITY, INFINITY, 0, "none|skip_noise|skip_clipping",
+	 NULL, "skip_noise",
+	 "for testing an audit: train every DP tagger of this attack with a deliberate defect "
+	 "(`skip_noise`: no Gaussian noise; `skip_clipping`: no clipping, the noise still sigma "
+	 "* clip); the claimed epsilon stays the correct run's, so the audit should contradict it",
+	 VPA_AT(struct vpa_dexp_opts, dp_fault), VPA_MARK(struct vpa_dexp_opts, dp_fault_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"attack d_exposure", keys, sizeof(struct vpa_dexp_opts)};
@@ -134,7 +151,8 @@ static const char *const metrics[] = {
 	"d_exposure", "d_exposure_label", "d_exposure_max", "d_exposure_chance",
 	"d_exposure_chance_p90", "d_exposure_exchangeable", "d_exposure_label_max",
 	"d_exposure_label_chance", "d_exposure_label_chance_p90", "d_exposure_label_excess",
-	"d_exposure_label_no_dp", "accuracy", "epsilon", "group_epsilon_bound", NULL,
+	"d_exposure_label_no_dp", "accuracy", "epsilon", "group_epsilon_bound",
+	"epsilon_lower_bound", "epsilon_rdp", "epsilon_pld", NULL,
 };
 
 #define MAX_REPS 64
@@ -189,6 +207,15 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, const void
 	if (o->overfit_repetitions.given &&
 	    (rc = reps_of(ctx->file, &o->overfit_repetitions, r, &n, err)))
 		return rc;
+	/* the audit and the fault act on the DP taggers: one DP mode must be on */
+	if ((o->audit_canaries > 0 || strcmp(o->dp_fault, "none")) && !o->dp && !o->dp_user) {
+		int au = o->audit_canaries > 0;
+		struct vpa_loc loc = vpa_mark_key_loc(ctx->file, au ? o->audit_canaries_at
+								  : o->dp_fault_at);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"'%s' acts on the DP-SGD taggers: it needs `dp: true` or "
+				"`dp_user: true`", au ? "audit_canaries" : "dp_fault");
+	}
 	const char *c = o->context;
 	struct vpa_buf b;
 	vpa_buf_init(&b);
@@ -268,6 +295,13 @@ static size_t subs(const void *opts, const void *target_opts, const char ***name
 					vpa_buf_add(&s, tmp, (size_t)len + 1);
 					n++;
 				}
+		if (cfg->audit_canaries > 0)
+			for (int m = MODE_DP; m < N_MODES; m++)
+				if (on[m]) {
+					int len = snprintf(tmp, sizeof(tmp), "%saudit", mode_sub[m]);
+					vpa_buf_add(&s, tmp, (size_t)len + 1);
+					n++;
+				}
 	}
 	char *blk = xmalloc(n * sizeof(char *) + s.len + 1);
 	char *str = blk + n * sizeof(char *);
@@ -309,6 +343,7 @@ static void mode_cfg(const struct vpa_dexp_opts *cfg, int mode, int keep_epochs,
 	if (mode == MODE_PLAIN)
 		return;
 	c->dp = 1;
+	c->fault = !strcmp(cfg->dp_fault, "skip_noise") ? 1 : !strcmp(cfg->dp_fault, "skip_clipping") ? 2 : 0;
 	c->noise_multiplier = cfg->dp_noise_multiplier;
 	c->target_epsilon = cfg->dp_target_epsilon;
 	double lr = cfg->dp_lr;
@@ -624,6 +659,14 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 		}
 		free(x);
 		free(y);
+	}
+	/* the one-run audits, one per DP mode (after every other record) */
+	for (int slot = 0; slot < n_modes && !rc && cfg->audit_canaries > 0; slot++) {
+		if (modes[slot] == MODE_PLAIN)
+			continue;
+		struct vpa_tagger_cfg ac = base;
+		mode_cfg(cfg, modes[slot], 0, &ac);
+		rc = vpa_dexp_audit(ctx, id, cfg, &s, modes[slot], &ac, out, err);
 	}
 	if (rc)
 		goto out;

@@ -114,6 +114,14 @@ int vpa_dexp_train_job(void *arg, size_t i, struct vpa_err *e);
 void vpa_dexp_train_pack(void *arg, size_t i, struct vpa_buf *b);
 int vpa_dexp_train_unpack(void *arg, size_t i, const unsigned char *q, size_t len);
 
+/* The one-run DP audit of one DP mode (attacks/dexposure_audit.c): trains a
+ * tagger with c (the mode's settings) plus the inserted audit sentences and
+ * pushes the record `dp-audit` / `dpuser-audit`. */
+struct vpa_dexp_opts;
+int vpa_dexp_audit(struct vpa_run_ctx *ctx, const char *id, const struct vpa_dexp_opts *o,
+		   const struct setup *s, int mode, const struct vpa_tagger_cfg *c,
+		   struct vpa_attack_out *out, struct vpa_err *err);
+
 /* ---- the options of the kind (config/schema.h "Typed options"; filled by validation) ---- */
 
 struct vpa_dexp_opts {
@@ -138,6 +146,10 @@ struct vpa_dexp_opts {
 	double overfit_fraction;
 	long long overfit_epochs;
 	struct vpa_strs overfit_repetitions;
+	long long audit_canaries;
+	double audit_alpha;
+	const char *dp_fault;
+	struct vpa_mark audit_canaries_at, audit_alpha_at, dp_fault_at;
 	struct vpa_mark canary_at, canary_min_count_at, controls_at, label_at, context_at,
 		repetitions_at, epochs_at, epoch_table_at, dp_at, dp_noise_multiplier_at,
 		dp_target_epsilon_at, dp_lr_at, dp_batch_at, dp_epochs_at, dp_user_at,

@@ -78,6 +78,10 @@ struct vpa_tagger_cfg {
 	size_t user_sentences; /* dp_user: sentences per user (runs within a document) */
 	double clip, noise_multiplier, target_epsilon, delta; /* target_epsilon > 0: sigma from it */
 	uint64_t seed;
+	/* DP with a deliberate defect, for testing an audit (issue 28): 0 none, 1 skip_noise
+	 * (no Gaussian noise), 2 skip_clipping (no clipping; the noise still sigma * clip).
+	 * The claimed epsilon stays the correct run's. */
+	int fault;
 };
 
 struct vpa_tagger_opts;
@@ -99,9 +103,14 @@ void vpa_tagger_data_release(struct vpa_tagger_data *d);
 
 /* Extra training sentences (canaries): `reps` copies of one sentence. */
 struct vpa_tagger_extra {
-	const uint32_t *ids;    /* (len) vocabulary ids */
-	const uint32_t *labels; /* (len) coarse classes */
+	const uint32_t *ids;    /* (len) vocabulary ids; (n_distinct * len) when n_distinct > 1 */
+	const uint32_t *labels; /* (len) coarse classes; the same layout */
 	size_t len, reps;
+	/* 0 or 1: one sentence, reps copies (one privacy unit under dp_user: the
+	 * canary's owner).  > 1: n_distinct sentences of len tokens each, every one
+	 * inserted once (reps ignored) and its own privacy unit under dp_user too:
+	 * the audit canaries of a one-run DP audit (issue 28). */
+	size_t n_distinct;
 };
 
 struct vpa_tagger_stats {

@@ -89,7 +89,8 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 		     vpa_tagger_epoch_fn cb, void *arg, struct vpa_nn **out,
 		     struct vpa_tagger_stats *st, struct vpa_err *err)
 {
-	size_t n_extra = extra ? extra->reps : 0, N = n_sents + n_extra;
+	int distinct = extra && extra->n_distinct > 1;
+	size_t n_extra = !extra ? 0 : distinct ? extra->n_distinct : extra->reps, N = n_sents + n_extra;
 	/* Privacy units: unit u holds examples uoff[u] .. uoff[u+1]-1 (indices
 	 * into sents, then the extra copies); without dp_user one per example. */
 	int by_user = cfg->dp && cfg->dp_user;
@@ -102,7 +103,10 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 			if (i == 0 || i - uoff[n_units - 1] >= m ||
 			    d->corpus.sent_doc[sents[i]] != d->corpus.sent_doc[sents[i - 1]])
 				uoff[n_units++] = i;
-		if (n_extra)
+		if (distinct)
+			for (size_t e = 0; e < n_extra; e++)
+				uoff[n_units++] = n_sents + e; /* each audit sentence a user */
+		else if (n_extra)
 			uoff[n_units++] = n_sents;
 		uoff[n_units] = N;
 	}
@@ -190,7 +194,8 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 						tb_add(&b, ids + o0, lab + o0,
 						       d->corpus.sent_off[sn + 1] - o0);
 					} else {
-						tb_add(&b, extra->ids, extra->labels, extra->len);
+						size_t x = distinct ? (e - n_sents) * extra->len : 0;
+						tb_add(&b, extra->ids + x, extra->labels + x, extra->len);
 					}
 				}
 			} else {
@@ -202,7 +207,8 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 						tb_add(&b, ids + o0, lab + o0,
 						       d->corpus.sent_off[sn + 1] - o0);
 					} else {
-						tb_add(&b, extra->ids, extra->labels, extra->len);
+						size_t x = distinct ? (e - n_sents) * extra->len : 0;
+						tb_add(&b, extra->ids + x, extra->labels + x, extra->len);
 					}
 				}
 			}
@@ -212,8 +218,18 @@ int vpa_tagger_train(const struct vpa_tagger_data *d, const struct vpa_tagger_cf
 			t.labels = b.lab;
 			double loss = 0;
 			if (cfg->dp) {
+				/* a deliberate defect (cfg->fault, for testing an audit):
+				 * skip_noise: sigma 0; skip_clipping: a clip no gradient
+				 * reaches, with sigma scaled so the noise stays sigma * clip */
+				double clip = cfg->clip, sg = sigma;
+				if (cfg->fault == 1)
+					sg = 0;
+				else if (cfg->fault == 2) {
+					clip = 1e30;
+					sg = sigma * cfg->clip / clip;
+				}
 				rc = vpa_nn_dpsgd_step_units(net, &o, &in, &t, lot_off, n_lot_units,
-							     cfg->clip, sigma, q * (double)n_units,
+							     clip, sg, q * (double)n_units,
 							     &rdp, &loss, NULL, err);
 				lsum += loss * (double)b.n_seq;
 				lw += (double)b.n_seq;
