@@ -52,9 +52,17 @@ class ConformerCTC(torch.nn.Module):
 
     def forward(self, f):
         x = self.sub((f - f.mean(dim=1, keepdim=True)).transpose(1, 2)).transpose(1, 2)
-        lengths = torch.ones(x.shape[0], dtype=torch.int64) * x.shape[1]
-        y, _ = self.enc(x, lengths)
-        return self.head(y)
+        # torchaudio's Conformer.forward(x, lengths) with every frame valid,
+        # written out: its padding mask takes max(lengths).item(), which the
+        # ONNX export traces as the example's length (the exported model then
+        # failed on any other length at a Reshape); the mask built from x's
+        # shape stays dynamic, and MultiheadAttention still turns it into a
+        # -inf attention mask in the graph (what issue 30's engine change is for)
+        mask = torch.zeros_like(x[:, :, 0]).to(torch.bool)
+        y = x.transpose(0, 1)
+        for layer in self.enc.conformer_layers:
+            y = layer(y, mask)
+        return self.head(y.transpose(0, 1))
 
 
 def fbank(x):

@@ -306,63 +306,141 @@ static const char *base_name(const char *p, char *buf, size_t cap)
 }
 
 /*
+ * pandas' to_string of a float column (display.precision 6): every value as
+ * %.6f, then trailing zeros cut from all of them together while each still
+ * ends in 0 and keeps one digit after the point; NaN as "NaN".  Each cell
+ * gets pandas' leading space (the sign's place).
+ */
+static void pandas_floats(const double *x, size_t n, char (*out)[64])
+{
+	size_t cut = 0;
+	for (int k = 0; k < 5; k++) {
+		int all = 1, any = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (!isfinite(x[i]))
+				continue;
+			char t[64];
+			snprintf(t, sizeof(t), "%.6f", x[i]);
+			size_t l = strlen(t);
+			any = 1;
+			all &= t[l - 1 - cut] == '0';
+		}
+		if (!any || !all)
+			break;
+		cut++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(x[i])) {
+			snprintf(out[i], 64, " NaN");
+			continue;
+		}
+		snprintf(out[i], 64, " %.6f", x[i]);
+		out[i][strlen(out[i]) - cut] = '\0';
+	}
+}
+
+/*
  * "---- SER results ----": the emotion recogniser of `ser:` as VoicePAT's
- * evaluate_ser summarises it (columns dataset split ser UAR ACC_<label>, in
- * percent, 3 decimals; anon before original as its groupby sorts them).
- * VoicePAT prints pandas' two-level header (a "mean" row under UAR and ACC_*);
- * this prints the one row of names.  dataset: the target, split: the data
- * set's folder name.  UAR is the per-speaker-fold mean with folds.
+ * evaluate_ser summarises it and run_evaluation.py writes it: the frame
+ * groupby(['dataset', 'split', 'ser']).agg({'UAR': ['mean'], 'ACC_<label>':
+ * ['mean'], ...}).reset_index() sorted by dataset and split, through pandas'
+ * to_string (checked against pandas 1.5.3, tests/unit/test_vpc_utility.c):
+ * a two-level header (the aggregated columns' "mean" under their names), the
+ * row index, each cell with a leading space, float columns with a common
+ * number of decimals (pandas_floats).  Columns in percent; anon before
+ * original as the groupby sorts them.  dataset: the target, split: the data
+ * set's folder name.  UAR is the per-speaker-fold mean with folds (VoicePAT
+ * rounds each fold's UAR to 3 decimals before the mean; vpaudit averages the
+ * unrounded folds, so the last digits may differ).
  */
 static void rank_ser(struct vpa_buf *b, const struct vpa_json *results)
 {
 	const struct vpa_json *ts[256];
 	size_t nt = linked_targets(results, ts, 256);
-	const char *head[8];
-	char hbuf[5][64];
-	struct table t = {0, 0, head, NULL};
-	for (size_t i = 0; i < nt; i++) {
+	enum { MAXR = 512 };
+	size_t ncol = 0, nrow = 0, nl = 0;
+	char head[8][64];
+	char (*txt)[8][64] = xcalloc(MAXR, sizeof(*txt));   /* string columns 0..2 */
+	double (*num)[8] = xcalloc(MAXR, sizeof(*num));     /* float columns 3.. */
+	for (size_t i = 0; i < nt && nrow + 2 <= MAXR; i++) {
 		const struct vpa_json *ser =
 			vpa_json_get(vpa_json_get(vpa_json_get(ts[i], "info"), "audio"), "ser");
 		const struct vpa_json *labs = vpa_json_get(ser, "labels");
 		if (!ser || !labs || labs->type != VPA_JSON_ARR || labs->n > 4)
 			continue; /* more than 4 classes do not fit the table's 8 columns */
-		size_t nc = 4 + labs->n;
-		if (t.ncol && t.ncol != nc)
+		if (ncol && ncol != 4 + labs->n)
 			continue; /* one label map per table */
-		if (!t.ncol) {
-			t.ncol = nc;
-			head[0] = "dataset";
-			head[1] = "split";
-			head[2] = "ser";
-			head[3] = "UAR";
-			for (size_t c = 0; c < labs->n; c++) {
-				snprintf(hbuf[c], sizeof(hbuf[c]), "ACC_%s",
+		if (!ncol) {
+			ncol = 4 + labs->n;
+			nl = labs->n;
+			snprintf(head[0], 64, "dataset");
+			snprintf(head[1], 64, "split");
+			snprintf(head[2], 64, "ser");
+			snprintf(head[3], 64, "UAR");
+			for (size_t c = 0; c < nl; c++)
+				snprintf(head[4 + c], 64, "ACC_%s",
 					 labs->items[c]->type == VPA_JSON_STR ? labs->items[c]->str : "?");
-				head[4 + c] = hbuf[c];
-			}
 		}
 		char split[256];
 		base_name(vpa_json_get_str(ser, "data"), split, sizeof(split));
-		for (int anon = 1; anon >= 0; anon--) {
+		for (int anon = 1; anon >= 0; anon--, nrow++) {
 			const struct vpa_json *set = vpa_json_get(ser, anon ? "anonymised" : "original");
 			const struct vpa_json *rec = vpa_json_get(set, "recall_folds");
 			if (!rec)
 				rec = vpa_json_get(set, "recall");
-			char v[5][64];
-			const char *row[8] = {vpa_json_get_str(ts[i], "id"), split,
-					      anon ? "anon" : "original", v[0]};
-			double u = vpa_json_get_num(ser, anon ? "uar_anon" : "uar_orig", NAN);
-			snprintf(v[0], sizeof(v[0]), isfinite(u) ? " %.3f" : "undefined", 100 * u);
-			for (size_t c = 0; c < labs->n; c++) {
+			const char *id = vpa_json_get_str(ts[i], "id");
+			snprintf(txt[nrow][0], 64, " %.62s", id ? id : "");
+			snprintf(txt[nrow][1], 64, " %.62s", split);
+			snprintf(txt[nrow][2], 64, " %s", anon ? "anon" : "original");
+			num[nrow][3] = 100 * vpa_json_get_num(ser, anon ? "uar_anon" : "uar_orig", NAN);
+			for (size_t c = 0; c < nl; c++) {
 				const char *l = labs->items[c]->type == VPA_JSON_STR ? labs->items[c]->str : "";
-				double x = vpa_json_get_num(rec, l, NAN);
-				snprintf(v[1 + c], sizeof(v[1 + c]), isfinite(x) ? " %.3f" : "NaN", 100 * x);
-				row[4 + c] = v[1 + c];
+				num[nrow][4 + c] = 100 * vpa_json_get_num(rec, l, NAN);
 			}
-			table_add(&t, row);
 		}
 	}
-	table_print(b, "SER results", &t);
+	if (nrow) {
+		/* the float columns' text */
+		double *col = xmalloc(nrow * sizeof(double));
+		char (*ft)[64] = xmalloc(nrow * sizeof(*ft));
+		for (size_t c = 3; c < ncol; c++) {
+			for (size_t r = 0; r < nrow; r++)
+				col[r] = num[r][c];
+			pandas_floats(col, nrow, ft);
+			for (size_t r = 0; r < nrow; r++)
+				memcpy(txt[r][c], ft[r], 64);
+		}
+		free(col);
+		free(ft);
+		size_t w[8], iw;
+		char idx[32];
+		snprintf(idx, sizeof(idx), "%zu", nrow - 1);
+		iw = strlen(idx);
+		for (size_t c = 0; c < ncol; c++) {
+			w[c] = strlen(head[c]);
+			if (c >= 3 && w[c] < 4)
+				w[c] = 4; /* "mean" */
+			for (size_t r = 0; r < nrow; r++)
+				if (strlen(txt[r][c]) > w[c])
+					w[c] = strlen(txt[r][c]);
+		}
+		vpa_buf_printf(b, "---- SER results ----\n%*s", (int)iw, "");
+		for (size_t c = 0; c < ncol; c++)
+			vpa_buf_printf(b, " %*s", (int)w[c], head[c]);
+		vpa_buf_printf(b, "\n%*s", (int)iw, "");
+		for (size_t c = 0; c < ncol; c++)
+			vpa_buf_printf(b, " %*s", (int)w[c], c >= 3 ? "mean" : "");
+		vpa_buf_puts(b, "\n");
+		for (size_t r = 0; r < nrow; r++) {
+			vpa_buf_printf(b, "%-*zu", (int)iw, r);
+			for (size_t c = 0; c < ncol; c++)
+				vpa_buf_printf(b, " %*s", (int)w[c], txt[r][c]);
+			vpa_buf_puts(b, "\n");
+		}
+		vpa_buf_puts(b, "\n");
+	}
+	free(txt);
+	free(num);
 }
 
 /* ---- VPC 2022 results.txt ------------------------------------------------- */

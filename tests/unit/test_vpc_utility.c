@@ -36,11 +36,15 @@ static const char results_text[] =
 	" \"records\": ["
 	" {\"attack\": \"dev\", \"sub\": \"semi_informed\", \"metrics\": {\"eer\": 0.12910}}]}";
 
+/* pandas 1.5.3's to_string of VoicePAT's frame with the same values (the
+ * groupby/agg/reset_index/sort_values of evaluate_ser.py and run_evaluation.py,
+ * run with Debian's python3-pandas on the percentages 100 * x below) */
 static const char ser_expect[] =
 	"---- SER results ----\n"
-	"  dataset       split      ser     UAR ACC_ang ACC_hap ACC_neu ACC_sad\n"
-	"0   libri iemocap_dev     anon  36.111  50.000  25.000     NaN  33.333\n"
-	"1   libri iemocap_dev original  65.230  70.000  55.000  80.000  55.900\n"
+	"  dataset        split       ser      UAR ACC_ang ACC_hap ACC_neu   ACC_sad\n"
+	"                                     mean    mean    mean    mean      mean\n"
+	"0   libri  iemocap_dev      anon  36.1111    50.0    25.0     NaN  33.33333\n"
+	"1   libri  iemocap_dev  original  65.2300    70.0    55.0    80.0  55.90000\n"
 	"\n"
 	"---- ASR results ----\n";
 
