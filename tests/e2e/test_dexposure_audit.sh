@@ -58,6 +58,8 @@ scen "$T/sc.yaml" skip_clipping "dp: true"
 t_run "skip_clipping per sentence: run" 0 -- run "$T/sc.yaml" -o "$T/sc" --quiet
 t_ok "... not detectable here: the bound stays at or below the claim" rec "$T/sc/results.json" dp-audit \
 	'.epsilon_lower_bound <= .epsilon and .dp_audit.dp_fault == "skip_clipping"'
+t_ok "... though the fault is in effect (the dp-k0 tagger's training loss differs)" \
+	bash -c 'q="[.records[] | select(.sub == \"dp-k0\") | .metrics.train_loss][0]"; a=$(jq "$q" "$1"); b=$(jq "$q" "$2"); [ -n "$a" ] && [ "$a" != null ] && [ "$a" != "$b" ]' _ "$T/ok/results.json" "$T/sc/results.json"
 
 scen "$T/u.yaml" none "dp: false, dp_user: true, dp_user_sentences: 4, dp_user_batch: 16"
 t_run "correct user-level DP-SGD: run" 0 -- run "$T/u.yaml" -o "$T/u" --quiet
