@@ -232,6 +232,7 @@ int cmd_run(int argc, char **argv)
 	if (vpa_dist_agree(0, &err))
 		goto fail;
 	scen = 1;
+	ro.outdir = outdir;
 	if (vpa_scenario_run(s, &ro, &results, &err))
 		goto fail;
 	struct vpa_json *stages = vpa_json_get(vpa_json_get(results, "wall_time"), "stages");

@@ -532,7 +532,8 @@ int vpa_scenario_run(const struct vpa_scenario *s, const struct vpa_run_opts *o,
 	*results = NULL;
 	iso_now(started, sizeof(started));
 	struct vpa_run_ctx ctx = {s->file, s->dir, o->seed_set ? o->seed : s->seed,
-				  o->threads > 0 ? o->threads : 1, warnings, vpa_warn_groups_new()};
+				  o->threads > 0 ? o->threads : 1, warnings, vpa_warn_groups_new(),
+				  o->outdir};
 	for (size_t i = 0; i < s->n_attacks; i++) {
 		afigs[i] = vpa_json_arr();
 		arecs[i] = vpa_json_arr(); /* records in attack order, whatever the run order */

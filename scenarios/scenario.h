@@ -147,6 +147,7 @@ struct vpa_run_opts {
 	int seed_set;
 	int threads;     /* >= 1 */
 	int no_plots;    /* figures are still computed and stored */
+	const char *outdir; /* the output folder, for what targets save there (NULL: none) */
 };
 
 /*

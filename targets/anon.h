@@ -408,7 +408,8 @@ struct vpa_anon_extractor_opts {
 		scale_at, epochs_at, batch_at, chunk_at, lr_at, semi_informed_at;
 	/* saved and reused extractors (issue 31.9, targets/anon_extractor_io.h) */
 	const char *from, *from_anon, *save;
-	struct vpa_mark from_at, from_anon_at, save_at;
+	int autosave; /* no `save`: write them to OUT/extractors (default) */
+	struct vpa_mark from_at, from_anon_at, save_at, autosave_at;
 };
 
 struct vpa_anon_synth_opts {

@@ -25,6 +25,7 @@
  * (anon_onnx.c) and never back up (targets/anon_build.h).
  */
 #include "audio/xvector.h"
+#include "base/dist.h"
 #include "base/inputs.h"
 #include "targets/anon.h"
 #include "targets/anon_extractor_io.h"
@@ -106,6 +107,12 @@ static const struct vpa_key ext_keys[] = {
 	 "for `vpaudit embed` (relative to the current directory; inside the output folder "
 	 "unless the run has `--allow-writes-outside`)",
 	 VPA_AT(struct vpa_anon_extractor_opts, save), VPA_MARK(struct vpa_anon_extractor_opts, save_at)},
+	{"autosave", VPA_K_BOOL, 0, "true", -INF, INF, 0, NULL, NULL, "false",
+	 "without `save`: write the extractors this run trains to OUT/extractors/asv_eval and "
+	 "OUT/extractors/asv_eval_anon in the run's output folder (listed in results.json with "
+	 "their SHA-256), so a re-run can reuse them with `from`/`from_anon`; false: not (a "
+	 "large net takes room)",
+	 VPA_AT(struct vpa_anon_extractor_opts, autosave), VPA_MARK(struct vpa_anon_extractor_opts, autosave_at)},
 	{NULL},
 };
 const struct vpa_schema vpa_anon_extractor_schema = {"extractor", ext_keys, sizeof(struct vpa_anon_extractor_opts)};
@@ -548,8 +555,12 @@ static double utt2dur_seconds(const char *dir)
 }
 
 /* `extractor: {save}`: the C extractors of this run written with their
- * front-end and training (issue 31.9); `from`/`from_anon` named in the info */
-static int anon_extractors_saved(const struct vpa_anon_extractor_opts *ex,
+ * front-end and training (issue 31.9); without `save` (and unless `autosave:
+ * false`) the ones this run trained go to OUT/extractors in the run's output
+ * folder; each saved ONNX copy listed in the info with its SHA-256;
+ * `from`/`from_anon` named in the info */
+static int anon_extractors_saved(const struct vpa_run_ctx *ctx,
+				 const struct vpa_anon_extractor_opts *ex,
 				 const struct vpa_feat_opts *fo,
 				 const struct vpa_xvec_opts *xo, int finetune, const int have[2],
 				 const struct vpa_xvec_meta meta[2], struct vpa_xvec *asv,
@@ -559,9 +570,20 @@ static int anon_extractors_saved(const struct vpa_anon_extractor_opts *ex,
 		vpa_json_set_str(o, "asv_eval_from", ex->from);
 	if (have[1])
 		vpa_json_set_str(o, "asv_eval_anon_from", ex->from_anon);
-	if (!ex->save)
+	struct vpa_anon_extractor_opts ex2 = *ex;
+	char *auto_dir = NULL;
+	if (!ex->save && ex->autosave && ctx->out_dir && (!have[0] || !have[1]))
+		ex2.save = auto_dir = vpa_path_join(ctx->out_dir, "extractors");
+	if (!ex2.save)
 		return 0;
+	ex = &ex2;
 	struct vpa_xvec x[2] = {*asv, *asv_anon}; /* borrowed */
+	/* the automatic copy holds what this run trained, never a reused net (it
+	 * may be read from that very folder) */
+	if (auto_dir)
+		for (int k = 0; k < 2; k++)
+			if (have[k])
+				memset(&x[k], 0, sizeof(x[k]));
 	struct vpa_xvec_meta m[2];
 	for (int k = 0; k < 2; k++) {
 		if (have[k]) { /* reused: saved again as it was */
@@ -588,6 +610,39 @@ static int anon_extractors_saved(const struct vpa_anon_extractor_opts *ex,
 	int rc = vpa_anon_extractor_save(ex, x, m, err);
 	if (!rc)
 		vpa_json_set_str(o, "extractors_saved", ex->save);
+	/* the saved ONNX copies and their content, as the provenance of written files
+	 * (rank 0 wrote them; its results are the ones written) */
+	struct vpa_json *files = vpa_json_arr();
+	static const char *const roles[2] = {"asv_eval", "asv_eval_anon"};
+	for (int k = 0; k < 2 && !rc; k++) {
+		if (!vpa_xvec_trained(&x[k]))
+			continue;
+		char *d = vpa_path_join(ex->save, roles[k]);
+		char *onnx = vpa_path_join(d, "model.onnx");
+		struct vpa_json *f = vpa_json_obj();
+		vpa_json_set_str(f, "role", roles[k]);
+		vpa_json_set_str(f, "folder", d);
+		vpa_json_set_str(f, "onnx", onnx);
+		if (vpa_dist_rank() == 0) {
+			char *data = NULL, hex[65];
+			size_t len = 0;
+			rc = vpa_read_file(onnx, &data, &len, err);
+			if (!rc) {
+				vpa_sha256_hex(data, len, hex);
+				vpa_json_set_str(f, "onnx_sha256", hex);
+			}
+			free(data);
+		}
+		vpa_json_push(files, f);
+		free(onnx);
+		free(d);
+	}
+	vpa_json_set(o, "extractors_saved_files", files);
+	if (!rc && auto_dir)
+		vpa_progress_note("extractors saved to %s (reuse them with `extractor: {from: "
+				  "%s/asv_eval, from_anon: %s/asv_eval_anon}`)", auto_dir, auto_dir,
+				  auto_dir);
+	free(auto_dir);
 	return rc;
 }
 
@@ -1003,7 +1058,7 @@ asv_anon_step:
 							     ? meta[1].semi_informed
 							     : finetune ? "finetune" : "retrain");
 	}
-	if ((rc = anon_extractors_saved(ex, &fo, &xo, finetune, have, meta, &asv, &asv_anon, o,
+	if ((rc = anon_extractors_saved(ctx, ex, &fo, &xo, finetune, have, meta, &asv, &asv_anon, o,
 					err)))
 		goto out;
 	vpa_json_set(o, "timing", stages); /* a timing field (reports/README.md) */

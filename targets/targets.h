@@ -31,6 +31,11 @@ struct vpa_run_ctx {
 	 * (attacks/evaluate.c vpa_warn_group_*); NULL: each warning is given at
 	 * once.  Owned by whoever set it (vpa_warn_groups_flush frees it). */
 	struct vpa_warn_groups *warn_groups;
+	/* The run's output folder (`vpaudit run -o`, else the scenario's `output:`,
+	 * else out/NAME); NULL when nothing is to be written there (validate,
+	 * tests).  Kinds that save what they trained (the anonymised_speech
+	 * target's extractors, issue 31.9) write below it. */
+	const char *out_dir;
 };
 
 /* A warning: appended to results "warnings" and printed on stderr. */

@@ -41,11 +41,12 @@ YAML
 # the one training field outside `timing` (chunk_frames: what an epoch of training
 # draws, from the `chunk` key, which a reuse does not write)
 strip() {
+	jq 'walk(if type == "object" then del(.extractors_saved_files) else . end)' "$1/results.json" |
 	awk '/^  "(scenario|inputs)": [{[]/ {skip = 1; next}
 	     skip && /^  [}\]],?$/ {skip = 0; next}
 	     skip {next}
 	     /"(asv_eval_from|asv_eval_anon_from|extractors_saved|chunk_frames)": / {next}
-	     {print}' "$1/results.json" > "$2"
+	     {print}' > "$2"
 }
 X="hidden: 32, emb_dim: 16, epochs: 4, chunk: 150, batch: 16, semi_informed: finetune"
 scn "$T/a.yaml" "$X, save: $T/out/extractors"
@@ -121,4 +122,25 @@ t_ok "both named" grep -q "j.yaml:[0-9]*:[0-9]*: the saved ASV_eval^anon has \`a
 scn "$T/k.yaml" "$X, save: /tmp/elsewhere-$$"
 t_run "save outside the output folder" 1 -- run "$T/k.yaml" -o "$T/ok" --quiet
 t_ok "refused at the key" grep -q "k.yaml:[0-9]*:[0-9]*: .*is outside the output folder" "$ERR"
+# without `save`: what the run trained goes to OUT/extractors by itself (autosave), listed
+# with the SHA-256 of each ONNX copy, and a re-run reuses it from there
+scn "$T/auto.yaml" "$X"
+t_run "autosave: train without save" 0 -- run "$T/auto.yaml" -o "$T/auto" --quiet
+t_ok "autosave: both extractors in OUT/extractors" test -s "$T/auto/extractors/asv_eval/extractor.yaml" -a \
+	-s "$T/auto/extractors/asv_eval_anon/model.onnx"
+for r in asv_eval asv_eval_anon; do
+	h=$(sha256sum "$T/auto/extractors/$r/model.onnx" | cut -d' ' -f1)
+	t_ok "autosave: results.json lists $r's ONNX copy with its SHA-256" \
+		jqt --arg r "$r" --arg h "$h" --arg f "$T/auto/extractors/$r/model.onnx" \
+		'[.targets[0].info.audio.extractors_saved_files[] | select(.role == $r)] | length == 1 and .[0].onnx == $f and .[0].onnx_sha256 == $h' "$T/auto/results.json"
+done
+scn "$T/auto2.yaml" "from: $T/auto/extractors/asv_eval, from_anon: $T/auto/extractors/asv_eval_anon"
+t_run "autosave: a re-run reuses them" 0 -- run "$T/auto2.yaml" -o "$T/auto2" --quiet
+strip "$T/auto" "$T/a1.json"; strip "$T/auto2" "$T/a2.json"
+t_ok "autosave: the same records and info" tools/results-same.sh "$T/a1.json" "$T/a2.json"
+t_ok "autosave: a run that trains nothing writes no extractors folder" test ! -e "$T/auto2/extractors"
+scn "$T/auto3.yaml" "$X, autosave: false"
+t_run "autosave: false" 0 -- run "$T/auto3.yaml" -o "$T/auto3" --quiet
+t_ok "autosave: false writes none" test ! -e "$T/auto3/extractors"
+t_run "validate writes nothing" 0 -- validate "$T/auto.yaml"
 t_done
