@@ -608,8 +608,11 @@ static int anon_extractors_saved(const struct vpa_run_ctx *ctx,
 				 finetune ? "finetune" : "retrain");
 	}
 	int rc = vpa_anon_extractor_save(ex, x, m, err);
+	/* in the output folder: named relative to it (results.json is there), so the
+	 * same run written to two folders records the same text */
+	const char *shown = auto_dir ? "extractors" : ex->save;
 	if (!rc)
-		vpa_json_set_str(o, "extractors_saved", ex->save);
+		vpa_json_set_str(o, "extractors_saved", shown);
 	/* the saved ONNX copies and their content, as the provenance of written files
 	 * (rank 0 wrote them; its results are the ones written) */
 	struct vpa_json *files = vpa_json_arr();
@@ -619,10 +622,14 @@ static int anon_extractors_saved(const struct vpa_run_ctx *ctx,
 			continue;
 		char *d = vpa_path_join(ex->save, roles[k]);
 		char *onnx = vpa_path_join(d, "model.onnx");
+		char *sd = vpa_path_join(shown, roles[k]);
+		char *so = vpa_path_join(sd, "model.onnx");
 		struct vpa_json *f = vpa_json_obj();
 		vpa_json_set_str(f, "role", roles[k]);
-		vpa_json_set_str(f, "folder", d);
-		vpa_json_set_str(f, "onnx", onnx);
+		vpa_json_set_str(f, "folder", sd);
+		vpa_json_set_str(f, "onnx", so);
+		free(sd);
+		free(so);
 		if (vpa_dist_rank() == 0) {
 			char *data = NULL, hex[65];
 			size_t len = 0;

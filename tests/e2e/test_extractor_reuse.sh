@@ -130,8 +130,8 @@ t_ok "autosave: both extractors in OUT/extractors" test -s "$T/auto/extractors/a
 	-s "$T/auto/extractors/asv_eval_anon/model.onnx"
 for r in asv_eval asv_eval_anon; do
 	h=$(sha256sum "$T/auto/extractors/$r/model.onnx" | cut -d' ' -f1)
-	t_ok "autosave: results.json lists $r's ONNX copy with its SHA-256" \
-		jqt --arg r "$r" --arg h "$h" --arg f "$T/auto/extractors/$r/model.onnx" \
+	t_ok "autosave: results.json lists $r's ONNX copy (relative to the output folder) with its SHA-256" \
+		jqt --arg r "$r" --arg h "$h" --arg f "extractors/$r/model.onnx" \
 		'[.targets[0].info.audio.extractors_saved_files[] | select(.role == $r)] | length == 1 and .[0].onnx == $f and .[0].onnx_sha256 == $h' "$T/auto/results.json"
 done
 scn "$T/auto2.yaml" "from: $T/auto/extractors/asv_eval, from_anon: $T/auto/extractors/asv_eval_anon"
