@@ -126,11 +126,12 @@ static const struct vpa_key keys[] = {
 	 NULL, NULL, "[64]", "overfitting: insertion counts",
 	 VPA_AT(struct vpa_dexp_opts, overfit_repetitions), VPA_MARK(struct vpa_dexp_opts, overfit_repetitions_at)},
 	{"audit_canaries", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "500",
-	 "DP audit (issue 28): this many audit words, each put in `context` labelled `label` "
-	 "and inserted once with probability 1/2 (seeded), one more tagger per DP mode trained "
-	 "with them (each sentence its own privacy unit); the one-run audit of Steinke, Nasr, "
-	 "Jagielski 2023 from their d-exposure gives `epsilon_lower_bound` against the claimed "
-	 "`epsilon` (subs `dp-audit`, `dpuser-audit`; needs `dp` or `dp_user`; 0 = off)",
+	 "DP audit (issue 28): this many audit words, each put in `context` with a label drawn "
+	 "among the classes it does not have and inserted once with probability 1/2 (seeded), "
+	 "one more tagger per DP mode trained with them (each sentence its own privacy unit); "
+	 "the one-run audit of Steinke, Nasr, Jagielski 2023 from each word's log-probability "
+	 "of its label gives `epsilon_lower_bound` against the claimed `epsilon` (subs "
+	 "`dp-audit`, `dpuser-audit`; needs `dp` or `dp_user`; 0 = off)",
 	 VPA_AT(struct vpa_dexp_opts, audit_canaries), VPA_MARK(struct vpa_dexp_opts, audit_canaries_at)},
 	{"audit_alpha", VPA_K_NUM, 0, "0.05", 0, 0.5, VPA_KF_OPEN_LO, NULL, NULL, "0.05",
 	 "the audit's error probability: epsilon_lower_bound holds with probability at least "

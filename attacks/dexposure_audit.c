@@ -5,17 +5,16 @@
  * language model's (attacks/exposure.c).
  *
  * `audit_canaries: M` draws M audit words (seeded) from the tagger's
- * vocabulary, leaving out <unk>, the canary, its control words and the
- * reference words of `label`; each is put in the canary's context sentence,
- * its slot labelled `label`, and that sentence is inserted once with
- * probability 1/2 (a seeded coin per word).  One tagger per DP mode is trained
- * on the training set plus the inserted sentences, each sentence its own
- * privacy unit (a training sentence with DP-SGD per sentence, a user of its
- * own with user-level DP-SGD), so the guarantee claimed for one unit covers
- * each audit canary.  The score of a word is its d-exposure in class `label`
- * in that context (attacks/dexposure_metric.c, against the label class's
- * reference words, which are fixed by the data without the audit sentences):
- * a function of the model and public facts only, so the one-run test holds;
+ * vocabulary, leaving out <unk>, the canary and its control words; each is put
+ * in the canary's context sentence, its slot labelled with a class drawn
+ * (seeded, public) among those the training data never gives the word, and
+ * that sentence is inserted once with probability 1/2 (a seeded coin per
+ * word).  One tagger per DP mode is trained on the training set plus the
+ * inserted sentences, each sentence its own privacy unit (a training sentence
+ * with DP-SGD per sentence, a user of its own with user-level DP-SGD), so the
+ * guarantee claimed for one unit covers each audit canary.  The score of a
+ * word is the log-probability of its drawn label at the slot: a function of
+ * the model and public facts only, so the one-run test holds;
  * vpa_dp_audit_one_run_scores chooses its abstention thresholds and corrects
  * for the choice.  The claim is the tighter of the RDP and PLD accountants'
  * epsilons for the run's q, sigma and steps.  `dp_fault` trains every DP run
