@@ -127,7 +127,7 @@ static const struct vpa_key keys[] = {
 	 VPA_AT(struct vpa_dexp_opts, overfit_repetitions), VPA_MARK(struct vpa_dexp_opts, overfit_repetitions_at)},
 	{"audit_canaries", VPA_K_INT, 0, "0", 0, 100000, 0, NULL, NULL, "500",
 	 "DP audit (issue 28): this many audit words, each put in `context` with a label drawn "
-	 "among the classes it does not have and inserted once with probability 1/2 (seeded), "
+	 "among the classes other than its one training class and inserted once with probability 1/2 (seeded), "
 	 "one more tagger per DP mode trained with them (each sentence its own privacy unit); "
 	 "the one-run audit of Steinke, Nasr, Jagielski 2023 from each word's log-probability "
 	 "of its label gives `epsilon_lower_bound` against the claimed `epsilon` (subs "

@@ -7,7 +7,8 @@
  * `audit_canaries: M` draws M audit words (seeded) from the tagger's
  * vocabulary, leaving out <unk>, the canary and its control words; each is put
  * in the canary's context sentence, its slot labelled with a class drawn
- * (seeded, public) among those the training data never gives the word, and
+ * (seeded, public) among those other than the word's one training class (any
+ * class for a word the training data gives several), and
  * that sentence is inserted once with probability 1/2 (a seeded coin per
  * word).  One tagger per DP mode is trained on the training set plus the
  * inserted sentences, each sentence its own privacy unit (a training sentence
@@ -203,8 +204,8 @@ int vpa_dexp_audit(struct vpa_run_ctx *ctx, const char *id, const struct vpa_dex
 		vpa_json_set_str(au, "dp_fault", o->dp_fault);
 		char note[512];
 		snprintf(note, sizeof(note),
-			 "%zu audit words, each in '%s' with a label drawn among the classes it "
-			 "does not have, inserted once with probability 1/2 (%s), guessed from "
+			 "%zu audit words, each in '%s' with a label drawn among the classes "
+			 "other than its one training class, inserted once with probability 1/2 (%s), guessed from "
 			 "that label's log-probability on one trained tagger, abstention "
 			 "thresholds corrected over %.0f pairs",
 			 M, o->context,

@@ -2,7 +2,7 @@
 # tests/e2e/test_dexposure_audit.sh - issue 28: the one-run DP audit of the
 # d_exposure attack's DP-SGD taggers (attacks/dexposure_audit.c).  On 20 Brown
 # documents, 400 audit words (each in the context with a label drawn among the
-# classes it does not have, inserted with probability 1/2), epsilon 1 at delta
+# classes other than its one training class, inserted with probability 1/2), epsilon 1 at delta
 # 1e-5 (claimed 0.870 per sentence by PLD, 0.890 per user):
 #   correct DP-SGD per sentence and per user: lower bound 0 (<= the claim);
 #   dp_fault skip_noise: 1.217 per sentence (AUC 0.83), 1.612 per user (0.87),
