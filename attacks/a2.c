@@ -45,8 +45,10 @@ struct a2_opts {
 	double alpha_sigma;
 	double ci;
 	long long reps;
+	double audit_alpha;
 	struct vpa_mark layers_at, hidden_at, embedding_dim_at, epochs_at, lr_at, batch_at,
-		em_iters_at, n_nontarget_at, alpha_mu_at, alpha_sigma_at, ci_at, reps_at;
+		em_iters_at, n_nontarget_at, alpha_mu_at, alpha_sigma_at, ci_at, reps_at,
+		audit_alpha_at;
 };
 
 static const struct vpa_key keys[] = {
@@ -83,6 +85,12 @@ static const struct vpa_key keys[] = {
 	 VPA_AT(struct a2_opts, ci), VPA_MARK(struct a2_opts, ci_at)},
 	{"reps", VPA_K_INT, 0, "1000", 10, 1000000, 0, NULL, NULL, "1000", "bootstrap replicates",
 	 VPA_AT(struct a2_opts, reps), VPA_MARK(struct a2_opts, reps_at)},
+	{"audit_alpha", VPA_K_NUM, 0, "0.05", 0, 1, VPA_KF_OPEN_LO | VPA_KF_OPEN_HI, NULL, NULL,
+	 "0.01",
+	 "a target with local DP: the level of the DP audit's lower bound (Clopper-Pearson on "
+	 "A2's scores of disjoint model pairs, Bonferroni over the thresholds swept and the "
+	 "layers audited), as the A1 attack's",
+	 VPA_AT(struct a2_opts, audit_alpha), VPA_MARK(struct a2_opts, audit_alpha_at)},
 	{NULL},
 };
 static const struct vpa_schema schema = {"attack a2_footprint", keys, sizeof(struct a2_opts)};
@@ -93,8 +101,98 @@ static const char *const metrics[] = {
 	"zebra.log10_lr_worst", "n_target", "n_nontarget", "eer_threshold", "tied_fraction",
 	"linkability_hist", "eer_flipped", "cllr_min_flipped", "min_dcf_flipped",
 	"a1_eer", "train_accuracy", "train_loss_first", "train_loss_last", "epsilon",
-	"epsilon_rdp", "epsilon_per_release", "epsilon_per_release_replace", NULL,
+	"epsilon_rdp", "epsilon_per_release", "epsilon_per_release_replace", "epsilon_lower_bound",
+	NULL,
 };
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/*
+ * The DP audit of one layer's A2 record (issue 28), as A1's (attacks/a1.c
+ * dp_audit): with local DP, Clopper-Pearson over the threshold sweep of A2's
+ * PLDA scores on the target trials ("in": two models of one speaker) and the
+ * non-target trials ("out"), each set thinned greedily in the trials' order so
+ * that no model appears twice in it (released with independent noise and
+ * fine-tuned on disjoint data, disjoint models give independent trials), at
+ * level level_alpha (alpha split over the layers), against the per-release
+ * epsilon under replacement.  The PLDA and the network are trained on Part-1
+ * models only, so a Part-2 pair's score is a function of the two released
+ * models and of public data.
+ */
+static void a2_dp_audit(const struct vpa_flam *t, const struct vpa_trials *tr, double level_alpha,
+			double alpha, struct vpa_json *mj)
+{
+	if (t->dp_mech != VPA_FLAM_DP_LOCAL || !isfinite(t->dp_epsilon_replace))
+		return;
+	unsigned char *used = xcalloc(t->n_models ? t->n_models : 1, 1);
+	double *in = xmalloc((tr->n_tar + 1) * sizeof(double));
+	double *out = xmalloc((tr->n_non + 1) * sizeof(double));
+	size_t ni = 0, no = 0;
+	for (int c = 0; c < 2; c++) {
+		memset(used, 0, t->n_models ? t->n_models : 1);
+		size_t n = c ? tr->n_non : tr->n_tar;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t a = c ? tr->non_e[i] : tr->tar_e[i], b = c ? tr->non_t[i] : tr->tar_t[i];
+			if (used[a] || used[b])
+				continue;
+			used[a] = used[b] = 1;
+			if (c)
+				out[no++] = tr->non[i];
+			else
+				in[ni++] = tr->tar[i];
+		}
+	}
+	free(used);
+	struct vpa_json *au = vpa_json_obj();
+	if (ni == 0 || no == 0) {
+		vpa_json_set_str(au, "scope", "covered");
+		vpa_json_set_str(au, "note", "no disjoint pair of models in one of the sets: nothing "
+					     "to audit (no bound)");
+		vpa_json_set(mj, "dp_audit", au);
+		free(in);
+		free(out);
+		return;
+	}
+	qsort(in, ni, sizeof(double), cmp_dbl);
+	qsort(out, no, sizeof(double), cmp_dbl);
+	struct vpa_dp_audit r;
+	vpa_dp_audit_scores(in, ni, out, no, level_alpha, t->dp_delta, VPA_AUDIT_CP, &r);
+	free(in);
+	free(out);
+	vpa_json_set_num(mj, "epsilon_lower_bound", r.epsilon);
+	vpa_json_set_str(au, "method", "cp");
+	vpa_json_set_num(au, "alpha", alpha);
+	vpa_json_set_num(au, "alpha_per_layer", level_alpha);
+	vpa_json_set_num(au, "delta", t->dp_delta);
+	vpa_json_set_num(au, "claimed_epsilon", t->dp_epsilon_replace);
+	vpa_json_set_str(au, "claim_key", "epsilon_per_release_replace");
+	vpa_json_set_num(au, "claimed_epsilon_speaker", t->dp_epsilon_replace_speaker);
+	vpa_json_set_str(au, "accountant", t->dp_accountant);
+	vpa_json_set_str(au, "adjacency",
+			 "user-level: one released model's update, the speaker's adaptation data "
+			 "replaced by another speaker's (sensitivity 2C)");
+	vpa_json_set_str(au, "scope", "covered");
+	struct vpa_json *cn = vpa_json_obj();
+	vpa_json_set_num(cn, "fp", r.fp);
+	vpa_json_set_num(cn, "negatives", r.negatives);
+	vpa_json_set_num(cn, "fn", r.fn);
+	vpa_json_set_num(cn, "positives", r.positives);
+	vpa_json_set(au, "counts", cn);
+	vpa_json_set_num(au, "threshold", r.threshold);
+	vpa_json_set_num(au, "thresholds_swept", r.n_thresholds);
+	vpa_json_set_num(au, "auroc", r.auroc);
+	vpa_json_set_str(au, "note",
+			 "in: a Part-2 model scored by A2's PLDA against another model of its "
+			 "speaker, out: against a model of another speaker, each model at most once "
+			 "per set so the trials are independent; Clopper-Pearson bounds with "
+			 "Bonferroni over the thresholds swept and the layers audited; a bound above "
+			 "the claim proves a defect, one below it does not prove the claim");
+	vpa_json_set(mj, "dp_audit", au);
+}
 
 /*
  * The key check made every item of `layers` a value; a quoted one ("2") was
@@ -643,6 +741,7 @@ static int run(struct vpa_run_ctx *ctx, const char *id, const void *opts,
 				/* the DP claim beside the EER (a target without DP: as before) */
 				if (t->dp_mech != VPA_FLAM_DP_NONE)
 					vpa_flam_dp_metrics(t, out->records->items[nr], mj);
+				a2_dp_audit(t, trp, o->audit_alpha / (double)nl, o->audit_alpha, mj);
 				if (t->dp_mech == VPA_FLAM_DP_DPSGD) { /* as A1's (attacks/a1.c) */
 					struct vpa_json *au = vpa_json_obj();
 					vpa_json_set_str(au, "scope", "outside");

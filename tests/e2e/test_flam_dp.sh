@@ -97,6 +97,7 @@ targets:
     dp_fault: $f
 attacks:
   - {id: a1, kind: a1_footprint, target: fl, layers: [1]}
+  - {id: a2, kind: a2_footprint, target: fl, layers: [1], hidden: 16, embedding_dim: 8, epochs: 2}
 EOF
 	t_run "simulated, dp_fault: $f" 0 -- run sim-$f.yaml -o sim-$f --no-plots --quiet
 	sed -n '/^  "records": \[/,/^  "sweep":/p' sim-$f/results.json > rec-$f.json
@@ -106,4 +107,11 @@ t_ok "correct run: bound below the claim" below "$(num epsilon_lower_bound rec-n
 t_ok "skip_noise: bound above the same claim" below "$(num claimed_epsilon rec-skip_noise.json)" "$(num epsilon_lower_bound rec-skip_noise.json)"
 t_ok "the claim is the same" test "$(num claimed_epsilon rec-none.json)" = "$(num claimed_epsilon rec-skip_noise.json)"
 t_ok "the fault is said in the target" grep -q '"fault": "skip_noise"' sim-skip_noise/results.json
+# A2 audited the same way (issue 28): CP on its PLDA scores of disjoint model pairs, against
+# the same claim; weaker than A1 here (AUC 0.80 on the faulty models against A1's 1.00), its
+# bound on the faulty run (0.325) stays below the claim (0.341) but above the correct run's 0
+t_ok "A2, correct run: a covered CP audit, bound 0 <= claim" \
+	jqt '[.records[] | select(.attack == "a2") | .metrics] | length == 1 and .[0].dp_audit.scope == "covered" and .[0].dp_audit.method == "cp" and .[0].epsilon_lower_bound == 0 and .[0].dp_audit.claim_key == "epsilon_per_release_replace" and .[0].dp_audit.counts.positives == 60' sim-none/results.json
+t_ok "A2, skip_noise: the same claim, a bound above the correct run's (0.325)" \
+	jqt --slurpfile c sim-none/results.json '[.records[] | select(.attack == "a2") | .metrics][0] as $m | ([$c[0].records[] | select(.attack == "a2") | .metrics][0]) as $k | $m.dp_audit.claimed_epsilon == $k.dp_audit.claimed_epsilon and $m.epsilon_lower_bound > $k.epsilon_lower_bound and $m.epsilon_lower_bound > 0.3 and $m.dp_audit.auroc > 0.75' sim-skip_noise/results.json
 t_done
