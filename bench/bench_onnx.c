@@ -12,7 +12,11 @@
  * (direct-convolution count: 2 x outputs x inputs per output, whatever the
  * algorithm) over their wall time summed over threads (VPA_ONNX_PROFILE); and
  * the Conv time's share of the threads' time.
- *   bench_onnx MODEL.onnx X.npy N [THREADS]
+ *   bench_onnx MODEL.onnx X.npy N [THREADS [LENGTHS.txt]]
+ * With LENGTHS.txt (one frame count a line, from bench/onnx_torch.py
+ * --varlen) utterance i is the first LENGTHS[i mod count] frames of X
+ * (1, T, F): variable-length input, the case where a memory plan made for
+ * one exact shape does not apply (issue 33).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,17 +30,20 @@ struct job {
 	const struct vpa_onnx_model *m;
 	const struct vpa_onnx_tensor *x;
 	const char *in[1], *out[1];
+	const int64_t *len; /* frames per utterance, NULL: all of x */
+	size_t n_len;
 	int failed;
 };
 
 static int run_one(void *arg, size_t i)
 {
-	(void)i;
 	struct job *j = arg;
 	struct vpa_err err;
-	struct vpa_onnx_tensor y;
+	struct vpa_onnx_tensor y, xi = *j->x;
 	vpa_err_init(&err);
-	if (vpa_onnx_run(j->m, 1, j->in, j->x, 1, j->out, &y, &err)) {
+	if (j->len)
+		xi.dims[1] = j->len[i % j->n_len]; /* a prefix of (1, T, F) is contiguous */
+	if (vpa_onnx_run(j->m, 1, j->in, &xi, 1, j->out, &y, &err)) {
 		fprintf(stderr, "%s\n", err.msg);
 		j->failed = 1;
 		return 1;
@@ -54,8 +61,8 @@ static double cpu_now(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: bench_onnx MODEL.onnx X.npy N [THREADS]\n");
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr, "usage: bench_onnx MODEL.onnx X.npy N [THREADS [LENGTHS.txt]]\n");
 		return 2;
 	}
 	struct vpa_err err;
@@ -68,7 +75,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err.msg);
 		return 1;
 	}
-	int n = atoi(argv[3]), threads = argc == 5 ? atoi(argv[4]) : 1;
+	int n = atoi(argv[3]), threads = argc >= 5 ? atoi(argv[4]) : 1;
 	if (n < 1 || threads < 1) {
 		fprintf(stderr, "bench_onnx: N and THREADS must be positive\n");
 		return 2;
@@ -77,7 +84,34 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < a.ndim; i++)
 		dims[i] = (int64_t)a.shape[i];
 	struct vpa_onnx_tensor x = vpa_onnx_tensor_f32(a.ndim, dims, a.data);
-	struct job j = {m, &x, {vpa_onnx_input(m, 0)->name}, {vpa_onnx_output(m, 0)->name}, 0};
+	struct job j = {m, &x, {vpa_onnx_input(m, 0)->name}, {vpa_onnx_output(m, 0)->name}, NULL, 0, 0};
+	int64_t *len = NULL;
+	if (argc == 6) {
+		FILE *f = fopen(argv[5], "r");
+		long long v;
+		size_t cap = 0;
+		while (f && fscanf(f, "%lld", &v) == 1) {
+			if (v < 1 || a.ndim != 3 || v > dims[1]) {
+				fprintf(stderr, "%s: length %lld not in 1..%lld frames of X\n", argv[5], v,
+					a.ndim == 3 ? (long long)dims[1] : 0LL);
+				return 1;
+			}
+			if (j.n_len == cap) {
+				cap = cap ? 2 * cap : 256;
+				int64_t *nl = realloc(len, cap * sizeof(int64_t));
+				if (!nl)
+					return 1;
+				len = nl;
+			}
+			len[j.n_len++] = v;
+		}
+		if (!f || !j.n_len) {
+			fprintf(stderr, "%s: no lengths read\n", argv[5]);
+			return 1;
+		}
+		fclose(f);
+		j.len = len;
+	}
 	/* one single-threaded BLAS per worker, also with one worker (vpa_par_jobs
 	 * leaves OpenBLAS's own threads on when it runs a single worker: THREADS=1
 	 * would then use every core) */
@@ -109,7 +143,7 @@ int main(int argc, char **argv)
 	vpa_la_set_threads(blas);
 	printf("%.4f %.4f %.1f %.1f %.3f\n", n / dt, dc / n, gflops, cs > 0 ? cf / cs / 1e9 : 0,
 	       cs / (dt * threads));
-	free(A), free(B), free(C);
+	free(A), free(B), free(C), free(len);
 	vpa_npy_nd_release(&a);
 	vpa_onnx_free(m);
 	return 0;

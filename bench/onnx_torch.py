@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/onnx_torch.py - the PyTorch side of `make bench`'s ONNX benchmark.
 
-    /usr/bin/python3 bench/onnx_torch.py DIR N SECONDS THREADS[,THREADS...] [--no-export]
+    /usr/bin/python3 bench/onnx_torch.py DIR N SECONDS THREADS[,THREADS...] [--no-export] [--varlen]
 
 Builds ECAPA-TDNN (C = 512, 192-d embeddings, 80 fbank) and a ResNet34
 (WeSpeaker layout: basic blocks [3, 4, 6, 3], 32 base channels, 80 fbank),
@@ -15,6 +15,10 @@ products uses every core whatever set_num_threads says) and
 prints "NAME THREADS UTT_PER_S CPU_S_PER_UTT" lines (CPU: the process's CPU
 time, all threads).  vpaudit's engine is timed on the same files by
 build/bench/bench_onnx (bench/run.sh prints the ratios).
+--varlen: variable-length utterances (issue 33): max(N, 1000) lengths of 2-20 s (200-2000
+frames, uniform, seed 1) written to DIR/lengths.txt at export, one a line;
+utterance i is the first lengths[i] frames of x (SECONDS must then be >= 20),
+the prefixes build/bench/bench_onnx takes with DIR/lengths.txt.
 """
 import os
 import sys
@@ -53,6 +57,7 @@ def main():
     out, n, secs = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
     threads = [int(t) for t in sys.argv[4].split(",")]
     export = "--no-export" not in sys.argv[5:]
+    varlen = "--varlen" in sys.argv[5:]
     torch.manual_seed(0)
     os.makedirs(out, exist_ok=True)
     x = torch.randn(1, int(secs * 100), 80)
@@ -60,6 +65,17 @@ def main():
         np.save(os.path.join(out, "x.npy"), x.numpy().astype("<f4"))
     else:
         x = torch.from_numpy(np.load(os.path.join(out, "x.npy")))
+    lengths = [x.shape[1]] * n
+    if varlen:
+        lp = os.path.join(out, "lengths.txt")
+        if export:
+            lengths = [int(v) for v in np.random.default_rng(1).integers(200, 2001, size=max(n, 1000))]
+            assert max(lengths) <= x.shape[1], "--varlen needs SECONDS >= 20"
+            with open(lp, "w") as f:
+                f.write("".join("%d\n" % v for v in lengths))
+        else:
+            with open(lp) as f:
+                lengths = [int(v) for v in f.read().split()][:n]
     for name, model in (("ecapa512", ECAPA(feat=80, c=512, emb=192, att=128)), ("resnet34", ResNet34())):
         model.eval()
         path = os.path.join(out, name + ".onnx")
@@ -71,8 +87,8 @@ def main():
             with torch.inference_mode():
                 model(x)  # warm-up
                 t0, c0 = time.perf_counter(), time.process_time()
-                for _ in range(n):
-                    model(x)
+                for k in range(n):
+                    model(x[:, :lengths[k % len(lengths)]])
                 dt, dc = time.perf_counter() - t0, time.process_time() - c0
             print("%s %d %.4f %.4f" % (name, t, n / dt, dc / n), flush=True)
 
