@@ -159,6 +159,22 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 		}
 		printf "(medians of %d rounds; load average at the end %s; every round in rounds.txt)\n", split(vals["vu ecapa512 1"], x, " "), load
 	}' "$O/rounds.txt"
+	# Variable length (issue 33): BENCH_ONNX_VAR_N (default 1000) utterances of
+	# 2-20 s (lengths seeded, DIR/lengths.txt), one round, 1 and 2 threads.
+	nv=${BENCH_ONNX_VAR_N:-1000}; V="$DATA/onnx_var"; mkdir -p "$V"
+	echo "== onnx variable length: $nv utterances of 2-20 s, 1 and 2 threads, one round; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	/usr/bin/python3 bench/onnx_torch.py "$V" 1 20 1 --varlen > /dev/null 2> "$V/torch.err" ||
+		{ cat "$V/torch.err"; echo "onnx: the PyTorch export failed"; exit 1; }
+	for t in 1 2; do
+		OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch.txt" ||
+			{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
+		for mdl in ecapa512 resnet34; do
+			v=$("$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||
+				{ cat "$V/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
+			tu=$(awk -v m="$mdl" '$1 == m { print $3 }' "$V/torch.txt")
+			echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2)\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $8, $3 / $8 }'
+		done
+	done
 else
 	echo "== onnx: skipped (python3-torch not installed: no PyTorch baseline)"
 fi
