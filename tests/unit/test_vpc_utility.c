@@ -38,7 +38,8 @@ static const char results_text[] =
 
 /* pandas 1.5.3's to_string of VoicePAT's frame with the same values (the
  * groupby/agg/reset_index/sort_values of evaluate_ser.py and run_evaluation.py,
- * run with Debian's python3-pandas on the percentages 100 * x below) */
+ * run with Debian's python3-pandas on the percentages 100 * x below;
+ * tests/golden/ser/gen_vpc_table.py prints it, output in vpc_tables.txt) */
 static const char ser_expect[] =
 	"---- SER results ----\n"
 	"  dataset        split       ser      UAR ACC_ang ACC_hap ACC_neu   ACC_sad\n"
