@@ -76,9 +76,8 @@ int vpa_dexp_audit(struct vpa_run_ctx *ctx, const char *id, const struct vpa_dex
 	if (nc < M) {
 		free(cand);
 		return vpa_fail(err, VPA_EINPUT, NULL,
-				"%s: audit_canaries %zu: the tagger's vocabulary has only %zu words "
-				"that are not <unk>, the canary, a control or a reference word of %s",
-				id, M, nc, vpa_tag_names[s->label]);
+				"audit_canaries %zu: the tagger's vocabulary has only %zu words "
+				"that are not <unk>, the canary or one of its control words", M, nc);
 	}
 	/* M words by a seeded partial shuffle, then each one's coin */
 	struct vpa_rng rw, rcoin;
@@ -143,8 +142,8 @@ int vpa_dexp_audit(struct vpa_run_ctx *ctx, const char *id, const struct vpa_dex
 	size_t ni = 0, no = 0;
 	for (size_t j = 0; j < M && !rc; j++) {
 		if (!isfinite(score[j]))
-			rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: audit canary %zu has no finite score",
-				      id, j + 1);
+			rc = vpa_fail(err, VPA_EINPUT, NULL, "audit canary %zu has no finite score",
+				      j + 1);
 		else if (in_set[j])
 			sin[ni++] = score[j];
 		else

@@ -84,4 +84,9 @@ scen "$T/v3.yaml" none "dp: true" "gates:
 sed -i 's/audit_canaries: 400/audit_canaries: 0/' "$T/v3.yaml"
 t_run "a min/max gate on it too: exit 1" 1 -- validate "$T/v3.yaml"
 t_ok "... at the metric" grep -q "v3.yaml:[0-9]*:[0-9]*: attack 'dx' never records epsilon_lower_bound: it has no 'audit_canaries'" "$ERR"
+scen "$T/v4.yaml" none "dp: true"
+sed -i 's/audit_canaries: 400/audit_canaries: 100000/' "$T/v4.yaml"
+t_run "more audit words than the vocabulary offers: exit 1" 1 -- run "$T/v4.yaml" -o "$T/v4" --quiet
+t_ok "... one line naming the attack and the counts, nothing written" \
+	sh -c "head -n 1 '$ERR' | grep -q \"attack 'dx': audit_canaries 100000: the tagger's vocabulary has only 1995 words that are not <unk>, the canary or one of its control words\" && test ! -e '$T/v4/results.json'"
 t_done
