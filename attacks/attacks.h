@@ -50,6 +50,14 @@ struct vpa_attack_kind {
 		   const struct vpa_target *t, struct vpa_attack_out *out, struct vpa_err *err);
 	/* Title for the report section ("Score sets of 'vpc'"); caller frees. */
 	char *(*title)(const char *id, const void *opts, const char *target_id);
+	/*
+	 * When this attack, with these options on this target, can never record
+	 * `metric` (a gate on it could only fail closed): the reason ("its target
+	 * 'lm' has no 'audit_canaries'", written into buf), else NULL.  NULL hook:
+	 * decided at run time.  scenarios/gates.c asks it for every gate.
+	 */
+	const char *(*never_records)(const char *metric, const void *opts, const char *target_id,
+				     const void *target_opts, char *buf, size_t cap);
 };
 
 const struct vpa_attack_kind *vpa_attack_kind_find(const char *name);

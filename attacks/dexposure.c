@@ -728,7 +728,24 @@ static char *title(const char *id, const void *opts, const char *target_id)
 	return b.data;
 }
 
+/* The audit records (epsilon_lower_bound) exist only with audit_canaries, on a
+ * tagger the attack trains. */
+static const char *never_records(const char *metric, const void *opts, const char *target_id,
+				 const void *target_opts, char *buf, size_t cap)
+{
+	const struct vpa_dexp_opts *o = opts;
+	const struct vpa_tagger_opts *to = target_opts;
+	if (strcmp(metric, "epsilon_lower_bound"))
+		return NULL;
+	if (!strcmp(to->source, "import")) {
+		snprintf(buf, cap, "its target '%s' is imported (no tagger is trained)", target_id);
+		return buf;
+	}
+	return o->audit_canaries > 0 ? NULL : "it has no 'audit_canaries'";
+}
+
 const struct vpa_attack_kind vpa_attack_d_exposure = {
+	.never_records = never_records,
 	.name = "d_exposure",
 	.schema = &schema,
 	.target_kinds = target_kinds,

@@ -649,7 +649,20 @@ static char *title(const char *id, const void *opts, const char *target_id)
 	return b.data;
 }
 
+/* The audit record (epsilon_lower_bound) exists only for a target with audit canaries. */
+static const char *never_records(const char *metric, const void *opts, const char *target_id,
+				 const void *target_opts, char *buf, size_t cap)
+{
+	(void)opts;
+	const struct vpa_lm_opts *to = target_opts;
+	if (strcmp(metric, "epsilon_lower_bound") || to->audit_canaries > 0)
+		return NULL;
+	snprintf(buf, cap, "its target '%s' has no 'audit_canaries'", target_id);
+	return buf;
+}
+
 const struct vpa_attack_kind vpa_attack_exposure = {
+	.never_records = never_records,
 	.name = "exposure",
 	.schema = &schema,
 	.target_kinds = target_kinds,

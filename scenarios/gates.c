@@ -221,48 +221,29 @@ static int check_gate_selection(const struct vpa_scenario *s, const struct vpa_k
 }
 
 /*
- * A gate on epsilon_lower_bound (by min/max or max_of) must name an attack
- * that can record it, as far as validation knows (issue 28): `exposure` only
- * for a target with audit_canaries, `d_exposure` only with its own
- * audit_canaries on a target it trains (not `source: import`).  Other kinds
- * (fl_speaker_classifier, the A1 attack) decide from their run and fail
- * closed when the bound is absent.
+ * A gate on a metric the attack can never record, as far as validation knows
+ * (the kind's never_records hook, e.g. epsilon_lower_bound without audit
+ * canaries, issue 28), is refused at its metric: it could only fail closed.
  */
-static int check_lower_bound(const struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
-			     const struct vpa_ynode *g, const struct vpa_scn_attack *a,
-			     struct vpa_err *err)
+static int check_recordable(const struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
+			    const struct vpa_ynode *g, const char *metric,
+			    const struct vpa_scn_attack *a, struct vpa_err *err)
 {
+	if (!a->kind->never_records)
+		return 0;
 	const struct vpa_scn_target *t = &s->targets[a->target];
-	const char *why = NULL;
 	char buf[256];
-	if (!strcmp(a->kind->name, "exposure")) {
-		const long long *m = vpa_opts_field(t->kind->schema, t->opts, "audit_canaries");
-		if (!(m && *m > 0)) {
-			snprintf(buf, sizeof(buf), "its target '%s' has no 'audit_canaries'", t->id);
-			why = buf;
-		}
-	} else if (!strcmp(a->kind->name, "d_exposure")) {
-		const long long *m = vpa_opts_field(a->kind->schema, a->opts, "audit_canaries");
-		const char *const *src = vpa_opts_field(t->kind->schema, t->opts, "source");
-		if (src && *src && !strcmp(*src, "import")) {
-			snprintf(buf, sizeof(buf), "its target '%s' is imported (no tagger is trained)",
-				 t->id);
-			why = buf;
-		} else if (!(m && *m > 0))
-			why = "it has no 'audit_canaries'";
-	}
+	const char *why = a->kind->never_records(metric, a->opts, t->id, t->opts, buf, sizeof(buf));
 	if (!why)
 		return 0;
 	struct vpa_loc loc = vpa_node_loc(ctx->file, vpa_ymap_get(g, "metric"));
-	return vpa_fail(err, VPA_EINPUT, &loc, "attack '%s' never records epsilon_lower_bound: %s",
-			a->id, why);
+	return vpa_fail(err, VPA_EINPUT, &loc, "attack '%s' never records %s: %s", a->id, metric,
+			why);
 }
 
 /*
  * A `max_of` gate: the other metric is one of the attack's, differs from
- * `metric`, and an audit's lower bound must be one the attack can produce:
- * `exposure` records epsilon_lower_bound only for a target with
- * audit_canaries (issue 28).
+ * `metric`, and the attack can record both (check_recordable).
  */
 static int check_max_of(const struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 			const struct vpa_ynode *g, const struct vpa_ynode *mo,
@@ -287,8 +268,8 @@ static int check_max_of(const struct vpa_scenario *s, const struct vpa_kind_ctx 
 		return vpa_fail(err, VPA_EINPUT, &loc, "'max_of' names the gate's own metric '%s': "
 				"expected another metric of the same record (e.g. 'metric: "
 				"epsilon_lower_bound, max_of: epsilon')", mn);
-	if (!strcmp(mn, "epsilon_lower_bound") || !strcmp(mo->str, "epsilon_lower_bound"))
-		return check_lower_bound(s, ctx, g, a, err);
+	int rc = check_recordable(s, ctx, g, mn, a, err);
+	return rc ? rc : check_recordable(s, ctx, g, mo->str, a, err);
 	return 0;
 }
 
@@ -378,8 +359,7 @@ int vpa_scn_check_gates(struct vpa_scenario *s, const struct vpa_kind_ctx *ctx,
 		}
 		if (mo && (rc = check_max_of(s, ctx, g, mo, a, &b, err)))
 			goto next;
-		if (!mo && !strcmp(mn->str, "epsilon_lower_bound") &&
-		    (rc = check_lower_bound(s, ctx, g, a, err)))
+		if (!mo && (rc = check_recordable(s, ctx, g, mn->str, a, err)))
 			goto next;
 		if (!lo && !hi && !mo) {
 			loc = vpa_node_loc(ctx->file, g);
