@@ -16,6 +16,7 @@
  * Also the footprint kernels declared in targets/fl_am.h (shared with A2).
  */
 #include "attacks/attacks.h"
+#include "attacks/flam_audit.h"
 #include "targets/fl_am.h"
 #include "metrics/metrics.h"
 
@@ -477,12 +478,6 @@ static void audit_pairs_make(const struct vpa_flam *t, const uint32_t *tp, size_
 	a->n_out = disjoint(np, nn, t->n_models, a->out);
 }
 
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
 /*
  * The audit of one mu+sigma record (layer offset o, width d) into its
  * metrics mj, per the shared convention of issue 28: `epsilon_lower_bound`
@@ -497,8 +492,8 @@ static void dp_audit(const struct vpa_flam *t, const struct fp *f, size_t o, siz
 		     double as, const struct audit_pairs *a, double level_alpha, double alpha,
 		     struct vpa_json *mj)
 {
-	struct vpa_json *au = vpa_json_obj();
 	if (t->dp_mech == VPA_FLAM_DP_DPSGD) {
+		struct vpa_json *au = vpa_json_obj();
 		vpa_json_set_str(au, "scope", "outside");
 		vpa_json_set_str(au, "why",
 				 "DP-SGD protects one adaptation example of a model; A1 tells whether "
@@ -507,10 +502,8 @@ static void dp_audit(const struct vpa_flam *t, const struct fp *f, size_t o, siz
 		vpa_json_set(mj, "dp_audit", au);
 		return;
 	}
-	if (t->dp_mech != VPA_FLAM_DP_LOCAL || !isfinite(t->dp_epsilon_replace)) {
-		vpa_json_free(au);
+	if (t->dp_mech != VPA_FLAM_DP_LOCAL || !isfinite(t->dp_epsilon_replace))
 		return;
-	}
 	double *in = xmalloc(a->n_in * sizeof(double)), *out = xmalloc(a->n_out * sizeof(double));
 	for (int c = 0; c < 2; c++) {
 		const uint32_t *p = c ? a->out : a->in;
@@ -521,42 +514,16 @@ static void dp_audit(const struct vpa_flam *t, const struct fp *f, size_t o, siz
 			s[i] = -vpa_footprint_rho(f->mu[x] + o, f->sd[x] + o, f->mu[y] + o,
 						  f->sd[y] + o, d, am, as);
 		}
-		qsort(s, n, sizeof(double), cmp_dbl);
 	}
-	struct vpa_dp_audit r;
-	vpa_dp_audit_scores(in, a->n_in, out, a->n_out, level_alpha, t->dp_delta, VPA_AUDIT_CP,
-			    &r);
+	vpa_flam_audit_cp(t, in, a->n_in, out, a->n_out, level_alpha, alpha,
+			  "in: a model scored against another model of its speaker, out: against "
+			  "a model of another speaker, each model at most once per set so the "
+			  "trials are independent; Clopper-Pearson bounds with Bonferroni over the "
+			  "thresholds swept and the layers audited; a bound above the claim proves "
+			  "a defect, one below it does not prove the claim",
+			  mj);
 	free(in);
 	free(out);
-	vpa_json_set_num(mj, "epsilon_lower_bound", r.epsilon);
-	vpa_json_set_str(au, "method", "cp");
-	vpa_json_set_num(au, "alpha", alpha);
-	vpa_json_set_num(au, "alpha_per_layer", level_alpha);
-	vpa_json_set_num(au, "delta", t->dp_delta);
-	vpa_json_set_num(au, "claimed_epsilon", t->dp_epsilon_replace);
-	vpa_json_set_str(au, "claim_key", "epsilon_per_release_replace");
-	vpa_json_set_num(au, "claimed_epsilon_speaker", t->dp_epsilon_replace_speaker);
-	vpa_json_set_str(au, "accountant", t->dp_accountant);
-	vpa_json_set_str(au, "adjacency",
-			 "user-level: one released model's update, the speaker's adaptation data "
-			 "replaced by another speaker's (sensitivity 2C)");
-	vpa_json_set_str(au, "scope", "covered");
-	struct vpa_json *cn = vpa_json_obj();
-	vpa_json_set_num(cn, "fp", r.fp);
-	vpa_json_set_num(cn, "negatives", r.negatives);
-	vpa_json_set_num(cn, "fn", r.fn);
-	vpa_json_set_num(cn, "positives", r.positives);
-	vpa_json_set(au, "counts", cn);
-	vpa_json_set_num(au, "threshold", r.threshold);
-	vpa_json_set_num(au, "thresholds_swept", r.n_thresholds);
-	vpa_json_set_num(au, "auroc", r.auroc);
-	vpa_json_set_str(au, "note",
-			 "in: a model scored against another model of its speaker, out: against "
-			 "a model of another speaker, each model at most once per set so the "
-			 "trials are independent; Clopper-Pearson bounds with Bonferroni over the "
-			 "thresholds swept and the layers audited; a bound above the claim proves "
-			 "a defect, one below it does not prove the claim");
-	vpa_json_set(mj, "dp_audit", au);
 }
 
 static struct vpa_json *num_arr(const double *x, size_t n)

@@ -20,6 +20,7 @@
  * are small and their scale differs widely between layers).
  */
 #include "attacks/attacks.h"
+#include "attacks/flam_audit.h"
 #include "base/dist.h"
 #include "base/la.h"
 #include "learn/plda.h"
@@ -105,12 +106,6 @@ static const char *const metrics[] = {
 	NULL,
 };
 
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-	return (a > b) - (a < b);
-}
-
 /*
  * The DP audit of one layer's A2 record (issue 28), as A1's (attacks/a1.c
  * dp_audit): with local DP, Clopper-Pearson over the threshold sweep of A2's
@@ -147,51 +142,24 @@ static void a2_dp_audit(const struct vpa_flam *t, const struct vpa_trials *tr, d
 		}
 	}
 	free(used);
-	struct vpa_json *au = vpa_json_obj();
 	if (ni == 0 || no == 0) {
+		struct vpa_json *au = vpa_json_obj();
 		vpa_json_set_str(au, "scope", "covered");
 		vpa_json_set_str(au, "note", "no disjoint pair of models in one of the sets: nothing "
 					     "to audit (no bound)");
 		vpa_json_set(mj, "dp_audit", au);
-		free(in);
-		free(out);
-		return;
+	} else {
+		vpa_flam_audit_cp(t, in, ni, out, no, level_alpha, alpha,
+				  "in: a Part-2 model scored by A2's PLDA against another model of "
+				  "its speaker, out: against a model of another speaker, each model "
+				  "at most once per set so the trials are independent; "
+				  "Clopper-Pearson bounds with Bonferroni over the thresholds swept "
+				  "and the layers audited; a bound above the claim proves a defect, "
+				  "one below it does not prove the claim",
+				  mj);
 	}
-	qsort(in, ni, sizeof(double), cmp_dbl);
-	qsort(out, no, sizeof(double), cmp_dbl);
-	struct vpa_dp_audit r;
-	vpa_dp_audit_scores(in, ni, out, no, level_alpha, t->dp_delta, VPA_AUDIT_CP, &r);
 	free(in);
 	free(out);
-	vpa_json_set_num(mj, "epsilon_lower_bound", r.epsilon);
-	vpa_json_set_str(au, "method", "cp");
-	vpa_json_set_num(au, "alpha", alpha);
-	vpa_json_set_num(au, "alpha_per_layer", level_alpha);
-	vpa_json_set_num(au, "delta", t->dp_delta);
-	vpa_json_set_num(au, "claimed_epsilon", t->dp_epsilon_replace);
-	vpa_json_set_str(au, "claim_key", "epsilon_per_release_replace");
-	vpa_json_set_num(au, "claimed_epsilon_speaker", t->dp_epsilon_replace_speaker);
-	vpa_json_set_str(au, "accountant", t->dp_accountant);
-	vpa_json_set_str(au, "adjacency",
-			 "user-level: one released model's update, the speaker's adaptation data "
-			 "replaced by another speaker's (sensitivity 2C)");
-	vpa_json_set_str(au, "scope", "covered");
-	struct vpa_json *cn = vpa_json_obj();
-	vpa_json_set_num(cn, "fp", r.fp);
-	vpa_json_set_num(cn, "negatives", r.negatives);
-	vpa_json_set_num(cn, "fn", r.fn);
-	vpa_json_set_num(cn, "positives", r.positives);
-	vpa_json_set(au, "counts", cn);
-	vpa_json_set_num(au, "threshold", r.threshold);
-	vpa_json_set_num(au, "thresholds_swept", r.n_thresholds);
-	vpa_json_set_num(au, "auroc", r.auroc);
-	vpa_json_set_str(au, "note",
-			 "in: a Part-2 model scored by A2's PLDA against another model of its "
-			 "speaker, out: against a model of another speaker, each model at most once "
-			 "per set so the trials are independent; Clopper-Pearson bounds with "
-			 "Bonferroni over the thresholds swept and the layers audited; a bound above "
-			 "the claim proves a defect, one below it does not prove the claim");
-	vpa_json_set(mj, "dp_audit", au);
 }
 
 /*
