@@ -39,15 +39,7 @@ static int cmp_dbl(const void *a, const void *b)
 static void claim_of(const struct vpa_tagger_stats *st, double delta, double *rdp, double *pld)
 {
 	*rdp = st->epsilon;
-	*pld = NAN;
-	struct vpa_pld *p = NULL;
-	struct vpa_err pe;
-	vpa_err_init(&pe);
-	if (st->q > 0 && st->steps >= 1 && st->steps <= VPA_PLD_MAX_STEPS &&
-	    vpa_pld_new(st->q, st->sigma, floor(st->steps), VPA_PLD_INTERVAL_DEFAULT, &p, &pe) == 0) {
-		*pld = vpa_pld_epsilon(p, delta, 1);
-		vpa_pld_free(p);
-	}
+	*pld = vpa_pld_claim(st->q, st->sigma, st->steps, delta);
 }
 
 int vpa_dexp_audit(struct vpa_run_ctx *ctx, const char *id, const struct vpa_dexp_opts *o,

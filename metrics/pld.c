@@ -602,3 +602,16 @@ int vpa_pld_sigma(double q, double eps, double steps, double delta, double inter
 	*sigma = hi;
 	return 0;
 }
+
+double vpa_pld_claim(double q, double sigma, double steps, double delta)
+{
+	struct vpa_pld *p = NULL;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (!(q > 0) || !(steps >= 1) || steps > VPA_PLD_MAX_STEPS ||
+	    vpa_pld_new(q, sigma, floor(steps), VPA_PLD_INTERVAL_DEFAULT, &p, &err))
+		return NAN;
+	double e = vpa_pld_epsilon(p, delta, 1);
+	vpa_pld_free(p);
+	return e;
+}

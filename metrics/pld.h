@@ -63,6 +63,14 @@ double vpa_pld_delta(const struct vpa_pld *p, double eps, int upper);
  * +inf when no eps reaches delta (delta below the +inf mass). */
 double vpa_pld_epsilon(const struct vpa_pld *p, double delta, int upper);
 
+/*
+ * The claim beside RDP's of a Poisson-subsampled Gaussian run: the upper-bound
+ * epsilon at delta after floor(steps) steps on the default grid, or NAN when
+ * the accountant does not apply (q <= 0, steps outside [1, VPA_PLD_MAX_STEPS],
+ * a grid that does not fit).
+ */
+double vpa_pld_claim(double q, double sigma, double steps, double delta);
+
 /* The mass at +inf of the composed upper-bound PLD (the one-step grid's
  * +inf mass composed, and the window's tails): no epsilon reaches a delta
  * below it. */

@@ -180,14 +180,7 @@ static int claim_epsilon(double q, double sigma, double steps, double delta,
 	int rc = vpa_dp_epsilon(q, sigma, steps, delta, &rdp, NULL, err);
 	if (rc)
 		return rc;
-	struct vpa_pld *p = NULL;
-	struct vpa_err pe;
-	vpa_err_init(&pe);
-	if (q > 0 && steps >= 1 && steps <= VPA_PLD_MAX_STEPS &&
-	    vpa_pld_new(q, sigma, floor(steps), VPA_PLD_INTERVAL_DEFAULT, &p, &pe) == 0) {
-		pld = vpa_pld_epsilon(p, delta, 1);
-		vpa_pld_free(p);
-	}
+	pld = vpa_pld_claim(q, sigma, steps, delta);
 	int use_pld = pld == pld && pld < rdp;
 	vpa_json_set_num(info, "epsilon", use_pld ? pld : rdp);
 	vpa_json_set_str(info, "epsilon_accountant", use_pld ? "pld" : "rdp");
