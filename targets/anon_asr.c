@@ -97,7 +97,9 @@ static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_anon_a
 	ctc_req_of(ao, ctx->dir, 1, &r);
 	struct vpa_err e2;
 	vpa_err_init(&e2);
-	int rc = vpa_anon_ctc_check(&r, &e2);
+	struct vpa_anon_ctc *c = NULL;
+	int rc = vpa_anon_ctc_open(&r, &c, &e2);
+	vpa_anon_ctc_close(c);
 	free((char *)r.model);
 	free((char *)r.tokens);
 	if (rc) {
@@ -211,6 +213,7 @@ static struct vpa_json *wer_json(const struct vpa_asr_wer *w)
 
 /* One set: decode, score, set o[key]. fam_wer (nf, may be NULL) gets each family's WER. */
 static int one_set(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_opts *au,
+		   const struct vpa_anon_ctc *ctc, const char *ctc_about,
 		   const char *dir, const char *ref_dir, const char *key, const struct vpa_strmap *spk_fam,
 		   char *const *fam, size_t nf, double *fam_wer, struct vpa_json *o, struct vpa_err *err)
 {
@@ -227,29 +230,11 @@ static int one_set(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	double rate = VPA_ASR_RATE;
 	unsigned long rs0 = vpa_resample_count();
 	if (onnx) {
-		struct vpa_anon_ctc_req r;
-		ctc_req_of(&au->asr, ctx->dir, ctx->threads, &r);
-		model = (char *)r.model;
-		const char *tokens = r.tokens;
+		/* the model loaded and named once for both sets (vpa_anon_asr_wer) */
 		vpa_progress_note("%s: speech recognition (ONNX CTC) of %zu utterances", key, d.n_utt);
-		rc = vpa_anon_ctc_run(&r, &d, &hyps, &rate, err);
-		if (!rc) {
-			/* the model named by its file and content */
-			char *data = NULL, hex[65];
-			size_t len = 0;
-			rc = vpa_read_file(model, &data, &len, err);
-			if (!rc) {
-				vpa_sha256_hex(data, len, hex);
-				struct vpa_buf ab;
-				vpa_buf_init(&ab);
-				vpa_buf_printf(&ab, "%s (sha256 %.12s), tokens %s", model, hex, tokens);
-				about = xstrdup(vpa_buf_str(&ab));
-				vpa_buf_release(&ab);
-			}
-			free(data);
-		}
-		free((char *)tokens);
-		if (rc)
+		rate = vpa_anon_ctc_rate(ctc);
+		about = xstrdup(ctc_about);
+		if ((rc = vpa_anon_ctc_run(ctc, &d, &hyps, err)))
 			goto out;
 	} else {
 		/* the recogniser takes 16 kHz: any other rate is resampled (libsoxr), and counted */
@@ -375,10 +360,34 @@ int vpa_anon_asr_wer(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_
 	double *fw = nf ? xcalloc(nf, sizeof(double)) : NULL;
 	for (size_t k = 0; k < nf; k++)
 		fw[k] = -1;
+	/* recogniser: onnx: the model loaded once for both sets, and named by its file
+	 * and content (read once more, through the recording reader: it is an input) */
+	struct vpa_anon_ctc *ctc = NULL;
+	char *about = NULL;
+	if (!rc && !strcmp(au->asr.recogniser, "onnx")) {
+		struct vpa_anon_ctc_req r;
+		ctc_req_of(&au->asr, ctx->dir, ctx->threads, &r);
+		rc = vpa_anon_ctc_open(&r, &ctc, err);
+		char *data = NULL, hex[65];
+		size_t len = 0;
+		if (!rc && !(rc = vpa_read_file(r.model, &data, &len, err))) {
+			vpa_sha256_hex(data, len, hex);
+			struct vpa_buf ab;
+			vpa_buf_init(&ab);
+			vpa_buf_printf(&ab, "%s (sha256 %.12s), tokens %s", r.model, hex, r.tokens);
+			about = xstrdup(vpa_buf_str(&ab));
+			vpa_buf_release(&ab);
+		}
+		free(data);
+		free((char *)r.model);
+		free((char *)r.tokens);
+	}
 	if (!rc)
-		rc = one_set(ctx, au, trial, trial, "wer_orig", &spk, fam, nf, fw, o, err);
+		rc = one_set(ctx, au, ctc, about, trial, trial, "wer_orig", &spk, fam, nf, fw, o,
+			     err);
 	if (!rc && trial_anon)
-		rc = one_set(ctx, au, trial_anon, trial, "wer_anon", &spk, fam, nf, NULL, o, err);
+		rc = one_set(ctx, au, ctc, about, trial_anon, trial, "wer_anon", &spk, fam, nf, NULL,
+			     o, err);
 	if (!rc && nf > 1) {
 		/* the sentence the report prints: which voices the recogniser handles, on the
 		 * original trials (the anonymiser's cost is read on those) */
@@ -405,6 +414,8 @@ int vpa_anon_asr_wer(const struct vpa_run_ctx *ctx, const struct vpa_anon_audio_
 			vpa_buf_release(&b);
 		}
 	}
+	vpa_anon_ctc_close(ctc);
+	free(about);
 	for (size_t k = 0; k < nf; k++)
 		free(fam[k]);
 	free(fam);

@@ -24,28 +24,41 @@ static void opts_of(const struct vpa_anon_ctc_req *r, struct vpa_ctc_opts *o)
 	o->threads = r->threads > 0 ? r->threads : 1;
 }
 
-int vpa_anon_ctc_check(const struct vpa_anon_ctc_req *r, struct vpa_err *err)
-{
+struct vpa_anon_ctc {
 	struct vpa_ctc_opts o;
-	opts_of(r, &o);
-	struct vpa_ctc *c = NULL;
-	int rc = vpa_ctc_new(&o, &c, err);
-	vpa_ctc_free(c);
+	struct vpa_ctc *ctc;
+};
+
+int vpa_anon_ctc_open(const struct vpa_anon_ctc_req *r, struct vpa_anon_ctc **out,
+		      struct vpa_err *err)
+{
+	struct vpa_anon_ctc *c = xcalloc(1, sizeof(*c));
+	opts_of(r, &c->o);
+	int rc = vpa_ctc_new(&c->o, &c->ctc, err);
+	if (rc) {
+		free(c);
+		c = NULL;
+	}
+	*out = c;
 	return rc;
 }
 
-int vpa_anon_ctc_run(const struct vpa_anon_ctc_req *r, struct vpa_datadir *d, char ***hyps,
-		     double *rate, struct vpa_err *err)
+void vpa_anon_ctc_close(struct vpa_anon_ctc *c)
 {
-	struct vpa_ctc_opts o;
-	opts_of(r, &o);
-	struct vpa_ctc *c = NULL;
-	int rc = vpa_ctc_new(&o, &c, err);
-	if (!rc) {
-		*rate = vpa_ctc_rate(c, &o);
-		vpa_datadir_set_rate(d, *rate, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
-		rc = vpa_ctc_transcribe_dd(c, &o, d, hyps, err);
-	}
-	vpa_ctc_free(c);
-	return rc;
+	if (!c)
+		return;
+	vpa_ctc_free(c->ctc);
+	free(c);
+}
+
+double vpa_anon_ctc_rate(const struct vpa_anon_ctc *c)
+{
+	return vpa_ctc_rate(c->ctc, &c->o);
+}
+
+int vpa_anon_ctc_run(const struct vpa_anon_ctc *c, struct vpa_datadir *d, char ***hyps,
+		     struct vpa_err *err)
+{
+	vpa_datadir_set_rate(d, vpa_anon_ctc_rate(c), VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
+	return vpa_ctc_transcribe_dd(c->ctc, &c->o, d, hyps, err);
 }

@@ -20,15 +20,20 @@ struct vpa_anon_ctc_req {
 	int threads;
 };
 
-/* Load the model and the tokens as a run would (asr/ctc.h's checks): 0 or an error naming
- * the file. */
-int vpa_anon_ctc_check(const struct vpa_anon_ctc_req *r, struct vpa_err *err);
+struct vpa_anon_ctc; /* a loaded model with its options */
+
+/* Load the model and the tokens (asr/ctc.h's checks): errors name the file. */
+int vpa_anon_ctc_open(const struct vpa_anon_ctc_req *r, struct vpa_anon_ctc **out,
+		      struct vpa_err *err);
+void vpa_anon_ctc_close(struct vpa_anon_ctc *c); /* NULL-safe */
+/* The sample rate the model takes. */
+double vpa_anon_ctc_rate(const struct vpa_anon_ctc *c);
 /*
  * Transcribe every utterance of d (opened; its rate is set here to the model's, any other
  * resampled): *hyps one normalised transcript per utterance (caller frees each and the
- * array), *rate the model's rate.
+ * array).
  */
-int vpa_anon_ctc_run(const struct vpa_anon_ctc_req *r, struct vpa_datadir *d, char ***hyps,
-		     double *rate, struct vpa_err *err);
+int vpa_anon_ctc_run(const struct vpa_anon_ctc *c, struct vpa_datadir *d, char ***hyps,
+		     struct vpa_err *err);
 
 #endif
