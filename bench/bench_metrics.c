@@ -6,6 +6,9 @@
  *                                (115,563,864 float32) - COMPRISE's large-population
  *                                trial counts - and DIR/scores10m.txt (10M 'score label')
  *   bench_metrics qsort DIR      baseline: load non.npy and sort it with libc qsort
+ *   bench_metrics lsd DIR        baseline (issue 33 item 3): a plain LSD radix sort of
+ *                                non.npy's float32 array (32-bit keys, four 8-bit
+ *                                passes into a second buffer); only the sort is timed
  *   bench_metrics strtod FILE    baseline: parse the text file with fgets + strtod
  *   bench_metrics parse FILE     vpaudit's reader (vpa_read_scores) alone
  * Each baseline prints "seconds MBps" on stdout.
@@ -99,6 +102,65 @@ static int base_qsort(const char *dir)
 	return 0;
 }
 
+/* The textbook LSD radix sort the issue measures against: 32-bit keys (the
+ * float bits, order-preserving transform), four stable 8-bit counting passes
+ * ping-ponging with a second buffer, one thread. */
+static int base_lsd(const char *dir)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/non.npy", dir);
+	struct vpa_npy a;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	if (vpa_npy_read(p, &a, &err)) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 1;
+	}
+	size_t n = a.shape[0];
+	const double *x = a.data;
+	uint32_t *k = xmalloc(xmul(n, sizeof *k)), *t = xmalloc(xmul(n, sizeof *t));
+	for (size_t i = 0; i < n; i++) {
+		float f = (float)x[i];
+		memcpy(&k[i], &f, sizeof f);
+	}
+	double t0 = vpa_now();
+	for (size_t i = 0; i < n; i++)
+		k[i] = (k[i] & 0x80000000u) ? ~k[i] : (k[i] | 0x80000000u);
+	for (int pass = 0; pass < 4; pass++) {
+		size_t cnt[256] = {0}, s = 0;
+		int sh = 8 * pass;
+		for (size_t i = 0; i < n; i++)
+			cnt[(k[i] >> sh) & 255]++;
+		for (int b = 0; b < 256; b++) {
+			size_t c = cnt[b];
+			cnt[b] = s;
+			s += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			t[cnt[(k[i] >> sh) & 255]++] = k[i];
+		uint32_t *sw = k;
+		k = t;
+		t = sw;
+	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (k[i] & 0x80000000u) ? (k[i] & ~0x80000000u) : ~k[i];
+	double el = vpa_now() - t0;
+	for (size_t i = 1; i < n; i++) { /* the baseline must sort */
+		float u, v;
+		memcpy(&u, &k[i - 1], sizeof u);
+		memcpy(&v, &k[i], sizeof v);
+		if (u > v) {
+			fprintf(stderr, "bench_metrics lsd: not sorted at %zu\n", i);
+			return 1;
+		}
+	}
+	printf("%.3f %.1f\n", el, n * 4.0 / 1e6 / el);
+	free(k);
+	free(t);
+	vpa_npy_release(&a);
+	return 0;
+}
+
 static int base_strtod(const char *path)
 {
 	FILE *f = fopen(path, "r");
@@ -151,8 +213,10 @@ int main(int argc, char **argv)
 		return gen(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "qsort"))
 		return base_qsort(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "lsd"))
+		return base_lsd(argv[2]);
 	if (argc == 3 && !strcmp(argv[1], "strtod"))
 		return base_strtod(argv[2]);
-	fprintf(stderr, "usage: bench_metrics gen|qsort DIR | strtod FILE\n");
+	fprintf(stderr, "usage: bench_metrics gen|qsort|lsd DIR | strtod FILE\n");
 	return 2;
 }

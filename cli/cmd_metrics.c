@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "formats/io.h"
@@ -43,6 +44,8 @@ static const char usage_text[] =
 	"                     interval that decides 'anti-correlated', drawn when the sweep\n"
 	"                     EER is above 50%)\n"
 	"  --seed N           bootstrap seed (default 1)\n"
+	"  --threads N        threads for the sort and the metrics (default: online\n"
+	"                     CPUs; every value is the same for any N)\n"
 	"  --pi-link N1,N2,.. closed-set linkability pi_link (Vauquier et al. 2025) at each\n"
 	"                     N' (a number >= 1, or 'all' = every enrolment), exact\n"
 	"                     estimator, chance 1/N', with a cluster-robust t interval over\n"
@@ -184,10 +187,10 @@ static int pilink_compute(const struct opts *o, const struct vpa_trials *tr,
 }
 
 /* Sort one class; carry its id columns along when present. */
-static void sort_class(double *x, uint32_t *e, uint32_t *t, size_t n)
+static void sort_class(double *x, uint32_t *e, uint32_t *t, size_t n, int threads)
 {
 	if (!e) {
-		vpa_sort_scores(x, NULL, n);
+		vpa_sort_scores_threads(x, NULL, n, threads);
 		return;
 	}
 	uint32_t *perm = xmalloc(xmul(n, sizeof(*perm)));
@@ -208,9 +211,10 @@ static void sort_class(double *x, uint32_t *e, uint32_t *t, size_t n)
 static int load(const struct opts *o, struct vpa_trials *tr, struct vpa_err *err)
 {
 	if (o->tar) {
-		int rc = vpa_read_score_list(o->tar, &tr->tar, &tr->n_tar, err);
+		int rc = vpa_read_score_list_threads(o->tar, &tr->tar, &tr->n_tar, o->m.threads, err);
 		if (!rc)
-			rc = vpa_read_score_list(o->non, &tr->non, &tr->n_non, err);
+			rc = vpa_read_score_list_threads(o->non, &tr->non, &tr->n_non, o->m.threads,
+							 err);
 		return rc;
 	}
 	if (o->key)
@@ -489,7 +493,7 @@ static void print_table(struct vpa_buf *b, const struct opts *o, const struct vp
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_KEY = 256, O_TAR, O_NON, O_JSON, O_OMEGA, O_BINS, O_PT, O_DET, O_PLOT, O_CI,
-	       O_REPS, O_SEED, O_PILINK };
+	       O_REPS, O_SEED, O_PILINK, O_THREADS };
 	static const struct option lo[] = {
 		{"key", required_argument, 0, O_KEY},   {"tar", required_argument, 0, O_TAR},
 		{"non", required_argument, 0, O_NON},   {"json", no_argument, 0, O_JSON},
@@ -498,6 +502,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{"plot", required_argument, 0, O_PLOT}, {"ci", required_argument, 0, O_CI},
 		{"ci-reps", required_argument, 0, O_REPS}, {"seed", required_argument, 0, O_SEED},
 		{"pi-link", required_argument, 0, O_PILINK},
+		{"threads", required_argument, 0, O_THREADS},
 		{"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
 	unsigned long ul;
 	int c;
@@ -546,6 +551,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			if (parse_pilink(optarg, o))
 				return 2;
 			break;
+		case O_THREADS:
+			if (cli_ulong("--threads", optarg, 1, 256, &ul))
+				return 2;
+			o->m.threads = (int)ul;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -579,6 +589,8 @@ int cmd_metrics(int argc, char **argv)
 	vpa_metrics_opts_init(&o.m);
 	o.ci_reps = 1000;
 	o.seed = 1;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	o.m.threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1;
 	int rc = parse_args(argc, argv, &o);
 	if (rc)
 		return rc < 0 ? 0 : rc;
@@ -622,8 +634,8 @@ int cmd_metrics(int argc, char **argv)
 	/* ids travel with the scores: any bootstrap (--ci, or the sweep EER's
 	 * interval for anti-correlation) resamples identities */
 	int ids = tr.tar_e && tr.n_tar <= UINT32_MAX && tr.n_non <= UINT32_MAX;
-	sort_class(tr.tar, ids ? tr.tar_e : NULL, tr.tar_t, tr.n_tar);
-	sort_class(tr.non, ids ? tr.non_e : NULL, tr.non_t, tr.n_non);
+	sort_class(tr.tar, ids ? tr.tar_e : NULL, tr.tar_t, tr.n_tar, o.m.threads);
+	sort_class(tr.non, ids ? tr.non_e : NULL, tr.non_t, tr.n_non, o.m.threads);
 	struct vpa_scores s = {tr.tar, tr.n_tar, tr.non, tr.n_non, NULL, NULL};
 	if ((rc = vpa_metrics_all(&s, &o.m, &m, &err)))
 		goto out;

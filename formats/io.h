@@ -71,6 +71,9 @@ int vpa_parse_scores_key(const char *sname, const char *sbuf, size_t slen,
  */
 int vpa_read_score_list(const char *path, double **x /* OUT */, size_t *n /* OUT */,
 			struct vpa_err *err);
+/* The same with a .npy's data read on `threads` threads (same result). */
+int vpa_read_score_list_threads(const char *path, double **x, size_t *n, int threads,
+				struct vpa_err *err);
 /* The same from memory (.npy chosen by the magic only).  Caller frees *x. */
 int vpa_parse_score_list(const char *name, const char *buf, size_t len,
 			 double **x /* OUT */, size_t *n /* OUT */, struct vpa_err *err);
@@ -82,6 +85,9 @@ struct vpa_npy {
 	double *data; /* (shape[0] * shape[1] or shape[0]), owned, row-major */
 };
 int vpa_npy_read(const char *path, struct vpa_npy *out, struct vpa_err *err);
+/* The same with the data read on `threads` threads (same result). */
+int vpa_npy_read_threads(const char *path, struct vpa_npy *out, int threads,
+			 struct vpa_err *err);
 /* Parse from memory (the fuzz target's entry point); name is for messages. */
 int vpa_npy_parse(const char *name, const unsigned char *buf, size_t len,
 		  struct vpa_npy *out, struct vpa_err *err);

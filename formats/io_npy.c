@@ -9,8 +9,9 @@
  * of searching for substrings, and reject anything we cannot represent.
  *
  * Memory: vpa_npy_read() reads float64 data straight into the output array
- * and converts float32 through a 1 MiB buffer, so a 115M-element float32 file
- * needs the 925 MB output array and nothing else of its size.
+ * and converts float32 through a 1 MiB buffer (one per thread), so a
+ * 115M-element float32 file needs the 925 MB output array and nothing else
+ * of its size.
  */
 #include "formats/io.h"
 #include "base/inputs.h"
@@ -493,10 +494,80 @@ static ssize_t read_full(int fd, void *p, size_t n)
 	return (ssize_t)got;
 }
 
+/*
+ * The data of a regular file read in `parts` element ranges, one job each
+ * (pread: no shared file offset), so that on several threads the reading,
+ * the float32 conversion and the page faults of the 925 MB output array of
+ * 115M scores are shared out (bench/run.sh: the metrics of COMPRISE).
+ */
+#define READ_PARTS_MAX 64
+
+struct read_job {
+	int fd;
+	size_t off;
+	int itemsize;
+	size_t count, parts;
+	double *data;
+	int fail[READ_PARTS_MAX];   /* -1 read error, 1 file shrank */
+	int err_no[READ_PARTS_MAX];
+};
+
+static ssize_t pread_full(int fd, void *p, size_t n, off_t at)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *)p + got, n - got, at + (off_t)got);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (ssize_t)got;
+}
+
+static int read_part(void *arg, size_t p)
+{
+	struct read_job *j = arg;
+	size_t lo = j->count * p / j->parts, hi = j->count * (p + 1) / j->parts;
+	size_t isz = (size_t)j->itemsize;
+	if (isz == 8 && host_is_le()) {
+		ssize_t got = pread_full(j->fd, j->data + lo, (hi - lo) * 8, (off_t)(j->off + lo * 8));
+		if (got < 0 || (size_t)got != (hi - lo) * 8) {
+			j->fail[p] = got < 0 ? -1 : 1;
+			j->err_no[p] = errno;
+		}
+		return 0;
+	}
+	size_t per = ((size_t)1 << 20) / isz;
+	unsigned char *chunk = xmalloc((size_t)1 << 20);
+	for (size_t i = lo; i < hi; i += per) {
+		size_t k = hi - i < per ? hi - i : per;
+		ssize_t got = pread_full(j->fd, chunk, k * isz, (off_t)(j->off + i * isz));
+		if (got < 0 || (size_t)got != k * isz) {
+			j->fail[p] = got < 0 ? -1 : 1;
+			j->err_no[p] = errno;
+			break;
+		}
+		convert(j->data + i, chunk, k, j->itemsize);
+	}
+	free(chunk);
+	return 0;
+}
+
 int vpa_npy_read(const char *path, struct vpa_npy *out, struct vpa_err *err)
 {
+	return vpa_npy_read_threads(path, out, 1, err);
+}
+
+int vpa_npy_read_threads(const char *path, struct vpa_npy *out, int threads,
+			 struct vpa_err *err)
+{
 	struct vpa_loc loc = {path, 0, 0};
-	unsigned char *hbuf = NULL, *chunk = NULL;
+	unsigned char *hbuf = NULL;
 	struct npy_hdr hd;
 	struct stat st;
 	int rc = 0;
@@ -549,27 +620,18 @@ int vpa_npy_read(const char *path, struct vpa_npy *out, struct vpa_err *err)
 	size_t avail = (size_t)st.st_size >= hd.off ? (size_t)st.st_size - hd.off : 0;
 	if ((rc = size_check(path, &hd, avail, err)))
 		goto out;
-	/* parse_header may have consumed bytes past the header (12-byte prefix). */
-	if (lseek(fd, (off_t)hd.off, SEEK_SET) < 0) {
-		rc = vpa_fail(err, VPA_EIO, &loc, "seek error: %s", strerror(errno));
-		goto out;
-	}
 	out->data = xmalloc(xmul(hd.count, sizeof(double)));
-	if (hd.itemsize == 8 && host_is_le()) {
-		got = read_full(fd, out->data, hd.nbytes);
-		if (got < 0 || (size_t)got != hd.nbytes)
+	struct read_job rj = {fd, hd.off, hd.itemsize, hd.count, 1, out->data, {0}, {0}};
+	rj.parts = threads > 1 && hd.count >= ((size_t)1 << 20) ? (size_t)threads : 1;
+	if (rj.parts > READ_PARTS_MAX)
+		rj.parts = READ_PARTS_MAX;
+	vpa_par_jobs(rj.parts, threads, read_part, &rj, NULL, NULL);
+	for (size_t p = 0; p < rj.parts; p++)
+		if (rj.fail[p]) { /* the first failing part in file order is reported */
+			got = rj.fail[p] < 0 ? -1 : 0;
+			errno = rj.err_no[p];
 			goto read_error;
-	} else {
-		size_t per = ((size_t)1 << 20) / (size_t)hd.itemsize;
-		chunk = xmalloc((size_t)1 << 20);
-		for (size_t i = 0; i < hd.count; i += per) {
-			size_t k = hd.count - i < per ? hd.count - i : per;
-			got = read_full(fd, chunk, k * (size_t)hd.itemsize);
-			if (got < 0 || (size_t)got != k * (size_t)hd.itemsize)
-				goto read_error;
-			convert(out->data + i, chunk, k, hd.itemsize);
 		}
-	}
 	fill_out(&hd, out);
 	rc = 0;
 	goto out;
@@ -583,7 +645,6 @@ out:
 	if (fd >= 0)
 		close(fd);
 	free(hbuf);
-	free(chunk);
 	if (!rc)
 		vpa_input_note(path, NULL, 0); /* hashed by reading it again */
 	return rc;

@@ -507,6 +507,12 @@ out:
 
 int vpa_read_score_list(const char *path, double **x, size_t *n, struct vpa_err *err)
 {
+	return vpa_read_score_list_threads(path, x, n, 1, err);
+}
+
+int vpa_read_score_list_threads(const char *path, double **x, size_t *n, int threads,
+				struct vpa_err *err)
+{
 	*x = NULL;
 	*n = 0;
 	/* A .npy is read straight into its array (no copy of a big file). */
@@ -519,7 +525,7 @@ int vpa_read_score_list(const char *path, double **x, size_t *n, struct vpa_err 
 		fd = -1;
 		if ((got == 6 && has_npy_magic(magic, 6)) || ends_with_npy(path)) {
 			struct vpa_npy a;
-			int rc = vpa_npy_read(path, &a, err);
+			int rc = vpa_npy_read_threads(path, &a, threads, err);
 			if (rc)
 				return rc;
 			return npy_to_list(path, &a, x, n, err);

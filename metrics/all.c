@@ -3,20 +3,57 @@
  * the work: one PAV fit (ROCCH-EER, Cllr_min, ZEBRA's D_ECE) re-pooled with
  * the laplace dummies (ZEBRA's worst case), one descending sweep (sweep EER,
  * min DCF, tied fraction), one softplus pass (Cllr) and the linkability
- * histogram by binary search on the sorted arrays.
+ * histogram by binary search on the sorted arrays.  The four are independent
+ * and run side by side on opts->threads threads (same values for any count).
  */
 #include "sv_metrics.h"
 
 #include <math.h>
 #include <string.h>
 
+/* The independent parts of vpa_metrics_all, each writing its own slots. */
+struct all_job {
+	const struct vpa_scores *s;
+	const struct vpa_metrics_opts *o;
+	struct vpa_metrics *m;
+	struct vpa_pav plain, lap;
+	struct vpa_linkability l;
+	struct sv_sweep w;
+	int rc_pav, rc_link;
+	struct vpa_err err_pav, err_link;
+};
+
+/* Jobs by falling cost (the Cllr's softplus pass is the longest on 10^8 trials). */
+static int all_one(void *arg, size_t i)
+{
+	struct all_job *j = arg;
+	switch (i) {
+	case 0:
+		j->m->cllr = vpa_cllr(j->s);
+		break;
+	case 1:
+		j->rc_pav = vpa_pav_fit(j->s, 0, &j->plain, &j->err_pav);
+		if (!j->rc_pav) {
+			j->m->eer = vpa_eer_rocch(&j->plain, &j->m->eer_threshold);
+			j->m->cllr_min = vpa_cllr_min(&j->plain);
+			sv_pav_laplace_from(&j->plain, &j->lap);
+			sv_zebra_from(&j->plain, &j->lap, &j->m->zebra);
+		}
+		break;
+	case 2:
+		sv_sweep(j->s, j->o->p_target, j->o->c_miss, j->o->c_fa, &j->w);
+		break;
+	default:
+		j->rc_link = sv_linkability_sorted(j->s, j->o->omega, j->o->bins, &j->l, &j->err_link);
+		break;
+	}
+	return 0;
+}
+
 int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o,
 		    struct vpa_metrics *m, struct vpa_err *err)
 {
 	struct vpa_metrics_opts def;
-	struct vpa_pav plain = { NULL, 0, 0, 0 }, lap = { NULL, 0, 0, 0 };
-	struct vpa_linkability l;
-	struct sv_sweep w;
 	int rc;
 
 	memset(m, 0, sizeof *m);
@@ -45,35 +82,34 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	m->n_tar = s->n_tar;
 	m->n_non = s->n_non;
 
-	rc = vpa_pav_fit(s, 0, &plain, err);
-	if (rc)
+	struct all_job j = {.s = s, .o = o, .m = m};
+	vpa_err_init(&j.err_pav);
+	vpa_err_init(&j.err_link);
+	memset(&j.l, 0, sizeof j.l);
+	vpa_par_jobs(4, o->threads, all_one, &j, NULL, NULL);
+	/* the first failure in the serial order (PAV before linkability) is reported */
+	if (j.rc_pav || j.rc_link) {
+		rc = j.rc_pav ? j.rc_pav : j.rc_link;
+		if (err)
+			*err = j.rc_pav ? j.err_pav : j.err_link;
+		m->cllr = m->eer = m->eer_threshold = m->cllr_min = NAN;
 		goto out;
-	m->eer = vpa_eer_rocch(&plain, &m->eer_threshold);
-	m->cllr_min = vpa_cllr_min(&plain);
-	sv_pav_laplace_from(&plain, &lap);
-	sv_zebra_from(&plain, &lap, &m->zebra);
+	}
+	m->eer_sweep = j.w.eer;
+	m->eer_sweep_threshold = j.w.eer_threshold;
+	m->min_dcf = j.w.min_dcf;
+	m->min_dcf_threshold = j.w.min_dcf_threshold;
+	m->tied_fraction = j.w.tied_fraction;
 
-	sv_sweep(s, o->p_target, o->c_miss, o->c_fa, &w);
-	m->eer_sweep = w.eer;
-	m->eer_sweep_threshold = w.eer_threshold;
-	m->min_dcf = w.min_dcf;
-	m->min_dcf_threshold = w.min_dcf_threshold;
-	m->tied_fraction = w.tied_fraction;
-
-	m->cllr = vpa_cllr(s);
-
-	rc = sv_linkability_sorted(s, o->omega, o->bins, &l, err);
-	if (rc)
-		goto out;
-	m->linkability_defined = l.defined;
-	m->linkability = l.defined ? l.dsys : NAN;
-	m->linkability_hist = l.defined ? l.dsys_hist : NAN;
-	m->linkability_bins = l.n_bins;
-	m->linkability_bins_mated = l.n_bins_mated;
-	vpa_linkability_release(&l);
+	m->linkability_defined = j.l.defined;
+	m->linkability = j.l.defined ? j.l.dsys : NAN;
+	m->linkability_hist = j.l.defined ? j.l.dsys_hist : NAN;
+	m->linkability_bins = j.l.n_bins;
+	m->linkability_bins_mated = j.l.n_bins_mated;
 	vpa_metrics_reliability(m, o, NULL, NULL);
 out:
-	vpa_pav_release(&lap);
-	vpa_pav_release(&plain);
+	vpa_linkability_release(&j.l);
+	vpa_pav_release(&j.lap);
+	vpa_pav_release(&j.plain);
 	return rc;
 }

@@ -19,9 +19,17 @@ static double sum_softplus(const double *x, const double *w, size_t n, double si
 {
 	double acc = 0;
 	if (!w) {
+		/* a run of equal scores (sorted float32 scores of 10^8 trials are
+		 * mostly ties) adds the same term: computed once per run, the sum
+		 * and its order are as before */
+		double prev = NAN, term = 0;
 		for (size_t i = 0; i < n; i++) {
-			double v = sign * x[i];
-			acc += (v > 0 ? v : 0) + log1p(exp(-fabs(v)));
+			if (!(x[i] == prev)) {
+				prev = x[i];
+				double v = sign * prev;
+				term = (v > 0 ? v : 0) + log1p(exp(-fabs(v)));
+			}
+			acc += term;
 		}
 	} else {
 		for (size_t i = 0; i < n; i++) {

@@ -30,6 +30,8 @@
  * permuted alongside (perm[i] moves with x[i]).  No NaN allowed.
  */
 void vpa_sort_scores(double *x, uint32_t *perm /* may be NULL */, size_t n);
+/* The same on `threads` threads (the float32 path's passes); the same result. */
+void vpa_sort_scores_threads(double *x, uint32_t *perm, size_t n, int threads);
 
 /* ---- score sets --------------------------------------------------------- */
 
@@ -200,6 +202,10 @@ struct vpa_metrics_opts {
 	size_t bins;      /* linkability bins, 0 = default */
 	double p_target;  /* min DCF prior, default 0.01 */
 	double c_miss, c_fa; /* default 1, 1 */
+	/* threads for vpa_metrics_all / vpa_metrics_flipped (default 1): their
+	 * independent parts (PAV, sweep, Cllr, linkability) run side by side;
+	 * every value is the same for any count */
+	int threads;
 };
 void vpa_metrics_opts_init(struct vpa_metrics_opts *o);
 

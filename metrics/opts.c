@@ -13,4 +13,5 @@ void vpa_metrics_opts_init(struct vpa_metrics_opts *o)
 	o->p_target = 0.01;
 	o->c_miss = 1;
 	o->c_fa = 1;
+	o->threads = 1;
 }

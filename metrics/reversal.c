@@ -7,22 +7,57 @@
 
 #include <math.h>
 
-/* reverse a[0..n), negating it when neg: applied twice, a is as before (negation is exact) */
-static void reverse(double *a, size_t n, int neg)
+/* a[0..n) reversed and negated, in place: applied twice, a is as before
+ * (negation is exact).  Pairs (i, n-1-i) are split into `parts` disjoint
+ * ranges of i, one job each. */
+struct flip_arr {
+	double *a;
+	size_t n, parts;
+};
+
+static int flip_part(void *arg, size_t p)
 {
-	for (size_t i = 0, j = n; a && i + 1 < j; i++, j--) {
+	const struct flip_arr *f = arg;
+	size_t half = f->n / 2, lo = half * p / f->parts, hi = half * (p + 1) / f->parts;
+	double *a = f->a;
+	for (size_t i = lo; i < hi; i++) {
+		size_t j = f->n - 1 - i;
 		double t = a[i];
-		a[i] = a[j - 1];
-		a[j - 1] = t;
+		a[i] = -a[j];
+		a[j] = -t;
 	}
-	for (size_t i = 0; a && neg && i < n; i++)
-		a[i] = -a[i];
+	if (p == 0 && (f->n & 1))
+		a[half] = -a[half];
+	return 0;
 }
 
-static void flip(double *tar, size_t n_tar, double *non, size_t n_non)
+static void flip(double *tar, size_t n_tar, double *non, size_t n_non, int threads)
 {
-	reverse(tar, n_tar, 1);
-	reverse(non, n_non, 1);
+	struct flip_arr t = {tar, n_tar, 1}, n = {non, n_non, threads > 1 ? (size_t)threads : 1};
+	if (tar)
+		flip_part(&t, 0);
+	if (non)
+		vpa_par_jobs(n.parts, threads, flip_part, &n, NULL, NULL);
+}
+
+/* The PAV fit and the sweep of the flipped scores, side by side. */
+struct flip_job {
+	const struct vpa_scores *s;
+	const struct vpa_metrics_opts *o;
+	struct vpa_pav *p;
+	struct sv_sweep *w;
+	int rc;
+	struct vpa_err err;
+};
+
+static int flipped_one(void *arg, size_t i)
+{
+	struct flip_job *j = arg;
+	if (i == 0)
+		j->rc = vpa_pav_fit(j->s, 0, j->p, &j->err);
+	else
+		sv_sweep(j->s, j->o->p_target, j->o->c_miss, j->o->c_fa, j->w);
+	return 0;
 }
 
 int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
@@ -41,15 +76,20 @@ int vpa_metrics_flipped(double *tar, size_t n_tar, double *non, size_t n_non,
 	if ((rc = sv_check(&s, err)))
 		return rc;
 	/* -s sorted is s reversed and negated: done in place, undone below */
-	flip(tar, n_tar, non, n_non);
-	if ((rc = vpa_pav_fit(&s, 0, &p, err)))
+	flip(tar, n_tar, non, n_non, o->threads);
+	struct flip_job j = {&s, o, &p, &w, 0, {0, ""}};
+	vpa_err_init(&j.err);
+	vpa_par_jobs(2, o->threads, flipped_one, &j, NULL, NULL);
+	if ((rc = j.rc)) {
+		if (err)
+			*err = j.err;
 		goto out;
+	}
 	m->eer_flipped = vpa_eer_rocch(&p, NULL);
 	m->cllr_min_flipped = vpa_cllr_min(&p);
-	sv_sweep(&s, o->p_target, o->c_miss, o->c_fa, &w);
 	m->min_dcf_flipped = w.min_dcf;
 out:
-	flip(tar, n_tar, non, n_non);
+	flip(tar, n_tar, non, n_non, o->threads);
 	vpa_pav_release(&p);
 	return rc;
 }

@@ -130,4 +130,17 @@ t_ok "table lists what cannot be trusted" grep -q "^  eer  *12 target trials and
 t_ok "table: min DCF needs 990 non-targets at p 0.01" grep -q "^  min_dcf .*990 needed at p_target 0.01" "$OUT"
 t_run "metrics perfect 1000 table" 0 -- metrics "$T/p1000.txt"
 t_ok "perfect 1000: nothing listed" sh -c "! grep -q 'cannot be trusted' '$OUT'"
+# --threads: the same JSON for 1, 2 and 3 threads on 150,000 float32-exact
+# scores (the sort's 32-bit LSD path, the metrics' parts side by side).
+awk 'BEGIN { for (i = 0; i < 120000; i++) printf "%.6f\n", ((i * 7919) % 4001) / 256.0 - 12 }' > "$T/big_non.txt"
+awk 'BEGIN { for (i = 0; i < 30000; i++) printf "%.6f\n", ((i * 104729) % 3001) / 256.0 - 2 }' > "$T/big_tar.txt"
+for th in 1 2 3; do
+	t_run "metrics --threads $th (150k float32 scores)" 0 -- metrics --tar "$T/big_tar.txt" --non "$T/big_non.txt" --json --threads $th
+	cp "$OUT" "$T/big_$th.json"
+done
+t_ok "--threads 2 = --threads 1" cmp "$T/big_1.json" "$T/big_2.json"
+t_ok "--threads 3 = --threads 1" cmp "$T/big_1.json" "$T/big_3.json"
+t_ok "big set: 120000 non-targets read" grep -q '"n_nontarget": 120000' "$T/big_1.json"
+t_run "--threads 0 is a usage error" 2 -- metrics --tar "$T/big_tar.txt" --non "$T/big_non.txt" --threads 0
+t_ok "--threads 0 message" grep -q "threads" "$ERR"
 t_done

@@ -611,6 +611,60 @@ static void test_npy_roundtrip(void)
 	unlink(path);
 }
 
+/* vpa_npy_read_threads: a float32 and a float64 file of 2^20 + 3 elements read
+ * on 1, 2, 3 and 5 threads give the same array (the parts' boundaries fall
+ * mid-chunk); a file cut short is refused on any count. */
+static void test_npy_read_threads(void)
+{
+	size_t n = ((size_t)1 << 20) + 3;
+	float *f = malloc(n * sizeof *f);
+	double *d = malloc(n * sizeof *d);
+	for (size_t i = 0; i < n; i++) {
+		f[i] = (float)((double)(i % 9973) * 0.37 - 1000.0);
+		d[i] = (double)i * 1e-3 - 7.0;
+	}
+	unsigned char *buf = malloc(n * 8 + 4096);
+	char path[64];
+	snprintf(path, sizeof(path), "/tmp/vpa_test_io_thr_%ld.npy", (long)getpid());
+	char shape[128];
+	snprintf(shape, sizeof shape, "{'descr': '<f4', 'fortran_order': False, 'shape': (%zu,), }", n);
+	for (int kind = 0; kind < 2; kind++) {
+		if (kind == 1)
+			snprintf(shape, sizeof shape,
+				 "{'descr': '<f8', 'fortran_order': False, 'shape': (%zu,), }", n);
+		size_t len = make_npy(buf, 1, shape, kind ? (const void *)d : (const void *)f,
+				      n * (kind ? 8 : 4));
+		FILE *fp = fopen(path, "wb");
+		CHECK(fp && fwrite(buf, 1, len, fp) == len);
+		if (fp)
+			fclose(fp);
+		static const int th[] = {1, 2, 3, 5};
+		for (int t = 0; t < 4; t++) {
+			struct vpa_npy a;
+			struct vpa_err err;
+			vpa_err_init(&err);
+			CHECK(vpa_npy_read_threads(path, &a, th[t], &err) == 0);
+			int ok = a.ndim == 1 && a.shape[0] == n && a.data;
+			for (size_t i = 0; ok && i < n; i++)
+				ok = a.data[i] == (kind ? d[i] : (double)f[i]);
+			CHECK(ok);
+			vpa_npy_release(&a);
+		}
+		CHECK(truncate(path, (off_t)(len - 5)) == 0);
+		for (int t = 0; t < 4; t++) {
+			struct vpa_npy a;
+			struct vpa_err err;
+			vpa_err_init(&err);
+			CHECK(vpa_npy_read_threads(path, &a, th[t], &err) == VPA_EINPUT);
+			CHECK(strstr(err.msg, "truncated") != NULL);
+		}
+	}
+	unlink(path);
+	free(buf);
+	free(d);
+	free(f);
+}
+
 /* A numpy-written float32 file (header bytes as np.save writes them). */
 static void test_npy_f32_and_versions(void)
 {
@@ -882,6 +936,7 @@ int main(void)
 	RUN(test_npy_f32_file);
 	RUN(test_npy_errors);
 	RUN(test_list_npy);
+	RUN(test_npy_read_threads);
 	RUN(test_npy_numpy_files);
 	return DONE();
 }

@@ -2,7 +2,9 @@
  * tests/unit/test_metrics_sort.c - vpa_sort_scores against qsort on many
  * kinds of doubles: random bit patterns (subnormals, huge values, +-inf),
  * normals, heavy duplicates, -0.0 mixed with +0.0, sorted and reversed
- * input, and perm tracking.
+ * input, and perm tracking; float32 values (the 32-bit LSD path taken from
+ * 65,536 scores up), and float32 arrays with one value that is not a float
+ * (at the start, the middle, the end: the packing must undo itself).
  */
 #include "metrics/metrics.h"
 #include "tests/unit/harness.h"
@@ -28,7 +30,8 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-enum kind { BITS, NORMAL, DUPS, ZEROS, SUBNORMAL, HUGE, SORTED, REVERSED, EQUAL, KINDS };
+enum kind { BITS, NORMAL, DUPS, ZEROS, SUBNORMAL, HUGE, SORTED, REVERSED, EQUAL, F32BITS, F32NORM,
+	     F32_BUT_FIRST, F32_BUT_MID, F32_BUT_LAST, KINDS };
 
 static double draw(enum kind k, size_t i, size_t n)
 {
@@ -62,6 +65,25 @@ static double draw(enum kind k, size_t i, size_t n)
 		return (double)i * 0.5 - 100;
 	case REVERSED:
 		return (double)(n - i) * 0.25;
+	case F32BITS: { /* any non-NaN float32: subnormals, +-0, +-inf, FLT_MAX */
+		float f;
+		uint32_t w;
+		do {
+			w = (uint32_t)rnd();
+			memcpy(&f, &w, sizeof f);
+		} while (isnan(f));
+		return (double)f;
+	}
+	case F32NORM:
+		return (double)(float)(sqrt(-2 * log(unif())) * cos(2 * M_PI * unif()) * 4 - 6);
+	case F32_BUT_FIRST:
+	case F32_BUT_MID:
+	case F32_BUT_LAST: {
+		size_t at = k == F32_BUT_FIRST ? 0 : k == F32_BUT_MID ? n / 2 : n - 1;
+		if (i == at)
+			return 0.1; /* not a float32 */
+		return (double)(float)((double)(rnd() % 1000) - 500.25);
+	}
 	default:
 		return 42.5;
 	}
@@ -117,6 +139,10 @@ static void test_sort_large(void)
 	check_kind(NORMAL, 1u << 21, 0);
 	check_kind(BITS, 1u << 20, 1);
 	check_kind(DUPS, 1u << 20, 1);
+	for (int k = F32BITS; k < KINDS; k++) {
+		check_kind((enum kind)k, 1u << 20, 0);
+		check_kind((enum kind)k, (1u << 16) + 1, 0); /* odd, at the LSD path's floor */
+	}
 }
 
 static void test_negative_zero(void)
@@ -128,8 +154,34 @@ static void test_negative_zero(void)
 		CHECK(x[i] == 0 && !signbit(x[i]));
 }
 
+/* The float32 path's passes shared out over threads: the same bits for 1..4
+ * threads, on an odd length (uneven parts) with ties and both signs. */
+static void test_sort_threads(void)
+{
+	size_t n = (1u << 20) + 7;
+	double *ref = malloc(n * sizeof *ref), *x = malloc(n * sizeof *x);
+	for (size_t i = 0; i < n; i++)
+		ref[i] = draw(F32NORM, i, n);
+	memcpy(x, ref, n * sizeof *x);
+	vpa_sort_scores_threads(ref, NULL, n, 1);
+	int sorted = 1;
+	for (size_t i = 1; i < n; i++)
+		sorted &= ref[i - 1] <= ref[i];
+	CHECK(sorted);
+	double *y = malloc(n * sizeof *y);
+	for (int t = 2; t <= 4; t++) {
+		memcpy(y, x, n * sizeof *y);
+		vpa_sort_scores_threads(y, NULL, n, t);
+		CHECK(memcmp(y, ref, n * sizeof *y) == 0);
+	}
+	free(y);
+	free(x);
+	free(ref);
+}
+
 int main(void)
 {
+	RUN(test_sort_threads);
 	RUN(test_sort_kinds);
 	RUN(test_sort_large);
 	RUN(test_negative_zero);

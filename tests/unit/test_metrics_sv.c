@@ -889,8 +889,58 @@ static void test_extreme_scores(void)
 	set_free(&s2);
 }
 
+/* Every metric of vpa_metrics_all and vpa_metrics_flipped is the same bits
+ * on 1, 2 and 3 threads (the parts run side by side, each on its own slots),
+ * and the flipped run leaves the scores as they were. */
+static void test_threads_identical(void)
+{
+	size_t nt = 3001, nn = 40003;
+	double *tar = malloc(nt * sizeof *tar), *non = malloc(nn * sizeof *non);
+	for (size_t i = 0; i < nt; i++)
+		tar[i] = 1.5 + gauss();
+	for (size_t i = 0; i < nn; i++)
+		non[i] = gauss();
+	struct vpa_scores s = set_of(tar, nt, non, nn);
+	double *t0 = malloc(nt * sizeof *t0), *n0 = malloc(nn * sizeof *n0);
+	memcpy(t0, s.tar, nt * sizeof *t0);
+	memcpy(n0, s.non, nn * sizeof *n0);
+	struct vpa_metrics ref, m;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	for (int t = 1; t <= 3; t++) {
+		struct vpa_metrics_opts o;
+		vpa_metrics_opts_init(&o);
+		o.threads = t;
+		CHECK(vpa_metrics_all(&s, &o, t == 1 ? &ref : &m, &e) == 0);
+		CHECK(vpa_metrics_flipped((double *)s.tar, nt, (double *)s.non, nn, &o,
+					  t == 1 ? &ref : &m, &e) == 0);
+		CHECK(memcmp(s.tar, t0, nt * sizeof *t0) == 0 && memcmp(s.non, n0, nn * sizeof *n0) == 0);
+		if (t == 1)
+			continue;
+		const double a[] = {ref.eer, ref.eer_threshold, ref.eer_sweep, ref.eer_sweep_threshold,
+				    ref.cllr, ref.cllr_min, ref.min_dcf, ref.min_dcf_threshold,
+				    ref.linkability, ref.linkability_hist, ref.tied_fraction,
+				    ref.zebra.dece, ref.zebra.log10_lr_worst, ref.eer_flipped,
+				    ref.cllr_min_flipped, ref.min_dcf_flipped};
+		const double b[] = {m.eer, m.eer_threshold, m.eer_sweep, m.eer_sweep_threshold,
+				    m.cllr, m.cllr_min, m.min_dcf, m.min_dcf_threshold,
+				    m.linkability, m.linkability_hist, m.tied_fraction,
+				    m.zebra.dece, m.zebra.log10_lr_worst, m.eer_flipped,
+				    m.cllr_min_flipped, m.min_dcf_flipped};
+		CHECK(memcmp(a, b, sizeof a) == 0);
+		CHECK(isfinite(b[0]) && isfinite(b[4]) && isfinite(b[8]) && isfinite(b[13]));
+		CHECK(m.linkability_bins == ref.linkability_bins);
+	}
+	free(t0);
+	free(n0);
+	set_free(&s);
+	free(tar);
+	free(non);
+}
+
 int main(void)
 {
+	RUN(test_threads_identical);
 	RUN(test_tiny_hand);
 	RUN(test_linkability_hand);
 	RUN(test_golden_tiny3);
