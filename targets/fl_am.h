@@ -258,6 +258,65 @@ void vpa_flam_sim_cfg_init(struct vpa_flam_sim_cfg *c);
 int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 		      struct vpa_json *info, struct vpa_err *err);
 
+/* ---- federating from frames (targets/fl_am_train.c) --------------------------------
+ *
+ * What the simulator and the audio source share once they hold frames and
+ * frame labels: the global TDNN trained with Adam on Train-G, every
+ * personalised model fine-tuned with SGD from it (local DP on the released
+ * update when dp_clip > 0), each model's frame accuracy on its speaker's
+ * held-out utterances, and the Indicator set moved into the target.
+ */
+struct vpa_flam_uset {
+	size_t n;       /* utterances */
+	size_t *off;    /* (n + 1) frame offsets */
+	float *x;       /* (off[n], in_dim) features */
+	uint32_t *lab;  /* (off[n]) class ids (NULL: unlabelled) */
+};
+void vpa_flam_uset_release(struct vpa_flam_uset *u);
+/* Append b's utterances (input dimension D) to a. */
+void vpa_flam_uset_cat(struct vpa_flam_uset *a, const struct vpa_flam_uset *b, size_t D);
+
+struct vpa_flam_fed {
+	size_t in_dim, states, hidden_layers, hidden_dim;
+	size_t global_epochs, batch, adapt_epochs;
+	double global_lr, adapt_lr;
+	double dp_clip, dp_noise, dp_delta;   /* clip 0: no DP */
+	int dp_skip_noise;
+	uint64_t seed;
+	int threads;
+	const char *stream;            /* RNG stream prefix ("sim_am", "am_audio") */
+	struct vpa_flam_uset train;    /* Train-G: consumed */
+	size_t n_part1, n_part2;       /* Part-1 speakers first */
+	char **spk_id;                 /* (n_part1 + n_part2): moved into the target */
+	const unsigned char *two;      /* (n_part1 + n_part2): 1 = two models */
+	struct vpa_flam_uset *heldout; /* (n_part1 + n_part2): consumed */
+	/* speaker spk's adaptation data for its model `which` (0, 1) into u; r is the
+	   model's stream (the personalisation's batch order continues it) */
+	void (*adapt)(void *arg, size_t spk, size_t which, struct vpa_rng *r,
+		      struct vpa_flam_uset *u);
+	void *adapt_arg;
+	struct vpa_flam_uset indicator; /* consumed */
+	char **ind_utt_id;             /* (indicator.n): moved */
+	/* out */
+	double global_loss, t_global, t_pers;
+	size_t n_params;
+};
+
+/* The TDNN acoustic model of both sources (hidden_layers blocks of tdnn + relu
+ * with the contexts of the `hidden_layers` key, a dense output over `states`). */
+struct vpa_nn *vpa_flam_make_tdnn(size_t hidden_layers, size_t hidden_dim, size_t states,
+				  size_t in_dim);
+/* Which of n1 Part-1 then n2 Part-2 speakers have two models: round(frac n) of
+ * each part, drawn from stream "<stream>/two-models" of seed. */
+void vpa_flam_pick_two(uint64_t seed, const char *stream, size_t n1, size_t n2, double frac,
+		       unsigned char *two);
+/* Build t (initialised, empty) from f's data (deterministic for any f->threads
+ * and MPI rank count); f's sets are consumed, its ids moved. */
+int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err *err);
+/* info's `utility`, `local_dp` and `seconds` objects of a federated target. */
+void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
+		       struct vpa_json *info);
+
 /* ---- footprint kernels (A1, metrics/README.md) ----------------------------------- */
 
 /*
