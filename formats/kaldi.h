@@ -142,4 +142,32 @@ int vpa_kaldi_read_trials(const char *path, struct vpa_kaldi_trials *out, struct
 int vpa_kaldi_parse_trials(const char *name, const char *buf, size_t len,
 			   struct vpa_kaldi_trials *out, struct vpa_err *err);
 
+/* ---------------------------------------------------------- alignments */
+
+/*
+ * Frame labels per utterance in Kaldi's integer-vector text, as
+ * `ali-to-phones --per-frame=true MDL ark:ALI ark,t:-` writes them: lines
+ * "UTT ID ID ..." (or "UTT [ ID ... ]"), one non-negative integer (< 2^31)
+ * per feature frame; blank lines skipped (formats/kaldi_ali.c).  Errors:
+ * "ali.txt:3:9: 'x1' is not a frame label (...)", "ali.txt:5: duplicate
+ * utterance 'u1' (first on line 2)", "ali.txt:4: utterance 'u2' has no frame
+ * labels (...)", "ali.txt: no alignments".
+ */
+struct vpa_kaldi_ali {
+	char *name;      /* owned copy of the path */
+	size_t n;        /* utterances, in file order */
+	char **utt;      /* (n) owned */
+	size_t *off;     /* (n + 1) label offsets */
+	uint32_t *lab;   /* (off[n]) */
+	long *line;      /* (n) 1-based line of each utterance */
+	size_t *order;   /* (n) indices sorted by id (vpa_kaldi_ali_find) */
+};
+void vpa_kaldi_ali_init(struct vpa_kaldi_ali *a);
+void vpa_kaldi_ali_release(struct vpa_kaldi_ali *a);
+int vpa_kaldi_read_ali(const char *path, struct vpa_kaldi_ali *out, struct vpa_err *err);
+int vpa_kaldi_parse_ali(const char *name, const char *buf, size_t len, struct vpa_kaldi_ali *out,
+			struct vpa_err *err);
+/* The index of utterance id, or SIZE_MAX. */
+size_t vpa_kaldi_ali_find(const struct vpa_kaldi_ali *a, const char *id);
+
 #endif
