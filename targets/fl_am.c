@@ -101,6 +101,60 @@ static const struct vpa_key sim_keys[] = {
 };
 static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(struct vpa_flam_sim_opts)};
 
+#define A(f) VPA_AT(struct vpa_flam_audio_opts, f), VPA_MARK(struct vpa_flam_audio_opts, f##_at)
+static const struct vpa_key audio_keys[] = {
+	{"data", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "corpus/all",
+	 "a Kaldi data directory of audio: wav.scp (with segments if any) and utt2spk; every "
+	 "speaker is dealt to one set (Indicator, Part-1, Part-2, Train-G)", A(data)},
+	{"ali", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "corpus/all/ali.txt",
+	 "frame labels of every utterance, one phone (or state) id per feature frame, as "
+	 "`ali-to-phones --per-frame=true final.mdl ark:ali.1 ark,t:-` writes them (default "
+	 "DATA/ali.txt); the ids found are the model's output classes", A(ali)},
+	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
+	 "the acoustic features", A(features)},
+	{"feature_options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
+	 "[--num-mel-bins=40, --cmvn=utt]",
+	 "front-end options (`vpaudit features` names, `--name=value`) over the default 40 "
+	 "mel bins with per-utterance mean normalisation (--cmvn=utt)", A(feature_options)},
+	{"train_speakers", VPA_K_INT, 0, "0", 0, 1000000, 0, NULL, NULL, "100",
+	 "Train-G speakers (the global model's training data); 0 = every speaker not in "
+	 "another set", A(train_speakers)},
+	{"part1_speakers", VPA_K_INT, 0, "24", 2, 1000000, 0, NULL, NULL, "40",
+	 "Part-1 speakers (personalised models the A2 attacker trains on)", A(part1_speakers)},
+	{"part2_speakers", VPA_K_INT, 0, "24", 2, 1000000, 0, NULL, NULL, "40",
+	 "Part-2 speakers (personalised models attacked)", A(part2_speakers)},
+	{"indicator_speakers", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "8",
+	 "speakers of the Indicator set", A(indicator_speakers)},
+	{"two_models", VPA_K_NUM, 0, "0.8", 0, 1, 0, NULL, NULL, "0.8",
+	 "fraction of Part-1/Part-2 speakers with two personalised models (their adaptation "
+	 "utterances split in two disjoint halves)", A(two_models)},
+	{"heldout_utts", VPA_K_INT, 0, "2", 1, 100000, 0, NULL, NULL, "3",
+	 "held-out utterances per Part-1/Part-2 speaker for the utility (frame accuracy); the "
+	 "rest adapt its model(s)", A(heldout_utts)},
+	{"indicator_utts", VPA_K_INT, 0, "4", 1, 100000, 0, NULL, NULL, "10",
+	 "utterances per Indicator speaker (its first by id)", A(indicator_utts)},
+	{"hidden_layers", VPA_K_INT, 0, "4", 1, 64, 0, NULL, NULL, "6",
+	 "TDNN hidden layers (contexts {-2..2}, {-1,0,1}, {-1,0,1}, {-3,0,3}, {-3,0,3}, {0}, "
+	 "then {0}), each followed by a ReLU", A(hidden_layers)},
+	{"hidden_dim", VPA_K_INT, 0, "128", 1, 16384, 0, NULL, NULL, "512",
+	 "width of every hidden layer", A(hidden_dim)},
+	{"global_epochs", VPA_K_INT, 0, "8", 1, 10000, 0, NULL, NULL, "10",
+	 "epochs of Adam over Train-G for W_g", A(global_epochs)},
+	{"global_lr", VPA_K_NUM, 0, "0.002", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.001",
+	 "Adam learning rate of W_g", A(global_lr)},
+	{"batch", VPA_K_INT, 0, "8", 1, 100000, 0, NULL, NULL, "8", "utterances per mini-batch",
+	 A(batch)},
+	{"adapt_epochs", VPA_K_INT, 0, "4", 1, 10000, 0, NULL, NULL, "4",
+	 "epochs of SGD over a personalised model's adaptation data (all parameters "
+	 "fine-tuned)", A(adapt_epochs)},
+	{"adapt_lr", VPA_K_NUM, 0, "0.02", 0, 10, VPA_KF_OPEN_LO, NULL, NULL, "0.02",
+	 "SGD learning rate of the personalisation", A(adapt_lr)},
+	{NULL},
+};
+#undef A
+static const struct vpa_schema audio_schema = {"audio", audio_keys,
+					       sizeof(struct vpa_flam_audio_opts)};
+
 static const struct vpa_key dp_keys[] = {
 	{"clip", VPA_K_NUM, 0, "0", 0, INF, 0, NULL, NULL, "1",
 	 "C: every released update W_s - W_g is clipped to L2 norm C (0 = no local DP)",
@@ -208,12 +262,18 @@ static const struct vpa_key import_keys[] = {
 static const struct vpa_schema import_schema = {"import", import_keys, sizeof(struct vpa_flam_import_opts)};
 
 static const struct vpa_key keys[] = {
-	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|import", NULL, "simulate",
-	 "`simulate`: the simulator of targets/README.md; `import`: your models or activations",
+	{"source", VPA_K_ENUM, 0, "simulate", -INF, INF, 0, "simulate|audio|import", NULL,
+	 "audio",
+	 "`simulate`: the simulator of targets/README.md; `audio`: models trained here from "
+	 "audio and its frame alignments (`audio:`); `import`: your models or activations",
 	 VPA_AT(struct vpa_flam_opts, source), VPA_MARK(struct vpa_flam_opts, source_at)},
 	{"simulate", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &sim_schema,
 	 "{part1_speakers: 100, hidden_layers: 6}", "the simulation model and sizes",
 	 VPA_AT(struct vpa_flam_opts, simulate), VPA_MARK(struct vpa_flam_opts, simulate_at)},
+	{"audio", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &audio_schema,
+	 "{data: corpus/all, part1_speakers: 40}",
+	 "source: audio: the data, the speaker sets, the TDNN and its training",
+	 VPA_AT(struct vpa_flam_opts, audio), VPA_MARK(struct vpa_flam_opts, audio_at)},
 	{"dp", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &dp_schema, "{clip: 1, noise: 0.1}",
 	 "local differential privacy on each released update (source: simulate)",
 	 VPA_AT(struct vpa_flam_opts, dp), VPA_MARK(struct vpa_flam_opts, dp_at)},
@@ -294,6 +354,83 @@ static int validate_onnx(const struct vpa_kind_ctx *ctx, const struct vpa_flam_i
 }
 
 /*
+ * The front end of `source: audio`: 40 mel bins and per-utterance mean
+ * normalisation, then the user's `feature_options`.  Frame selection (VAD)
+ * is refused: the alignments label every frame.
+ */
+static int audio_frontend(const char *file, const struct vpa_flam_audio_opts *a,
+			  struct vpa_mark audio_at, struct vpa_feat_opts *fo, struct vpa_err *err)
+{
+	int mfcc = a->features && !strcmp(a->features, "mfcc");
+	vpa_feat_opts_init(fo, mfcc ? VPA_FEAT_MFCC : VPA_FEAT_FBANK);
+	fo->num_mel_bins = 40;
+	fo->cmvn = VPA_CMVN_UTT;
+	const struct vpa_strs *l = &a->feature_options;
+	int rc = vpa_target_frontend_strs(file, l, "--num-mel-bins=40", NULL, fo, err);
+	if (rc)
+		return rc;
+	struct vpa_loc loc = vpa_mark_loc(file, l->given ? a->feature_options_at : audio_at);
+	if (fo->vad)
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"--vad drops frames, but the alignments label every frame of an "
+				"utterance: leave it off");
+	struct vpa_feat *fe = vpa_feat_new(fo, err); /* the options together */
+	if (!fe) {
+		char m[sizeof(err->msg)];
+		memcpy(m, err->msg, sizeof(m));
+		int st = err->status;
+		vpa_err_init(err);
+		return vpa_fail(err, st, &loc, "%s", m);
+	}
+	vpa_feat_free(fe);
+	return 0;
+}
+
+/* source: audio: the mapping, the data directory (audio readable, utt2spk),
+ * the alignments file and the front end. */
+static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_flam_opts *o,
+			  struct vpa_err *err)
+{
+	const struct vpa_flam_audio_opts *a = &o->audio;
+	struct vpa_loc loc;
+	if (!o->audio_at.line) {
+		loc = vpa_mark_loc(ctx->file, ctx->self);
+		return vpa_fail(err, VPA_EINPUT, &loc,
+				"source 'audio' needs an `audio:` mapping with `data`: a Kaldi data "
+				"directory (wav.scp, utt2spk) and its frame alignments (`ali`)");
+	}
+	int rc = vpa_check_path_at(ctx, a->data, a->data_at, VPA_PATH_DIR, err);
+	if (rc)
+		return rc;
+	char *dp = vpa_path_join(ctx->dir, a->data), *u2s = vpa_path_join(dp, "utt2spk");
+	if (access(u2s, F_OK)) {
+		loc = vpa_mark_loc(ctx->file, a->data_at);
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "%s has no utt2spk: the speaker of every utterance decides its set", dp);
+	}
+	if (!rc && a->ali) {
+		rc = vpa_check_path_at(ctx, a->ali, a->ali_at, VPA_PATH_FILE, err);
+	} else if (!rc) {
+		char *ap = vpa_path_join(dp, "ali.txt");
+		if (access(ap, F_OK)) {
+			loc = vpa_mark_loc(ctx->file, a->data_at);
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "no %s: give the frame alignments with `ali:` (Kaldi "
+				      "`ali-to-phones --per-frame=true ... ark,t:-` text)", ap);
+		}
+		free(ap);
+	}
+	struct vpa_feat_opts fo;
+	if (!rc)
+		rc = audio_frontend(ctx->file, a, o->audio_at, &fo, err);
+	if (!rc)
+		rc = vpa_datadir_check_audio(dp, fo.sample_frequency, err);
+	free(u2s);
+	free(dp);
+	return rc;
+}
+
+/*
  * Errors about a key written where it does not apply (`import:` with source
  * simulate, `dump_models:` ...) blame the key; a missing `import:` blames the
  * target's entry (ctx->self).
@@ -304,17 +441,29 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	const struct vpa_flam_import_opts *imp = &o->import;
 	int has_imp = o->import_at.line != 0;
 	struct vpa_loc loc;
-	if (!strcmp(o->source, "simulate")) {
+	if (strcmp(o->source, "audio") && o->audio_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, o->audio_at);
+		return vpa_fail(err, VPA_EINPUT, &loc, "`audio:` needs `source: audio` (the source is "
+				"'%s')", o->source);
+	}
+	if (!strcmp(o->source, "simulate") || !strcmp(o->source, "audio")) {
+		int audio = !strcmp(o->source, "audio");
+		if (audio && o->simulate_at.line) {
+			loc = vpa_mark_key_loc(ctx->file, o->simulate_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`simulate:` applies to source 'simulate' only (the source is "
+					"'audio': its sizes are in `audio:`)");
+		}
 		if (has_imp) {
 			loc = vpa_mark_key_loc(ctx->file, o->import_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"`import:` needs `source: import` (the source is 'simulate')");
+					"`import:` needs `source: import` (the source is '%s')", o->source);
 		}
 		if (o->dp_info_at.line) {
 			loc = vpa_mark_key_loc(ctx->file, o->dp_info_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"`dp_info:` describes imported models (source: import); a "
-					"simulation's DP is `dp:`");
+					"`dp_info:` describes imported models (source: import); models "
+					"trained here take `dp:`");
 		}
 		if (o->dp_at.line && o->dp.noise > 0 && o->dp.clip == 0) {
 			loc = vpa_mark_loc(ctx->file, o->dp_at);
@@ -328,7 +477,7 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 					"dp_fault '%s' needs local DP on (`dp: {clip: C > 0, noise: "
 					"...}`)", o->dp_fault);
 		}
-		return 0;
+		return audio ? validate_audio(ctx, o, err) : 0;
 	}
 	loc = vpa_mark_loc(ctx->file, ctx->self);
 	if (!has_imp)
@@ -478,6 +627,37 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		rc = vpa_flam_simulate(&c, t, info, err);
 		if (!rc && c.part1_speakers + c.part2_speakers > 0 && t->n_models == 0)
 			VPA_BUG("no models");
+	} else if (!strcmp(source, "audio")) {
+		const struct vpa_flam_audio_opts *a = &o->audio;
+		struct vpa_flam_audio_cfg c;
+		vpa_flam_audio_cfg_init(&c);
+		char *dp = vpa_path_join(ctx->dir, a->data);
+		char *ap = a->ali ? vpa_path_join(ctx->dir, a->ali) : vpa_path_join(dp, "ali.txt");
+		c.data = dp;
+		c.ali = ap;
+		rc = audio_frontend(ctx->file, a, o->audio_at, &c.fo, err);
+#define I(k) c.k = (size_t)a->k
+		I(train_speakers); I(part1_speakers); I(part2_speakers); I(indicator_speakers);
+		I(heldout_utts); I(indicator_utts); I(hidden_layers); I(hidden_dim);
+		I(global_epochs); I(batch); I(adapt_epochs);
+#undef I
+		c.two_models = a->two_models;
+		c.global_lr = a->global_lr;
+		c.adapt_lr = a->adapt_lr;
+		c.dp_clip = o->dp.clip;
+		c.dp_noise = o->dp.noise;
+		c.dp_delta = o->dp.delta;
+		c.dp_skip_noise = !strcmp(o->dp_fault, "skip_noise");
+		struct vpa_rng r;
+		vpa_rng_split(&r, ctx->seed, out->id ? out->id : "fl_am");
+		c.seed = vpa_rng_u64(&r);
+		c.threads = ctx->threads;
+		out->simulated = 0;
+		vpa_json_set_str(info, "trained_on", "audio");
+		if (!rc)
+			rc = vpa_flam_from_audio(&c, t, info, err);
+		free(ap);
+		free(dp);
 	} else {
 		out->simulated = 0;
 		rc = vpa_flam_import(ctx, &o->import, o->import_at, t, err);

@@ -24,6 +24,7 @@
 #define VPA_FL_AM_H
 
 #include "base/base.h"
+#include "audio/audio.h"
 #include "learn/nn.h"
 #include "onnx/onnx.h"
 #include "targets/targets.h"
@@ -317,6 +318,30 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 		       struct vpa_json *info);
 
+/* ---- source: audio (targets/fl_am_audio.c) ---------------------------------------- */
+
+struct vpa_flam_audio_cfg {
+	const char *data;              /* a Kaldi data directory (wav.scp, utt2spk) */
+	const char *ali;               /* its frame alignments (Kaldi per-frame text) */
+	struct vpa_feat_opts fo;       /* the front end */
+	size_t train_speakers;         /* 0: every speaker not in another set */
+	size_t part1_speakers, part2_speakers, indicator_speakers;
+	double two_models;
+	size_t heldout_utts, indicator_utts;
+	size_t hidden_layers, hidden_dim, global_epochs, batch, adapt_epochs;
+	double global_lr, adapt_lr;
+	double dp_clip, dp_noise, dp_delta;
+	int dp_skip_noise;
+	uint64_t seed;
+	int threads;
+};
+void vpa_flam_audio_cfg_init(struct vpa_flam_audio_cfg *c);
+/* Build t (initialised, empty) from the audio and alignments of c: features,
+ * the speaker sets, W_g and the personalised models (vpa_flam_federate).
+ * info gets the sizes, utility (with chance) and DP objects. */
+int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
+			struct vpa_json *info, struct vpa_err *err);
+
 /* ---- footprint kernels (A1, metrics/README.md) ----------------------------------- */
 
 /*
@@ -438,16 +463,33 @@ struct vpa_flam_import_opts {
 		onnx_layout_at, features_at, feature_options_at, activations_at, heldout_at;
 };
 
+struct vpa_flam_audio_opts {
+	const char *data;
+	const char *ali;
+	const char *features;
+	struct vpa_strs feature_options;
+	long long train_speakers, part1_speakers, part2_speakers, indicator_speakers;
+	double two_models;
+	long long heldout_utts, indicator_utts;
+	long long hidden_layers, hidden_dim, global_epochs, batch, adapt_epochs;
+	double global_lr, adapt_lr;
+	struct vpa_mark data_at, ali_at, features_at, feature_options_at, train_speakers_at,
+		part1_speakers_at, part2_speakers_at, indicator_speakers_at, two_models_at,
+		heldout_utts_at, indicator_utts_at, hidden_layers_at, hidden_dim_at,
+		global_epochs_at, batch_at, adapt_epochs_at, global_lr_at, adapt_lr_at;
+};
+
 struct vpa_flam_opts {
 	const char *source;
 	struct vpa_flam_sim_opts simulate;
+	struct vpa_flam_audio_opts audio;
 	struct vpa_flam_dp_opts dp;
 	struct vpa_flam_import_opts import;
 	struct vpa_flam_dpinfo_opts dp_info;
 	const char *dp_fault;
 	const char *dump_models;
 	const char *dump_activations;
-	struct vpa_mark source_at, simulate_at, dp_at, import_at, dp_info_at, dp_fault_at,
+	struct vpa_mark source_at, simulate_at, audio_at, dp_at, import_at, dp_info_at, dp_fault_at,
 		dump_models_at, dump_activations_at;
 };
 
