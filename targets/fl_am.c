@@ -103,13 +103,23 @@ static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(stru
 
 #define A(f) VPA_AT(struct vpa_flam_audio_opts, f), VPA_MARK(struct vpa_flam_audio_opts, f##_at)
 static const struct vpa_key audio_keys[] = {
-	{"data", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "corpus/all",
+	{"data", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "corpus/all",
 	 "a Kaldi data directory of audio: wav.scp (with segments if any) and utt2spk; every "
-	 "speaker is dealt to one set (Indicator, Part-1, Part-2, Train-G)", A(data)},
+	 "speaker is dealt to one set (Indicator, Part-1, Part-2, Train-G).  Without it: the "
+	 "built-in SYNTHETIC corpus (`vpaudit synth-corpus`: espeak-ng / flite voices reading "
+	 "Brown sentences) of `speakers` x `utts`, labelled from the synthesisers' own phone "
+	 "timing", A(data)},
 	{"ali", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "corpus/all/ali.txt",
 	 "frame labels of every utterance, one phone (or state) id per feature frame, as "
 	 "`ali-to-phones --per-frame=true final.mdl ark:ali.1 ark,t:-` writes them (default "
 	 "DATA/ali.txt); the ids found are the model's output classes", A(ali)},
+	{"speakers", VPA_K_INT, 0, "96", 8, 100000, 0, NULL, NULL, "120",
+	 "the built-in corpus (no `data`): speakers of both genders", A(speakers)},
+	{"utts", VPA_K_INT, 0, "10", 3, 10000, 0, NULL, NULL, "12",
+	 "the built-in corpus: utterances per speaker", A(utts)},
+	{"brown", VPA_K_STR, 0, "data/brown", -INF, INF, 0, NULL, NULL, "data/brown",
+	 "the built-in corpus: the Brown corpus folder its sentences come from (relative to "
+	 "the current directory)", A(brown)},
 	{"features", VPA_K_ENUM, 0, "fbank", -INF, INF, 0, "fbank|mfcc", NULL, "mfcc",
 	 "the acoustic features", A(features)},
 	{"feature_options", VPA_K_LIST, 0, NULL, -INF, INF, 0, NULL, NULL,
@@ -393,11 +403,23 @@ static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_flam_
 {
 	const struct vpa_flam_audio_opts *a = &o->audio;
 	struct vpa_loc loc;
-	if (!o->audio_at.line) {
-		loc = vpa_mark_loc(ctx->file, ctx->self);
+	if (!a->data) { /* the built-in corpus */
+		const struct vpa_mark *given[] = {&a->ali_at};
+		if (given[0]->line) {
+			loc = vpa_mark_key_loc(ctx->file, a->ali_at);
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`ali` labels the frames of your `data`; the built-in corpus "
+					"(no `data`) is labelled from the synthesisers' own timing");
+		}
+		struct vpa_feat_opts fo;
+		return audio_frontend(ctx->file, a, o->audio_at, &fo, err);
+	}
+	if (a->speakers_at.line || a->utts_at.line || a->brown_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, a->speakers_at.line ? a->speakers_at
+						  : a->utts_at.line ? a->utts_at : a->brown_at);
 		return vpa_fail(err, VPA_EINPUT, &loc,
-				"source 'audio' needs an `audio:` mapping with `data`: a Kaldi data "
-				"directory (wav.scp, utt2spk) and its frame alignments (`ali`)");
+				"`speakers`, `utts` and `brown` size the built-in corpus; with your "
+				"`data` they do not apply");
 	}
 	int rc = vpa_check_path_at(ctx, a->data, a->data_at, VPA_PATH_DIR, err);
 	if (rc)
@@ -631,11 +653,29 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		const struct vpa_flam_audio_opts *a = &o->audio;
 		struct vpa_flam_audio_cfg c;
 		vpa_flam_audio_cfg_init(&c);
-		char *dp = vpa_path_join(ctx->dir, a->data);
-		char *ap = a->ali ? vpa_path_join(ctx->dir, a->ali) : vpa_path_join(dp, "ali.txt");
+		struct vpa_rng r;
+		vpa_rng_split(&r, ctx->seed, out->id ? out->id : "fl_am");
+		c.seed = vpa_rng_u64(&r);
+		char *tmp = NULL, *dp = NULL, *ap = NULL;
+		if (a->data) {
+			dp = vpa_path_join(ctx->dir, a->data);
+			ap = a->ali ? vpa_path_join(ctx->dir, a->ali) : vpa_path_join(dp, "ali.txt");
+		} else {
+			vpa_progress_note("%s: synthesising a corpus of %lld speakers x %lld utterances",
+					  out->id, a->speakers, a->utts);
+			rc = vpa_flam_synth_corpus((int)a->speakers, (int)a->utts, a->brown,
+						   vpa_rng_u64(&r), ctx->threads, &tmp, &dp, err);
+			if (!rc)
+				ap = vpa_path_join(dp, "ali.txt");
+			vpa_json_set_str(info, "synthetic",
+					 "SYNTHETIC speech (espeak-ng / flite voices reading Brown "
+					 "sentences), not recordings of people; frame labels from the "
+					 "synthesisers' own phone timing");
+		}
 		c.data = dp;
 		c.ali = ap;
-		rc = audio_frontend(ctx->file, a, o->audio_at, &c.fo, err);
+		if (!rc)
+			rc = audio_frontend(ctx->file, a, o->audio_at, &c.fo, err);
 #define I(k) c.k = (size_t)a->k
 		I(train_speakers); I(part1_speakers); I(part2_speakers); I(indicator_speakers);
 		I(heldout_utts); I(indicator_utts); I(hidden_layers); I(hidden_dim);
@@ -648,14 +688,18 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		c.dp_noise = o->dp.noise;
 		c.dp_delta = o->dp.delta;
 		c.dp_skip_noise = !strcmp(o->dp_fault, "skip_noise");
-		struct vpa_rng r;
-		vpa_rng_split(&r, ctx->seed, out->id ? out->id : "fl_am");
-		c.seed = vpa_rng_u64(&r);
 		c.threads = ctx->threads;
 		out->simulated = 0;
-		vpa_json_set_str(info, "trained_on", "audio");
+		vpa_json_set_str(info, "trained_on", a->data ? "audio" : "synthetic speech");
 		if (!rc)
 			rc = vpa_flam_from_audio(&c, t, info, err);
+		if (tmp) { /* the built-in corpus: its features are in the target now */
+			vpa_json_set_num(info, "corpus_speakers", (double)a->speakers);
+			vpa_json_set_num(info, "corpus_utterances_per_speaker", (double)a->utts);
+			vpa_json_set_str(info, "data", "built-in synthetic corpus");
+			vpa_json_set_str(info, "alignments", "synthesiser phone timing");
+			vpa_flam_synth_remove(tmp);
+		}
 		free(ap);
 		free(dp);
 	} else {

@@ -341,6 +341,13 @@ void vpa_flam_audio_cfg_init(struct vpa_flam_audio_cfg *c);
  * info gets the sizes, utility (with chance) and DP objects. */
 int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 			struct vpa_json *info, struct vpa_err *err);
+/* The built-in corpus in a new temporary folder *tmp (registered for removal
+ * on a signal): vpa_xvec_synth's train/, enrol/ and trials/ merged into
+ * *data (TMP/all, with ali.txt).  vpa_flam_synth_remove(tmp) removes it and
+ * frees tmp. */
+int vpa_flam_synth_corpus(int speakers, int utts, const char *brown, uint64_t seed,
+			  int threads, char **tmp, char **data, struct vpa_err *err);
+void vpa_flam_synth_remove(char *tmp);
 
 /* ---- footprint kernels (A1, metrics/README.md) ----------------------------------- */
 
@@ -466,6 +473,8 @@ struct vpa_flam_import_opts {
 struct vpa_flam_audio_opts {
 	const char *data;
 	const char *ali;
+	long long speakers, utts;  /* the built-in corpus (no `data`) */
+	const char *brown;
 	const char *features;
 	struct vpa_strs feature_options;
 	long long train_speakers, part1_speakers, part2_speakers, indicator_speakers;
@@ -473,7 +482,7 @@ struct vpa_flam_audio_opts {
 	long long heldout_utts, indicator_utts;
 	long long hidden_layers, hidden_dim, global_epochs, batch, adapt_epochs;
 	double global_lr, adapt_lr;
-	struct vpa_mark data_at, ali_at, features_at, feature_options_at, train_speakers_at,
+	struct vpa_mark data_at, ali_at, speakers_at, utts_at, brown_at, features_at, feature_options_at, train_speakers_at,
 		part1_speakers_at, part2_speakers_at, indicator_speakers_at, two_models_at,
 		heldout_utts_at, indicator_utts_at, hidden_layers_at, hidden_dim_at,
 		global_epochs_at, batch_at, adapt_epochs_at, global_lr_at, adapt_lr_at;

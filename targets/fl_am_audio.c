@@ -25,7 +25,10 @@
 #include "audio/audio.h"
 #include "base/dist.h"
 #include "formats/kaldi.h"
+#include "audio/xvector.h"
+#include "base/inputs.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -495,4 +498,81 @@ out:
 	vpa_kaldi_ali_release(&al);
 	vpa_datadir_release(&d);
 	return rc;
+}
+
+/* ---- the built-in corpus ----------------------------------------------------- */
+
+int vpa_flam_synth_corpus(int speakers, int utts, const char *brown, uint64_t seed,
+			  int threads, char **tmp, char **data, struct vpa_err *err)
+{
+	*tmp = *data = NULL;
+	/* under $TMPDIR (POSIX), else /tmp */
+	const char *td = getenv("TMPDIR");
+	char *tpl = vpa_xvec_join(td && *td ? td : "/tmp", "vpaudit-am-XXXXXX");
+	if (!mkdtemp(tpl)) {
+		int rc = vpa_fail(err, VPA_EIO, NULL, "cannot make a temporary folder in %s: %s",
+				  td && *td ? td : "/tmp", strerror(errno));
+		free(tpl);
+		return rc;
+	}
+	vpa_tmp_register(tpl, 1); /* removed on SIGINT/SIGTERM (base/tmp.c) */
+	vpa_inputs_ignore(tpl);   /* made here: not an input (its name is random) */
+	*tmp = tpl;
+	char *cdir = vpa_xvec_join(tpl, "corpus");
+	int rc = vpa_xvec_synth(speakers, utts, brown, seed, cdir, threads, err);
+	static const char *const sub[] = {"train", "enrol", "trials"};
+	char *dirs[3] = {NULL, NULL, NULL};
+	for (int i = 0; i < 3; i++)
+		dirs[i] = vpa_xvec_join(cdir, sub[i]);
+	char *all = vpa_xvec_join(tpl, "all");
+	double rate = -1;
+	if (!rc)
+		rc = vpa_datadir_merge((const char *const *)dirs, 3, all, &rate, err);
+	/* the three alignment files, one after the other (no utterance is in two) */
+	struct vpa_buf b;
+	vpa_buf_init(&b);
+	for (int i = 0; i < 3 && !rc; i++) {
+		char *p = vpa_xvec_join(dirs[i], "ali.txt"), *s;
+		size_t n;
+		rc = vpa_read_file(p, &s, &n, err);
+		if (!rc) {
+			vpa_buf_add(&b, s, n);
+			if (n && s[n - 1] != '\n')
+				vpa_buf_puts(&b, "\n");
+			free(s);
+		}
+		free(p);
+	}
+	if (!rc) {
+		char *p = vpa_xvec_join(all, "ali.txt");
+		struct vpa_atomic at;
+		FILE *f = vpa_atomic_open(p, &at, err);
+		if (!f) {
+			rc = err->status;
+		} else if (b.len && fwrite(b.data, 1, b.len, f) != b.len) {
+			vpa_atomic_abort(&at);
+			rc = vpa_fail(err, VPA_EIO, NULL, "%s: write error", p);
+		} else {
+			rc = vpa_atomic_commit(&at, err);
+		}
+		free(p);
+	}
+	vpa_buf_release(&b);
+	for (int i = 0; i < 3; i++)
+		free(dirs[i]);
+	free(cdir);
+	if (rc)
+		free(all);
+	else
+		*data = all;
+	return rc;
+}
+
+void vpa_flam_synth_remove(char *tmp)
+{
+	if (!tmp)
+		return;
+	vpa_xvec_rm_tree(tmp);
+	vpa_tmp_unregister(tmp);
+	free(tmp);
 }
