@@ -45,6 +45,9 @@ struct vpa_flam_model {
 	double acc;          /* utility: frame accuracy on held-out data of its speaker (NAN: unknown) */
 	double acc_global;   /* W_g's frame accuracy on the same data (NAN: unknown) */
 	double update_norm;  /* ||W_s - W_g||_2 before clipping (NAN: unknown) */
+	/* trained here: mean cross-entropy on its speaker's held-out utterances, and the
+	   mean over the other Part-1/Part-2 speakers of it on theirs (NAN: unknown) */
+	double loss_own, loss_other;
 };
 
 struct vpa_flam {

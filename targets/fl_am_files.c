@@ -130,6 +130,7 @@ static int read_models(const char *path, struct vpa_flam *t, struct vpa_err *err
 		m->id = xstrdup(id);
 		m->part = p;
 		m->acc = m->acc_global = m->update_norm = NAN;
+		m->loss_own = m->loss_other = NAN;
 	}
 	if (!rc && !gline)
 		rc = vpa_fail(err, VPA_EINPUT, NULL, "%s: no global model (a line `ID - global`)",

@@ -300,6 +300,50 @@ static int pers_unpack(void *arg, size_t i, const unsigned char *q, size_t len)
 	return 0;
 }
 
+/* Mean cross-entropy of net on u (NAN for an empty set). */
+static int heldout_loss(struct vpa_nn *net, const struct vpa_flam_uset *u, double *loss,
+			struct vpa_err *err)
+{
+	*loss = NAN;
+	if (u->n == 0)
+		return 0;
+	struct vpa_nn_batch bt = {u->n, u->off, u->x, NULL};
+	int rc = vpa_nn_forward(net, &bt, VPA_NN_EVAL, err);
+	if (rc)
+		return rc;
+	struct vpa_nn_targets tg;
+	vpa_nn_targets_init(&tg);
+	tg.labels = u->lab;
+	return vpa_nn_loss(net, &tg, loss, NULL, err);
+}
+
+/* Model i's loss on its own speaker's held-out data and on every other
+ * speaker's (the property "a personalised model fits its own speaker"). */
+struct loss_job {
+	struct vpa_flam *t;
+	const struct vpa_flam_fed *f;
+	int *rc;
+	struct vpa_err *err;
+};
+
+static int loss_one(void *arg, size_t i)
+{
+	struct loss_job *j = arg;
+	struct vpa_flam_model *m = &j->t->models[i];
+	size_t n_sp = j->f->n_part1 + j->f->n_part2, k = 0;
+	double sum = 0, l;
+	int rc = heldout_loss(m->net, &j->f->heldout[m->spk], &m->loss_own, &j->err[i]);
+	for (size_t s = 0; s < n_sp && !rc; s++)
+		if (s != m->spk && j->f->heldout[s].n) {
+			rc = heldout_loss(m->net, &j->f->heldout[s], &l, &j->err[i]);
+			sum += l;
+			k++;
+		}
+	m->loss_other = k ? sum / (double)k : NAN;
+	j->rc[i] = rc;
+	return rc;
+}
+
 int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err *err)
 {
 	struct vpa_optim o;
@@ -328,6 +372,7 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 	t->global.part = VPA_FLAM_GLOBAL;
 	t->global.net = g;
 	t->global.acc = t->global.acc_global = t->global.update_norm = NAN;
+	t->global.loss_own = t->global.loss_other = NAN;
 	t->in_dim = D;
 	t->spk_id = f->spk_id;
 	f->spk_id = NULL;
@@ -358,6 +403,7 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 			m->spk = (uint32_t)s;
 			m->part = part;
 			m->acc = m->acc_global = m->update_norm = NAN;
+			m->loss_own = m->loss_other = NAN;
 			p.jobs[mi].spk = s;
 			p.jobs[mi].which = k;
 			p.jobs[mi].m = m;
@@ -371,6 +417,20 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 	if (rc)
 		goto out;
 	f->t_pers = vpa_now() - t0 - f->t_global;
+	{
+		int *lrc = xcalloc(n_models ? n_models : 1, sizeof(int));
+		struct vpa_err *lerr = xcalloc(n_models ? n_models : 1, sizeof(*lerr));
+		struct loss_job lj = {t, f, lrc, lerr};
+		vpa_par_jobs(n_models, f->threads, loss_one, &lj, NULL, vpa_la_run_workers);
+		for (size_t i = 0; i < n_models && !rc; i++)
+			if (lrc[i])
+				rc = vpa_fail(err, lrc[i], NULL, "model '%s' on the held-out data: %s",
+					      t->models[i].id, lerr[i].msg);
+		free(lerr);
+		free(lrc);
+		if (rc)
+			goto out;
+	}
 
 	/* the Indicator set */
 	t->n_utt = f->indicator.n;
@@ -425,8 +485,22 @@ void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 		sg += t->models[i].acc_global;
 		sn += t->models[i].update_norm;
 	}
+	double lo = 0, lx = 0;
+	size_t closer = 0, nl = 0;
+	for (size_t i = 0; i < n_models; i++)
+		if (isfinite(t->models[i].loss_own) && isfinite(t->models[i].loss_other)) {
+			lo += t->models[i].loss_own;
+			lx += t->models[i].loss_other;
+			closer += t->models[i].loss_own < t->models[i].loss_other;
+			nl++;
+		}
 	struct vpa_json *ut = vpa_json_obj();
 	vpa_json_set_num(ut, "global_train_loss", f->global_loss);
+	/* a personalised model fits its own speaker: its held-out loss against the
+	   other Part speakers' (means over models; the share of models where own < other) */
+	vpa_json_set_num(ut, "heldout_loss_own", nl ? lo / (double)nl : NAN);
+	vpa_json_set_num(ut, "heldout_loss_other_speakers", nl ? lx / (double)nl : NAN);
+	vpa_json_set_num(ut, "models_closer_to_own_speaker", nl ? (double)closer / (double)nl : NAN);
 	vpa_json_set_num(ut, "global_accuracy", n_models ? sg / (double)n_models : NAN);
 	vpa_json_set_num(ut, "personalised_accuracy", n_models ? sa / (double)n_models : NAN);
 	vpa_json_set_num(ut, "mean_update_norm", n_models ? sn / (double)n_models : NAN);
