@@ -267,6 +267,46 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 		goto out;
 	}
 
+	/* the speaker sets (before the features: a data set too small fails at once) */
+	group_speakers(&d, &a);
+	size_t need = c->indicator_speakers + n_sp + (c->train_speakers ? c->train_speakers : 1);
+	if (a.n_spk < need) {
+		rc = vpa_fail(err, VPA_EINPUT, &dloc,
+			      "%zu speakers; the sets need %zu (indicator_speakers %zu + "
+			      "part1_speakers %zu + part2_speakers %zu + train_speakers %zu)",
+			      a.n_spk, need, c->indicator_speakers, c->part1_speakers,
+			      c->part2_speakers, c->train_speakers ? c->train_speakers : 1);
+		free(ali_of);
+		goto out;
+	}
+	order = xmalloc(a.n_spk * sizeof(size_t));
+	for (size_t s = 0; s < a.n_spk; s++)
+		order[s] = s;
+	struct vpa_rng r;
+	vpa_rng_split(&r, c->seed, "am_audio/speakers");
+	shuffle(order, a.n_spk, &r);
+	const size_t *ind = order, *part = order + c->indicator_speakers, *trn = part + n_sp;
+	size_t n_trn = c->train_speakers ? c->train_speakers : a.n_spk - c->indicator_speakers - n_sp;
+
+	two = xcalloc(n_sp ? n_sp : 1, 1);
+	vpa_flam_pick_two(c->seed, "am_audio", c->part1_speakers, c->part2_speakers, c->two_models,
+			  two);
+	a.two = two;
+	for (size_t p = 0; p < n_sp && !rc; p++) {
+		size_t s = part[p], nu = a.n_utts[s];
+		size_t want = c->heldout_utts + 1 + two[p];
+		if (nu < want)
+			rc = vpa_fail(err, VPA_EINPUT, &dloc,
+				      "speaker '%s' (%s) has %zu utterances; it needs %zu: heldout_utts "
+				      "%zu and %s", a.spk[s], p < c->part1_speakers ? "Part-1" : "Part-2",
+				      nu, want, c->heldout_utts,
+				      two[p] ? "one for each of its two models" : "one to adapt on");
+	}
+	if (rc) {
+		free(ali_of);
+		goto out;
+	}
+
 	/* features */
 	fe = vpa_feat_new(&c->fo, err);
 	if (!fe) {
@@ -318,46 +358,13 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	if (rc)
 		goto out;
 
-	/* the speaker sets */
-	group_speakers(&d, &a);
-	size_t need = c->indicator_speakers + n_sp + (c->train_speakers ? c->train_speakers : 1);
-	if (a.n_spk < need) {
-		rc = vpa_fail(err, VPA_EINPUT, &dloc,
-			      "%zu speakers; the sets need %zu (indicator_speakers %zu + "
-			      "part1_speakers %zu + part2_speakers %zu + train_speakers %zu)",
-			      a.n_spk, need, c->indicator_speakers, c->part1_speakers,
-			      c->part2_speakers, c->train_speakers ? c->train_speakers : 1);
-		goto out;
-	}
-	order = xmalloc(a.n_spk * sizeof(size_t));
-	for (size_t s = 0; s < a.n_spk; s++)
-		order[s] = s;
-	struct vpa_rng r;
-	vpa_rng_split(&r, c->seed, "am_audio/speakers");
-	shuffle(order, a.n_spk, &r);
-	const size_t *ind = order, *part = order + c->indicator_speakers, *trn = part + n_sp;
-	size_t n_trn = c->train_speakers ? c->train_speakers : a.n_spk - c->indicator_speakers - n_sp;
-
-	two = xcalloc(n_sp ? n_sp : 1, 1);
-	vpa_flam_pick_two(c->seed, "am_audio", c->part1_speakers, c->part2_speakers, c->two_models,
-			  two);
-	a.two = two;
 	a.adapt = xcalloc(n_sp ? n_sp : 1, sizeof(size_t *));
 	a.n_adapt = xcalloc(n_sp ? n_sp : 1, sizeof(size_t));
 	f.heldout = xcalloc(n_sp ? n_sp : 1, sizeof(*f.heldout));
 	f.spk_id = xcalloc(n_sp ? n_sp : 1, sizeof(char *));
 	for (size_t p = 0; p < n_sp && !rc; p++) {
 		size_t s = part[p], nu = a.n_utts[s];
-		size_t want = c->heldout_utts + 1 + two[p];
 		f.spk_id[p] = xstrdup(a.spk[s]);
-		if (nu < want) {
-			rc = vpa_fail(err, VPA_EINPUT, &dloc,
-				      "speaker '%s' (%s) has %zu utterances; it needs %zu: heldout_utts "
-				      "%zu and %s", a.spk[s], p < c->part1_speakers ? "Part-1" : "Part-2",
-				      nu, want, c->heldout_utts,
-				      two[p] ? "one for each of its two models" : "one to adapt on");
-			break;
-		}
 		size_t *u = xmalloc(nu * sizeof(size_t));
 		memcpy(u, a.utts[s], nu * sizeof(size_t));
 		char nm[300];
@@ -399,6 +406,20 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 			f.ind_utt_id[at] = xstrdup(d.utt[iu[at]]);
 			at++;
 		}
+	/* in utterance-id order: the order in which a dump (dump_models:
+	 * indicator/UTT.npy) is read back, so that a re-import sums the same frames
+	 * in the same order and gives the same numbers */
+	struct idx_str *io = xmalloc((niu ? niu : 1) * sizeof(*io));
+	for (size_t k = 0; k < niu; k++) {
+		io[k].s = f.ind_utt_id[k];
+		io[k].i = iu[k];
+	}
+	qsort(io, niu, sizeof(*io), cmp_idx_str);
+	for (size_t k = 0; k < niu; k++) {
+		iu[k] = io[k].i;
+		f.ind_utt_id[k] = (char *)io[k].s;
+	}
+	free(io);
 	uset_of(&a, iu, niu, 0, 1, &f.indicator);
 	free(iu);
 
