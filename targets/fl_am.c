@@ -3,7 +3,8 @@
  * model W_g and personalised models W_s (each W_g fine-tuned on one
  * speaker's data, as a device does in federated learning), with an
  * Indicator data set, for the footprint attacks A1 and A2 of Tomashenko et
- * al., ICASSP 2022.  Built by the simulator (targets/sim_am.c) or imported:
+ * al., ICASSP 2022.  Built by the simulator (targets/sim_am.c), trained from
+ * audio (targets/fl_am_audio.c) or imported:
  * model folders (learn/NN.md) plus Indicator features, or precomputed
  * activations.  targets/README.md documents the layouts.
  *
@@ -766,9 +767,11 @@ const struct vpa_target_kind vpa_target_fl_acoustic_models = {
 	       "speaker's data), split into Part-1 (the A2 attacker's training models) and Part-2 "
 	       "(the attacked models), with an Indicator data set of other speakers.  Simulated "
 	       "(phone-state frame features with per-speaker affine maps, a TDNN trained on "
-	       "Train-G, optional local DP on the released updates; targets/README.md) or "
-	       "imported as model folders plus Indicator features, or as precomputed "
-	       "activations.  Attack it with `a1_footprint` and `a2_footprint`.",
+	       "Train-G, optional local DP on the released updates; targets/README.md), trained "
+	       "here from audio and its frame alignments (the same TDNN on fbank/MFCC features; "
+	       "by default on the built-in synthetic corpus labelled from the synthesisers' "
+	       "phone timing), or imported as model folders plus Indicator features, or as "
+	       "precomputed activations.  Attack it with `a1_footprint` and `a2_footprint`.",
 	.validate = validate,
 	.build = build,
 	.free = flam_free,

@@ -8,10 +8,11 @@
  * (targets/fl_am_files.c), ONNX models (targets/fl_am_onnx.c), its
  * simulator (targets/sim_am.c), and the footprint kernels shared by the
  * attacks `a1_footprint` (attacks/a1.c) and `a2_footprint` (attacks/a2.c).
- * The calls go one way: fl_am.c calls sim_am.c and fl_am_files.c; both call
- * fl_am_acts.c (the helpers they share live there, so the simulator does not
- * call the kind back); fl_am_files.c and fl_am_acts.c call fl_am_onnx.c,
- * which calls none of them.
+ * The calls go one way: fl_am.c calls sim_am.c, fl_am_audio.c and
+ * fl_am_files.c; sim_am.c and fl_am_audio.c call fl_am_train.c (the training
+ * and personalisation they share); all call fl_am_acts.c (the helpers they
+ * share live there, so the simulator does not call the kind back);
+ * fl_am_files.c and fl_am_acts.c call fl_am_onnx.c, which calls none of them.
  *
  * A target is a global model W_g, personalised models W_s (each tagged with
  * its speaker and its partition Part-1 or Part-2) and an Indicator data set:
