@@ -1,0 +1,116 @@
+#!/bin/bash
+# tests/e2e/test_fl_am_audio.sh - fl_acoustic_models `source: audio` (issue 32):
+# its checks (one line naming the file, line and what was expected, exit 1,
+# nothing written) and a small run on the golden recordings (6 recordings as
+# 12 utterances of 6 speakers, frame labels by position: a plumbing check of
+# the sets, identical records on 1 and 2 threads, dump_models re-imported
+# with the same A1/A2 numbers).  The trained models on the synthetic corpus's
+# own phone alignments are checked in test_fl_am_synth.sh.
+. tests/e2e/lib.sh
+G=$PWD/tests/golden/embed/data
+
+# 6 speakers x 3 utterances (each recording three times under three ids)
+mkdir -p "$T/d6"
+for i in 1 2 3 4 5 6; do
+	for c in a b c; do echo "s$i$c $G/wav/u$i.wav"; done
+done | sort > "$T/d6/wav.scp"
+awk '{ print $1, "spk" substr($1, 2, 1) }' "$T/d6/wav.scp" > "$T/d6/utt2spk"
+# frame counts from the features themselves (float32 .npy headers: shape (T, 40))
+"$VPAUDIT" features fbank --num-mel-bins=40 "$T/d6" -o "$T/f/" > /dev/null 2>&1
+: > "$T/d6/ali.txt"
+for f in "$T"/f/*.npy; do
+	u=$(basename "$f" .npy)
+	n=$(head -c 128 "$f" | tr -d '\0' | grep -ao "'shape': ([0-9]*" | grep -o "[0-9]*$")
+	# three classes: the first, middle and last third of the utterance (labels 7, 8, 9)
+	awk -v u="$u" -v n="$n" 'BEGIN { printf "%s", u; for (t = 0; t < n; t++) printf " %d", 7 + int(3 * t / n); printf "\n" }' >> "$T/d6/ali.txt"
+done
+t_ok "ali.txt has a line per utterance" test "$(wc -l < "$T/d6/ali.txt")" = 18
+
+# same_json FILTER A B: FILTER gives the same JSON on both files (false when either is
+# missing or not JSON, so that two failed runs never compare equal)
+same_json() {
+	local a b
+	a=$(jq -S "$1" "$2") && b=$(jq -S "$1" "$3") && [ -n "$a" ] && [ "$a" = "$b" ]
+}
+
+scen() { # scen FILE TARGET-BODY...: a scenario with one target `am` and A1 + A2
+	local f=$1; shift
+	{
+		echo "name: am-audio"
+		echo "seed: 5"
+		echo "report: [json]"
+		echo "targets:"
+		echo "  - id: am"
+		echo "    kind: fl_acoustic_models"
+		for l in "$@"; do echo "    $l"; done
+		echo "attacks:"
+		echo "  - {id: a1, kind: a1_footprint, target: am}"
+		echo "  - {id: a2, kind: a2_footprint, target: am}"
+	} > "$f"
+}
+SMALL="part1_speakers: 2, part2_speakers: 2, indicator_speakers: 1, heldout_utts: 1, two_models: 1, hidden_layers: 2, hidden_dim: 16, global_epochs: 2, adapt_epochs: 2"
+
+# ---- checks at validation
+scen "$T/s1.yaml" "source: audio" "audio: {ali: $T/d6/ali.txt}"
+t_run "ali without data" 1 -- validate "$T/s1.yaml"
+t_ok "ali without data: says why" grep -q "s1.yaml:8:.*\`ali\` labels the frames of your \`data\`; the built-in corpus" "$ERR"
+mkdir -p "$T/nou2s" && cp "$T/d6/wav.scp" "$T/d6/ali.txt" "$T/nou2s/"
+scen "$T/s2.yaml" "source: audio" "audio: {data: $T/nou2s}"
+t_run "no utt2spk" 1 -- validate "$T/s2.yaml"
+t_ok "no utt2spk: names the folder" grep -q "s2.yaml:8:.*nou2s has no utt2spk" "$ERR"
+mkdir -p "$T/noali" && cp "$T/d6/wav.scp" "$T/d6/utt2spk" "$T/noali/"
+scen "$T/s3.yaml" "source: audio" "audio: {data: $T/noali}"
+t_run "no ali.txt" 1 -- validate "$T/s3.yaml"
+t_ok "no ali.txt: asks for ali" grep -q "noali/ali.txt: give the frame alignments with \`ali:\`" "$ERR"
+scen "$T/s4.yaml" "source: audio" "audio: {data: $T/d6, feature_options: [--vad=true]}"
+t_run "--vad refused" 1 -- validate "$T/s4.yaml"
+t_ok "--vad: why" grep -q "s4.yaml:8:.*--vad drops frames" "$ERR"
+scen "$T/s5.yaml" "audio: {data: $T/d6}"
+t_run "audio: with source simulate" 1 -- validate "$T/s5.yaml"
+t_ok "audio: needs source audio" grep -q "s5.yaml:7:.*\`audio:\` needs \`source: audio\` (the source is 'simulate')" "$ERR"
+scen "$T/s6.yaml" "source: audio" "audio: {data: $T/d6}" "simulate: {states: 4}"
+t_run "simulate: with source audio" 1 -- validate "$T/s6.yaml"
+t_ok "simulate: says where sizes go" grep -q "s6.yaml:9:.*\`simulate:\` applies to source 'simulate' only" "$ERR"
+scen "$T/s7.yaml" "source: audio" "audio: {data: $T/d6, speakers: 50}"
+t_run "speakers with data" 1 -- validate "$T/s7.yaml"
+t_ok "speakers with data: why" grep -q "size the built-in corpus; with your \`data\` they do not apply" "$ERR"
+scen "$T/s8.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}"
+t_run "a valid scenario validates" 0 -- validate "$T/s8.yaml"
+
+# ---- checks at the build (nothing written)
+mkdir -p "$T/miss" && cp "$T/d6/wav.scp" "$T/d6/utt2spk" "$T/miss/" && grep -v "^s3b " "$T/d6/ali.txt" > "$T/miss/ali.txt"
+scen "$T/b1.yaml" "source: audio" "audio: {data: $T/miss, $SMALL}"
+t_run "an utterance without alignment" 1 -- run "$T/b1.yaml" -o "$T/ob1"
+t_ok "names the utterance" grep -q "miss/ali.txt: no alignment for utterance 's3b'" "$ERR"
+t_ok "no results written" test ! -e "$T/ob1/results.json"
+mkdir -p "$T/short" && cp "$T/d6/wav.scp" "$T/d6/utt2spk" "$T/short/" && sed '3s/ [0-9]*$//' "$T/d6/ali.txt" > "$T/short/ali.txt"
+scen "$T/b2.yaml" "source: audio" "audio: {data: $T/short, $SMALL}"
+t_run "one label short" 1 -- run "$T/b2.yaml" -o "$T/ob2"
+t_ok "names line 3 and both counts" grep -qE "short/ali.txt:3: utterance 's1c' has [0-9]+ frame labels, its features have [0-9]+ frames \(25 ms window, 10 ms shift\)" "$ERR"
+mkdir -p "$T/bad" && cp "$T/d6/wav.scp" "$T/d6/utt2spk" "$T/bad/" && sed '2s/ 7 / x7 /' "$T/d6/ali.txt" > "$T/bad/ali.txt"
+scen "$T/b3.yaml" "source: audio" "audio: {data: $T/bad, $SMALL}"
+t_run "a bad label" 1 -- run "$T/b3.yaml" -o "$T/ob3"
+t_ok "FILE:LINE:COL of the label" grep -qE "bad/ali.txt:2:[0-9]+: 'x7' is not a frame label" "$ERR"
+scen "$T/b4.yaml" "source: audio" "audio: {data: $T/d6, part1_speakers: 3, part2_speakers: 2, indicator_speakers: 1}"
+t_run "too few speakers" 1 -- run "$T/b4.yaml" -o "$T/ob4"
+t_ok "counts the sets" grep -q "d6: 6 speakers; the sets need 7 (indicator_speakers 1 + part1_speakers 3 + part2_speakers 2 + train_speakers 1)" "$ERR"
+scen "$T/b5.yaml" "source: audio" "audio: {data: $T/d6, part1_speakers: 2, part2_speakers: 2, indicator_speakers: 1, heldout_utts: 2, two_models: 1}"
+t_run "too few utterances for a Part speaker" 1 -- run "$T/b5.yaml" -o "$T/ob5"
+t_ok "names the speaker and the need" grep -qE "speaker 'spk[1-6]' \(Part-1\) has 3 utterances; it needs 4: heldout_utts 2 and one for each of its two models" "$ERR"
+
+# ---- a run: the sets, 1 and 2 threads, dump and re-import
+scen "$T/r.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}" "dump_models: $T/dump"
+t_run "run on 1 thread" 0 -- run "$T/r.yaml" -o "$T/o1" --threads 1 --allow-writes-outside
+t_ok "trained on audio, not simulated" jqt '.targets[0].info.trained_on == "audio" and .targets[0].simulated == false' "$T/o1/results.json"
+t_ok "sets: 1 Train-G, 2 + 2 Part speakers with two models each, 3 Indicator utterances" \
+	jqt '.targets[0].info.sizes | .train_speakers == 1 and .part1_models == 4 and .part2_models == 4 and .indicator_utterances == 3 and .classes == 3' "$T/o1/results.json"
+t_ok "chance accuracy stated" jqt '.targets[0].info.utility.chance_accuracy > 0 and .targets[0].info.utility.chance_accuracy < 1' "$T/o1/results.json"
+t_ok "A1 per hidden layer and A2 records" jqt '([.records[] | select(.attack == "a1")] | length) > 0 and ([.records[] | select(.attack == "a2")] | length) > 0' "$T/o1/results.json"
+rm -rf "$T/dump"
+t_run "run on 2 threads" 0 -- run "$T/r.yaml" -o "$T/o2" --threads 2 --allow-writes-outside
+t_ok "the same records for 1 and 2 threads" same_json .records "$T/o1/results.json" "$T/o2/results.json"
+scen "$T/imp.yaml" "source: import" "import: {models: $T/dump/models.txt, model_dir: $T/dump, indicator: $T/dump/indicator}"
+t_run "the dump imports" 0 -- run "$T/imp.yaml" -o "$T/oi"
+strip='[.records[] | .metrics | del(.utility_acc, .utility_acc_global)]'
+t_ok "re-imported models: the same A1/A2 numbers" same_json "$strip" "$T/o2/results.json" "$T/oi/results.json"
+t_done
