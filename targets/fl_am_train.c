@@ -317,8 +317,12 @@ static int heldout_loss(struct vpa_nn *net, const struct vpa_flam_uset *u, doubl
 	return vpa_nn_loss(net, &tg, loss, NULL, err);
 }
 
-/* Model i's loss on its own speaker's held-out data and on every other
- * speaker's (the property "a personalised model fits its own speaker"). */
+/* Model i's loss on its own speaker's held-out data and on other speakers'
+ * (the property "a personalised model fits its own speaker"): the next
+ * LOSS_OTHERS speakers after its own in the Part order, cyclically, so the
+ * cost grows with the models, not with their square. */
+#define LOSS_OTHERS 8
+
 struct loss_job {
 	struct vpa_flam *t;
 	const struct vpa_flam_fed *f;
@@ -333,12 +337,14 @@ static int loss_one(void *arg, size_t i)
 	size_t n_sp = j->f->n_part1 + j->f->n_part2, k = 0;
 	double sum = 0, l;
 	int rc = heldout_loss(m->net, &j->f->heldout[m->spk], &m->loss_own, &j->err[i]);
-	for (size_t s = 0; s < n_sp && !rc; s++)
-		if (s != m->spk && j->f->heldout[s].n) {
+	for (size_t d = 1; d < n_sp && d <= LOSS_OTHERS && !rc; d++) {
+		size_t s = (m->spk + d) % n_sp;
+		if (j->f->heldout[s].n) {
 			rc = heldout_loss(m->net, &j->f->heldout[s], &l, &j->err[i]);
 			sum += l;
 			k++;
 		}
+	}
 	m->loss_other = k ? sum / (double)k : NAN;
 	j->rc[i] = rc;
 	return rc;
@@ -496,8 +502,9 @@ void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 		}
 	struct vpa_json *ut = vpa_json_obj();
 	vpa_json_set_num(ut, "global_train_loss", f->global_loss);
-	/* a personalised model fits its own speaker: its held-out loss against the
-	   other Part speakers' (means over models; the share of models where own < other) */
+	/* a personalised model fits its own speaker: its held-out loss against
+	   LOSS_OTHERS other Part speakers' (means over models; the share of models
+	   where own < other) */
 	vpa_json_set_num(ut, "heldout_loss_own", nl ? lo / (double)nl : NAN);
 	vpa_json_set_num(ut, "heldout_loss_other_speakers", nl ? lx / (double)nl : NAN);
 	vpa_json_set_num(ut, "models_closer_to_own_speaker", nl ? (double)closer / (double)nl : NAN);
