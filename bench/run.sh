@@ -61,6 +61,8 @@ echo "== PLD accountant (issue 28): 100,000 steps against the RDP accountant"
 "$BUILD/bench/bench_pld"
 bash bench/dp_python.sh   # issue 28: PLD and the 10M-score audit against NumPy/SciPy references
 
+bash bench/flam_train.sh   # issue 32: the FL acoustic TDNN trained from frames, against PyTorch; 100 personalisations
+
 echo "== ECAPA-TDNN extractor training against the x-vector TDNN (same data, same epochs)"
 "$BUILD/bench/bench_ecapa"
 
