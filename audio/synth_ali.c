@@ -13,13 +13,15 @@
  *     per utterance (`vpaudit __espeak-phones`, cli/cmd_synth_ali.c), and
  *     the library's samples are checked against the program's file: they
  *     must be its first samples exactly.  The program's file goes on after
- *     them with its trailing silence: measured on 28 utterances of 7
- *     accent+variant pairs (espeak-ng 1.51), 5578..9283 samples at 22050 Hz
- *     (0.25..0.42 s, a fixed length per variant), all zero for the +m
- *     variants, peak |sample| 466 for +f3/+f5 (a decaying ring-out).  The
- *     rule allows at most VPA_ESPEAK_TAIL_S seconds at most
- *     +-VPA_ESPEAK_TAIL_PEAK (-30 dBFS): anything else means the timing
- *     would not be the audio's, and the utterance fails.
+ *     them: measured on the 448 espeak-ng utterances of `synth-corpus
+ *     --speakers 60 --utts 8 --seed 1` (espeak-ng 1.51), never a differing
+ *     sample, then 4503..9265 more samples at 22050 Hz (0.20..0.42 s), all
+ *     zero for the +f1, +m1 and +m3..+m7 variants, a decaying ring-out of
+ *     the last phone for +f2..+f5 and +m2, peak |sample| 1231 (-28.5 dBFS).
+ *     The rule allows at most VPA_ESPEAK_TAIL_S seconds of samples within
+ *     +-VPA_ESPEAK_TAIL_PEAK (-20 dBFS, 2.7x the largest seen): anything
+ *     else means the timing would not be the audio's, and the utterance
+ *     fails.  Those samples are labelled SIL (after the last pause event).
  *   flite: the program's own -psdur output (its Segment relation, each
  *     segment's end time), printed by the same call that writes the audio.
  *     Measured: the last segment ("pau") ends within 5 ms of the file's end

@@ -36,7 +36,7 @@ void vpa_synth_phone_name(const char *raw, int flite, char out[VPA_PHONE_MAX]);
  * line "END SAMPLES RATE" to out.
  */
 #define VPA_ESPEAK_TAIL_S 0.5
-#define VPA_ESPEAK_TAIL_PEAK 1024
+#define VPA_ESPEAK_TAIL_PEAK 3277 /* -20 dBFS */
 int vpa_espeak_lib_phones(const char *voice, int pitch, int speed, const char *text,
 			  const char *wav, struct vpa_buf *out, struct vpa_err *err);
 
