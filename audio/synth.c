@@ -339,6 +339,8 @@ static int run_prog(const char *const *argv, const char *path, const char *in, s
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return vpa_fail(err, VPA_EIO, NULL, "%s: wait failed: %s", argv[0], strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && path)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot run %s again as %s", argv[0], path);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 		return vpa_fail(err, VPA_EIO, NULL, "cannot run '%s': is it installed? (Debian package %s)",
 				argv[0], argv[0]);
