@@ -22,6 +22,8 @@ LDLIBS   += $(PDF_LIBS)
 PS_CFLAGS   := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags pocketsphinx sphinxbase 2>/dev/null))
 PS_LIBS     := $(shell pkg-config --libs pocketsphinx sphinxbase 2>/dev/null || echo -lpocketsphinx -lsphinxbase)
 LDLIBS   += $(PS_LIBS)
+# audio/synth_ali.c: libespeak-ng, the phone timing of synth-corpus's espeak-ng utterances (issue 32)
+LDLIBS   += -lespeak-ng
 
 LIB_SRC  := $(sort $(wildcard base/*.c formats/*.c learn/*.c metrics/*.c targets/*.c attacks/*.c \
             config/*.c scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c asr/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))

@@ -48,14 +48,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audio/anon.h"
 #include "audio/anon_int.h"
+#include "audio/audio.h"
+#include "audio/synth_ali.h"
 #include "formats/corpus.h"
 #include "base/dist.h"
 
@@ -229,6 +234,7 @@ struct utt {
 	char *text;         /* owned */
 	int set;            /* 0 train, 1 enrol, 2 trials */
 	size_t n;           /* samples written */
+	char *seg;          /* "PHONE B0 B1" lines on the output samples (synth_ali.h), owned */
 };
 
 /* Utterance i synthesised: a job of vpa_dist_jobs that keeps the 16-bit
@@ -246,25 +252,95 @@ struct ctx {
 	size_t base; /* the block's first utterance */
 };
 
-static int run_synth(const char *const *argv, struct vpa_err *err)
+/*
+ * Runs argv by fork/exec (never a shell): execvp of argv[0], or execv of path
+ * when given (vpaudit itself, /proc/self/exe).  in, when not NULL, is written
+ * to its stdin; out, when not NULL, gets its stdout; the rest goes to
+ * /dev/null.  The pipes are made close-on-exec so that the children other
+ * threads start at the same time do not hold them open (a reader would then
+ * wait for their end, not this child's).
+ */
+static int run_prog(const char *const *argv, const char *path, const char *in, struct vpa_buf *out,
+		    struct vpa_err *err)
 {
+	int pin[2] = {-1, -1}, pout[2] = {-1, -1};
+	if ((in && pipe2(pin, O_CLOEXEC)) || (out && pipe2(pout, O_CLOEXEC))) {
+		int e = errno;
+		for (int k = 0; k < 2; k++) {
+			if (pin[k] >= 0)
+				close(pin[k]);
+			if (pout[k] >= 0)
+				close(pout[k]);
+		}
+		return vpa_fail(err, VPA_EIO, NULL, "cannot start %s: %s", argv[0], strerror(e));
+	}
 	pid_t pid = fork();
-	if (pid < 0)
-		return vpa_fail(err, VPA_EIO, NULL, "cannot start %s: %s", argv[0], strerror(errno));
 	if (pid == 0) {
 		int fd = open("/dev/null", O_RDWR);
 		if (fd >= 0) {
-			dup2(fd, 0);
-			dup2(fd, 1);
+			dup2(in ? pin[0] : fd, 0);
+			dup2(out ? pout[1] : fd, 1);
 			dup2(fd, 2);
 		}
-		execvp(argv[0], (char *const *)argv);
+		if (path)
+			execv(path, (char *const *)argv);
+		else
+			execvp(argv[0], (char *const *)argv);
 		_exit(127);
+	}
+	int fork_errno = errno;
+	if (in)
+		close(pin[0]);
+	if (out)
+		close(pout[1]);
+	if (pid < 0) {
+		if (in)
+			close(pin[1]);
+		if (out)
+			close(pout[0]);
+		return vpa_fail(err, VPA_EIO, NULL, "cannot start %s: %s", argv[0],
+				strerror(fork_errno));
+	}
+	if (in) {
+		/* a child that exits unread must not kill us with SIGPIPE: block it in
+		 * this thread while writing and take a pending one off again */
+		sigset_t pipe_set, old;
+		sigemptyset(&pipe_set);
+		sigaddset(&pipe_set, SIGPIPE);
+		pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+		size_t len = strlen(in), done = 0;
+		while (done < len) {
+			ssize_t w = write(pin[1], in + done, len - done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break; /* EPIPE: the exit status tells why */
+			done += (size_t)w;
+		}
+		close(pin[1]);
+		struct timespec zero = {0, 0};
+		while (sigtimedwait(&pipe_set, NULL, &zero) == SIGPIPE)
+			;
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (out) {
+		char chunk[4096];
+		for (;;) {
+			ssize_t r = read(pout[0], chunk, sizeof chunk);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			vpa_buf_add(out, chunk, (size_t)r);
+		}
+		close(pout[0]);
 	}
 	int st;
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR)
 			return vpa_fail(err, VPA_EIO, NULL, "%s: wait failed: %s", argv[0], strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127 && path)
+		return vpa_fail(err, VPA_EIO, NULL, "cannot run %s again as %s", argv[0], path);
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
 		return vpa_fail(err, VPA_EIO, NULL, "cannot run '%s': is it installed? (Debian package %s)",
 				argv[0], argv[0]);
@@ -284,18 +360,32 @@ static int synth_one(void *arg, size_t k, struct vpa_err *err)
 	snprintf(raw, sizeof raw, "%s/raw-%s.wav", c->tmp, u->id);
 	char p1[32], p2[32], f0[64], st[64];
 	int rc;
+	struct vpa_buf timing; /* flite's -psdur, or the lines of `vpaudit __espeak-phones` */
+	vpa_buf_init(&timing);
 	if (s->flite) {
 		snprintf(f0, sizeof f0, "int_f0_target_mean=%.1f", s->f0);
 		snprintf(st, sizeof st, "duration_stretch=%.3f", s->stretch);
+		/* -psdur prints the segments of this very synthesis (the audio is the same
+		 * with or without it: checked byte for byte against the corpus before it) */
 		const char *argv[] = {"flite", "-voice", s->voice, "--setf", f0, "--setf", st,
-				      "-t", u->text, "-o", raw, NULL};
-		rc = run_synth(argv, err);
+				      "-psdur", "-t", u->text, "-o", raw, NULL};
+		rc = run_prog(argv, NULL, NULL, &timing, err);
 	} else {
 		snprintf(p1, sizeof p1, "%d", s->pitch);
 		snprintf(p2, sizeof p2, "%d", s->speed);
 		const char *argv[] = {"espeak-ng", "-v", s->voice, "-p", p1, "-s", p2, "-w", raw,
 				      "--", u->text, NULL};
-		rc = run_synth(argv, err);
+		rc = run_prog(argv, NULL, NULL, NULL, err);
+		if (!rc) {
+			/* libespeak-ng's timing, in a fresh vpaudit process (see synth_ali.c) */
+			const char *hv[] = {"vpaudit", "__espeak-phones", s->voice, p1, p2, raw, NULL};
+			rc = run_prog(hv, "/proc/self/exe", u->text, &timing, err);
+			const char *t = vpa_buf_str(&timing);
+			if (!strncmp(t, "error: ", 7)) {
+				vpa_err_init(err);
+				rc = vpa_fail(err, VPA_EIO, NULL, "%.*s", (int)strcspn(t + 7, "\n"), t + 7);
+			}
+		}
 	}
 	struct vpa_wave w;
 	vpa_wave_init(&w);
@@ -313,7 +403,15 @@ static int synth_one(void *arg, size_t k, struct vpa_err *err)
 		c->pcm[i] = vpa_pcm16(y, n);
 		if (y != w.x)
 			free(y);
+		struct vpa_buf seg;
+		vpa_buf_init(&seg);
+		rc = vpa_synth_segments(vpa_buf_str(&timing), s->flite, s->scale, c->o->rate, n, &seg,
+					err);
+		free(u->seg);
+		u->seg = rc ? NULL : xstrdup(vpa_buf_str(&seg));
+		vpa_buf_release(&seg);
 	}
+	vpa_buf_release(&timing);
 	vpa_wave_release(&w);
 	if (rc) {
 		char m[sizeof err->msg];
@@ -329,6 +427,10 @@ static void synth_pack(void *arg, size_t k, struct vpa_buf *b)
 	struct ctx *c = arg;
 	size_t i = c->base + k;
 	vpa_pcm16_pack(b, c->pcm[i], c->U[i].n);
+	/* the phone segments follow, their length first */
+	size_t len = strlen(c->U[i].seg);
+	vpa_pack_u64(b, len);
+	vpa_buf_add(b, c->U[i].seg, len);
 }
 
 static int synth_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
@@ -336,7 +438,15 @@ static int synth_unpack(void *arg, size_t k, const unsigned char *p, size_t len)
 	struct ctx *c = arg;
 	size_t i = c->base + k;
 	const unsigned char *end = p + len;
-	return vpa_pcm16_unpack(&p, end, &c->pcm[i], &c->U[i].n) || p != end;
+	uint64_t sl;
+	if (vpa_pcm16_unpack(&p, end, &c->pcm[i], &c->U[i].n) || vpa_unpack_u64(&p, end, &sl) ||
+	    sl != (uint64_t)(end - p))
+		return -1;
+	free(c->U[i].seg);
+	c->U[i].seg = xmalloc((size_t)sl + 1);
+	memcpy(c->U[i].seg, p, (size_t)sl);
+	c->U[i].seg[sl] = 0;
+	return 0;
 }
 
 static int write_text(const char *dir, const char *name, const struct vpa_buf *b, struct vpa_err *err)
@@ -347,6 +457,107 @@ static int write_text(const char *dir, const char *name, const struct vpa_buf *b
 	if (!f || (b->len && fwrite(b->data, 1, b->len, f) != b->len) || fclose(f))
 		rc = vpa_fail(err, VPA_EIO, NULL, "%s: cannot write: %s", p, strerror(errno));
 	free(p);
+	return rc;
+}
+
+/* ------------------------------------------------------ the alignments */
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * OUT/phones.txt (SIL 0, then the union of every utterance's phones in byte
+ * order, 1..), and per data directory phones.seg ("UTT PHONE START END" in
+ * seconds, contiguous from 0 to the utterance's length) and ali.txt ("UTT
+ * ID ..." one phone id per frame of the default front end, the phone
+ * covering the frame's centre), both in the order of wav.scp.
+ */
+static int write_alignments(const struct vpa_synth_opts *o, const struct utt *U, size_t nu,
+			    const char *tmp, struct vpa_err *err)
+{
+	struct vpa_feat_opts fo;
+	vpa_feat_opts_init(&fo, VPA_FEAT_FBANK);
+	fo.sample_frequency = o->rate;
+	struct vpa_feat *feat = vpa_feat_new(&fo, err);
+	if (!feat)
+		return -1;
+	/* the frame's window as audio/feat.c sizes it: its centre is len/2 samples in */
+	size_t len = (size_t)(o->rate * 0.001 * fo.frame_length);
+	size_t shift = (size_t)(o->rate * 0.001 * fo.frame_shift);
+	/* the inventory */
+	size_t cap = 64, np = 0;
+	char **ph = xmalloc(cap * sizeof(char *));
+	char nm[VPA_PHONE_MAX + 1];
+	size_t b0, b1;
+	int used;
+	for (size_t k = 0; k < nu; k++)
+		for (const char *p = U[k].seg; sscanf(p, "%16s %zu %zu\n%n", nm, &b0, &b1, &used) == 3;
+		     p += used) {
+			size_t j = 0;
+			while (j < np && strcmp(ph[j], nm))
+				j++;
+			if (j < np || !strcmp(nm, "SIL"))
+				continue;
+			if (np == cap)
+				ph = xrealloc(ph, xmul(cap *= 2, sizeof(char *)));
+			ph[np++] = xstrdup(nm);
+		}
+	qsort(ph, np, sizeof(char *), cmp_name);
+	struct vpa_buf pt;
+	vpa_buf_init(&pt);
+	vpa_buf_puts(&pt, "SIL 0\n");
+	for (size_t j = 0; j < np; j++)
+		vpa_buf_printf(&pt, "%s %zu\n", ph[j], j + 1);
+	int rc = write_text(tmp, "phones.txt", &pt, err);
+	vpa_buf_release(&pt);
+	static const char *const sets[] = {"train", "enrol", "trials"};
+	for (int set = 0; set < 3 && !rc; set++) {
+		struct vpa_buf seg, ali;
+		vpa_buf_init(&seg);
+		vpa_buf_init(&ali);
+		for (size_t k = 0; k < nu; k++) {
+			if (U[k].set != set)
+				continue;
+			size_t nf = vpa_feat_num_frames(feat, U[k].n), f = 0;
+			vpa_buf_puts(&ali, U[k].id);
+			for (const char *p = U[k].seg;
+			     sscanf(p, "%16s %zu %zu\n%n", nm, &b0, &b1, &used) == 3; p += used) {
+				/* 7 decimals: the sample boundaries exactly at 16 kHz */
+				vpa_buf_printf(&seg, "%s %s %.7f %.7f\n", U[k].id, nm, (double)b0 / o->rate,
+					       (double)b1 / o->rate);
+				size_t j = 0;
+				if (strcmp(nm, "SIL")) {
+					char *key = nm;
+					char **hit = bsearch(&key, ph, np, sizeof(char *), cmp_name);
+					j = (size_t)(hit - ph) + 1;
+				}
+				/* frames whose centre f*shift + len/2 lies in [b0, b1) (twice over:
+				 * an odd len's centre is half a sample in) */
+				for (; f < nf && 2 * f * shift + len < 2 * b1; f++)
+					vpa_buf_printf(&ali, " %zu", j);
+			}
+			vpa_buf_puts(&ali, "\n");
+			if (f != nf) {
+				rc = vpa_fail(err, VPA_EIO, NULL, "%s: the phones cover %zu of its %zu frames",
+					      U[k].id, f, nf);
+				break;
+			}
+		}
+		char *d = vpa_anon_join(tmp, sets[set]);
+		if (!rc)
+			rc = write_text(d, "phones.seg", &seg, err);
+		if (!rc)
+			rc = write_text(d, "ali.txt", &ali, err);
+		free(d);
+		vpa_buf_release(&seg);
+		vpa_buf_release(&ali);
+	}
+	for (size_t j = 0; j < np; j++)
+		free(ph[j]);
+	free(ph);
+	vpa_feat_free(feat);
 	return rc;
 }
 
@@ -534,6 +745,8 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 		free(d);
 	}
 	free(abs_out);
+	if (!rc)
+		rc = write_alignments(o, U, nu, tmp, err);
 	if (!rc) {
 		struct vpa_buf b, sp;
 		vpa_buf_init(&b);
@@ -561,8 +774,10 @@ out:
 	if (tmp)
 		vpa_tmp_unregister(tmp);
 	free(tmp);
-	for (size_t k = 0; k < nu; k++)
+	for (size_t k = 0; k < nu; k++) {
 		free(U[k].text);
+		free(U[k].seg);
+	}
 	free(U);
 	free(S);
 	free(good);
