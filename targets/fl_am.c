@@ -127,6 +127,11 @@ static const struct vpa_key audio_keys[] = {
 	 "[--num-mel-bins=40, --cmvn=utt]",
 	 "front-end options (`vpaudit features` names, `--name=value`) over the default 40 "
 	 "mel bins with per-utterance mean normalisation (--cmvn=utt)", A(feature_options)},
+	{"spk_vec_dim", VPA_K_INT, 0, "0", 0, 4096, 0, NULL, NULL, "32",
+	 "dimension of a per-utterance vector appended to every frame, a STAND-IN for the "
+	 "paper's i-vectors (not an i-vector: a fixed random projection of the utterance's "
+	 "feature mean and log standard deviation before mean normalisation); 0 = none",
+	 A(spk_vec_dim)},
 	{"train_speakers", VPA_K_INT, 0, "0", 0, 1000000, 0, NULL, NULL, "100",
 	 "Train-G speakers (the global model's training data); 0 = every speaker not in "
 	 "another set", A(train_speakers)},
@@ -680,7 +685,7 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 #define I(k) c.k = (size_t)a->k
 		I(train_speakers); I(part1_speakers); I(part2_speakers); I(indicator_speakers);
 		I(heldout_utts); I(indicator_utts); I(hidden_layers); I(hidden_dim);
-		I(global_epochs); I(batch); I(adapt_epochs);
+		I(global_epochs); I(batch); I(adapt_epochs); I(spk_vec_dim);
 #undef I
 		c.two_models = a->two_models;
 		c.global_lr = a->global_lr;
@@ -692,6 +697,12 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		c.threads = ctx->threads;
 		out->simulated = 0;
 		vpa_json_set_str(info, "trained_on", a->data ? "audio" : "synthetic speech");
+		vpa_json_set(info, "speaker_vector",
+			     a->spk_vec_dim ? vpa_json_str("an i-vector stand-in (a random projection "
+							   "of each utterance's feature mean and log "
+							   "std before normalisation), appended to "
+							   "every frame")
+					    : vpa_json_str("none"));
 		if (!rc)
 			rc = vpa_flam_from_audio(&c, t, info, err);
 		if (tmp) { /* the built-in corpus: its features are in the target now */

@@ -328,6 +328,7 @@ struct vpa_flam_audio_cfg {
 	const char *data;              /* a Kaldi data directory (wav.scp, utt2spk) */
 	const char *ali;               /* its frame alignments (Kaldi per-frame text) */
 	struct vpa_feat_opts fo;       /* the front end */
+	size_t spk_vec_dim;            /* an i-vector stand-in appended to every frame (0: none) */
 	size_t train_speakers;         /* 0: every speaker not in another set */
 	size_t part1_speakers, part2_speakers, indicator_speakers;
 	double two_models;
@@ -478,6 +479,7 @@ struct vpa_flam_audio_opts {
 	const char *data;
 	const char *ali;
 	long long speakers, utts;  /* the built-in corpus (no `data`) */
+	long long spk_vec_dim;
 	const char *brown;
 	const char *features;
 	struct vpa_strs feature_options;
@@ -486,7 +488,7 @@ struct vpa_flam_audio_opts {
 	long long heldout_utts, indicator_utts;
 	long long hidden_layers, hidden_dim, global_epochs, batch, adapt_epochs;
 	double global_lr, adapt_lr;
-	struct vpa_mark data_at, ali_at, speakers_at, utts_at, brown_at, features_at, feature_options_at, train_speakers_at,
+	struct vpa_mark spk_vec_dim_at, data_at, ali_at, speakers_at, utts_at, brown_at, features_at, feature_options_at, train_speakers_at,
 		part1_speakers_at, part2_speakers_at, indicator_speakers_at, two_models_at,
 		heldout_utts_at, indicator_utts_at, hidden_layers_at, hidden_dim_at,
 		global_epochs_at, batch_at, adapt_epochs_at, global_lr_at, adapt_lr_at;

@@ -115,6 +115,74 @@ static void adapt_data(void *arg, size_t spk, size_t which, struct vpa_rng *r,
 		uset_of(a, a->adapt[spk], a->n_adapt[spk], 0, 1, u);
 }
 
+/*
+ * Per utterance: the speaker vector (when c->spk_vec_dim > 0), then the
+ * front end's mean normalisation, then the vector appended to every frame.
+ * The vector is a STAND-IN for the paper's i-vectors, not an i-vector (no
+ * UBM, no total-variability model): a fixed random projection (stream
+ * "am_audio/spk-vec", entries N(0, 1/(2F))) of the utterance's per-dimension
+ * feature mean and log standard deviation before normalisation, which carry
+ * the speaker and channel that the normalisation removes from the frames.
+ */
+static void spk_vectors(const struct vpa_flam_audio_cfg *c, struct adata *a)
+{
+	size_t F = a->D, V = c->spk_vec_dim;
+	float *P = NULL;
+	if (V) {
+		struct vpa_rng r;
+		vpa_rng_split(&r, c->seed, "am_audio/spk-vec");
+		P = xmalloc(xmul(V * 2 * F, sizeof(float)));
+		for (size_t i = 0; i < V * 2 * F; i++)
+			P[i] = (float)(vpa_rng_normal(&r) / sqrt(2.0 * (double)F));
+	}
+	double *st = xmalloc(2 * F * sizeof(double));
+	for (size_t u = 0; u < a->n_utt; u++) {
+		struct vpa_fmat *m = &a->m[u];
+		size_t T = m->rows;
+		if (V) {
+			for (size_t j = 0; j < 2 * F; j++)
+				st[j] = 0;
+			for (size_t t = 0; t < T; t++)
+				for (size_t j = 0; j < F; j++)
+					st[j] += m->x[t * F + j];
+			for (size_t j = 0; j < F; j++)
+				st[j] = T ? st[j] / (double)T : 0;
+			for (size_t t = 0; t < T; t++)
+				for (size_t j = 0; j < F; j++) {
+					double e = m->x[t * F + j] - st[j];
+					st[F + j] += e * e;
+				}
+			for (size_t j = 0; j < F; j++)
+				st[F + j] = 0.5 * log((T ? st[F + j] / (double)T : 0) + 1e-10);
+		}
+		if (c->fo.cmvn == VPA_CMVN_UTT)
+			vpa_cmvn_utt(m->x, T, F, c->fo.norm_vars);
+		else if (c->fo.cmvn == VPA_CMVN_SLIDING)
+			vpa_cmvn_sliding(m->x, T, F, c->fo.cmn_window, c->fo.min_cmn_window,
+					 c->fo.center, c->fo.norm_vars);
+		if (!V)
+			continue;
+		float *v = xmalloc(V * sizeof(float)), *x = xmalloc(xmul(T ? T * (F + V) : 1, sizeof(float)));
+		for (size_t k = 0; k < V; k++) {
+			double acc = 0;
+			for (size_t j = 0; j < 2 * F; j++)
+				acc += P[k * 2 * F + j] * st[j];
+			v[k] = (float)acc;
+		}
+		for (size_t t = 0; t < T; t++) {
+			memcpy(x + t * (F + V), m->x + t * F, F * sizeof(float));
+			memcpy(x + t * (F + V) + F, v, V * sizeof(float));
+		}
+		free(m->x);
+		m->x = x;
+		m->cols = F + V;
+		free(v);
+	}
+	free(st);
+	free(P);
+	a->D = F + V;
+}
+
 static int cmp_str(const void *x, const void *y)
 {
 	return strcmp(*(char *const *)x, *(char *const *)y);
@@ -307,8 +375,11 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 		goto out;
 	}
 
-	/* features */
-	fe = vpa_feat_new(&c->fo, err);
+	/* features: the front end without its mean normalisation, which is applied
+	 * below after the utterance's statistics are taken for the speaker vector */
+	struct vpa_feat_opts fo_raw = c->fo;
+	fo_raw.cmvn = VPA_CMVN_NONE;
+	fe = vpa_feat_new(&fo_raw, err);
 	if (!fe) {
 		rc = err->status;
 		free(ali_of);
@@ -322,6 +393,8 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	struct feat_job fj = {&d, fe, a.m};
 	rc = vpa_dist_jobs(d.n_utt, c->threads, feat_job, feat_pack, feat_unpack, &fj,
 			   "features", NULL, err);
+	if (!rc)
+		spk_vectors(c, &a);
 	/* labels: one per feature frame; ids renumbered 0..K-1 */
 	if (!rc) {
 		cls = xmalloc(xmul(al.off[al.n] ? al.off[al.n] : 1, sizeof(uint32_t)));
