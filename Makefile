@@ -22,8 +22,9 @@ LDLIBS   += $(PDF_LIBS)
 PS_CFLAGS   := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags pocketsphinx sphinxbase 2>/dev/null))
 PS_LIBS     := $(shell pkg-config --libs pocketsphinx sphinxbase 2>/dev/null || echo -lpocketsphinx -lsphinxbase)
 LDLIBS   += $(PS_LIBS)
-# audio/synth_ali.c: libespeak-ng, the phone timing of synth-corpus's espeak-ng utterances (issue 32)
-LDLIBS   += -lespeak-ng
+# tools/espeak_phones.c alone links libespeak-ng (GPL-3+): ./vpaudit-espeak-phones, the phone
+# timing of synth-corpus's espeak-ng utterances (issue 32), run by vpaudit with fork/exec
+ESPEAK_LIBS := -lespeak-ng
 
 LIB_SRC  := $(sort $(wildcard base/*.c formats/*.c learn/*.c metrics/*.c targets/*.c attacks/*.c \
             config/*.c scenarios/*.c reports/*.c audio/*.c onnx/*.c embed/*.c asr/*.c) $(filter-out cli/main.c,$(wildcard cli/*.c)))
@@ -36,10 +37,13 @@ BENCH_SRC := $(sort $(wildcard bench/bench_*.c))
 BENCH_BIN := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .PHONY: all test asan tsan valgrind fuzz bench lint deps clean tests-bin mpi
-all: vpaudit
+all: vpaudit vpaudit-espeak-phones
 
 vpaudit: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+vpaudit-espeak-phones: $(BUILD)/tools/espeak_phones.o $(BUILD)/libvpaudit.a
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(ESPEAK_LIBS) $(LDLIBS)
 
 $(BUILD)/libvpaudit.a: $(LIB_OBJ)
 	@rm -f $@
@@ -63,10 +67,10 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libvpaudit.a
 	@mkdir -p $(dir $@)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libvpaudit.a $(LDLIBS)
 
-tests-bin: vpaudit $(UNIT_BIN) $(REPLAY_BIN)
+tests-bin: vpaudit vpaudit-espeak-phones $(UNIT_BIN) $(REPLAY_BIN)
 
 # ./vpaudit-mpi: the same program with MPI (base/dist.c), mpicc, build-mpi/.
-mpi:
+mpi: vpaudit-espeak-phones
 	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" vpaudit-mpi
 
 vpaudit-mpi: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
@@ -78,7 +82,7 @@ test: tests-bin mpi
 	@BUILD=$(BUILD) VPAUDIT=$(CURDIR)/vpaudit VPAUDIT_MPI=$(CURDIR)/vpaudit-mpi bash tests/run.sh
 
 # Tests under AddressSanitizer + UndefinedBehaviorSanitizer, in their own build folder.
-asan:
+asan: vpaudit-espeak-phones
 	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		LDFLAGS="-fsanitize=address,undefined" VPAUDIT_BIN=vpaudit-asan vpaudit-asan tests-bin-asan
 	@ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp BUILD=build-asan VPAUDIT=$(CURDIR)/vpaudit-asan bash tests/run.sh
@@ -88,7 +92,7 @@ vpaudit-asan: $(BUILD)/cli/main.o $(BUILD)/libvpaudit.a
 
 # The parallel loops under ThreadSanitizer: tests/e2e/test_threads.sh (every
 # loop with 1 and 2 threads, same records) on a TSan build; any report fails.
-tsan:
+tsan: vpaudit-espeak-phones
 	$(MAKE) BUILD=build-tsan CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" vpaudit-tsan
 	@rm -f build-tsan/tsan.*
 	@TSAN_OPTIONS="halt_on_error=1 exitcode=66 log_path=$(CURDIR)/build-tsan/tsan" \
@@ -131,6 +135,6 @@ deps:
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz build-mpi vpaudit vpaudit-asan vpaudit-tsan \
-		vpaudit-mpi
+		vpaudit-mpi vpaudit-espeak-phones
 
 -include $(shell find $(BUILD) build-asan build-tsan build-mpi -name '*.d' 2>/dev/null)

@@ -250,11 +250,12 @@ struct ctx {
 	const char *tmp;
 	short **pcm; /* (n_utt) the block's samples, owned */
 	size_t base; /* the block's first utterance */
+	const char *helper; /* vpaudit-espeak-phones (espeak_helper) */
 };
 
 /*
  * Runs argv by fork/exec (never a shell): execvp of argv[0], or execv of path
- * when given (vpaudit itself, /proc/self/exe).  in, when not NULL, is written
+ * when given (vpaudit-espeak-phones).  in, when not NULL, is written
  * to its stdin; out, when not NULL, gets its stdout; the rest goes to
  * /dev/null.  The pipes are made close-on-exec so that the children other
  * threads start at the same time do not hold them open (a reader would then
@@ -360,7 +361,7 @@ static int synth_one(void *arg, size_t k, struct vpa_err *err)
 	snprintf(raw, sizeof raw, "%s/raw-%s.wav", c->tmp, u->id);
 	char p1[32], p2[32], f0[64], st[64];
 	int rc;
-	struct vpa_buf timing; /* flite's -psdur, or the lines of `vpaudit __espeak-phones` */
+	struct vpa_buf timing; /* flite's -psdur, or the lines of vpaudit-espeak-phones */
 	vpa_buf_init(&timing);
 	if (s->flite) {
 		snprintf(f0, sizeof f0, "int_f0_target_mean=%.1f", s->f0);
@@ -377,9 +378,9 @@ static int synth_one(void *arg, size_t k, struct vpa_err *err)
 				      "--", u->text, NULL};
 		rc = run_prog(argv, NULL, NULL, NULL, err);
 		if (!rc) {
-			/* libespeak-ng's timing, in a fresh vpaudit process (see synth_ali.c) */
-			const char *hv[] = {"vpaudit", "__espeak-phones", s->voice, p1, p2, raw, NULL};
-			rc = run_prog(hv, "/proc/self/exe", u->text, &timing, err);
+			/* libespeak-ng's timing, in a fresh process (see synth_ali.c) */
+			const char *hv[] = {"vpaudit-espeak-phones", s->voice, p1, p2, raw, NULL};
+			rc = run_prog(hv, c->helper, u->text, &timing, err);
 			const char *t = vpa_buf_str(&timing);
 			if (!strncmp(t, "error: ", 7)) {
 				vpa_err_init(err);
@@ -577,6 +578,37 @@ static const char note[] =
 	"trials/  the other utterances of the evaluation speakers; trials_f, trials_m\n"
 	"         (same-gender pairs) and trials (both), `ENROLL_SPK UTT target|nontarget`\n";
 
+/*
+ * The program that gives an espeak-ng utterance's phone timing
+ * (tools/espeak_phones.c): $VPAUDIT_ESPEAK_PHONES when set, else
+ * vpaudit-espeak-phones in the folder of the running program (`make` builds
+ * it next to vpaudit).  Checked before any synthesis.  Caller frees *path.
+ */
+static int espeak_helper(char **path, struct vpa_err *err)
+{
+	const char *env = getenv("VPAUDIT_ESPEAK_PHONES");
+	char self[4096];
+	if (env && *env) {
+		*path = xstrdup(env);
+	} else {
+		ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+		if (n <= 0)
+			return vpa_fail(err, VPA_EIO, NULL,
+					"cannot find the running program (/proc/self/exe), so not "
+					"vpaudit-espeak-phones beside it: set VPAUDIT_ESPEAK_PHONES");
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		if (slash)
+			*slash = 0;
+		*path = vpa_anon_join(slash ? self : ".", "vpaudit-espeak-phones");
+	}
+	if (access(*path, X_OK))
+		return vpa_fail(err, VPA_EIO, NULL,
+				"%s: %s (the espeak-ng voices' phone timing; `make` builds it next "
+				"to vpaudit, or set VPAUDIT_ESPEAK_PHONES)", *path, strerror(errno));
+	return 0;
+}
+
 int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int threads,
 		     struct vpa_err *err)
 {
@@ -619,7 +651,9 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 			      o->brown, ng, nu);
 	struct speaker *S = xcalloc((size_t)o->speakers, sizeof(*S));
 	struct utt *U = xcalloc(nu ? nu : 1, sizeof(*U));
-	char *tmp = NULL;
+	char *tmp = NULL, *helper = NULL;
+	if (!rc)
+		rc = espeak_helper(&helper, err);
 	if (rc)
 		goto out;
 	make_speakers(S, o->speakers, o->seed);
@@ -665,7 +699,7 @@ int vpa_synth_corpus(const struct vpa_synth_opts *o, const char *out_dir, int th
 	if (rc)
 		goto out;
 	static const char *const setname[] = {"train", "enrol", "trials"};
-	struct ctx c = {o, S, U, tmp, xcalloc(nu ? nu : 1, sizeof(short *)), 0};
+	struct ctx c = {o, S, U, tmp, xcalloc(nu ? nu : 1, sizeof(short *)), 0, helper};
 	for (size_t b = 0; !rc && b < nu; b += SYNTH_BLOCK) {
 		size_t m = nu - b < SYNTH_BLOCK ? nu - b : SYNTH_BLOCK;
 		c.base = b;
@@ -774,6 +808,7 @@ out:
 	if (tmp)
 		vpa_tmp_unregister(tmp);
 	free(tmp);
+	free(helper);
 	for (size_t k = 0; k < nu; k++) {
 		free(U[k].text);
 		free(U[k].seg);

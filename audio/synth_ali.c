@@ -10,7 +10,8 @@
  *     phoneme's start (audio_position, ms of the output).  The library keeps
  *     state between syntheses (a second utterance in one process gives other
  *     samples than the program), so audio/synth.c runs it in a fresh process
- *     per utterance (`vpaudit __espeak-phones`, cli/cmd_synth_ali.c), and
+ *     per utterance: the program vpaudit-espeak-phones (tools/espeak_phones.c,
+ *     the only one linked to libespeak-ng, GPL-3+: vpaudit itself is not), and
  *     the library's samples are checked against the program's file: they
  *     must be its first samples exactly.  The program's file goes on after
  *     them: measured on the 448 espeak-ng utterances of `synth-corpus
@@ -34,7 +35,6 @@
 #include "audio/synth_ali.h"
 #include "audio/audio.h"
 
-#include <espeak-ng/speak_lib.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,91 +53,6 @@ void vpa_synth_phone_name(const char *raw, int flite, char out[VPA_PHONE_MAX])
 	out[k] = 0;
 }
 
-/* ------------------------------------------------------- libespeak-ng */
-
-struct es_run {
-	struct vpa_buf *out;
-	const float *x; /* the program's samples (int16 scale) */
-	size_t n_prog;
-	size_t n_lib;
-	long mismatch; /* first differing sample + 1, 0 none */
-};
-
-static int es_cb(short *wav, int n, espeak_EVENT *e)
-{
-	struct es_run *r = e->user_data;
-	for (int i = 0; wav && i < n; i++) {
-		size_t k = r->n_lib + (size_t)i;
-		if (!r->mismatch && (k >= r->n_prog || lrintf(r->x[k]) != wav[i]))
-			r->mismatch = (long)k + 1;
-	}
-	if (wav && n > 0)
-		r->n_lib += (size_t)n;
-	for (; e->type != espeakEVENT_LIST_TERMINATED; e++)
-		if (e->type == espeakEVENT_PHONEME)
-			/* id.string: up to 8 bytes, not terminated when all 8 are used */
-			vpa_buf_printf(r->out, "%.8s %d\n", e->id.string, e->audio_position);
-	return 0;
-}
-
-int vpa_espeak_lib_phones(const char *voice, int pitch, int speed, const char *text,
-			  const char *wav, struct vpa_buf *out, struct vpa_err *err)
-{
-	struct vpa_wave w;
-	vpa_wave_init(&w);
-	if (vpa_audio_read(wav, -1, &w, err))
-		return -1;
-	struct vpa_buf ev;
-	vpa_buf_init(&ev);
-	struct es_run r = {&ev, w.x, w.n, 0, 0};
-	int rc = 0;
-	int rate = espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0, NULL,
-				     espeakINITIALIZE_PHONEME_EVENTS | espeakINITIALIZE_DONT_EXIT);
-	if (rate <= 0)
-		rc = vpa_fail(err, VPA_EIO, NULL, "libespeak-ng: cannot initialise");
-	else if (rate != (int)w.rate)
-		rc = vpa_fail(err, VPA_EIO, NULL, "libespeak-ng gives %d Hz, espeak-ng's file %g Hz",
-			      rate, w.rate);
-	if (!rc) {
-		espeak_SetSynthCallback(es_cb);
-		/* as the espeak-ng program (1.51) does: the voice by name, else as a language */
-		espeak_VOICE vs;
-		memset(&vs, 0, sizeof vs);
-		vs.languages = voice;
-		if (espeak_SetVoiceByName(voice) != EE_OK && espeak_SetVoiceByProperties(&vs) != EE_OK)
-			rc = vpa_fail(err, VPA_EIO, NULL, "libespeak-ng: no voice '%s'", voice);
-		else if (espeak_SetParameter(espeakPITCH, pitch, 0) != EE_OK ||
-			 espeak_SetParameter(espeakRATE, speed, 0) != EE_OK ||
-			 espeak_Synth(text, strlen(text) + 1, 0, POS_CHARACTER, 0, espeakCHARS_UTF8, NULL,
-				      &r) != EE_OK ||
-			 espeak_Synchronize() != EE_OK)
-			rc = vpa_fail(err, VPA_EIO, NULL, "libespeak-ng: synthesis failed (voice %s)",
-				      voice);
-		espeak_Terminate();
-	}
-	if (!rc && r.mismatch)
-		rc = vpa_fail(err, VPA_EIO, NULL,
-			      "libespeak-ng's samples differ from espeak-ng's file at sample %ld (of "
-			      "%zu): its phone timing would not be the audio's",
-			      r.mismatch - 1, w.n);
-	if (!rc && (double)(w.n - r.n_lib) > VPA_ESPEAK_TAIL_S * w.rate)
-		rc = vpa_fail(err, VPA_EIO, NULL,
-			      "espeak-ng's file goes on %zu samples after libespeak-ng's %zu (at most "
-			      "%g s allowed)", w.n - r.n_lib, r.n_lib, VPA_ESPEAK_TAIL_S);
-	for (size_t k = r.n_lib; !rc && k < w.n; k++)
-		if (fabsf(w.x[k]) > VPA_ESPEAK_TAIL_PEAK)
-			rc = vpa_fail(err, VPA_EIO, NULL,
-				      "espeak-ng's file after libespeak-ng's end is not near-silence: "
-				      "sample %zu is %g (at most %d allowed)", k, (double)w.x[k],
-				      VPA_ESPEAK_TAIL_PEAK);
-	if (!rc) {
-		vpa_buf_add(out, ev.data, ev.len);
-		vpa_buf_printf(out, "END %zu %d\n", r.n_lib, rate);
-	}
-	vpa_buf_release(&ev);
-	vpa_wave_release(&w);
-	return rc;
-}
 
 /* ------------------------------------------------------------ segments */
 

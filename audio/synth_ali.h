@@ -1,7 +1,7 @@
 /*
  * audio/synth_ali.h - phone alignments of the synthetic corpus from the
  * synthesisers' own timing (issue 32 item 2; audio/synth_ali.c).  Internal
- * to audio/ and cli/ (the hidden `vpaudit __espeak-phones`).
+ * to audio/ and tools/espeak_phones.c (vpaudit-espeak-phones).
  */
 #ifndef VPA_SYNTH_ALI_H
 #define VPA_SYNTH_ALI_H
@@ -23,26 +23,15 @@
  */
 void vpa_synth_phone_name(const char *raw, int flite, char out[VPA_PHONE_MAX]);
 
-/*
- * libespeak-ng run in this process (a fresh one per utterance: the library
- * keeps state between syntheses, so a second synthesis in one process does
- * not give the program's samples): voice, pitch and speed as the espeak-ng
- * program's -v, -p, -s; text as its argument.  wav is the file the program
- * wrote for the same settings: the library's samples must be its first
- * samples exactly, and the rest of the file (the program's trailing silence)
- * at most VPA_ESPEAK_TAIL_S seconds long and with no sample beyond
- * +-VPA_ESPEAK_TAIL_PEAK.  Appends "NAME START_MS\n" per phoneme event (the
- * library's raw mnemonics, start in ms of the library's output) and a last
- * line "END SAMPLES RATE" to out.
- */
+/* The espeak-ng program's trailing samples that tools/espeak_phones.c
+ * (vpaudit-espeak-phones) allows after libespeak-ng's: at most
+ * VPA_ESPEAK_TAIL_S seconds, no sample beyond +-VPA_ESPEAK_TAIL_PEAK. */
 #define VPA_ESPEAK_TAIL_S 0.5
 #define VPA_ESPEAK_TAIL_PEAK 3277 /* -20 dBFS */
-int vpa_espeak_lib_phones(const char *voice, int pitch, int speed, const char *text,
-			  const char *wav, struct vpa_buf *out, struct vpa_err *err);
 
 /*
  * One utterance's phones on the output samples, from the raw timing:
- *   espeak (flite 0): the lines of vpa_espeak_lib_phones (starts in ms);
+ *   espeak (flite 0): the lines of vpaudit-espeak-phones (starts in ms);
  *   flite (flite 1): flite's -psdur text ("pau:0.184 dh:0.236 ...", each
  *     segment's end in seconds).
  * Raw times are of the synthesiser's file at raw_rate; the corpus reads that

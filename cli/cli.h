@@ -25,8 +25,6 @@ int cmd_anonymise(int argc, char **argv);
 int cmd_wer(int argc, char **argv);
 int cmd_asr(int argc, char **argv);
 int cmd_synth_corpus(int argc, char **argv);
-/* hidden: libespeak-ng phone timing of one utterance (cli/cmd_synth_ali.c) */
-int cmd_espeak_phones(int argc, char **argv);
 int cmd_classify(int argc, char **argv);
 
 /* Print "vpaudit CMD: error: MSG" for err and return its exit status. */

@@ -122,9 +122,6 @@ int main(int argc, char **argv)
 					     !freopen("/dev/null", "w", stderr)))
 			return 1;
 	}
-	/* synth-corpus's helper, re-executed per espeak-ng utterance; not in the list */
-	if (!strcmp(name, "__espeak-phones"))
-		return cmd_espeak_phones(argc - 1, argv + 1);
 	int rc = -1;
 	for (size_t i = 0; i < N_COMMANDS; i++)
 		if (!strcmp(name, commands[i].name)) {

@@ -118,8 +118,16 @@ t_ok "(b) leading SIL ends within 30 ms of the energy onset (sonorant-initial ut
 # the helper and its sample check, by hand
 printf 'he said it was too late' > txt
 espeak-ng -v en-us+f3 -p 50 -s 160 -w p.wav -- "he said it was too late"
-t_ok "__espeak-phones: phone lines and END, library samples = the program's" bash -c \
-	'"$0" __espeak-phones en-us+f3 50 160 p.wav < txt > ph && grep -q "^h 0$\|^h [0-9]" ph && tail -1 ph | grep -q "^END [0-9]* 22050$"' "$VPAUDIT"
-t_ok "__espeak-phones: other settings than the file's fail with one line (sample check)" bash -c \
-	'! "$0" __espeak-phones en-us+f3 51 160 p.wav < txt > ph2 && test $(wc -l < ph2) = 1 && grep -q "^error: libespeak-ng.s samples differ from espeak-ng.s file at sample" ph2' "$VPAUDIT"
+HELPER=$(dirname "$VPAUDIT")/vpaudit-espeak-phones
+t_ok "vpaudit-espeak-phones: phone lines and END, library samples = the program's" bash -c \
+	'"$0" en-us+f3 50 160 p.wav < txt > ph && grep -q "^h 0$\|^h [0-9]" ph && tail -1 ph | grep -q "^END [0-9]* 22050$"' "$HELPER"
+t_ok "vpaudit-espeak-phones: other settings than the file's fail with one line (sample check)" bash -c \
+	'! "$0" en-us+f3 51 160 p.wav < txt > ph2 && test $(wc -l < ph2) = 1 && grep -q "^error: libespeak-ng.s samples differ from espeak-ng.s file at sample" ph2' "$HELPER"
+t_ok "vpaudit does not link libespeak-ng (GPL-3+): only its helper does" bash -c \
+	'! ldd "$0" | grep -q espeak && ldd "$1" | grep -q libespeak-ng' "$VPAUDIT" "$HELPER"
+mkdir -p nohelper && cp "$VPAUDIT" nohelper/
+VPAUDIT=$PWD/nohelper/vpaudit t_run "synth-corpus without the helper beside vpaudit" 1 -- synth-corpus nh --speakers 8 --utts 3 --brown "$B"
+t_ok "... says where it looked and how to build it" grep -q "nohelper/vpaudit-espeak-phones: No such file or directory (the espeak-ng voices' phone timing; \`make\` builds it next to vpaudit, or set VPAUDIT_ESPEAK_PHONES)" "$ERR"
+t_ok "... and writes nothing" test ! -e nh
+
 t_done
