@@ -524,8 +524,12 @@ static int validate(const struct vpa_kind_ctx *ctx, const void *opts, struct vpa
 	for (size_t i = 0; i < 3; i++)
 		if (bad_at[i].line) {
 			loc = vpa_mark_key_loc(ctx->file, bad_at[i]);
-			return vpa_fail(err, VPA_EINPUT, &loc, "`%s:` applies to source 'simulate' only",
-					bad[i]);
+			if (i == 0)
+				return vpa_fail(err, VPA_EINPUT, &loc,
+						"`simulate:` applies to source 'simulate' only");
+			return vpa_fail(err, VPA_EINPUT, &loc,
+					"`%s:` applies to the models trained here (source 'simulate' "
+					"or 'audio')", bad[i]);
 		}
 	if (o->dp_info_at.line) {
 		const struct vpa_flam_dpinfo_opts *di = &o->dp_info;

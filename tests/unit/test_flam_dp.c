@@ -133,11 +133,12 @@ static void test_checks(void)
 	CHECK_STR(err.msg, "x.yaml:3:12: dp_info: `mechanism: dp_sgd` needs `steps` (the "
 			   "accountant composes `steps` steps of sampling rate `q`)");
 	CHECK(check_target(IMP "  dp_fault: skip_noise}", &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "x.yaml:3:3: `dp_fault:` applies to source 'simulate' only");
+	CHECK_STR(err.msg, "x.yaml:3:3: `dp_fault:` applies to the models trained here (source "
+			   "'simulate' or 'audio')");
 	CHECK(check_target("{id: fl, kind: fl_acoustic_models, dp_info: {mechanism: local, clip: 1, "
 			   "noise: 1}}", &err) == VPA_EINPUT);
-	CHECK_STR(err.msg, "x.yaml:1:36: `dp_info:` describes imported models (source: import); a "
-			   "simulation's DP is `dp:`");
+	CHECK_STR(err.msg, "x.yaml:1:36: `dp_info:` describes imported models (source: import); "
+			   "models trained here take `dp:`");
 	CHECK(check_target("{id: fl, kind: fl_acoustic_models, dp_fault: skip_noise}", &err) ==
 	      VPA_EINPUT);
 	CHECK_STR(err.msg, "x.yaml:1:46: dp_fault 'skip_noise' needs local DP on (`dp: {clip: C > "
