@@ -286,7 +286,7 @@ void vpa_flam_audio_cfg_init(struct vpa_flam_audio_cfg *c)
 	c->global_epochs = 8;
 	c->global_lr = 2e-3;
 	c->batch = 8;
-	c->adapt_epochs = 4;
+	c->adapt_epochs = 10;
 	c->adapt_lr = 0.02;
 	c->dp_delta = 1e-5;
 	c->seed = 1;

@@ -208,6 +208,35 @@ t_ok "audio: the comparison saw the four attackers' records and rho_F0" \
 	"$(grep -c '"rho_f0": [0-9.-]' "$T/a")" = 5 # the target's, and each record's copy (issue 30: gateable)
 t_ok "audio: no temporary folder is an input" bash -c "! grep -q vpaudit-audio- '$T/a'"
 
+# FL acoustic models trained from audio (fl_acoustic_models, source: audio, issue
+# 32): the built-in corpus (its synthesis, the features) and the personalised
+# models shared out over the ranks; the same records as one process
+cat > "$T/w/am.yaml" <<EOF2
+name: mpi-am-audio
+seed: 9
+report: [json]
+targets:
+  - id: am
+    kind: fl_acoustic_models
+    source: audio
+    audio: {speakers: 14, utts: 4, brown: $top/data/brown, part1_speakers: 2, part2_speakers: 2,
+            indicator_speakers: 1, heldout_utts: 1, two_models: 1, hidden_layers: 2, hidden_dim: 16,
+            global_epochs: 2, adapt_epochs: 2}
+attacks:
+  - {id: a1, kind: a1_footprint, target: am}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run am.yaml -o "$T/am1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/am1.err")
+t_ok "FL audio, one process: results.json" test -s "$T/am1/results.json"
+strip "$T/am1/results.json" > "$T/a"
+for n in 2 3; do
+	(cd "$T/w" && mpi $n run am.yaml -o "$T/am$n" --threads $((4 - n)) --quiet --no-plots > /dev/null 2> "$T/am$n.err")
+	t_ok "FL audio, $n ranks: exit 0" test $? = 0
+	strip "$T/am$n/results.json" > "$T/b"
+	t_ok "FL audio, $n ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+done
+t_ok "FL audio: the comparison saw A1 records" test "$(grep -c '"attack": "a1"' "$T/a")" -gt 0
+t_ok "FL audio: no temporary folder is an input" bash -c "! grep -q vpaudit-am- '$T/a'"
+
 # VoicePrivacy's trials_f / trials_m directories as one set (audio.trial a
 # list): every rank merges them into its own temporary folder; the same records
 "$VPAUDIT" synth-corpus "$T/sc" --speakers 8 --utts 3 --seed 5 --brown "$top/data/brown" --threads 2 > /dev/null 2>&1
