@@ -399,11 +399,8 @@ static void act_f32(const struct ox_epi *e, float *y, size_t n)
 		for (size_t i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? e->alpha * y[i] : y[i];
 		break;
-	case ACT_SIGMOID:
-		for (size_t i = 0; i < n; i++) {
-			float x = y[i];
-			y[i] = x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
-		}
+	case ACT_SIGMOID: /* the standalone Sigmoid's function (ops_math.c) */
+		ox_sigmoid_f32(y, y, n);
 		break;
 	case ACT_TANH:
 		for (size_t i = 0; i < n; i++)
