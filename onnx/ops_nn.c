@@ -519,7 +519,7 @@ static int run_instancenorm(struct ox_ctx *c, const struct ox_node *n,
 	if (in[1]->ndim != 1 || in[1]->dims[0] != C || in[2]->ndim != 1 || in[2]->dims[0] != C)
 		return ox_fail(c, "scale and B must have %lld values", (long long)C);
 	double eps = ox_attr_f(n, "epsilon", 1e-5f);
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	size_t inner = 1;
 	for (size_t i = 2; i < x->ndim; i++)
 		inner *= (size_t)x->dims[i];
@@ -576,7 +576,7 @@ static int run_layernorm(struct ox_ctx *c, const struct ox_node *n,
 			return ox_fail(c, "%s does not broadcast to the normalised shape",
 				       t ? "B" : "Scale");
 	}
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	int64_t md[VPA_ONNX_MAX_DIMS];
 	for (size_t i = 0; i < x->ndim; i++)
 		md[i] = (int)i < ax ? x->dims[i] : 1;
