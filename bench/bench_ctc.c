@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "asr/ctc.h"
+#include "base/la.h"
 #include "formats/io.h"
 
 static double now(void)
@@ -138,8 +139,9 @@ int main(int argc, char **argv)
 	int same = a && b && !strcmp(a, b);
 	free(a);
 	free(b);
-	printf("check: %zu frames, max |logit - PyTorch| %.3g, transcripts %s PyTorch's greedy decode (%zu ambiguous frames); load %.2f s\n",
-	       frames, worst, same ? "equal to" : "DIFFER from", ambiguous, t_load);
+	/* the kernel OpenBLAS runs decides the SGEMM speed (OPENBLAS_CORETYPE) */
+	printf("check: %zu frames, max |logit - PyTorch| %.3g, transcripts %s PyTorch's greedy decode (%zu ambiguous frames); load %.2f s; OpenBLAS kernel %s\n",
+	       frames, worst, same ? "equal to" : "DIFFER from", ambiguous, t_load, vpa_la_blas_kernel());
 	if (worst > 1e-3 || (!same && ambiguous == 0))
 		bad = 1;
 	double best = INFINITY;

@@ -16,6 +16,13 @@
  *    and MatMul right after their SGEMM (ox_epilogue, from run.c), in one pass
  *    with the same float formulas as the standalone operators (so only the BN
  *    folding changes the arithmetic).
+ * 3. PyTorch's exported GELU after Conv or MatMul (+ bias), the chain
+ *    y = Mul(Mul(x, Add(Erf(Div(x, c1)), c2)), c3) of five nodes with scalar
+ *    constants (initializers or Constant nodes; wav2vec2's feature encoder
+ *    and every transformer feed-forward layer) becomes the producer's
+ *    epilogue: one pass while the output is in cache instead of five over
+ *    memory, with the same float operations in the same order (the Erf by
+ *    the same ox_erf_f32), so the values are those of the unfused chain.
  * The values a fusion removes are marked `gone`; a run that requests any of
  *    them by name (an intermediate output, an A1/A2 layer) runs the original
  *    node list, so no requested value is ever fused away.
@@ -26,8 +33,9 @@
 
 #include "onnx/conv.h"
 #include "onnx/internal.h"
+#include "onnx/vmath.h"
 
-enum { ACT_NONE, ACT_RELU, ACT_LEAKY, ACT_SIGMOID, ACT_TANH, ACT_CLIP };
+enum { ACT_NONE, ACT_RELU, ACT_LEAKY, ACT_SIGMOID, ACT_TANH, ACT_CLIP, ACT_GELU };
 
 static const struct vpa_onnx_tensor *init_f32(const struct vpa_onnx_model *m, int v)
 {
@@ -157,8 +165,89 @@ static int fuse_bias(struct vpa_onnx_model *m, struct ox_node *p, const struct o
 	if (!bias || !w || w->ndim != 2 || bias->ndim != 1 || bias->dims[0] != w->dims[1])
 		return 0;
 	p->epi = xmalloc(sizeof(*p->epi));
-	*p->epi = (struct ox_epi){ACT_NONE, 0.01f, -INFINITY, INFINITY, bv};
+	*p->epi = (struct ox_epi){ACT_NONE, 0.01f, -INFINITY, INFINITY, bv, 0, 0, 0};
 	p->out[0] = a->out[0];
+	return 1;
+}
+
+/* The float scalar of value v: a one-element float initializer or the output
+ * of a Constant node holding one float (f: the fused list, prod: producers). */
+static int scalar_f32(const struct vpa_onnx_model *m, const struct ox_node *f, const int *prod,
+		      int v, float *out)
+{
+	const struct vpa_onnx_tensor *t = init_f32(m, v);
+	if (!t && v >= 0 && prod[v] >= 0 && !strcmp(f[prod[v]].op_type, "Constant")) {
+		const struct ox_attr *a = ox_attr(&f[prod[v]], "value");
+		if (a && a->type == OX_A_TENSOR && a->t.dtype == VPA_ONNX_FLOAT)
+			t = &a->t;
+	}
+	if (!t || vpa_onnx_numel(t) != 1)
+		return 0;
+	*out = *(const float *)t->data;
+	return 1;
+}
+
+/* The one reader of value v that is op `op` (uses[v] == 1 checked by the caller). */
+static int reader(const struct ox_node *f, size_t nn, size_t from, int v, const char *op)
+{
+	for (size_t i = from; i < nn; i++)
+		for (size_t j = 0; j < f[i].n_in; j++)
+			if (f[i].in[j] == v)
+				return !strcmp(f[i].op_type, op) && f[i].n_out == 1 ? (int)i : -1;
+	return -1;
+}
+
+/*
+ * Node d = Div(x, c1) opens PyTorch's GELU chain over x, the only output of
+ * p (Conv or MatMul, maybe with its bias fused): Erf, Add(c2), Mul(x, .),
+ * Mul(c3), every intermediate read once and no graph output, x read by the
+ * Div and the first Mul only.  Fused into p's epilogue: 1, the chain's nodes
+ * flagged in dead, its values in gone.
+ */
+static int fuse_gelu(struct vpa_onnx_model *m, struct ox_node *f, size_t nn, const int *prod,
+		     const int *uses, size_t di, struct ox_node *p, unsigned char *dead,
+		     unsigned char *gone)
+{
+	const struct ox_node *d = &f[di];
+	int x = d->in[0];
+	float c[3];
+	if (d->n_in != 2 || d->n_out != 1 || uses[x] != 2 || (p->epi && p->epi->act) ||
+	    !scalar_f32(m, f, prod, d->in[1], &c[0]))
+		return 0;
+	int ch[4], v = d->out[0];
+	const char *ops[4] = {"Erf", "Add", "Mul", "Mul"};
+	for (int k = 0; k < 4; k++) {
+		if (v < 0 || uses[v] != 1 || m->values[v].is_output)
+			return 0;
+		if ((ch[k] = reader(f, nn, di + 1, v, ops[k])) < 0)
+			return 0;
+		const struct ox_node *n = &f[ch[k]];
+		if (k > 0) {
+			if (n->n_in != 2)
+				return 0;
+			int other = n->in[0] == v ? n->in[1] : n->in[0];
+			if (k == 2 ? other != x : !scalar_f32(m, f, prod, other, &c[k == 1 ? 1 : 2]))
+				return 0;
+		}
+		v = n->out[0];
+	}
+	if (!p->epi) {
+		p->epi = xmalloc(sizeof(*p->epi));
+		*p->epi = (struct ox_epi){ACT_NONE, 0.01f, -INFINITY, INFINITY, -1, 0, 0, 0};
+	}
+	p->epi->act = ACT_GELU;
+	p->epi->gdiv = c[0];
+	p->epi->gadd = c[1];
+	p->epi->gmul = c[2];
+	p->out[0] = v;
+	gone[x] = 1;
+	dead[di] = 1;
+	for (int k = 0; k < 4; k++) {
+		dead[ch[k]] = 1;
+		if (k < 3)
+			gone[f[ch[k]].out[0]] = 1;
+	}
+	gone[d->out[0]] = 1;
 	return 1;
 }
 
@@ -193,7 +282,22 @@ void ox_fuse(struct vpa_onnx_model *m)
 	/* In topological order, so a chain Conv -> BN -> Relu folds then fuses. */
 	for (size_t i = 0; i < nn; i++) {
 		struct ox_node *a = &f[i];
+		if (dead[i])
+			continue; /* inside a fused GELU chain */
 		int x = a->n_in ? a->in[0] : -1;
+		if (!strcmp(a->op_type, "Div") && x >= 0 && x < (int)nv0 && prod[x] >= 0 &&
+		    !m->values[x].is_output) {
+			struct ox_node *p = &f[prod[x]];
+			if (p->n_out == 1 && p->out[0] == x &&
+			    (!strcmp(p->op_type, "Conv") || !strcmp(p->op_type, "MatMul")) &&
+			    fuse_gelu(m, f, nn, prod, uses, i, p, dead, gone)) {
+				n_epi++;
+				int o = p->out[0];
+				if (o >= 0 && o < (int)nv0)
+					prod[o] = (int)(p - f);
+				continue;
+			}
+		}
 		if (!strcmp(a->op_type, "Add") && a->n_in == 2 && a->in[0] >= 0 && a->in[1] >= 0 &&
 		    prod[a->in[0]] < 0)
 			x = a->in[1];
@@ -266,9 +370,27 @@ void ox_fuse_free(struct ox_node *f, size_t n)
 	free(f);
 }
 
+/* GELU as the exported chain computes it, node by node in float, in blocks
+ * of 256 (the Erf's argument on the stack). */
+static void gelu_f32(const struct ox_epi *e, float *restrict y, size_t n)
+{
+	float t[256];
+	for (size_t i = 0; i < n; i += 256) {
+		size_t len = n - i < 256 ? n - i : 256;
+		for (size_t k = 0; k < len; k++)
+			t[k] = y[i + k] / e->gdiv;
+		ox_erf_f32(t, t, len);
+		for (size_t k = 0; k < len; k++)
+			y[i + k] = y[i + k] * (t[k] + e->gadd) * e->gmul;
+	}
+}
+
 static void act_f32(const struct ox_epi *e, float *y, size_t n)
 {
 	switch (e->act) {
+	case ACT_GELU:
+		gelu_f32(e, y, n);
+		break;
 	case ACT_RELU:
 		for (size_t i = 0; i < n; i++)
 			y[i] = y[i] > 0 ? y[i] : 0;
@@ -277,11 +399,8 @@ static void act_f32(const struct ox_epi *e, float *y, size_t n)
 		for (size_t i = 0; i < n; i++)
 			y[i] = y[i] < 0 ? e->alpha * y[i] : y[i];
 		break;
-	case ACT_SIGMOID:
-		for (size_t i = 0; i < n; i++) {
-			float x = y[i];
-			y[i] = x >= 0 ? 1.0f / (1.0f + expf(-x)) : expf(x) / (1.0f + expf(x));
-		}
+	case ACT_SIGMOID: /* the standalone Sigmoid's function (ops_math.c) */
+		ox_sigmoid_f32(y, y, n);
 		break;
 	case ACT_TANH:
 		for (size_t i = 0; i < n; i++)

@@ -58,6 +58,7 @@ struct ox_epi {
 	float alpha;      /* LeakyRelu */
 	float lo, hi;     /* Clip bounds (+-inf when absent) */
 	int bias;         /* initializer value id of a MatMul bias row, -1: none */
+	float gdiv, gadd, gmul; /* GELU: ((erf(x / gdiv) + gadd) x) gmul */
 };
 
 struct ox_node {

@@ -109,6 +109,10 @@ static void unary_f32(enum uop op, const float *a, float *o, size_t n, double al
 		ox_erf_f32(a, o, n);
 		return;
 	}
+	if (op == U_SIGMOID) { /* vectorised: the SiLU and GLU of Conformer exports */
+		ox_sigmoid_f32(a, o, n);
+		return;
+	}
 	UNARY_BODY(float, expf, logf, sqrtf, tanhf, erff, floorf, ceilf, fabsf, sinf, cosf)
 }
 

@@ -413,6 +413,58 @@ static int run_gemm(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 
 /* ------------------------------------------------------------ normalisation */
 
+/*
+ * Mean and variance of n floats in double (the normalisations' statistics):
+ * 8 partial sums so that gcc -O2 vectorises the loops (one chain of
+ * dependent double additions ran at a few hundred MB/s: InstanceNormalization
+ * over wav2vec2's first feature layer, 512 rows of 16,000 and more, took
+ * 3% of a run); the partial sums are added in a fixed order, so the result
+ * does not depend on anything but x.
+ */
+static void norm_stats(const float *restrict x, size_t n, double *mean, double *var)
+{
+	double p[8] = {0, 0, 0, 0, 0, 0, 0, 0}, mu = 0, v = 0;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		for (size_t k = 0; k < 8; k++)
+			p[k] += x[i + k];
+	for (size_t k = 0; k < 8; k++)
+		mu += p[k];
+	for (; i < n; i++)
+		mu += x[i];
+	mu /= (double)n;
+	for (size_t k = 0; k < 8; k++)
+		p[k] = 0;
+	for (i = 0; i + 8 <= n; i += 8)
+		for (size_t k = 0; k < 8; k++) {
+			double d = x[i + k] - mu;
+			p[k] += d * d;
+		}
+	for (size_t k = 0; k < 8; k++)
+		v += p[k];
+	for (; i < n; i++)
+		v += (x[i] - mu) * (x[i] - mu);
+	*mean = mu;
+	*var = v / (double)n;
+}
+
+/* y = (x - mu) sc s + b in double, rounded once to float; s, b per element
+ * (NULL: 1 and b0).  Without `%` in the loop so that it vectorises. */
+static void norm_apply(const float *restrict x, const float *restrict s, const float *restrict b,
+		       float *restrict y, size_t n, double mu, double sc, double b0)
+{
+	if (s && b) {
+		for (size_t j = 0; j < n; j++)
+			y[j] = (float)((x[j] - mu) * sc * s[j] + b[j]);
+	} else if (s) {
+		for (size_t j = 0; j < n; j++)
+			y[j] = (float)((x[j] - mu) * sc * s[j]);
+	} else {
+		for (size_t j = 0; j < n; j++)
+			y[j] = (float)((x[j] - mu) * sc + b0);
+	}
+}
+
 /* y = x sc + sh, restrict and blocks of 8 so that gcc -O2 vectorises it. */
 static void scale_shift(const float *restrict x, float *restrict y, size_t n, float sc, float sh)
 {
@@ -467,7 +519,7 @@ static int run_instancenorm(struct ox_ctx *c, const struct ox_node *n,
 	if (in[1]->ndim != 1 || in[1]->dims[0] != C || in[2]->ndim != 1 || in[2]->dims[0] != C)
 		return ox_fail(c, "scale and B must have %lld values", (long long)C);
 	double eps = ox_attr_f(n, "epsilon", 1e-5f);
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	size_t inner = 1;
 	for (size_t i = 2; i < x->ndim; i++)
 		inner *= (size_t)x->dims[i];
@@ -475,16 +527,10 @@ static int run_instancenorm(struct ox_ctx *c, const struct ox_node *n,
 	float *Y = out[0].data;
 	for (int64_t r = 0; r < x->dims[0] * C; r++) {
 		const float *xr = X + (size_t)r * inner;
-		double mu = 0, v = 0;
-		for (size_t j = 0; j < inner; j++)
-			mu += xr[j];
-		mu /= (double)inner;
-		for (size_t j = 0; j < inner; j++)
-			v += (xr[j] - mu) * (xr[j] - mu);
-		v /= (double)inner;
+		double mu, v;
+		norm_stats(xr, inner, &mu, &v);
 		double sc = s[r % C] / sqrt(v + eps);
-		for (size_t j = 0; j < inner; j++)
-			Y[(size_t)r * inner + j] = (float)((xr[j] - mu) * sc + bb[r % C]);
+		norm_apply(xr, NULL, NULL, Y + (size_t)r * inner, inner, mu, sc, bb[r % C]);
 	}
 	return 0;
 }
@@ -530,7 +576,7 @@ static int run_layernorm(struct ox_ctx *c, const struct ox_node *n,
 			return ox_fail(c, "%s does not broadcast to the normalised shape",
 				       t ? "B" : "Scale");
 	}
-	ox_alloc(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims);
+	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, x->dims); /* every element is written */
 	int64_t md[VPA_ONNX_MAX_DIMS];
 	for (size_t i = 0; i < x->ndim; i++)
 		md[i] = (int)i < ax ? x->dims[i] : 1;
@@ -540,28 +586,34 @@ static int run_layernorm(struct ox_ctx *c, const struct ox_node *n,
 	size_t ns = vpa_onnx_numel(s), nbias = b ? vpa_onnx_numel(b) : 0;
 	const float *X = x->data, *S = s->data, *B = b ? b->data : NULL;
 	float *Y = out[0].data;
+	/* Scale and B as whole rows of the normalised shape (the usual case: one
+	 * value per element) or repeated into one (a broadcast from the right). */
+	float *srow = NULL, *brow = NULL;
+	if (ns != inner) {
+		srow = xmalloc(inner * sizeof(float));
+		for (size_t j = 0; j < inner; j++)
+			srow[j] = S[j % ns];
+	}
+	if (B && nbias != inner) {
+		brow = xmalloc(inner * sizeof(float));
+		for (size_t j = 0; j < inner; j++)
+			brow[j] = B[j % nbias];
+	}
+	const float *Sr = srow ? srow : S, *Br = B ? (brow ? brow : B) : NULL;
 	for (size_t r = 0; r < outer; r++) {
 		const float *xr = X + r * inner;
 		/* float accumulation as the reference (stash_type float) does, in double here */
-		double mu = 0, v = 0;
-		for (size_t j = 0; j < inner; j++)
-			mu += xr[j];
-		mu /= (double)inner;
-		for (size_t j = 0; j < inner; j++)
-			v += (xr[j] - mu) * (xr[j] - mu);
-		v /= (double)inner;
+		double mu, v;
+		norm_stats(xr, inner, &mu, &v);
 		double is = 1.0 / sqrt(v + eps);
-		for (size_t j = 0; j < inner; j++) {
-			double y = (xr[j] - mu) * is * S[j % ns];
-			if (B)
-				y += B[j % nbias];
-			Y[r * inner + j] = (float)y;
-		}
+		norm_apply(xr, Sr, Br, Y + r * inner, inner, mu, is, 0);
 		if (out[1].data)
 			((float *)out[1].data)[r] = (float)mu;
 		if (out[2].data)
 			((float *)out[2].data)[r] = (float)is;
 	}
+	free(srow);
+	free(brow);
 	return 0;
 }
 

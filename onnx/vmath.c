@@ -126,6 +126,45 @@ INL void erf_body(const float *x, float *y, size_t n)
 	}
 }
 
+/*
+ * sigmoid of 8 floats: e = exp(-|x|) (never overflows), r = 1 / (1 + e),
+ * then r where x >= 0 and e r below, selected with x's sign as a mask.
+ * Reads all 8 before writing, so y may be x.
+ */
+INL void sig8(const float *x, float *y)
+{
+	v8f v, one = {1, 1, 1, 1, 1, 1, 1, 1};
+	memcpy(&v, x, sizeof(v));
+	v8f na = (v8f)((v8i)v | (v8i)(one * -0.0f)); /* -|x| */
+	float t[8], et[8];
+	memcpy(t, &na, sizeof(t));
+	exp8(t, 0.0f, et);
+	v8f e;
+	memcpy(&e, et, sizeof(e));
+	v8f r = one / (one + e);
+	v8i neg = v < 0.0f; /* false for NaN: r, NaN, is kept */
+	v8f out = (v8f)(((v8i)e & neg) | ((v8i)one & ~neg)) * r;
+	memcpy(y, &out, sizeof(out));
+}
+
+INL void sig_body(const float *x, float *y, size_t n)
+{
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8)
+		sig8(x + i, y + i);
+	if (i < n) {
+		float xt[8] = {0, 0, 0, 0, 0, 0, 0, 0}, yt[8];
+		memcpy(xt, x + i, (n - i) * sizeof(float));
+		sig8(xt, yt);
+		memcpy(y + i, yt, (n - i) * sizeof(float));
+	}
+}
+
+static void sig_base(const float *x, float *y, size_t n)
+{
+	sig_body(x, y, n);
+}
+
 static void erf_base(const float *x, float *y, size_t n)
 {
 	erf_body(x, y, n);
@@ -148,10 +187,16 @@ __attribute__((target("avx2,fma"))) static void erf_avx2(const float *x, float *
 {
 	erf_body(x, y, n);
 }
+
+__attribute__((target("avx2,fma"))) static void sig_avx2(const float *x, float *y, size_t n)
+{
+	sig_body(x, y, n);
+}
 #endif
 
 static void (*exp_fn)(const float *, float, float *, size_t) = exp_base;
 static void (*erf_fn)(const float *, float *, size_t) = erf_base;
+static void (*sig_fn)(const float *, float *, size_t) = sig_base;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void init(void)
@@ -160,6 +205,7 @@ static void init(void)
 	if (vpa_cpu_simd()) { /* not in portable mode (base/cpu.h) */
 		exp_fn = exp_avx2;
 		erf_fn = erf_avx2;
+		sig_fn = sig_avx2;
 	}
 #endif
 }
@@ -180,4 +226,10 @@ void ox_erf_f32(const float *x, float *y, size_t n)
 {
 	pthread_once(&once, init);
 	erf_fn(x, y, n);
+}
+
+void ox_sigmoid_f32(const float *x, float *y, size_t n)
+{
+	pthread_once(&once, init);
+	sig_fn(x, y, n);
 }

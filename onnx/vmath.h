@@ -31,6 +31,16 @@ void ox_exp_shift_f32(const float *x, float shift, float *y, size_t n);
  */
 void ox_erf_f32(const float *x, float *y, size_t n);
 
+/*
+ * y[i] = 1 / (1 + exp(-x[i])) in float (Sigmoid, and the SiLU/GLU of
+ * Conformer exports: Sigmoid with libm's expf took 31% of a torchaudio
+ * Conformer-CTC run): e = exp(-|x|) by ox_exp_shift_f32 (never overflows),
+ * then 1 / (1 + e) for x >= 0 and e / (1 + e) below, as a select.  Within 3
+ * ulp of the exact value where it is a normal float; 0 below -87.33 (the
+ * exact value is under 1.2e-38).  x and y may be the same array.
+ */
+void ox_sigmoid_f32(const float *x, float *y, size_t n);
+
 /* The path ox_exp_shift_f32 takes in this process: "avx2+fma" or "generic". */
 const char *ox_exp_path(void);
 
