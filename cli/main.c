@@ -9,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "base/dist.h"
+#include "base/la.h"
 
 struct command {
 	const char *name;
@@ -109,6 +110,12 @@ int main(int argc, char **argv)
 	}
 	/* SIGINT, SIGTERM, SIGHUP remove the temporaries first (base/tmp.c) */
 	vpa_tmp_signals();
+	/* OpenBLAS single-threaded in every command (as `run` always was): its
+	 * multi-threaded kernels round differently, so `asr`, `onnx run`, `embed`
+	 * ... with --threads 1 (one loop thread, BLAS free to use every core) gave
+	 * other bits than with --threads 2 (one BLAS thread per worker).  Our own
+	 * loops are the parallelism, with the same numbers for any count. */
+	vpa_la_set_threads(1);
 	const char *name = argv[1];
 	if (!strcmp(name, "--help") || !strcmp(name, "-h"))
 		name = "help";

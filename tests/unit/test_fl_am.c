@@ -7,6 +7,7 @@
  * a build from options, the cross-key checks and their marks.
  */
 #include "config/yaml.h"
+#include "base/la.h"
 #include "harness.h"
 #include "attacks/attacks.h"
 #include "metrics/metrics.h"
@@ -293,6 +294,9 @@ static void test_checks(void)
 
 int main(void)
 {
+	/* OpenBLAS single-threaded, as vpaudit's main() sets it: the thread-count
+	 * checks below compare our loops, not OpenBLAS's kernels */
+	vpa_la_set_threads(1);
 	RUN(test_sizes_and_determinism);
 	RUN(test_local_dp);
 	RUN(test_hidden_layers);

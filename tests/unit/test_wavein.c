@@ -20,6 +20,7 @@
 #include "formats/io.h"
 #include "formats/kaldi.h"
 #include "onnx/onnx.h"
+#include "base/la.h"
 #include "harness.h"
 
 #define G "tests/golden/wavein/"
@@ -357,6 +358,9 @@ static void test_errors(void)
 
 int main(void)
 {
+	/* OpenBLAS single-threaded, as vpaudit's main() sets it: the thread-count
+	 * checks below compare our loops, not OpenBLAS's kernels */
+	vpa_la_set_threads(1);
 	RUN(test_stft_against_torch);
 	RUN(test_dft_round_trip);
 	RUN(test_stft_extractor_whole);
