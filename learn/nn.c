@@ -84,6 +84,30 @@ void vpa_nn_free(struct vpa_nn *net)
 	free(net);
 }
 
+void vpa_nn_release_work(struct vpa_nn *net)
+{
+	if (!net)
+		return;
+	for (size_t i = 0; i < net->n; i++) {
+		struct layer *l = &net->L[i];
+		layer_release(l);
+		l->y = l->c1 = l->c2 = NULL;
+		l->off = NULL;
+		l->y_cap = l->c1_cap = l->c2_cap = l->off_cap = 0;
+		l->rows = l->n_seq = 0;
+	}
+	free(net->scratch);
+	free(net->scratch2);
+	free(net->d[0]);
+	free(net->d[1]);
+	free(net->ibuf);
+	net->scratch = net->scratch2 = net->d[0] = net->d[1] = NULL;
+	net->ibuf = NULL;
+	net->scratch_cap = net->scratch2_cap = net->d_cap[0] = net->d_cap[1] = 0;
+	net->ibuf_cap = 0;
+	net->fwd_ok = 0;
+}
+
 static int name_ok(const char *s)
 {
 	if (!*s)

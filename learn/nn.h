@@ -83,6 +83,11 @@ struct vpa_nn;
  */
 struct vpa_nn *vpa_nn_new(size_t input_dim);
 void vpa_nn_free(struct vpa_nn *net);
+/* Free the work space of the last forward/backward (every layer's output and
+ * caches, the scratch buffers): a trained model kept for later forwards then
+ * holds its parameters only.  The next forward allocates again; the
+ * activations of the last forward are gone. */
+void vpa_nn_release_work(struct vpa_nn *net);
 
 /*
  * Append a layer.  Its parameters are zero until vpa_nn_init_params.  Errors

@@ -172,6 +172,10 @@ int vpa_flam_activations(struct vpa_flam *t, size_t m, float ***acts, struct vpa
 			free(off);
 			u0 = u1;
 		}
+		/* the model keeps its parameters, not this pass's buffers (about 60 MB for
+		 * 4 x 256 on 4,096 frames: 86 models held 4 GB before) */
+		if (net != own)
+			vpa_nn_release_work(net);
 	} else {
 		for (size_t h = 0; h < t->n_layers && !rc; h++) {
 			for (size_t u = 0; u < t->n_utt && !rc; u++) {

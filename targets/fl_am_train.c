@@ -254,6 +254,9 @@ static void run_job(struct pctx *p, struct pjob *j)
 		j->rc = frame_acc(net, &f->heldout[j->spk], &j->m->acc, &j->err);
 		j->m->acc_global = p->acc_g[j->spk];
 	}
+	/* thousands of models are kept: their parameters, not the training's
+	 * buffers (measured: 4 GB for 86 models of 4 x 256 on 8-utterance batches) */
+	vpa_nn_release_work(net);
 	j->m->net = net;
 }
 
@@ -346,6 +349,7 @@ static int loss_one(void *arg, size_t i)
 		}
 	}
 	m->loss_other = k ? sum / (double)k : NAN;
+	vpa_nn_release_work(m->net);
 	j->rc[i] = rc;
 	return rc;
 }

@@ -787,8 +787,55 @@ static void test_grad_whole_net(void)
 	free_gc(&g);
 }
 
+/* vpa_nn_release_work: a forward after it gives the same bits as before it
+ * (EVAL, every kind with a cache: tdnn splice, batch norm, LSTM), and a
+ * training step still works (the buffers come back). */
+static void test_release_work(void)
+{
+	struct vpa_nn *net = vpa_nn_new(3);
+	int c1[] = {-1, 0, 1};
+	vpa_nn_add_tdnn(net, 6, c1, 3);
+	vpa_nn_add_simple(net, VPA_NN_RELU);
+	vpa_nn_add_simple(net, VPA_NN_BATCHNORM);
+	vpa_nn_add_lstm(net, 4, 0);
+	vpa_nn_add_dense(net, 3);
+	vpa_nn_init_params(net, 5);
+	size_t off[3] = {0, 7, 12};
+	float x[12 * 3];
+	for (int i = 0; i < 36; i++)
+		x[i] = (float)((i * 37 % 11) - 5) * 0.2f;
+	struct vpa_nn_batch b = {2, off, x, NULL};
+	struct vpa_err err;
+	vpa_err_init(&err);
+	size_t R, K;
+	CHECK(vpa_nn_forward(net, &b, VPA_NN_EVAL, &err) == 0);
+	const float *z = vpa_nn_output(net, &R, &K);
+	float before[12 * 3];
+	CHECK(R == 12 && K == 3);
+	memcpy(before, z, sizeof before);
+	vpa_nn_release_work(net);
+	vpa_nn_release_work(net); /* twice: a no-op the second time */
+	CHECK(vpa_nn_forward(net, &b, VPA_NN_EVAL, &err) == 0);
+	z = vpa_nn_output(net, &R, &K);
+	CHECK(R == 12 && K == 3 && memcmp(before, z, sizeof before) == 0);
+	vpa_nn_release_work(net);
+	struct vpa_optim o;
+	size_t np;
+	vpa_nn_params(net, &np);
+	vpa_optim_init_sgd(&o, np, 0.1, 0, 0);
+	uint32_t lab[12] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2};
+	struct vpa_nn_targets t;
+	vpa_nn_targets_init(&t);
+	t.labels = lab;
+	double loss;
+	CHECK(vpa_nn_train_step(net, &o, &b, &t, 0, &loss, &err) == 0 && isfinite(loss));
+	vpa_optim_release(&o);
+	vpa_nn_free(net);
+}
+
 int main(void)
 {
+	RUN(test_release_work);
 	RUN(test_grad_dense);
 	RUN(test_grad_tdnn);
 	RUN(test_tdnn_edges);
