@@ -27,9 +27,10 @@
  * Adam, mini-batches of whole chunks.
  *
  * Training is data-parallel and deterministic (audio/xvector_train.c): each
- * mini-batch of b chunks is cut into min(shards, b / 2) shards of consecutive
- * chunks (shard i: chunks i b / n .. (i+1) b / n - 1), a number that depends
- * on the options and the batch only, never on the thread count; each shard's
+ * mini-batch of b chunks is cut into n = min(shards, max(1, b / 8)) shards
+ * of consecutive chunks (shard i: chunks i b / n .. (i+1) b / n - 1), a
+ * number that depends on the options and the batch only, never on the
+ * thread count (8 chunks at least: batch norm, below); each shard's
  * trunk forward and backward runs on whichever of `threads` threads takes it,
  * on the shard's own copy of the trunk (every BLAS product on one thread);
  * the classifier head (AAM or softmax) runs once on the whole batch's
@@ -70,7 +71,7 @@ struct vpa_xvec_opts {
 	double lr;        /* Adam learning rate: 2e-3 (decayed linearly to lr/10) */
 	uint64_t seed;    /* initialisation and chunk draws: 1 */
 	int verbose;      /* progress line per epoch on stderr */
-	size_t shards;    /* shards per mini-batch (at most batch / 2 used):
+	size_t shards;    /* shards per mini-batch (at most batch / 8 used):
 			     VPA_XVEC_SHARDS; part of the result, unlike threads */
 	int threads;      /* threads computing the shards: 1 (the weights are
 			     the same for any value) */
@@ -80,6 +81,8 @@ struct vpa_xvec_opts {
  * then still sees 8 rows (more shards would feed more cores, with noisier
  * batch statistics) */
 #define VPA_XVEC_SHARDS 4
+/* the fewest chunks a shard gets (xvector_train.c says why) */
+#define VPA_XVEC_SHARD_MIN 8
 void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
 
 /* A trained extractor (owned parts). */

@@ -60,7 +60,7 @@ static void small_opts(struct vpa_xvec_opts *o, int arch, int loss)
 	o->res2_scale = 4;
 	o->emb_dim = 8;
 	o->epochs = 3;
-	o->batch = 16; /* 64 utterances: 4 steps per epoch, 4 shards of 4 */
+	o->batch = 32; /* 64 utterances: 2 steps per epoch, 4 shards of 8 */
 	o->chunk = 50;
 	o->lr = 5e-3;
 	o->seed = 7;
