@@ -181,3 +181,6 @@ fi
 
 echo "== legal metrics (issue 29): pi_link and pi_sing, 1,000 speakers x 1,000 enrolments"
 "$BUILD/bench/bench_legal"
+
+# issue 33 item 1: data-parallel extractor training, 1 against 2 threads (same bytes)
+"$BUILD/bench/bench_train" 3
