@@ -8,6 +8,14 @@
  * thread is the figure (goal >= 1.7); the run also checks that both thread
  * counts trained the same bytes.  A frame is one chunk row through one
  * training step (forward and backward).  Usage: bench_train [EPOCHS] (3).
+ *
+ * bench_train torch DIR THREADS: the C side of the comparison with PyTorch
+ * (bench/train_torch.sh, bench/train_torch.py): writes the corpus to
+ * DIR/feats.npy (all frames, float32) and DIR/lens.txt (frames per utterance)
+ * and prints "NAME THREADS FRAMES_PER_S" for the ECAPA-TDNN at C = 64 (all 480
+ * utterances, one epoch) and C = 512 (the VPC's width; the first 160
+ * utterances, one epoch), chunks of 150 frames (every utterance has 150 or
+ * more, so every chunk is full and PyTorch needs no padding), batch 32, AAM.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +24,7 @@
 #include "audio/xvector.h"
 #include "base/base.h"
 #include "base/la.h"
+#include "formats/io.h"
 
 enum { DIM = 40, PHONES = 10, SPK = 60, UTTS = 8, N = SPK * UTTS };
 
@@ -91,8 +100,68 @@ static double train(const struct vpa_fmat *f, const uint32_t *lab, int arch, int
 	return vpa_now() - w0;
 }
 
+static int torch_side(const char *dir, int threads, struct vpa_fmat *f, const uint32_t *lab)
+{
+	char p[1024];
+	size_t total = 0;
+	for (int i = 0; i < N; i++)
+		total += f[i].rows;
+	float *all = xmalloc(xmul(total, DIM * sizeof(float)));
+	snprintf(p, sizeof(p), "%s/lens.txt", dir);
+	FILE *lf = fopen(p, "w");
+	if (!lf) {
+		fprintf(stderr, "bench_train: cannot write %s\n", p);
+		return 1;
+	}
+	size_t at = 0;
+	for (int i = 0; i < N; i++) {
+		memcpy(all + at * DIM, f[i].x, f[i].rows * DIM * sizeof(float));
+		at += f[i].rows;
+		fprintf(lf, "%zu %u\n", f[i].rows, lab[i]);
+	}
+	fclose(lf);
+	snprintf(p, sizeof(p), "%s/feats.npy", dir);
+	struct vpa_err err;
+	vpa_err_init(&err);
+	size_t shape[2] = {total, DIM};
+	if (vpa_npy_write_nd(p, 'f', 4, all, 2, shape, &err)) {
+		fprintf(stderr, "bench_train: %s\n", err.msg);
+		return 1;
+	}
+	free(all);
+	static const size_t width[2] = {64, 512}, n_utt[2] = {N, 160};
+	for (int k = 0; k < 2; k++) {
+		struct vpa_xvec_opts o;
+		vpa_xvec_opts_init(&o);
+		o.arch = VPA_XVEC_ECAPA;
+		o.channels = width[k];
+		o.epochs = 1;
+		o.chunk = 150;
+		o.threads = threads;
+		struct vpa_xvec x;
+		double w0 = vpa_now();
+		if (vpa_xvec_train(f, lab, n_utt[k], SPK, &o, NULL, &x, &err)) {
+			fprintf(stderr, "bench_train: %s\n", err.msg);
+			return 1;
+		}
+		double t = vpa_now() - w0;
+		printf("ecapa%zu %d %.0f\n", width[k], threads, (double)n_utt[k] * 150 / t);
+		vpa_xvec_release(&x);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 4 && !strcmp(argv[1], "torch")) {
+		static struct vpa_fmat tf[N];
+		static uint32_t tl[N];
+		make_corpus(tf, tl);
+		int rc = torch_side(argv[2], atoi(argv[3]), tf, tl);
+		for (int i = 0; i < N; i++)
+			vpa_fmat_release(&tf[i]);
+		return rc;
+	}
 	int epochs = argc > 1 ? atoi(argv[1]) : 3;
 	if (epochs < 1)
 		epochs = 1;
