@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dist.h"
 #include "base/la.h"
 
 /* Sequences s0 .. s0+n-1 of the batch, with the shard's own trunk (whose
@@ -25,9 +26,6 @@ struct shard {
 	struct vpa_xvec net;
 	size_t s0, n;
 	size_t *off; /* (B + 1) */
-	const float *emb;
-	int rc;
-	struct vpa_err err;
 };
 
 struct step {
@@ -36,7 +34,8 @@ struct step {
 	const float *x;     /* the batch's frames */
 	const size_t *off;  /* the batch's offsets */
 	size_t dim, E;
-	const float *demb;  /* (bs, E) d(loss)/d(embeddings), phase 1 */
+	float *emb;         /* (bs, E) the embeddings, written by phase 0 */
+	const float *demb;  /* (bs, E) d(loss)/d(embeddings), read by phase 1 */
 	int phase;          /* 0 forward, 1 backward */
 };
 
@@ -56,7 +55,7 @@ static size_t shard_count(size_t shards, size_t bs)
 	return shards < most ? shards : most;
 }
 
-static int step_job(void *arg, size_t i)
+static int step_job(void *arg, size_t i, struct vpa_err *err)
 {
 	struct step *st = arg;
 	struct shard *s = &st->sh[i];
@@ -79,9 +78,53 @@ static int step_job(void *arg, size_t i)
 		s->off[b] = st->off[s->s0 + b] - base;
 	struct vpa_nn_batch in = {.n_seq = s->n, .off = s->off, .x = st->x + base * st->dim,
 				  .ids = NULL};
-	vpa_err_init(&s->err);
-	s->rc = vpa_xvec_forward(&s->net, &in, VPA_NN_TRAIN, &s->emb, &s->err);
-	return s->rc;
+	const float *emb;
+	int rc = vpa_xvec_forward(&s->net, &in, VPA_NN_TRAIN, &emb, err);
+	if (rc == 0) /* the shards' rows of the batch's embeddings (disjoint) */
+		memcpy(st->emb + s->s0 * st->E, emb, s->n * st->E * sizeof(float));
+	return rc;
+}
+
+/*
+ * Under MPI (base/dist.h: shard i on rank i mod N, the same rank in both
+ * phases, so its activations are there for the backward) the other ranks
+ * get a shard's embeddings after the forward, and its gradients and
+ * batch-norm state after the backward: every rank then reduces all shards
+ * in shard order and takes the same step.
+ */
+static void step_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct step *st = arg;
+	struct shard *s = &st->sh[i];
+	if (st->phase == 0) {
+		vpa_pack_f32s(b, st->emb + s->s0 * st->E, s->n * st->E);
+		return;
+	}
+	for (size_t k = 0; k < vpa_xvec_n_nets(&s->net); k++) {
+		size_t np, ns;
+		struct vpa_nn *c = vpa_xvec_net(&s->net, k);
+		const float *g = vpa_nn_grads(c, &np), *sv = vpa_nn_state(c, &ns);
+		vpa_pack_f32s(b, g, np);
+		vpa_pack_f32s(b, sv, ns);
+	}
+}
+
+static int step_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct step *st = arg;
+	struct shard *s = &st->sh[i];
+	const unsigned char *end = p + len;
+	if (st->phase == 0)
+		return len != s->n * st->E * sizeof(float) ||
+		       vpa_unpack_f32s(&p, end, st->emb + s->s0 * st->E, s->n * st->E);
+	for (size_t k = 0; k < vpa_xvec_n_nets(&s->net); k++) {
+		size_t np, ns;
+		struct vpa_nn *c = vpa_xvec_net(&s->net, k);
+		float *g = vpa_nn_grads(c, &np), *sv = vpa_nn_state(c, &ns);
+		if (vpa_unpack_f32s(&p, end, g, np) || vpa_unpack_f32s(&p, end, sv, ns))
+			return 1;
+	}
+	return p != end;
 }
 
 /*
@@ -274,20 +317,13 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 				ot[i].lr = oh.lr;
 			const size_t n_sh = shard_count(S, bs);
 			for (size_t s = 0; s < n_sh; s++) {
-				sh[s].rc = 0;
 				sh[s].s0 = s * bs / n_sh;
 				sh[s].n = (s + 1) * bs / n_sh - sh[s].s0;
 			}
 			struct step st = {.master = &tr, .sh = sh, .x = x, .off = off, .dim = dim,
-					  .E = E, .demb = demb, .phase = 0};
-			vpa_par_jobs(n_sh, o->threads, step_job, &st, NULL, vpa_la_run_workers);
-			for (size_t s = 0; s < n_sh && rc == 0; s++)
-				if (sh[s].rc) {
-					rc = sh[s].rc;
-					*err = sh[s].err;
-				} else {
-					memcpy(emb + sh[s].s0 * E, sh[s].emb, sh[s].n * E * sizeof(float));
-				}
+					  .E = E, .emb = emb, .demb = demb, .phase = 0};
+			rc = vpa_dist_jobs(n_sh, o->threads, step_job, step_pack, step_unpack, &st,
+					   NULL, vpa_la_run_workers, err);
 			if (rc)
 				break;
 			double loss;
@@ -311,7 +347,10 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 					break;
 			}
 			st.phase = 1;
-			vpa_par_jobs(n_sh, o->threads, step_job, &st, NULL, vpa_la_run_workers);
+			rc = vpa_dist_jobs(n_sh, o->threads, step_job, step_pack, step_unpack, &st,
+					   NULL, vpa_la_run_workers, err);
+			if (rc)
+				break;
 			reduce_shards(&tr, sh, n_sh);
 			size_t np;
 			float *p;
