@@ -2,14 +2,15 @@
  * audio/xvector_train.c - extractor training, data-parallel over a fixed
  * number of shards per mini-batch (xvector.h has the rule and what it
  * guarantees).  A step: (1) every shard copies the master trunk's parameters
- * and state and runs its chunks forward (the shards shared out to threads);
+ * and state and runs its chunks forward (the shards shared out to threads
+ * and MPI ranks by vpa_dist_jobs);
  * (2) the head (AAM-softmax or softmax) and its loss on the whole batch's
  * embeddings, on the caller's thread; (3) every shard back-propagates its rows
  * of d(loss)/d(embeddings); (4) the shard gradients summed in shard order,
  * the batch-norm state averaged in shard order, one Adam step on the master.
  * Nothing a thread computes depends on which thread it is or how many there
  * are, and the reductions have one fixed order, so the weights are the same
- * bytes for any thread count.
+ * bytes for any thread and rank count.
  */
 #include "audio/xvector.h"
 
