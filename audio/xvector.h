@@ -24,11 +24,25 @@
  *   softmax: relu, batchnorm, dense K on the embedding, softmax cross-entropy;
  *   aam:     AAM-softmax (learn/nn.h vpa_nn_aam_softmax) with margin m and
  *            scale s on the embedding against K class centres.
- * Adam, mini-batches of whole chunks.  Training runs on the caller's thread
- * (so it is the same for any thread count; the ECAPA's products on one BLAS
- * thread, faster for its small matrices); extraction shares utterances out
- * to threads, each with its own copy of the network (EVAL mode, full
- * utterances), so embeddings do not depend on the thread count either.
+ * Adam, mini-batches of whole chunks.
+ *
+ * Training is data-parallel and deterministic (audio/xvector_train.c): each
+ * mini-batch of b chunks is cut into n = min(shards, max(1, b / 8)) shards
+ * of consecutive chunks (shard i: chunks i b / n .. (i+1) b / n - 1), a
+ * number that depends on the options and the batch only, never on the
+ * thread count (8 chunks at least: batch norm, below); each shard's
+ * trunk forward and backward runs on whichever of `threads` threads takes it,
+ * on the shard's own copy of the trunk (every BLAS product on one thread);
+ * the classifier head (AAM or softmax) runs once on the whole batch's
+ * embeddings; the shard gradients are added in shard order into the
+ * trunk's gradient and one Adam step follows.  So the trained weights are
+ * byte-identical for any number of threads.  Batch norm in the trunk
+ * normalises over each shard's frames (its running statistics become the
+ * mean of the shards' updates), as PyTorch's DistributedDataParallel without
+ * SyncBatchNorm does; shards 1 is the whole-batch statistics.  Extraction
+ * shares utterances out to threads, each with its own copy of the network
+ * (EVAL mode, full utterances), so embeddings do not depend on the thread
+ * count either.
  */
 #ifndef VPA_XVECTOR_H
 #define VPA_XVECTOR_H
@@ -57,7 +71,18 @@ struct vpa_xvec_opts {
 	double lr;        /* Adam learning rate: 2e-3 (decayed linearly to lr/10) */
 	uint64_t seed;    /* initialisation and chunk draws: 1 */
 	int verbose;      /* progress line per epoch on stderr */
+	size_t shards;    /* shards per mini-batch (at most batch / 8 used):
+			     VPA_XVEC_SHARDS; part of the result, unlike threads */
+	int threads;      /* threads computing the shards: 1 (the weights are
+			     the same for any value) */
 };
+/* 4 keeps 2 or 4 threads evenly loaded, and with the default batch of 32
+ * leaves 8 chunks per shard: the ECAPA's batch norm over pooled vectors
+ * then still sees 8 rows (more shards would feed more cores, with noisier
+ * batch statistics) */
+#define VPA_XVEC_SHARDS 4
+/* the fewest chunks a shard gets (xvector_train.c says why) */
+#define VPA_XVEC_SHARD_MIN 8
 void vpa_xvec_opts_init(struct vpa_xvec_opts *o);
 
 /* A trained extractor (owned parts). */
@@ -77,6 +102,13 @@ const char *vpa_xvec_arch_name(int arch);
 /* The x-vector TDNN trunk above (parameters zero): the one recipe for training
  * and for rebuilding a saved extractor (audio/xvector_io.h). */
 struct vpa_nn *vpa_xvec_tdnn_new(size_t dim, size_t hidden, size_t emb_dim);
+/* The trunk of either architecture: forward to the (in->n_seq, emb_dim)
+ * embeddings *emb (borrowed until the next forward); its parameter holders
+ * (the x-vector's one network or the ECAPA's parts), in a fixed order. */
+int vpa_xvec_forward(struct vpa_xvec *x, const struct vpa_nn_batch *in, enum vpa_nn_mode mode,
+		     const float **emb /* OUT */, struct vpa_err *err);
+size_t vpa_xvec_n_nets(const struct vpa_xvec *x);
+struct vpa_nn *vpa_xvec_net(struct vpa_xvec *x, size_t i);
 
 /*
  * Train on n utterances' features (feats[i] rows x dim, the same dim for

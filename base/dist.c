@@ -24,11 +24,13 @@
  *   rank writes the whole directory into its own temporary folder; outputs
  *   stay rank 0's) and, the same way, the synthesis of a synthetic corpus
  *   (audio/synth.c); and the list of input files read (base/inputs.c, one job
- *   per rank).  A loop inside a job runs inside its rank.
- *   Not shared out: sequential training (a global model, a tagger target, the
- *   x-vector extractors: deterministic, so every rank has the same network;
- *   data-parallel training would change the order of the float sums of the
- *   gradients and of batch normalisation's statistics, hence the bits).
+ *   per rank); the shards of every mini-batch of the speaker extractors'
+ *   training (audio/xvector_train.c: a fixed number of shards per batch, the
+ *   shard gradients and batch-norm states travel and every rank sums them in
+ *   shard order, so the weights are the same bits for any N and threads).  A
+ *   loop inside a job runs inside its rank.
+ *   Not shared out: other sequential training (a global model, a tagger
+ *   target: deterministic, so every rank has the same network).
  *
  * - Dealing: job i runs on rank i mod N (fixed, documented, independent of
  *   timing), and inside a rank on `threads` threads that take that rank's jobs

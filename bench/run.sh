@@ -189,3 +189,7 @@ fi
 
 echo "== legal metrics (issue 29): pi_link and pi_sing, 1,000 speakers x 1,000 enrolments"
 "$BUILD/bench/bench_legal"
+
+# issue 33 item 1: data-parallel extractor training, 1 against 2 threads (same bytes)
+"$BUILD/bench/bench_train" 3
+bash bench/train_torch.sh   # issue 33 item 2: the same ECAPA-TDNN trained by PyTorch CPU

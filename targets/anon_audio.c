@@ -488,6 +488,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	xo.chunk = (size_t)ex->chunk;
 	xo.lr = ex->lr;
 	xo.verbose = 1;
+	xo.threads = ctx->threads; /* the weights do not depend on it (xvector.h) */
 	{
 		char name[300];
 		struct vpa_rng r;

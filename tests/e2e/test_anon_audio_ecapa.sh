@@ -37,11 +37,14 @@ attacks:
 $3
 YAML
 }
-# Measured (2026-11-25, seed 1): baseline 0, ignorant 0.374, lazy-informed 0.088,
-# semi-informed (fine-tuned) 0.016; the x-vector (hidden 64) with the same settings:
-# 0, 0.405, 0.147, 0 (test_anon_audio.sh gates lazy-informed at 0.1 for it; the
-# ECAPA links more of the pitch-shifted speech, hence 0.05 here).  Training
-# ASV_eval: 3.5 s CPU (x-vector 3.0 s).
+# Measured (2026-11-29, seed 1, data-parallel training: batch 16 in 2 shards of 8,
+# issue 33): baseline 0, ignorant 0.393, lazy-informed 0.100, semi-informed
+# (fine-tuned) 0; the x-vector (hidden 64) with the same settings: 0, 0.362, 0.151, 0
+# (test_anon_audio.sh gates lazy-informed at 0.1 for it; the ECAPA links more of the
+# pitch-shifted speech, hence 0.05 here).  Before the shards (one whole-batch step,
+# at ff48d28): ECAPA 0, 0.359, 0.079, 0.009; x-vector 0, 0.419, 0.135,
+# 0 (2026-11-25: ECAPA 0, 0.374, 0.088, 0.016).  Training ASV_eval: 3.5 s CPU
+# (x-vector 3.0 s), 2026-11-25.
 scn "$T/a.yaml" "channels: 32, res2_scale: 4, " "gates:
   - {attack: link.baseline, metric: eer, max: 0.1, allow_unreliable: true}
   - {attack: link.ignorant, metric: eer, min: 0.25, allow_unreliable: true}

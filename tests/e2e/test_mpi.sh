@@ -207,6 +207,25 @@ t_ok "audio: the comparison saw the four attackers' records and rho_F0" \
 	test "$(grep -c '"sub": "\(baseline\|ignorant\|lazy_informed\|semi_informed\)"' "$T/a")" = 4 -a \
 	"$(grep -c '"rho_f0": [0-9.-]' "$T/a")" = 5 # the target's, and each record's copy (issue 30: gateable)
 t_ok "audio: no temporary folder is an input" bash -c "! grep -q vpaudit-audio- '$T/a'"
+# the extractors' training shared over the ranks (issue 33, audio/xvector_train.c):
+# batches of 16 chunks in 2 shards (one per rank with 2 ranks; with 3, rank 2 has
+# none), the shard gradients exchanged and summed in shard order: the saved
+# extractors (weights, batch-norm statistics, final loss) are the same bytes as the
+# one-process run's, and so are the records
+sed -e 's/utts: 3,/utts: 8,/' -e 's/chunk: 50, batch: 4}/chunk: 50, batch: 16}/' \
+	"$T/w/audio.yaml" > "$T/w/shards.yaml"
+t_ok "shards: the scenario asks for batches of 16" grep -q 'batch: 16}' "$T/w/shards.yaml"
+(cd "$T/w" && "$VPAUDIT" run shards.yaml -o "$T/sh1" --threads 1 --quiet --no-plots > /dev/null 2>&1)
+t_ok "shards, one process: extractors saved" test -s "$T/sh1/extractors/asv_eval/extractor.yaml"
+strip "$T/sh1/results.json" > "$T/a"
+for n in 2 3; do
+	(cd "$T/w" && mpi $n run shards.yaml -o "$T/sh$n" --threads $((4 - n)) --quiet --no-plots > /dev/null 2>&1)
+	t_ok "shards, $n ranks: exit 0" test $? = 0
+	t_ok "shards, $n ranks: the extractors are the one-process run's bytes" \
+		diff -r "$T/sh1/extractors" "$T/sh$n/extractors"
+	strip "$T/sh$n/results.json" > "$T/b"
+	t_ok "shards, $n ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+done
 
 # FL acoustic models trained from audio (fl_acoustic_models, source: audio, issue
 # 32): the built-in corpus (its synthesis, the features) and the personalised

@@ -187,8 +187,9 @@ static void test_xvector_learns(void)
 	/*
 	 * The per-dimension standard deviation is the oracle statistic of this
 	 * generator (about 5% EER); the network has to find it from 48 training
-	 * speakers: measured 10.1% (seed 5), the thresholds leave room for the
-	 * rounding of other BLAS builds only.
+	 * speakers: measured 11.6% (seed 5; batch 16 in 2 shards of 8, whose
+	 * batch norms normalise over 8 chunks each; 10.6% with one shard), the
+	 * thresholds leave room for the rounding of other BLAS builds only.
 	 */
 	CHECK(eer < 0.15);
 	CHECK(eer < eer_raw / 3);
