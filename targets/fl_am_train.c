@@ -130,13 +130,88 @@ static void sub_free(struct sub *s)
 	free(s->lab);
 }
 
-/* Epochs of mini-batch training over u in a seeded order. */
+/*
+ * Data-parallel training (issue 33 item 1, as audio/xvector_train.c does for
+ * the extractors): a mini-batch of k utterances is cut into
+ * min(FLAM_SHARDS, k) shards of consecutive utterances, a number that does
+ * not depend on the thread count; each shard's forward and backward run on
+ * its own copy of the network (whichever thread holds it), its frames'
+ * losses weighted by R_s / R so that the shard gradients add up to the
+ * gradient of the batch's mean frame loss; the gradients are summed in
+ * shard order into the master's, then one optimiser step.  The TDNN has no
+ * batch norm or dropout, so a shard computes exactly what the batch does on
+ * its rows; only the summation order differs from a whole-batch step.
+ */
+#define FLAM_SHARDS 4
+
+struct shard {
+	struct vpa_nn *net;
+	size_t u0, n;      /* utterances of the batch */
+	size_t *off;       /* (n + 1) local offsets */
+	float *w;          /* (rows) loss weights R_s / R */
+	size_t w_cap;
+	double loss;       /* the shard's weighted loss (its part of the batch's) */
+	int rc;
+	struct vpa_err err;
+};
+
+struct tstep {
+	struct vpa_nn *master;
+	struct shard *sh;
+	const struct sub *b;
+	size_t D, R;
+};
+
+static int shard_job(void *arg, size_t i)
+{
+	struct tstep *st = arg;
+	struct shard *s = &st->sh[i];
+	const struct sub *b = st->b;
+	vpa_nn_copy_params(s->net, st->master);
+	vpa_nn_zero_grad(s->net);
+	size_t base = b->off[s->u0], rows = b->off[s->u0 + s->n] - base;
+	for (size_t k = 0; k <= s->n; k++)
+		s->off[k] = b->off[s->u0 + k] - base;
+	if (rows > s->w_cap) {
+		s->w = xrealloc(s->w, rows * sizeof(float));
+		s->w_cap = rows;
+	}
+	for (size_t r = 0; r < rows; r++)
+		s->w[r] = (float)((double)rows / (double)st->R);
+	struct vpa_nn_batch in = {s->n, s->off, b->x + base * st->D, NULL};
+	struct vpa_nn_targets tg;
+	vpa_nn_targets_init(&tg);
+	tg.labels = b->lab + base;
+	tg.weights = s->w;
+	float *dz = NULL;
+	s->rc = vpa_nn_forward(s->net, &in, VPA_NN_TRAIN, &s->err);
+	if (!s->rc) {
+		dz = xmalloc(xmul(rows * vpa_nn_output_dim(s->net), sizeof(float)));
+		s->rc = vpa_nn_loss(s->net, &tg, &s->loss, dz, &s->err);
+	}
+	if (!s->rc)
+		vpa_nn_backward(s->net, dz, NULL);
+	free(dz);
+	return s->rc;
+}
+
+/* Epochs of mini-batch training over u in a seeded order, the shards of each
+ * batch on `threads` threads (the same weights for any count). */
 static int train(struct vpa_nn *net, struct vpa_optim *o, const struct vpa_flam_uset *u,
 		 size_t D, size_t epochs, size_t batch, struct vpa_rng *r, double *last_loss,
-		 struct vpa_err *err)
+		 int threads, struct vpa_err *err)
 {
 	size_t *perm = xmalloc((u->n ? u->n : 1) * sizeof(size_t));
+	struct shard sh[FLAM_SHARDS];
 	int rc = 0;
+	memset(sh, 0, sizeof(sh));
+	for (size_t k = 0; k < FLAM_SHARDS; k++) {
+		sh[k].net = vpa_nn_clone(net);
+		sh[k].off = xmalloc((batch + 1) * sizeof(size_t));
+		vpa_err_init(&sh[k].err);
+	}
+	size_t np;
+	vpa_nn_params(net, &np);
 	for (size_t i = 0; i < u->n; i++)
 		perm[i] = i;
 	for (size_t ep = 0; ep < epochs && !rc; ep++) {
@@ -151,18 +226,41 @@ static int train(struct vpa_nn *net, struct vpa_optim *o, const struct vpa_flam_
 			size_t k = u->n - b0 < batch ? u->n - b0 : batch;
 			struct sub s;
 			sub_make(u, perm + b0, k, D, &s);
-			struct vpa_nn_batch bt = {k, s.off, s.x, NULL};
-			struct vpa_nn_targets tg;
-			vpa_nn_targets_init(&tg);
-			tg.labels = s.lab;
-			double loss;
-			rc = vpa_nn_train_step(net, o, &bt, &tg, 0, &loss, err);
+			size_t ns = k < FLAM_SHARDS ? k : FLAM_SHARDS;
+			for (size_t i = 0; i < ns; i++) {
+				sh[i].u0 = k * i / ns;
+				sh[i].n = k * (i + 1) / ns - sh[i].u0;
+			}
+			struct tstep st = {net, sh, &s, D, s.off[k]};
+			vpa_par_jobs(ns, threads, shard_job, &st, NULL, vpa_la_run_workers);
+			double loss = 0;
+			for (size_t i = 0; i < ns && !rc; i++)
+				if (sh[i].rc)
+					rc = vpa_fail(err, sh[i].rc, NULL, "%s", sh[i].err.msg);
+			if (!rc) {
+				/* the shard gradients, summed in shard order */
+				float *g = vpa_nn_grads(net, &np);
+				memset(g, 0, np * sizeof(float));
+				for (size_t i = 0; i < ns; i++) {
+					size_t n2;
+					const float *gi = vpa_nn_grads(sh[i].net, &n2);
+					for (size_t q = 0; q < np; q++)
+						g[q] += gi[q];
+					loss += sh[i].loss;
+				}
+				vpa_optim_step(o, vpa_nn_params(net, &np), g);
+			}
 			sum += loss;
 			nb++;
 			sub_free(&s);
 		}
 		if (last_loss && nb)
 			*last_loss = sum / (double)nb;
+	}
+	for (size_t k = 0; k < FLAM_SHARDS; k++) {
+		vpa_nn_free(sh[k].net);
+		free(sh[k].off);
+		free(sh[k].w);
 	}
 	free(perm);
 	return rc;
@@ -225,7 +323,8 @@ static void run_job(struct pctx *p, struct pjob *j)
 	float *w = vpa_nn_params(net, &np);
 	struct vpa_optim o;
 	vpa_optim_init_sgd(&o, np, f->adapt_lr, 0.0, 0.0);
-	j->rc = train(net, &o, &ad, D, f->adapt_epochs, f->batch, &r, NULL, &j->err);
+	/* one thread: the models themselves are shared out over the threads */
+	j->rc = train(net, &o, &ad, D, f->adapt_epochs, f->batch, &r, NULL, 1, &j->err);
 	vpa_optim_release(&o);
 	vpa_flam_uset_release(&ad);
 	if (!j->rc) {
@@ -375,7 +474,8 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 	vpa_rng_split(&tr, f->seed, nm);
 	free(nm);
 	f->global_loss = NAN;
-	rc = train(g, &o, &f->train, D, f->global_epochs, f->batch, &tr, &f->global_loss, err);
+	rc = train(g, &o, &f->train, D, f->global_epochs, f->batch, &tr, &f->global_loss,
+		   f->threads, err);
 	vpa_optim_release(&o);
 	vpa_flam_uset_release(&f->train);
 	t->global.id = xstrdup("global");
