@@ -113,4 +113,14 @@ scen "$T/imp.yaml" "source: import" "import: {models: $T/dump/models.txt, model_
 t_run "the dump imports" 0 -- run "$T/imp.yaml" -o "$T/oi"
 strip='[.records[] | .metrics | del(.utility_acc, .utility_acc_global)]'
 t_ok "re-imported models: the same A1/A2 numbers" same_json "$strip" "$T/o2/results.json" "$T/oi/results.json"
+# ---- local DP on the released updates, and its audit (dp_fault: skip_noise)
+scen "$T/dp.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}" "dp: {clip: 0.05, noise: 1.0}"
+t_run "local DP run" 0 -- run "$T/dp.yaml" -o "$T/odp"
+t_ok "the claim: epsilon per speaker and per release in the info" \
+	jqt '.targets[0].info.local_dp | .epsilon > 0 and .epsilon_per_release > 0 and .fault == "none"' "$T/odp/results.json"
+t_ok "A1 records carry the claim and an audit bound" \
+	jqt '[.records[] | select(.attack == "a1" and .sub == "mu_sigma") | .metrics | has("epsilon") and has("epsilon_lower_bound")] | all' "$T/odp/results.json"
+scen "$T/dpf.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}" "dp: {clip: 0.05, noise: 1.0}" "dp_fault: skip_noise"
+t_run "dp_fault: skip_noise accepted for source audio" 0 -- run "$T/dpf.yaml" -o "$T/odpf"
+t_ok "the fault is said where the claim is" jqt '.targets[0].info.local_dp.fault == "skip_noise"' "$T/odpf/results.json"
 t_done
