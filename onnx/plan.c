@@ -1,16 +1,34 @@
 /*
  * onnx/plan.c - the static memory plan: one arena per run, offsets computed
- * once per input-shape key.
+ * once per input-shape key; a key stands for a bucket of lengths.
+ *
+ * Keys (run.c): every graph input's dtype and shape, the data of non-float
+ * inputs, the requested values.  A float input's axis that the model leaves
+ * free (a dim_param: PyTorch's dynamic time axis) of 64 or more is keyed by
+ * its bucket edge, the smallest 2^e x {1, 1.25, 1.5, 1.75, 2} that holds it,
+ * so utterances of 2-20 s fall into 14 keys instead of one per length; t is
+ * the product of a run's bucketed lengths, E that of their edges.
  *
  * How a plan is made (a first pass, not a symbolic shape inference): a plan
- * pays only when a shape comes back, so the first run of a key (the input
- * dtypes and shapes, the data of non-float inputs, the requested values) only
- * notes the key (a copy, among the last 64 seen); the second runs
- * dynamically (the pools of tensor.c) and records every allocation of a value or a scratch buffer and every
- * release as an event: block k is born at event t0 and dies at event t1
- * (values requested by the caller, and anything alive when the graph has
- * run, die at the end).  Shape operators on int64 are real, so this pass
- * sees every shape exactly as later runs of the same key will.
+ * pays only when a key comes back, so the first run of a key only notes it
+ * (a copy, among the last 64 seen; for a bucketed key also its events and
+ * sizes); the second runs dynamically (the pools of tensor.c) and records
+ * every allocation of a value or a scratch buffer and every release as an
+ * event: block k is born at event t0 and dies at event t1 (values requested
+ * by the caller, and anything alive when the graph has run, die at the end).
+ * Shape operators on int64 are real, so this pass sees every shape as later
+ * runs of the key will, up to the length.
+ *
+ * Sizes of a bucket's plan: when the first two runs of a bucketed key had
+ * the same events at lengths ta != tb, each block's size at E comes from
+ * its sizes sa, sb by the curve a + q t^2 through both (fit_size): for any
+ * size a + b t + c t^2 with b, c >= 0 (activations, and a T x T attention
+ * block) that curve is above it beyond tb, so the plan holds the bucket's
+ * longest input; else the sizes are the second run's.  A block a replay
+ * needs may be smaller than planned (the start of the block is used), never
+ * larger: a larger one leaves the plan (below), and when that run had the
+ * plan's events at another length its sizes and the plan's refit the plan
+ * (never shrinking a block), which replaces it for later runs.
  *
  * Placement (greedy by size, best fit): blocks sorted by size (largest
  * first, then birth); each goes into the smallest gap, between the blocks
@@ -22,16 +40,20 @@
  *
  * A planned run takes an arena (kept on the model between runs, one per
  * concurrent run, like the pools) and replays the plan: the k-th event must
- * be the plan's k-th event (an allocation of the same size, or the release
- * of the same block); it then gets base + offset and releases are no-ops.
- * At the first event that differs (a shape that depends on float data: a
- * Cast to int64 feeding Range/Reshape/ConstantOfShape/Tile/Expand/Pad/Slice
- * with a different value; there is no NonZero-like operator in the table) the
- * run leaves the plan: everything allocated after it is dynamic (pool or
- * malloc), so no live block can be overwritten.  Plans are immutable once
- * published and shared by every thread (reference counted, under the
- * cache's mutex); at most OX_PLAN_MAX are kept per model (the oldest is
- * dropped, so a model run on many lengths plans the recent ones).
+ * be the plan's k-th event (an allocation of at most the block's size, or
+ * the release of the same block); it then gets base + offset and releases
+ * are no-ops.  At the first event that differs (a longer input than the
+ * plan's fit allowed for; a shape that depends on float data: a Cast to
+ * int64 feeding Range/Reshape/ConstantOfShape/Tile/Expand/Pad/Slice with a
+ * different value; there is no NonZero-like operator in the table) the run
+ * leaves the plan: everything allocated after it is dynamic (pool or
+ * malloc), so no live block can be overwritten.  Where a block lies never
+ * changes what is computed in it, so planned, refitted and unplanned runs
+ * give the same bits.  Plans are immutable once published and shared by
+ * every thread (reference counted, under the cache's mutex; a refit
+ * publishes a new plan in the old one's slot, runs replaying the old keep
+ * their reference); at most OX_PLAN_MAX are kept per model (the oldest is
+ * dropped).
  */
 #include <stdlib.h>
 #include <string.h>
