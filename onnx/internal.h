@@ -103,6 +103,8 @@ struct vpa_onnx_model {
 	struct ox_pool_cache *cache; /* owned: pools kept between runs (mutable, own mutex) */
 	struct ox_plan_cache *plans; /* owned: memory plans per input-shape key and their
 					arenas (mutable, own mutex); NULL: planning off */
+	struct ox_wino_cache *wino; /* owned: Winograd transforms of constant Conv weights
+				       (conv_wino.c; mutable, atomic slots) */
 	size_t n_fused;             /* nodes folded or fused away at load time (fuse.c) */
 	size_t n_bn_folded;         /* of which BatchNormalization folded into Conv/Gemm */
 	size_t n_fnodes;
