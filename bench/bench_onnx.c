@@ -4,14 +4,15 @@
  * PyTorch's), shared out over THREADS threads the way `vpaudit embed
  * --threads` shares utterances (vpa_par_jobs, one single-threaded BLAS per
  * thread).  Prints one line
- *   UTT_PER_S CPU_S_PER_UTT SGEMM_PEAK CONV_GFLOPS CONV_SHARE
+ *   UTT_PER_S CPU_S_PER_UTT SGEMM_PEAK CONV_GFLOPS CONV_SHARE PLANNED
  * utterances per wall second; CPU seconds per utterance (process CPU time,
  * all threads: less sensitive than wall time to other jobs on a shared
  * machine); a one-thread 1024 x 1024 x 1024 SGEMM in GFLOP/s measured in the
  * same process (the reachable peak of one core); the Conv nodes' flops
  * (direct-convolution count: 2 x outputs x inputs per output, whatever the
  * algorithm) over their wall time summed over threads (VPA_ONNX_PROFILE); and
- * the Conv time's share of the threads' time.
+ * the Conv time's share of the threads' time; the fraction of runs (warm-up
+ * included) that replayed a memory plan.
  *   bench_onnx MODEL.onnx X.npy N [THREADS [LENGTHS.txt]]
  * With LENGTHS.txt (one frame count a line, from bench/onnx_torch.py
  * --varlen) utterance i is the first LENGTHS[i mod count] frames of X
@@ -141,8 +142,12 @@ int main(int argc, char **argv)
 		vpa_sgemm(0, 0, k, k, k, 1.0f, A, k, B, k, 0.0f, C, k);
 	double gflops = 5 * 2.0 * (double)k * k * k / (vpa_now() - g0) / 1e9;
 	vpa_la_set_threads(blas);
-	printf("%.4f %.4f %.1f %.1f %.3f\n", n / dt, dc / n, gflops, cs > 0 ? cf / cs / 1e9 : 0,
-	       cs / (dt * threads));
+	/* the share of all runs (warm-up included) that replayed a memory plan */
+	struct vpa_onnx_plan_stats st;
+	vpa_onnx_plan_stats(m, 0, &st);
+	uint64_t runs = st.planned_runs + st.recorded_runs + st.first_runs + st.dynamic_runs;
+	printf("%.4f %.4f %.1f %.1f %.3f %.3f\n", n / dt, dc / n, gflops, cs > 0 ? cf / cs / 1e9 : 0,
+	       cs / (dt * threads), runs ? (double)st.planned_runs / (double)runs : 0.0);
 	free(A), free(B), free(C), free(len);
 	vpa_npy_nd_release(&a);
 	vpa_onnx_free(m);

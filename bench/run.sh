@@ -180,7 +180,7 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 			v=$("$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||
 				{ cat "$V/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
 			tu=$(awk -v m="$mdl" '$1 == m { print $3 }' "$V/torch.txt")
-			echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2)\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $8, $3 / $8 }'
+			echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2); %.1f%% of the runs planned\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $9, $3 / $9, 100 * $8 }'
 		done
 	done
 else

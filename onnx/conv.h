@@ -19,9 +19,14 @@ struct ox_geom {
 
 /* One Conv: N images of C channels (NC + spatial, row-major) in grp groups,
  * M output channels; W is (M, C / grp, k...). */
+struct ox_wino_cache;
 struct ox_conv {
 	size_t N, C, M, grp;
 	struct ox_geom g;
+	/* W is the model's constant value wid: Winograd keeps its transforms in
+	 * wc (the model's, conv_wino.c); NULL: transformed per call. */
+	struct ox_wino_cache *wc;
+	size_t wid;
 };
 
 /*
@@ -80,6 +85,17 @@ void ox_conv_im2col(const struct ox_conv *cv, const float *x, const float *w,
 /* The path of the Winograd transforms in this process: "avx2+fma" or
  * "generic" (always in portable mode: base/cpu.h). */
 const char *ox_conv_wino_path(void);
+
+/*
+ * A model's Winograd weights (U = G g G^T of each constant W, per m), made by
+ * the first call that needs them and kept until ox_wino_cache_free, up to
+ * 256 MiB per model (beyond it calls transform per call as before).  Any
+ * number of threads may share one: a slot is published once by an atomic
+ * compare-and-swap (a loser frees its copy, which holds the same bits: the
+ * transform is a fixed sequence of float operations on fixed weights).
+ */
+struct ox_wino_cache *ox_wino_cache_new(size_t n_values);
+void ox_wino_cache_free(struct ox_wino_cache *wc);
 
 /* m = 2 or 4; cv must pass ox_conv_wino_ok. */
 void ox_conv_wino(const struct ox_conv *cv, int m, const float *x, const float *w,

@@ -9,7 +9,7 @@
  * input patch d at rows i m - pad_top, columns j m - pad_left (zeros
  * outside).  With a = m + 2 and xi = 0..a^2-1 indexing the transformed
  * a x a patch:
- *   U[xi][o][c] = (G g[o][c] G^T)[xi]            weights, once per call
+ *   U[xi][o][c] = (G g[o][c] G^T)[xi]            weights, once per model
  *   V[xi][c][t] = (B^T d[c][t] B)[xi]            input, per block of tiles
  *   Z[xi]       = U[xi] V[xi]                    a^2 SGEMMs (M x C x tiles)
  *   Y tile      = A^T Z[.][o][t] A               output, then ox_conv_finish
@@ -23,6 +23,8 @@
  * double-precision direct convolution.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/cpu.h"
@@ -335,6 +337,76 @@ const char *ox_conv_wino_path(void)
 
 static size_t round8(size_t n) { return (n + 7) / 8 * 8; }
 
+/* ---- a model's transformed weights
+ *
+ * A model runs the same Conv weights on every utterance; transforming them
+ * on every call wrote a^2 / 9 times the weights (4x for m = 4) per call and
+ * cost the transform's flops.  The weights are the model's constant values
+ * (initializers, BatchNormalization folded at load), never written after
+ * the load, so a slot per (value, m) needs no check of the weights; it
+ * lives and dies with the model (a process-wide cache keyed by a weight
+ * pointer, tried on branch onnxplan, needed a memcmp of the weights on every
+ * hit to be safe against reused addresses and kept its entries after the
+ * model was freed). */
+struct ox_wino_cache {
+	size_t n;
+	_Atomic(float *) *u;  /* 2 n slots: value w's U for m = 2 at 2 w, m = 4 at 2 w + 1 */
+	atomic_size_t bytes;  /* reserved by the kept transforms */
+};
+#define WKEEP_MAX ((size_t)256 << 20)
+
+struct ox_wino_cache *ox_wino_cache_new(size_t n_values)
+{
+	struct ox_wino_cache *wc = xcalloc(1, sizeof(*wc));
+	wc->n = n_values;
+	wc->u = xmalloc((2 * n_values + 1) * sizeof(wc->u[0]));
+	for (size_t i = 0; i < 2 * n_values; i++)
+		atomic_init(&wc->u[i], NULL);
+	atomic_init(&wc->bytes, 0);
+	return wc;
+}
+
+void ox_wino_cache_free(struct ox_wino_cache *wc)
+{
+	if (!wc)
+		return;
+	for (size_t i = 0; i < 2 * wc->n; i++)
+		free(atomic_load(&wc->u[i]));
+	free(wc->u);
+	free(wc);
+}
+
+/* cv's U for m from its model's cache, made there by the first caller;
+ * NULL when W is not a constant of the model or the cache is full. */
+static const float *wino_kept(const struct ox_conv *cv, int m, const float *Wt, size_t u_n)
+{
+	struct ox_wino_cache *wc = cv->wc;
+	if (!wc || cv->wid >= wc->n)
+		return NULL;
+	_Atomic(float *) *slot = &wc->u[2 * cv->wid + (m == 4)];
+	float *u = atomic_load_explicit(slot, memory_order_acquire);
+	if (u)
+		return u;
+	size_t b = u_n * sizeof(float);
+	if (atomic_fetch_add(&wc->bytes, b) + b > WKEEP_MAX ||
+	    !(u = aligned_alloc(64, (b + 63) / 64 * 64))) {
+		atomic_fetch_sub(&wc->bytes, b);
+		return NULL;
+	}
+	size_t a2 = (size_t)((m + 2) * (m + 2)), cg = cv->C / cv->grp, mg = cv->M / cv->grp;
+	for (size_t gi = 0; gi < cv->grp; gi++)
+		kern.wt(m, Wt + gi * mg * cg * 9, mg, cg, u + gi * a2 * mg * cg);
+	float *none = NULL;
+	if (!atomic_compare_exchange_strong_explicit(slot, &none, u, memory_order_acq_rel,
+						     memory_order_acquire)) {
+		/* another thread published first: its U has the same bits */
+		free(u);
+		atomic_fetch_sub(&wc->bytes, b);
+		return none;
+	}
+	return u;
+}
+
 /* Tiles per block (a multiple of 8): V and Z together about 1 MiB (the L2
  * of the Zen 4 cores measured), at least 32 tiles (narrower SGEMMs lose more
  * than the cache misses cost), at most 512. */
@@ -358,14 +430,19 @@ void ox_conv_wino(const struct ox_conv *cv, int m, const float *X, const float *
 	size_t th = (size_t)((Ho + m - 1) / m), tw = (size_t)((Wo + m - 1) / m), ntiles = th * tw;
 	size_t tb = wino_block(a2, cg, mg, ntiles);
 	size_t u_n = xmul(xmul(a2, cv->M), cg), v_n = a2 * cg * tb, z_n = a2 * mg * tb;
-	size_t bytes = (u_n + v_n + z_n) * sizeof(float) + 4 * tb * sizeof(int64_t) +
+	const float *U = wino_kept(cv, m, Wt, u_n);
+	size_t u_s = U ? 0 : u_n; /* U in the scratch: weights the model does not keep */
+	size_t bytes = (u_s + v_n + z_n) * sizeof(float) + 4 * tb * sizeof(int64_t) +
 		       tb / 8 * sizeof(struct wgroup);
-	float *U = ox_scratch(bytes);
-	float *V = U + u_n, *Z = V + v_n;
+	float *S = ox_scratch(bytes);
+	float *V = S + u_s, *Z = V + v_n;
 	int64_t *py = (int64_t *)(Z + z_n), *px = py + tb, *oy = px + tb, *ox = oy + tb;
 	struct wgroup *gd = (struct wgroup *)(ox + tb);
-	for (size_t gi = 0; gi < cv->grp; gi++)
-		kern.wt(m, Wt + gi * mg * cg * 9, mg, cg, U + gi * a2 * mg * cg);
+	if (!U) {
+		for (size_t gi = 0; gi < cv->grp; gi++)
+			kern.wt(m, Wt + gi * mg * cg * 9, mg, cg, S + gi * a2 * mg * cg);
+		U = S;
+	}
 	for (size_t t0 = 0; t0 < ntiles; t0 += tb) {
 		size_t nt = ntiles - t0 < tb ? ntiles - t0 : tb, tv = round8(nt), ng = tv / 8;
 		for (size_t t = 0; t < nt; t++) {
@@ -408,5 +485,5 @@ void ox_conv_wino(const struct ox_conv *cv, int m, const float *X, const float *
 				}
 			}
 	}
-	ox_scratch_put(U, bytes);
+	ox_scratch_put(S, bytes);
 }

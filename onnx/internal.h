@@ -103,6 +103,8 @@ struct vpa_onnx_model {
 	struct ox_pool_cache *cache; /* owned: pools kept between runs (mutable, own mutex) */
 	struct ox_plan_cache *plans; /* owned: memory plans per input-shape key and their
 					arenas (mutable, own mutex); NULL: planning off */
+	struct ox_wino_cache *wino; /* owned: Winograd transforms of constant Conv weights
+				       (conv_wino.c; mutable, atomic slots) */
 	size_t n_fused;             /* nodes folded or fused away at load time (fuse.c) */
 	size_t n_bn_folded;         /* of which BatchNormalization folded into Conv/Gemm */
 	size_t n_fnodes;
@@ -184,6 +186,9 @@ struct ox_plan_run {
 	size_t clock;            /* events replayed */
 	int left;                /* an event differed: dynamic from then on */
 	int recording, stopped;
+	int first;               /* a first sighting (bucketed key: its events are kept) */
+	double t, edge;          /* bucketed key: the bucketed lengths' product and its
+				    edge (0: an exact key) */
 	unsigned char *key;      /* owned (recording) */
 	size_t key_len;
 	size_t n_ev, cap_ev, n_blk, cap_blk;
@@ -193,8 +198,10 @@ struct ox_plan_run {
 };
 struct ox_plan_cache *ox_plan_cache_new(void);
 void ox_plan_cache_free(struct ox_plan_cache *pc);
+/* t, edge: for a key whose time axes are bucketed (run.c), the product of
+ * the actual lengths and of the bucket edges; 0, 0 for an exact key. */
 void ox_plan_run_begin(struct ox_plan_cache *pc, const unsigned char *key, size_t key_len,
-		       struct ox_plan_run *r);
+		       double t, double edge, struct ox_plan_run *r);
 void ox_plan_run_finish(struct ox_plan_run *r, int ok);
 void ox_plan_run_end(struct ox_plan_run *r);
 /* Memory for a block of `bytes` from the plan being replayed, or NULL (dynamic). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "onnx/conv.h"
 #include "onnx/internal.h"
 #include "onnx/onnx.pb-c.h"
 
@@ -534,6 +535,7 @@ int vpa_onnx_load_mem(const char *name, const void *buf, size_t len, const char 
 	}
 	if (!opts || !opts->no_fuse)
 		ox_fuse(m);
+	m->wino = ox_wino_cache_new(m->n_values); /* after the fusions: their folded weights too */
 	*out = m;
 	return 0;
 }
@@ -605,6 +607,7 @@ void vpa_onnx_free(struct vpa_onnx_model *m)
 	vpa_strmap_release(&m->names);
 	ox_pool_cache_free(m->cache);
 	ox_plan_cache_free(m->plans);
+	ox_wino_cache_free(m->wino);
 	ox_fuse_free(m->fnodes, m->n_fnodes);
 	free(m->gone);
 	free(m->f_last_use);

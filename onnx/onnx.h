@@ -211,6 +211,7 @@ struct vpa_onnx_plan_stats {
 	uint64_t recorded_runs; /* second sightings of a key (dynamic, recorded: the plan) */
 	uint64_t left_runs;     /* replays that left their plan (data-dependent shapes) */
 	uint64_t dynamic_runs;  /* runs without a key (planning off or unkeyable inputs) */
+	uint64_t refit_runs;    /* replays that outgrew their bucket's plan and refitted it */
 };
 int vpa_onnx_plan_stats(const struct vpa_onnx_model *m, size_t i,
 			struct vpa_onnx_plan_stats *st /* OUT */);

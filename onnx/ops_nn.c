@@ -151,7 +151,12 @@ static int run_conv(struct ox_ctx *c, const struct ox_node *n, const struct vpa_
 	for (size_t i = 0; i < g.ns; i++)
 		od[2 + i] = g.out[3 - g.ns + i];
 	ox_alloc_raw(&out[0], VPA_ONNX_FLOAT, x->ndim, od); /* every element is written */
-	struct ox_conv cv = {(size_t)N, (size_t)C, (size_t)M, (size_t)grp, g};
+	struct ox_conv cv = {(size_t)N, (size_t)C, (size_t)M, (size_t)grp, g, NULL, 0};
+	if (n->in[1] >= 0 && c->m->values[n->in[1]].kind == OX_V_INIT) {
+		/* a constant of the model: its Winograd transform is kept on the model */
+		cv.wc = c->m->wino;
+		cv.wid = (size_t)n->in[1];
+	}
 	struct ox_conv_epi e = {b ? b->data : NULL, n->epi}; /* bias and a fused activation (onnx/fuse.c) */
 	ox_conv_run(&cv, x->data, w->data, &e, out[0].data);
 	return 0;

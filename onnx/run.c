@@ -102,15 +102,47 @@ int vpa_onnx_profile(const char *op_type, double *seconds, double *flops)
 /* ------------------------------------------------------------ running */
 
 /*
- * The plan key of a run: each graph input's dtype and shape (model order),
- * the data of non-float inputs (they may be shapes; over 256 bytes: no key,
- * the run is dynamic), and the requested values in order.  NULL: no plan.
+ * A length's bucket: the smallest edge 2^e x {1, 1.25, 1.5, 1.75, 2} that
+ * holds it (4 edges per octave, at most 25% above the length), so 2-20 s of
+ * 10 ms frames (200-2000) fall in 14 buckets.  An edge is its own bucket.
+ */
+static int64_t bucket_edge(int64_t v)
+{
+	int64_t p = 1;
+	while (p * 2 <= v)
+		p *= 2;
+	for (int q = 4; q <= 8; q++)
+		if (p / 4 * q >= v)
+			return p / 4 * q;
+	return 2 * p;
+}
+
+/* A float input's axis the model leaves free (a dim_param, as PyTorch's
+ * dynamic_axes) of at least BUCKET_MIN: a time axis, keyed by its bucket.
+ * Smaller free axes (the batch) stay exact: a plan per batch size is cheap. */
+#define BUCKET_MIN 64
+static int bucketed(const struct vpa_onnx_model *m, size_t k, const struct vpa_onnx_tensor *t,
+		    size_t i)
+{
+	const struct vpa_onnx_value_info *vi = &m->input_info[k];
+	return (t->dtype == VPA_ONNX_FLOAT || t->dtype == VPA_ONNX_DOUBLE) && vi->has_shape &&
+	       vi->ndim == t->ndim && vi->dims[i] < 0 && t->dims[i] >= BUCKET_MIN;
+}
+
+/*
+ * The plan key of a run: each graph input's dtype and shape (model order;
+ * a free float axis of BUCKET_MIN or more by its bucket edge), the data of
+ * non-float inputs (they may be shapes; over 256 bytes: no key, the run is
+ * dynamic), and the requested values in order.  NULL: no plan.  *t and
+ * *edge: the products of the bucketed lengths and of their edges (0, 0:
+ * nothing bucketed, an exact key).
  */
 static unsigned char *plan_key(const struct vpa_onnx_model *m,
 			       const struct vpa_onnx_tensor *const *by_input, size_t n_out,
-			       const int *want, size_t *len)
+			       const int *want, size_t *len, double *tlen, double *edge)
 {
 	size_t cap = 64 + n_out * sizeof(int), off = 0;
+	*tlen = *edge = 0;
 	for (size_t k = 0; k < m->n_inputs; k++) {
 		const struct vpa_onnx_tensor *t = by_input[k];
 		cap += 16 + t->ndim * sizeof(int64_t);
@@ -128,7 +160,15 @@ static unsigned char *plan_key(const struct vpa_onnx_model *m,
 		int32_t dt = t->dtype, nd = (int32_t)t->ndim;
 		PUT(&dt, sizeof(dt));
 		PUT(&nd, sizeof(nd));
-		PUT(t->dims, t->ndim * sizeof(int64_t));
+		for (size_t i = 0; i < t->ndim; i++) {
+			int64_t d = t->dims[i];
+			if (bucketed(m, k, t, i)) {
+				d = bucket_edge(d);
+				*tlen = (*tlen ? *tlen : 1) * (double)t->dims[i];
+				*edge = (*edge ? *edge : 1) * (double)d;
+			}
+			PUT(&d, sizeof(d));
+		}
 		if (t->dtype != VPA_ONNX_FLOAT && t->dtype != VPA_ONNX_DOUBLE)
 			PUT(t->data, vpa_onnx_numel(t) * vpa_onnx_dtype_size(t->dtype));
 	}
@@ -287,8 +327,9 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
 	if (m->plans && !rec) { /* a recording run takes another node list: no plan */
-		key = plan_key(m, by_input, n_out, want, &key_len);
-		ox_plan_run_begin(m->plans, key, key_len, &plan);
+		double tlen, edge;
+		key = plan_key(m, by_input, n_out, want, &key_len, &tlen, &edge);
+		ox_plan_run_begin(m->plans, key, key_len, tlen, edge, &plan);
 		plan_active = 1;
 	}
 	ox_pool_begin_cached(m->cache, &pool);

@@ -24,7 +24,9 @@
  * direct convolution exactly; every output is written exactly once (the
  * output starts as NaN) and the bias is added once.
  */
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 #include "onnx/conv.h"
@@ -231,11 +233,73 @@ static void test_method_choice(void)
 	ox_conv_force(0);
 }
 
+/*
+ * A model's kept Winograd weights (issue 33 item 5): on every Winograd
+ * shape, m = 2 and 4, the output with the weights' transform kept in a
+ * cache (made by the first call, read by the next two, and by two threads
+ * racing to make it in a fresh cache) equals the per-call transform's byte
+ * for byte.
+ */
+struct keep_job {
+	const struct ox_conv *cv;
+	int m;
+	const float *x, *w;
+	const struct ox_conv_epi *e;
+	float *y;
+};
+
+static void *keep_run(void *p)
+{
+	struct keep_job *j = p;
+	ox_conv_wino(j->cv, j->m, j->x, j->w, j->e, j->y);
+	return NULL;
+}
+
+static void test_winograd_kept_weights(void)
+{
+	for (size_t i = 0; i < sizeof(wino_shapes) / sizeof(wino_shapes[0]); i++)
+		for (int m = 2; m <= 4; m += 2) {
+			const struct shape *s = &wino_shapes[i];
+			struct ox_conv cv = make(s);
+			unsigned seed = 7 + (unsigned)i;
+			size_t cg = s->C / s->grp, nx = s->N * s->C * (size_t)(s->H * s->W);
+			size_t nw = s->M * cg * 9, ny = s->N * s->M * (size_t)(cv.g.out[1] * cv.g.out[2]);
+			float *x = malloc(nx * sizeof(float)), *w = malloc(nw * sizeof(float));
+			float *y0 = malloc(ny * sizeof(float)), *y = malloc(ny * sizeof(float));
+			float *y2 = malloc(ny * sizeof(float));
+			for (size_t k = 0; k < nx; k++)
+				x[k] = (float)(urand(&seed) * 2 - 1);
+			for (size_t k = 0; k < nw; k++)
+				w[k] = (float)(urand(&seed) - 0.5);
+			struct ox_conv_epi e = {NULL, NULL};
+			ox_conv_wino(&cv, m, x, w, &e, y0); /* per call */
+			struct ox_wino_cache *wc = ox_wino_cache_new(3);
+			cv.wc = wc;
+			cv.wid = 2;
+			for (int r = 0; r < 3; r++) {
+				memset(y, 0xff, ny * sizeof(float));
+				ox_conv_wino(&cv, m, x, w, &e, y);
+				CHECK(!memcmp(y, y0, ny * sizeof(float)));
+			}
+			ox_wino_cache_free(wc);
+			cv.wc = ox_wino_cache_new(3);
+			struct keep_job a = {&cv, m, x, w, &e, y}, b = {&cv, m, x, w, &e, y2};
+			pthread_t th;
+			pthread_create(&th, NULL, keep_run, &b);
+			keep_run(&a);
+			pthread_join(th, NULL);
+			CHECK(!memcmp(y, y0, ny * sizeof(float)) && !memcmp(y2, y0, ny * sizeof(float)));
+			ox_wino_cache_free(cv.wc);
+			free(x), free(w), free(y0), free(y), free(y2);
+		}
+}
+
 int main(void)
 {
 	RUN(test_im2col_vs_direct);
 	RUN(test_winograd_vs_direct);
 	RUN(test_winograd2_exact_on_integers);
 	RUN(test_method_choice);
+	RUN(test_winograd_kept_weights);
 	return DONE();
 }

@@ -335,6 +335,128 @@ static void test_plan_leave(void)
 	vpa_onnx_free(m);
 }
 
+/*
+ * Plans per length bucket (issue 33 item 5): a time axis of 64 frames or
+ * more is keyed by its bucket edge (161-192 -> 192), so one plan serves every
+ * length of the bucket.  On ECAPA (convolutions, attentive pooling), the
+ * ResNet (2-D convolutions with strides) and the Conformer (a T x T
+ * attention block: sizes quadratic in T), every planned output equals the
+ * unplanned model's byte for byte:
+ * - lengths 170 and 181 (note, then record: the sizes fitted to 192), then
+ *   165, 192, 186, 161, 177 all replay the plan without leaving it;
+ * - 200 is another bucket (224): a first sighting, not planned;
+ * - a bucket planned from one length twice (exact sizes of 230) left by 256
+ *   (larger blocks: the run finishes dynamically, right), which refits the
+ *   plan; 250 and 256 then replay it;
+ * - two threads running the bucket's lengths get the one-thread bytes.
+ */
+static uint32_t lcg_state;
+static float lcg(void)
+{
+	lcg_state = lcg_state * 1664525u + 1013904223u;
+	return (float)(lcg_state >> 8) / 16777216.0f - 0.5f;
+}
+
+static void var_input(struct vpa_onnx_tensor *x, float *buf, int64_t T, int64_t F)
+{
+	lcg_state = 12345u + (uint32_t)T;
+	for (int64_t i = 0; i < T * F; i++)
+		buf[i] = lcg();
+	int64_t dims[3] = {1, T, F};
+	*x = vpa_onnx_tensor_f32(3, dims, buf);
+}
+
+static int var_same(const struct vpa_onnx_model *mp, const struct vpa_onnx_model *m0,
+		    int64_t T, int64_t F)
+{
+	const char *in[1] = {"feats"}, *out[1] = {"out"};
+	float *buf = xmalloc((size_t)(T * F) * sizeof(float));
+	struct vpa_onnx_tensor x, a, b;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	var_input(&x, buf, T, F);
+	int ok = vpa_onnx_run(mp, 1, in, &x, 1, out, &a, &err) == 0 &&
+		 vpa_onnx_run(m0, 1, in, &x, 1, out, &b, &err) == 0 && same_bytes(&a, &b);
+	if (!ok)
+		printf("#   T = %lld: %s\n", (long long)T, err.msg);
+	vpa_onnx_tensor_release(&a);
+	vpa_onnx_tensor_release(&b);
+	free(buf);
+	return ok;
+}
+
+struct var_thr {
+	const struct vpa_onnx_model *mp, *m0;
+	int64_t F;
+	int ok;
+};
+
+static void *var_thr_run(void *p)
+{
+	struct var_thr *t = p;
+	static const int64_t lens[6] = {192, 170, 165, 186, 161, 181};
+	t->ok = 1;
+	for (int k = 0; k < 6; k++)
+		t->ok &= var_same(t->mp, t->m0, lens[k], t->F);
+	return NULL;
+}
+
+static void test_plan_buckets(void)
+{
+	static const char *models[] = {"ecapa", "resnet", "conformer13"};
+	static const int64_t feats[] = {20, 16, 16};
+	for (size_t i = 0; i < 3; i++) {
+		char path[512];
+		struct vpa_err err;
+		struct vpa_onnx_model *m0 = NULL, *mp = NULL;
+		struct vpa_onnx_load_opts plain = {.no_plan = 1};
+		struct vpa_onnx_plan_stats st;
+		int64_t F = feats[i];
+		snprintf(path, sizeof(path), GOLD "%s.onnx", models[i]);
+		vpa_err_init(&err);
+		CHECK(vpa_onnx_load(path, &plain, &m0, &err) == 0);
+		CHECK(vpa_onnx_load(path, NULL, &mp, &err) == 0);
+		if (!m0 || !mp) {
+			vpa_onnx_free(m0);
+			vpa_onnx_free(mp);
+			continue;
+		}
+		static const int64_t fit[7] = {170, 181, 165, 192, 186, 161, 177};
+		for (int k = 0; k < 7; k++)
+			CHECK(var_same(mp, m0, fit[k], F));
+		CHECK(vpa_onnx_plan_stats(mp, 0, &st) == 1);
+		CHECK(st.n_plans == 1 && st.first_runs == 1 && st.recorded_runs == 1 &&
+		      st.planned_runs == 5 && st.left_runs == 0 && st.overlaps == 0);
+		CHECK(st.arena_bytes >= st.peak_bytes && st.arena_bytes <= st.sum_bytes);
+		printf("#   %-12s bucket 161-192: arena %.1f KiB from lengths 170 and 181, "
+		       "5 of 5 other runs planned\n", models[i], st.arena_bytes / 1024.0);
+		CHECK(var_same(mp, m0, 200, F)); /* bucket 193-224: first sighting */
+		CHECK(vpa_onnx_plan_stats(mp, 0, &st) == 1);
+		CHECK(st.n_plans == 1 && st.first_runs == 2 && st.planned_runs == 5);
+		/* One length twice: exact sizes; a longer run leaves, then refits. */
+		static const int64_t leave[5] = {230, 230, 256, 250, 256};
+		for (int k = 0; k < 5; k++)
+			CHECK(var_same(mp, m0, leave[k], F));
+		CHECK(vpa_onnx_plan_stats(mp, 0, &st) == 1 && st.n_plans == 2);
+		CHECK(st.first_runs == 3 && st.recorded_runs == 2 && st.planned_runs == 8 &&
+		      st.left_runs == 1 && st.refit_runs == 1);
+		for (size_t p = 0; p < st.n_plans; p++) {
+			struct vpa_onnx_plan_stats sp;
+			CHECK(vpa_onnx_plan_stats(mp, p, &sp) == 1 && sp.overlaps == 0);
+		}
+		struct var_thr t[2] = {{mp, m0, F, 0}, {mp, m0, F, 0}};
+		pthread_t th;
+		pthread_create(&th, NULL, var_thr_run, &t[1]);
+		var_thr_run(&t[0]);
+		pthread_join(th, NULL);
+		CHECK(t[0].ok && t[1].ok);
+		CHECK(vpa_onnx_plan_stats(mp, 0, &st) == 1 && st.n_plans == 2);
+		CHECK(st.planned_runs == 20 && st.left_runs == 1);
+		vpa_onnx_free(m0);
+		vpa_onnx_free(mp);
+	}
+}
+
 /* The ResNet's 3x3 convolutions (8-32 channels: im2col by default) by
  * Winograd F(2x2,3x3) and F(4x4,3x3), against PyTorch's outputs. */
 static void test_model_resnet_winograd(void)
@@ -745,6 +867,7 @@ int main(void)
 	RUN(test_plan_fuse);
 	RUN(test_fusions);
 	RUN(test_plan_leave);
+	RUN(test_plan_buckets);
 	RUN(test_threads);
 	RUN(test_bad_input);
 	RUN(test_hostile_nesting);
