@@ -125,7 +125,7 @@ t_ok "vpaudit-espeak-phones: other settings than the file's fail with one line (
 	'! "$0" en-us+f3 51 160 p.wav < txt > ph2 && test $(wc -l < ph2) = 1 && grep -q "^error: libespeak-ng.s samples differ from espeak-ng.s file at sample" ph2' "$HELPER"
 t_ok "vpaudit does not link libespeak-ng (GPL-3+): only its helper does" bash -c \
 	'! ldd "$0" | grep -q espeak && ldd "$1" | grep -q libespeak-ng' "$VPAUDIT" "$HELPER"
-mkdir -p nohelper && cp "$VPAUDIT" nohelper/
+mkdir -p nohelper && cp "$VPAUDIT" nohelper/vpaudit
 VPAUDIT=$PWD/nohelper/vpaudit t_run "synth-corpus without the helper beside vpaudit" 1 -- synth-corpus nh --speakers 8 --utts 3 --brown "$B"
 t_ok "... says where it looked and how to build it" grep -q "nohelper/vpaudit-espeak-phones: No such file or directory (the espeak-ng voices' phone timing; \`make\` builds it next to vpaudit, or set VPAUDIT_ESPEAK_PHONES)" "$ERR"
 t_ok "... and writes nothing" test ! -e nh
