@@ -115,7 +115,7 @@ struct vpa_ctc {
 	struct vpa_feat *fe;    /* features input only */
 	char **tok;
 	size_t n_tok;
-	char *model_path, *in_name, *out_name, *delim;
+	char *model_path, *tok_path, *in_name, *out_name, *delim;
 	long blank;
 	int input, layout, wave_norm;
 	double wave_scale;
@@ -145,6 +145,7 @@ void vpa_ctc_free(struct vpa_ctc *c)
 	vpa_feat_free(c->fe);
 	vpa_tokens_free(c->tok, c->n_tok);
 	free(c->model_path);
+	free(c->tok_path);
 	free(c->in_name);
 	free(c->out_name);
 	free(c->delim);
@@ -154,6 +155,31 @@ void vpa_ctc_free(struct vpa_ctc *c)
 size_t vpa_ctc_n_tokens(const struct vpa_ctc *c)
 {
 	return c->n_tok;
+}
+
+char *const *vpa_ctc_tokens(const struct vpa_ctc *c)
+{
+	return c->tok;
+}
+
+size_t vpa_ctc_blank(const struct vpa_ctc *c)
+{
+	return (size_t)c->blank;
+}
+
+const char *vpa_ctc_delimiter(const struct vpa_ctc *c)
+{
+	return c->delim;
+}
+
+const char *vpa_ctc_tokens_path(const struct vpa_ctc *c)
+{
+	return c->tok_path;
+}
+
+const struct vpa_wer_opts *vpa_ctc_norm(const struct vpa_ctc *c)
+{
+	return &c->norm;
 }
 
 /* A declared shape with its symbolic names: "(1, frames, 30)" */
@@ -197,6 +223,7 @@ int vpa_ctc_new(const struct vpa_ctc_opts *o, struct vpa_ctc **out, struct vpa_e
 		return vpa_fail(err, VPA_EINPUT, NULL, "the blank index must be >= 0, got %ld", o->blank);
 	struct vpa_ctc *c = xcalloc(1, sizeof(*c));
 	c->model_path = xstrdup(o->model);
+	c->tok_path = xstrdup(o->tokens);
 	c->delim = xstrdup(o->delimiter ? o->delimiter : "");
 	c->blank = o->blank;
 	c->input = o->input;

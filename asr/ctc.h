@@ -94,6 +94,13 @@ struct vpa_ctc; /* model + tokens + front-end: opaque, immutable, shareable betw
 int vpa_ctc_new(const struct vpa_ctc_opts *o, struct vpa_ctc **out, struct vpa_err *err);
 void vpa_ctc_free(struct vpa_ctc *c); /* NULL-safe */
 size_t vpa_ctc_n_tokens(const struct vpa_ctc *c);
+/* The loaded model's tokens (vpa_ctc_n_tokens of them), blank index, word
+ * delimiter ("" none), tokens file path and text normalisation. */
+char *const *vpa_ctc_tokens(const struct vpa_ctc *c);
+size_t vpa_ctc_blank(const struct vpa_ctc *c);
+const char *vpa_ctc_delimiter(const struct vpa_ctc *c);
+const char *vpa_ctc_tokens_path(const struct vpa_ctc *c);
+const struct vpa_wer_opts *vpa_ctc_norm(const struct vpa_ctc *c);
 
 /*
  * Greedy CTC decoding of scores x (T, V) row-major: the text as above into

@@ -333,6 +333,20 @@ int vpa_wer_files_opts(const char *ref_path, const char *hyp_path, const struct 
 int vpa_wer_text_opts(const char *ref_name, const char *ref, size_t ref_len,
 		      const char *hyp_name, const char *hyp, size_t hyp_len,
 		      const struct vpa_wer_opts *o, struct vpa_wer *out, struct vpa_err *err);
+/*
+ * A Kaldi `text` file read for its words (the transcripts a CTC aligner
+ * spells, asr/ctc_align.h): parsed as WER's reader does (blank lines
+ * skipped, CRLF accepted, duplicate ids an error naming both lines, "no
+ * utterances" for an empty file), the words normalised by norm (NULL: as
+ * written).  Utterances in file order.
+ */
+struct vpa_kaldi_text;
+int vpa_kaldi_text_read(const char *path, const struct vpa_wer_opts *norm,
+			struct vpa_kaldi_text **out, struct vpa_err *err);
+size_t vpa_kaldi_text_find(const struct vpa_kaldi_text *t, const char *id); /* SIZE_MAX: none */
+size_t vpa_kaldi_text_words(const struct vpa_kaldi_text *t, size_t i, char *const **w);
+long vpa_kaldi_text_line(const struct vpa_kaldi_text *t, size_t i);
+void vpa_kaldi_text_free(struct vpa_kaldi_text *t); /* NULL-safe */
 
 /* -------------------------------------------------- synthetic corpus */
 

@@ -71,7 +71,7 @@ void vpa_wer_align(const char *const *ref, size_t nr, const char *const *hyp, si
 }
 
 /* One `text` file: lines `UTT word ...` (blank lines skipped, CRLF accepted). */
-struct text {
+struct vpa_kaldi_text {
 	char *buf;         /* owned copy, NUL-separated tokens */
 	size_t n;
 	char **id;         /* (n) into buf */
@@ -81,7 +81,7 @@ struct text {
 	struct vpa_strmap map;
 };
 
-static void text_release(struct text *t)
+static void text_release(struct vpa_kaldi_text *t)
 {
 	for (size_t i = 0; i < t->n; i++)
 		free(t->w[i]);
@@ -151,7 +151,7 @@ void vpa_wer_normalise(char *s, const struct vpa_wer_opts *o)
 	normalise(s, o);
 }
 
-static int text_parse(struct text *t, const char *name, const char *data, size_t len,
+static int text_parse(struct vpa_kaldi_text *t, const char *name, const char *data, size_t len,
 		      const struct vpa_wer_opts *o, struct vpa_err *err)
 {
 	memset(t, 0, sizeof(*t));
@@ -230,7 +230,7 @@ int vpa_wer_text_opts(const char *ref_name, const char *ref, size_t ref_len,
 		      const struct vpa_wer_opts *o, struct vpa_wer *out, struct vpa_err *err)
 {
 	memset(out, 0, sizeof(*out));
-	struct text r, h;
+	struct vpa_kaldi_text r, h;
 	int rc = text_parse(&r, ref_name, ref, ref_len, o, err);
 	if (!rc)
 		rc = text_parse(&h, hyp_name, hyp, hyp_len, o, err);
@@ -304,4 +304,52 @@ int vpa_wer_files(const char *ref_path, const char *hyp_path, struct vpa_wer *ou
 	free(a);
 	free(b);
 	return rc;
+}
+
+/* ---- a `text` file for other readers (asr/ctc_align.c's transcripts) ---- */
+
+int vpa_kaldi_text_read(const char *path, const struct vpa_wer_opts *norm,
+			struct vpa_kaldi_text **out, struct vpa_err *err)
+{
+	*out = NULL;
+	char *data;
+	size_t len;
+	int rc = vpa_read_file(path, &data, &len, err);
+	if (rc)
+		return rc;
+	struct vpa_kaldi_text *t = xcalloc(1, sizeof(*t));
+	rc = text_parse(t, path, data, len, norm, err);
+	free(data);
+	if (rc) {
+		text_release(t);
+		free(t);
+		return rc;
+	}
+	*out = t;
+	return 0;
+}
+
+size_t vpa_kaldi_text_find(const struct vpa_kaldi_text *t, const char *id)
+{
+	uint32_t v;
+	return vpa_strmap_get(&t->map, id, &v) ? (size_t)v : SIZE_MAX;
+}
+
+size_t vpa_kaldi_text_words(const struct vpa_kaldi_text *t, size_t i, char *const **w)
+{
+	*w = t->w[i];
+	return t->nw[i];
+}
+
+long vpa_kaldi_text_line(const struct vpa_kaldi_text *t, size_t i)
+{
+	return t->line[i];
+}
+
+void vpa_kaldi_text_free(struct vpa_kaldi_text *t)
+{
+	if (!t)
+		return;
+	text_release(t);
+	free(t);
 }

@@ -17,6 +17,7 @@
 #include "targets/fl_am.h"
 #include "audio/audio.h"
 #include "formats/kaldi.h"
+#include "asr/ctc.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -102,6 +103,36 @@ static const struct vpa_key sim_keys[] = {
 };
 static const struct vpa_schema sim_schema = {"simulation", sim_keys, sizeof(struct vpa_flam_sim_opts)};
 
+#define G(f) VPA_AT(struct vpa_flam_aligner_opts, f), VPA_MARK(struct vpa_flam_aligner_opts, f##_at)
+static const struct vpa_key aligner_keys[] = {
+	{"model", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "wav2vec2_ctc.onnx",
+	 "an ONNX CTC acoustic model (as `vpaudit asr --onnx` takes: wav2vec2, HuBERT, "
+	 "Conformer-CTC exports); its output tokens become the frame labels", G(model)},
+	{"tokens", VPA_K_PATH, 1, NULL, -INF, INF, 0, NULL, NULL, "tokens.txt",
+	 "its tokens file: line k is output index k", G(tokens)},
+	{"text", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "corpus/all/text",
+	 "the transcripts, a Kaldi `text` (`UTT WORD WORD ...`; default DATA/text): each is "
+	 "spelled with the tokens (greedy longest match, normalised as the VPC: upper case, "
+	 "punctuation removed) and force-aligned to the model's frames", G(text)},
+	{"blank", VPA_K_INT, 0, "0", 0, 1000000, 0, NULL, NULL, "0", "the CTC blank's index",
+	 G(blank)},
+	{"delimiter", VPA_K_STR, 0, "|", -INF, 64, 0, NULL, NULL, "sentencepiece",
+	 "the word delimiter token (`|`: one before, between and after the words, labelling "
+	 "silence; `sentencepiece` for U+2581 starting each word; `none`)", G(delimiter)},
+	{"input", VPA_K_ENUM, 0, "waveform", -INF, INF, 0, "waveform|features", NULL, "features",
+	 "what the model takes: the waveform [1, samples] at 16 kHz scaled to [-1, 1], or "
+	 "vpaudit's fbank (the defaults of `vpaudit features`)", G(input)},
+	{"layout", VPA_K_ENUM, 0, "btf", -INF, INF, 0, "btf|bft", NULL, "bft",
+	 "features input: [1, T, F] or [1, F, T]", G(layout)},
+	{"wave_norm", VPA_K_BOOL, 0, "false", -INF, INF, 0, NULL, NULL, "true",
+	 "waveform input: zero mean and unit variance per utterance (Hugging Face's "
+	 "do_normalize)", G(wave_norm)},
+	{NULL},
+};
+#undef G
+static const struct vpa_schema aligner_schema = {"aligner", aligner_keys,
+						 sizeof(struct vpa_flam_aligner_opts)};
+
 #define A(f) VPA_AT(struct vpa_flam_audio_opts, f), VPA_MARK(struct vpa_flam_audio_opts, f##_at)
 static const struct vpa_key audio_keys[] = {
 	{"data", VPA_K_PATH, 0, NULL, -INF, INF, 0, NULL, NULL, "corpus/all",
@@ -114,6 +145,12 @@ static const struct vpa_key audio_keys[] = {
 	 "frame labels of every utterance, one phone (or state) id per feature frame, as "
 	 "`ali-to-phones --per-frame=true final.mdl ark:ali.1 ark,t:-` writes them (default "
 	 "DATA/ali.txt); the ids found are the model's output classes", A(ali)},
+	{"aligner", VPA_K_MAP, 0, NULL, -INF, INF, 0, NULL, &aligner_schema,
+	 "{model: w2v_ctc.onnx, tokens: tokens.txt}",
+	 "instead of `ali`: frame labels from a CTC model by forced alignment of each "
+	 "utterance's transcript (DATA/text); the model's tokens (characters for wav2vec2) are "
+	 "the output classes, a blank frame labelled with the token before it",
+	 VPA_AT(struct vpa_flam_audio_opts, aligner), VPA_MARK(struct vpa_flam_audio_opts, aligner_at)},
 	{"speakers", VPA_K_INT, 0, "96", 8, 100000, 0, NULL, NULL, "120",
 	 "the built-in corpus (no `data`): speakers of both genders", A(speakers)},
 	{"utts", VPA_K_INT, 0, "10", 3, 10000, 0, NULL, NULL, "12",
@@ -404,6 +441,69 @@ static int audio_frontend(const char *file, const struct vpa_flam_audio_opts *a,
 	return 0;
 }
 
+/* The CTC request of an `aligner:` mapping (paths joined to dir: the caller
+ * frees o->model, o->tokens). */
+static void aligner_req(const struct vpa_flam_aligner_opts *g, const char *dir,
+			struct vpa_ctc_opts *o)
+{
+	vpa_ctc_opts_init(o);
+	o->model = vpa_path_join(dir, g->model);
+	o->tokens = vpa_path_join(dir, g->tokens);
+	o->blank = (long)g->blank;
+	o->delimiter = vpa_flam_aligner_delimiter(g->delimiter);
+	o->input = g->input && !strcmp(g->input, "features") ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
+	o->layout = g->layout && !strcmp(g->layout, "bft") ? VPA_CTC_BFT : VPA_CTC_BTF;
+	o->wave_norm = g->wave_norm;
+	o->resample = 1;
+}
+
+const char *vpa_flam_aligner_delimiter(const char *d)
+{
+	return !d ? "|" : !strcmp(d, "sentencepiece") ? "\xe2\x96\x81" : !strcmp(d, "none") ? "" : d;
+}
+
+/* aligner: the model and tokens load (a wrong file, an unsupported operator or
+ * a tokens file of the wrong size is an error at its key), the transcripts
+ * exist. */
+static int validate_aligner(const struct vpa_kind_ctx *ctx, const struct vpa_flam_aligner_opts *g,
+			    const char *dp, struct vpa_err *err)
+{
+	int rc = vpa_check_path_at(ctx, g->model, g->model_at, VPA_PATH_FILE, err);
+	if (!rc)
+		rc = vpa_check_path_at(ctx, g->tokens, g->tokens_at, VPA_PATH_FILE, err);
+	if (!rc && g->text)
+		rc = vpa_check_path_at(ctx, g->text, g->text_at, VPA_PATH_FILE, err);
+	if (rc)
+		return rc;
+	if (!g->text) {
+		char *tp = vpa_path_join(dp, "text");
+		if (access(tp, F_OK)) {
+			struct vpa_loc loc = vpa_mark_key_loc(ctx->file, g->model_at);
+			rc = vpa_fail(err, VPA_EINPUT, &loc,
+				      "no %s: the aligner needs every utterance's transcript (a Kaldi "
+				      "`text`; or name it with `text:`)", tp);
+		}
+		free(tp);
+		if (rc)
+			return rc;
+	}
+	struct vpa_ctc_opts o;
+	aligner_req(g, ctx->dir, &o);
+	struct vpa_err e2;
+	vpa_err_init(&e2);
+	struct vpa_ctc *c = NULL;
+	rc = vpa_ctc_new(&o, &c, &e2);
+	vpa_ctc_free(c);
+	if (rc) {
+		struct vpa_loc loc = vpa_mark_loc(ctx->file, strstr(e2.msg, o.tokens) ? g->tokens_at
+										: g->model_at);
+		rc = vpa_fail(err, rc, &loc, "%s", e2.msg);
+	}
+	free((char *)o.model);
+	free((char *)o.tokens);
+	return rc;
+}
+
 /* source: audio: the mapping, the data directory (audio readable, utt2spk),
  * the alignments file and the front end. */
 static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_flam_opts *o,
@@ -412,12 +512,12 @@ static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_flam_
 	const struct vpa_flam_audio_opts *a = &o->audio;
 	struct vpa_loc loc;
 	if (!a->data) { /* the built-in corpus */
-		const struct vpa_mark *given[] = {&a->ali_at};
-		if (given[0]->line) {
-			loc = vpa_mark_key_loc(ctx->file, a->ali_at);
+		if (a->ali_at.line || a->aligner_at.line) {
+			loc = vpa_mark_key_loc(ctx->file, a->ali_at.line ? a->ali_at : a->aligner_at);
 			return vpa_fail(err, VPA_EINPUT, &loc,
-					"`ali` labels the frames of your `data`; the built-in corpus "
-					"(no `data`) is labelled from the synthesisers' own timing");
+					"`%s` labels the frames of your `data`; the built-in corpus "
+					"(no `data`) is labelled from the synthesisers' own timing",
+					a->ali_at.line ? "ali" : "aligner");
 		}
 		struct vpa_feat_opts fo;
 		return audio_frontend(ctx->file, a, o->audio_at, &fo, err);
@@ -438,7 +538,13 @@ static int validate_audio(const struct vpa_kind_ctx *ctx, const struct vpa_flam_
 		rc = vpa_fail(err, VPA_EINPUT, &loc,
 			      "%s has no utt2spk: the speaker of every utterance decides its set", dp);
 	}
-	if (!rc && a->ali) {
+	if (!rc && a->ali && a->aligner_at.line) {
+		loc = vpa_mark_key_loc(ctx->file, a->aligner_at);
+		rc = vpa_fail(err, VPA_EINPUT, &loc,
+			      "`ali` and `aligner` are two sources of the frame labels: give one");
+	} else if (!rc && a->aligner_at.line) {
+		rc = validate_aligner(ctx, &a->aligner, dp, err);
+	} else if (!rc && a->ali) {
 		rc = vpa_check_path_at(ctx, a->ali, a->ali_at, VPA_PATH_FILE, err);
 	} else if (!rc) {
 		char *ap = vpa_path_join(dp, "ali.txt");
@@ -668,7 +774,7 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		struct vpa_rng r;
 		vpa_rng_split(&r, ctx->seed, out->id ? out->id : "fl_am");
 		c.seed = vpa_rng_u64(&r);
-		char *tmp = NULL, *dp = NULL, *ap = NULL;
+		char *tmp = NULL, *dp = NULL, *ap = NULL, *cm = NULL, *ct = NULL, *tx = NULL;
 		if (a->data) {
 			dp = vpa_path_join(ctx->dir, a->data);
 			ap = a->ali ? vpa_path_join(ctx->dir, a->ali) : vpa_path_join(dp, "ali.txt");
@@ -686,6 +792,19 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		}
 		c.data = dp;
 		c.ali = ap;
+		if (a->aligner_at.line) {
+			const struct vpa_flam_aligner_opts *g = &a->aligner;
+			free(ap);
+			c.ali = ap = NULL;
+			c.ctc_model = cm = vpa_path_join(ctx->dir, g->model);
+			c.ctc_tokens = ct = vpa_path_join(ctx->dir, g->tokens);
+			c.text = tx = g->text ? vpa_path_join(ctx->dir, g->text) : vpa_path_join(dp, "text");
+			c.ctc_blank = (long)g->blank;
+			c.ctc_delimiter = vpa_flam_aligner_delimiter(g->delimiter);
+			c.ctc_features = !strcmp(g->input, "features");
+			c.ctc_bft = !strcmp(g->layout, "bft");
+			c.ctc_wave_norm = g->wave_norm;
+		}
 		if (!rc)
 			rc = audio_frontend(ctx->file, a, o->audio_at, &c.fo, err);
 #define I(k) c.k = (size_t)a->k
@@ -720,6 +839,9 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		}
 		free(ap);
 		free(dp);
+		free(cm);
+		free(ct);
+		free(tx);
 	} else {
 		out->simulated = 0;
 		rc = vpa_flam_import(ctx, &o->import, o->import_at, t, err);

@@ -326,7 +326,12 @@ void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 
 struct vpa_flam_audio_cfg {
 	const char *data;              /* a Kaldi data directory (wav.scp, utt2spk) */
-	const char *ali;               /* its frame alignments (Kaldi per-frame text) */
+	const char *ali;               /* its frame alignments (Kaldi per-frame text), or NULL with */
+	/* ctc_model: frame labels by forced alignment of `text` (asr/ctc_align.h) */
+	const char *ctc_model, *ctc_tokens, *text;
+	long ctc_blank;
+	const char *ctc_delimiter;     /* a token, "" none, or U+2581 */
+	int ctc_features, ctc_bft, ctc_wave_norm;
 	struct vpa_feat_opts fo;       /* the front end */
 	size_t spk_vec_dim;            /* an i-vector stand-in appended to every frame (0: none) */
 	size_t train_speakers;         /* 0: every speaker not in another set */
@@ -475,9 +480,24 @@ struct vpa_flam_import_opts {
 		onnx_layout_at, features_at, feature_options_at, activations_at, heldout_at;
 };
 
+/* `aligner:` of source: audio: a CTC model labels the frames of your data */
+struct vpa_flam_aligner_opts {
+	const char *model, *tokens, *text;
+	long long blank;
+	const char *delimiter, *input, *layout;
+	int wave_norm;
+	struct vpa_mark model_at, tokens_at, text_at, blank_at, delimiter_at, input_at, layout_at,
+		wave_norm_at;
+};
+
+/* An `aligner: {delimiter: D}` as the CTC options take it: "|" when NULL,
+ * U+2581 for "sentencepiece", "" for "none", else D. */
+const char *vpa_flam_aligner_delimiter(const char *d);
+
 struct vpa_flam_audio_opts {
 	const char *data;
 	const char *ali;
+	struct vpa_flam_aligner_opts aligner;
 	long long speakers, utts;  /* the built-in corpus (no `data`) */
 	long long spk_vec_dim;
 	const char *brown;
@@ -488,7 +508,7 @@ struct vpa_flam_audio_opts {
 	long long heldout_utts, indicator_utts;
 	long long hidden_layers, hidden_dim, global_epochs, batch, adapt_epochs;
 	double global_lr, adapt_lr;
-	struct vpa_mark spk_vec_dim_at, data_at, ali_at, speakers_at, utts_at, brown_at, features_at, feature_options_at, train_speakers_at,
+	struct vpa_mark aligner_at, spk_vec_dim_at, data_at, ali_at, speakers_at, utts_at, brown_at, features_at, feature_options_at, train_speakers_at,
 		part1_speakers_at, part2_speakers_at, indicator_speakers_at, two_models_at,
 		heldout_utts_at, indicator_utts_at, hidden_layers_at, hidden_dim_at,
 		global_epochs_at, batch_at, adapt_epochs_at, global_lr_at, adapt_lr_at;

@@ -27,6 +27,7 @@
 #include "formats/kaldi.h"
 #include "audio/xvector.h"
 #include "base/inputs.h"
+#include "asr/ctc_align.h"
 
 #include <errno.h>
 #include <math.h>
@@ -271,6 +272,54 @@ static int cmp_u32(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+/*
+ * Frame labels by forced alignment (asr/ctc_align.h): the data directory
+ * again at the model's rate, one label per feature frame of a->m, into al
+ * as vpa_kaldi_read_ali would hold them (utterances in d's order).
+ */
+static int ctc_labels(const struct vpa_flam_audio_cfg *c, const struct vpa_ctc_opts *co,
+		      const struct vpa_ctc *ctc, const struct vpa_datadir *d,
+		      const struct adata *a, struct vpa_kaldi_ali *al, struct vpa_err *err)
+{
+	struct vpa_datadir d2;
+	vpa_datadir_init(&d2);
+	int rc = vpa_datadir_open(&d2, c->data, -1, err);
+	if (!rc && d2.n_utt != d->n_utt)
+		VPA_BUG("the data directory changed between two reads");
+	size_t nu = d->n_utt, *nf = xmalloc((nu ? nu : 1) * sizeof(size_t));
+	for (size_t i = 0; i < nu; i++)
+		nf[i] = a->m[i].rows;
+	uint32_t **lab = NULL;
+	if (!rc) {
+		vpa_datadir_set_rate(&d2, vpa_ctc_rate(ctc, co), VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
+		vpa_progress_note("aligning %zu utterances to their transcripts with %s", nu,
+				  c->ctc_model);
+		rc = vpa_ctc_align_dd(ctc, c->threads, &d2, c->text, nf, &lab, err);
+	}
+	if (!rc) {
+		size_t tot = 0;
+		for (size_t i = 0; i < nu; i++)
+			tot += nf[i];
+		al->name = xstrdup(c->text);
+		al->n = nu;
+		al->utt = xcalloc(nu ? nu : 1, sizeof(char *));
+		al->line = xcalloc(nu ? nu : 1, sizeof(long));
+		al->off = xmalloc((nu + 1) * sizeof(size_t));
+		al->lab = xmalloc((tot ? tot : 1) * sizeof(uint32_t));
+		al->off[0] = 0;
+		for (size_t i = 0; i < nu; i++) {
+			al->utt[i] = xstrdup(d->utt[i]);
+			memcpy(al->lab + al->off[i], lab[i], nf[i] * sizeof(uint32_t));
+			al->off[i + 1] = al->off[i] + nf[i];
+			free(lab[i]);
+		}
+		free(lab);
+	}
+	free(nf);
+	vpa_datadir_release(&d2);
+	return rc;
+}
+
 void vpa_flam_audio_cfg_init(struct vpa_flam_audio_cfg *c)
 {
 	memset(c, 0, sizeof(*c));
@@ -301,6 +350,8 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	struct adata a;
 	struct vpa_flam_fed f;
 	struct vpa_feat *fe = NULL;
+	struct vpa_ctc *ctc = NULL;
+	struct vpa_ctc_opts co;
 	uint32_t *cls = NULL;
 	size_t K = 0, n_sp = c->part1_speakers + c->part2_speakers, *order = NULL;
 	unsigned char *two = NULL;
@@ -320,10 +371,26 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 		goto out;
 	}
 	vpa_datadir_set_rate(&d, c->fo.sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
-	if ((rc = vpa_kaldi_read_ali(c->ali, &al, err)))
+	if (c->ctc_model) { /* labels by forced alignment, after the features */
+		vpa_ctc_opts_init(&co);
+		co.model = c->ctc_model;
+		co.tokens = c->ctc_tokens;
+		co.blank = c->ctc_blank;
+		co.delimiter = c->ctc_delimiter;
+		co.input = c->ctc_features ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
+		co.layout = c->ctc_bft ? VPA_CTC_BFT : VPA_CTC_BTF;
+		co.wave_norm = c->ctc_wave_norm;
+		co.resample = 1;
+		if ((rc = vpa_ctc_new(&co, &ctc, err)))
+			goto out;
+	} else if ((rc = vpa_kaldi_read_ali(c->ali, &al, err))) {
 		goto out;
+	}
+	const char *lab_src = ctc ? c->text : c->ali;
 	size_t *ali_of = xmalloc(xmul(d.n_utt ? d.n_utt : 1, sizeof(size_t)));
-	for (size_t i = 0; i < d.n_utt && !rc; i++)
+	for (size_t i = 0; i < d.n_utt && ctc; i++)
+		ali_of[i] = i;
+	for (size_t i = 0; i < d.n_utt && !rc && !ctc; i++)
 		if ((ali_of[i] = vpa_kaldi_ali_find(&al, d.utt[i])) == SIZE_MAX) {
 			struct vpa_loc l = {c->ali, 0, 0};
 			rc = vpa_fail(err, VPA_EINPUT, &l,
@@ -393,6 +460,8 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	struct feat_job fj = {&d, fe, a.m};
 	rc = vpa_dist_jobs(d.n_utt, c->threads, feat_job, feat_pack, feat_unpack, &fj,
 			   "features", NULL, err);
+	if (!rc && ctc) /* one label per feature frame, held in al as if read */
+		rc = ctc_labels(c, &co, ctc, &d, &a, &al, err);
 	if (!rc)
 		spk_vectors(c, &a);
 	/* labels: one per feature frame; ids renumbered 0..K-1 */
@@ -404,7 +473,7 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 			if (K == 0 || cls[K - 1] != cls[i])
 				cls[K++] = cls[i];
 		if (K < 2) {
-			struct vpa_loc l = {c->ali, 0, 0};
+			struct vpa_loc l = {lab_src, 0, 0};
 			rc = vpa_fail(err, VPA_EINPUT, &l, "every frame has the label %u: a model needs "
 				      "at least 2 classes", K ? cls[0] : 0);
 		}
@@ -562,7 +631,16 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 					 "the Train-G majority class's share of the held-out frames");
 		}
 		vpa_json_set_str(info, "data", c->data);
-		vpa_json_set_str(info, "alignments", c->ali);
+		vpa_json_set_str(info, "alignments", c->ali ? c->ali : "CTC forced alignment");
+		if (ctc) {
+			struct vpa_json *al_info = vpa_json_obj();
+			vpa_json_set_str(al_info, "model", c->ctc_model);
+			vpa_json_set_str(al_info, "tokens", c->ctc_tokens);
+			vpa_json_set_str(al_info, "text", c->text);
+			vpa_json_set_str(al_info, "units", "the model's tokens (a blank frame takes the "
+				"token emitted before it)");
+			vpa_json_set(info, "aligner", al_info);
+		}
 	}
 out:
 	if (f.spk_id)
@@ -590,6 +668,7 @@ out:
 	free(cls);
 	vpa_feat_free(fe);
 	vpa_kaldi_ali_release(&al);
+	vpa_ctc_free(ctc);
 	vpa_datadir_release(&d);
 	return rc;
 }

@@ -123,4 +123,44 @@ t_ok "A1 records carry the claim and an audit bound" \
 scen "$T/dpf.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}" "dp: {clip: 0.05, noise: 1.0}" "dp_fault: skip_noise"
 t_run "dp_fault: skip_noise accepted for source audio" 0 -- run "$T/dpf.yaml" -o "$T/odpf"
 t_ok "the fault is said where the claim is" jqt '.targets[0].info.local_dp.fault == "skip_noise"' "$T/odpf/results.json"
+
+# ---- frame labels from a CTC model (`aligner:`): each utterance's transcript
+# force-aligned with the golden PyTorch-exported model (random weights: the
+# plumbing; the alignment itself is checked in tests/unit/test_ctc_align.c)
+CT=$PWD/tests/golden/ctc
+mkdir -p "$T/dal" && cp "$T/d6/wav.scp" "$T/d6/utt2spk" "$T/dal/"
+awk 'BEGIN { split("THE CAT|A DOG|MY HAT|SO BIG|WE RAN|GO", w, "|") }
+     { print $1, w[substr($1, 2, 1)] }' "$T/d6/wav.scp" > "$T/dal/text"
+ALN="aligner: {model: $CT/small_ctc.onnx, tokens: $CT/tokens.txt}"
+scen "$T/c1.yaml" "source: audio" "audio: {data: $T/dal, ali: $T/d6/ali.txt, $ALN, $SMALL}"
+t_run "ali and aligner together" 1 -- validate "$T/c1.yaml"
+t_ok "ali and aligner: give one" grep -q "c1.yaml:8:.*\`ali\` and \`aligner\` are two sources of the frame labels: give one" "$ERR"
+scen "$T/c2.yaml" "source: audio" "audio: {$ALN}"
+t_run "aligner without data" 1 -- validate "$T/c2.yaml"
+t_ok "aligner without data: says why" grep -q "c2.yaml:8:.*\`aligner\` labels the frames of your \`data\`" "$ERR"
+scen "$T/c3.yaml" "source: audio" "audio: {data: $T/d6, $ALN, $SMALL}"
+t_run "aligner without a text file" 1 -- validate "$T/c3.yaml"
+t_ok "no text: names the file" grep -q "c3.yaml:8:.*no $T/d6/text: the aligner needs every utterance's transcript" "$ERR"
+head -5 "$CT/tokens.txt" > "$T/tok5.txt"
+scen "$T/c4.yaml" "source: audio" "audio: {data: $T/dal, aligner: {model: $CT/small_ctc.onnx, tokens: $T/tok5.txt}, $SMALL}"
+t_run "a tokens file of the wrong size" 1 -- validate "$T/c4.yaml"
+t_ok "the wrong size: at the tokens key, both counts" grep -qE "c4.yaml:8:[0-9]+: .*30 classes.*tok5.txt has 5 tokens" "$ERR"
+mkdir -p "$T/dal2" && cp "$T/dal/wav.scp" "$T/dal/utt2spk" "$T/dal2/" && grep -v "^s3b " "$T/dal/text" > "$T/dal2/text"
+scen "$T/c5.yaml" "source: audio" "audio: {data: $T/dal2, $ALN, $SMALL}"
+t_run "an utterance without a transcript" 1 -- run "$T/c5.yaml" -o "$T/oc5"
+t_ok "names the utterance" grep -q "dal2/text: no transcript for utterance 's3b'" "$ERR"
+t_ok "no results written" test ! -e "$T/oc5/results.json"
+mkdir -p "$T/dal3" && cp "$T/dal/wav.scp" "$T/dal/utt2spk" "$T/dal3/" && sed 's/^s2a A DOG/s2a A DÖG/' "$T/dal/text" > "$T/dal3/text"
+scen "$T/c7.yaml" "source: audio" "audio: {data: $T/dal3, $ALN, $SMALL}"
+t_run "a character no token spells" 1 -- run "$T/c7.yaml" -o "$T/oc7"
+t_ok "names the text's line, the word and the character" grep -q "dal3/text:4: utterance 's2a': the word 'DÖG' has 'Ö' (byte 1), which no token of $CT/tokens.txt spells" "$ERR"
+scen "$T/c6.yaml" "source: audio" "audio: {data: $T/dal, $ALN, $SMALL}"
+t_run "aligned run on 1 thread" 0 -- run "$T/c6.yaml" -o "$T/oc1" --threads 1
+t_ok "classes: the 17 tokens of the transcripts (| and 16 letters)" \
+	jqt '.targets[0].info.sizes.classes == 17' "$T/oc1/results.json"
+t_ok "the aligner named in the info" \
+	jqt '.targets[0].info.aligner.model | endswith("small_ctc.onnx")' "$T/oc1/results.json"
+t_ok "A1 and A2 records" jqt '([.records[] | select(.attack == "a1")] | length) > 0 and ([.records[] | select(.attack == "a2")] | length) > 0' "$T/oc1/results.json"
+t_run "aligned run on 2 threads" 0 -- run "$T/c6.yaml" -o "$T/oc2" --threads 2
+t_ok "the same records for 1 and 2 threads" same_json .records "$T/oc1/results.json" "$T/oc2/results.json"
 t_done

@@ -256,6 +256,34 @@ done
 t_ok "FL audio: the comparison saw A1 records" test "$(grep -c '"attack": "a1"' "$T/a")" -gt 0
 t_ok "FL audio: no temporary folder is an input" bash -c "! grep -q vpaudit-am- '$T/a'"
 
+# ... and with frame labels from a CTC model (audio.aligner): the alignment
+# jobs shared out over the ranks give the one-process labels
+mkdir -p "$T/dal"
+for i in 1 2 3 4 5 6; do for c in a b c; do echo "s$i$c $top/tests/golden/embed/data/wav/u$i.wav"; done; done | sort > "$T/dal/wav.scp"
+awk '{ print $1, "spk" substr($1, 2, 1) }' "$T/dal/wav.scp" > "$T/dal/utt2spk"
+awk 'BEGIN { split("THE CAT|A DOG|MY HAT|SO BIG|WE RAN|GO", w, "|") } { print $1, w[substr($1, 2, 1)] }' "$T/dal/wav.scp" > "$T/dal/text"
+cat > "$T/w/amc.yaml" <<EOF2
+name: mpi-am-ctc
+seed: 9
+report: [json]
+targets:
+  - id: am
+    kind: fl_acoustic_models
+    source: audio
+    audio: {data: $T/dal, aligner: {model: $top/tests/golden/ctc/small_ctc.onnx, tokens: $top/tests/golden/ctc/tokens.txt},
+            part1_speakers: 2, part2_speakers: 2, indicator_speakers: 1, heldout_utts: 1, two_models: 1,
+            hidden_layers: 2, hidden_dim: 16, global_epochs: 2, adapt_epochs: 2}
+attacks:
+  - {id: a1, kind: a1_footprint, target: am}
+EOF2
+(cd "$T/w" && "$VPAUDIT" run amc.yaml -o "$T/amc1" --threads 1 --quiet --no-plots > /dev/null 2> "$T/amc1.err")
+t_ok "FL audio, CTC labels, one process: results.json" test -s "$T/amc1/results.json"
+strip "$T/amc1/results.json" > "$T/a"
+(cd "$T/w" && mpi 3 run amc.yaml -o "$T/amc3" --threads 1 --quiet --no-plots > /dev/null 2> "$T/amc3.err")
+t_ok "FL audio, CTC labels, 3 ranks: exit 0" test $? = 0
+strip "$T/amc3/results.json" > "$T/b"
+t_ok "FL audio, CTC labels, 3 ranks: the records of the one-process run" cmp -s "$T/a" "$T/b"
+
 # VoicePrivacy's trials_f / trials_m directories as one set (audio.trial a
 # list): every rank merges them into its own temporary folder; the same records
 "$VPAUDIT" synth-corpus "$T/sc" --speakers 8 --utts 3 --seed 5 --brown "$top/data/brown" --threads 2 > /dev/null 2>&1
