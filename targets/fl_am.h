@@ -321,6 +321,31 @@ int vpa_flam_federate(struct vpa_flam_fed *f, struct vpa_flam *t, struct vpa_err
 /* info's `utility`, `local_dp` and `seconds` objects of a federated target. */
 void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 		       struct vpa_json *info);
+/* info's `sizes` object (the sets, the models, the TDNN; returned, for a
+ * source's own fields), then vpa_flam_fed_info. */
+struct vpa_json *vpa_flam_fed_sizes(const struct vpa_flam_fed *f, const struct vpa_flam *t,
+				    size_t train_speakers, struct vpa_json *info);
+/* The training fields both sources' configurations (struct vpa_flam_sim_cfg,
+ * struct vpa_flam_audio_cfg) name alike, copied into the struct vpa_flam_fed
+ * *f from the configuration *c. */
+#define VPA_FLAM_FED_TRAINING(f, c)                                    \
+	do {                                                           \
+		(f)->hidden_layers = (c)->hidden_layers;               \
+		(f)->hidden_dim = (c)->hidden_dim;                     \
+		(f)->global_epochs = (c)->global_epochs;               \
+		(f)->batch = (c)->batch;                               \
+		(f)->adapt_epochs = (c)->adapt_epochs;                 \
+		(f)->global_lr = (c)->global_lr;                       \
+		(f)->adapt_lr = (c)->adapt_lr;                         \
+		(f)->dp_clip = (c)->dp_clip;                           \
+		(f)->dp_noise = (c)->dp_noise;                         \
+		(f)->dp_delta = (c)->dp_delta;                         \
+		(f)->dp_skip_noise = (c)->dp_skip_noise;               \
+		(f)->seed = (c)->seed;                                 \
+		(f)->threads = (c)->threads;                           \
+		(f)->n_part1 = (c)->part1_speakers;                    \
+		(f)->n_part2 = (c)->part2_speakers;                    \
+	} while (0)
 
 /* ---- source: audio (targets/fl_am_audio.c) ---------------------------------------- */
 

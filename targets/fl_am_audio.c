@@ -582,48 +582,18 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 
 	f.in_dim = a.D;
 	f.states = K;
-	f.hidden_layers = c->hidden_layers;
-	f.hidden_dim = c->hidden_dim;
-	f.global_epochs = c->global_epochs;
-	f.batch = c->batch;
-	f.adapt_epochs = c->adapt_epochs;
-	f.global_lr = c->global_lr;
-	f.adapt_lr = c->adapt_lr;
-	f.dp_clip = c->dp_clip;
-	f.dp_noise = c->dp_noise;
-	f.dp_delta = c->dp_delta;
-	f.dp_skip_noise = c->dp_skip_noise;
-	f.seed = c->seed;
-	f.threads = c->threads;
+	VPA_FLAM_FED_TRAINING(&f, c);
 	f.stream = "am_audio";
-	f.n_part1 = c->part1_speakers;
-	f.n_part2 = c->part2_speakers;
 	f.two = two;
 	f.adapt = adapt_data;
 	f.adapt_arg = &a;
 	size_t train_frames = f.train.off[f.train.n], train_utts = f.train.n;
 	rc = vpa_flam_federate(&f, t, err);
 	if (!rc && info) {
-		size_t n1 = 0;
-		for (size_t i = 0; i < t->n_models; i++)
-			n1 += t->models[i].part == VPA_FLAM_PART1;
-		struct vpa_json *sz = vpa_json_obj();
-		vpa_json_set_num(sz, "train_speakers", (double)n_trn);
+		struct vpa_json *sz = vpa_flam_fed_sizes(&f, t, n_trn, info);
 		vpa_json_set_num(sz, "train_utterances", (double)train_utts);
 		vpa_json_set_num(sz, "train_frames", (double)train_frames);
-		vpa_json_set_num(sz, "part1_speakers", (double)c->part1_speakers);
-		vpa_json_set_num(sz, "part2_speakers", (double)c->part2_speakers);
-		vpa_json_set_num(sz, "part1_models", (double)n1);
-		vpa_json_set_num(sz, "part2_models", (double)(t->n_models - n1));
-		vpa_json_set_num(sz, "indicator_utterances", (double)t->n_utt);
-		vpa_json_set_num(sz, "indicator_frames", (double)t->off[t->n_utt]);
-		vpa_json_set_num(sz, "input_dim", (double)a.D);
 		vpa_json_set_num(sz, "classes", (double)K);
-		vpa_json_set_num(sz, "hidden_layers", (double)c->hidden_layers);
-		vpa_json_set_num(sz, "hidden_dim", (double)c->hidden_dim);
-		vpa_json_set_num(sz, "parameters", (double)f.n_params);
-		vpa_json_set(info, "sizes", sz);
-		vpa_flam_fed_info(&f, t, info);
 		struct vpa_json *ut = vpa_json_get(info, "utility");
 		if (ut) {
 			vpa_json_set_num(ut, "chance_accuracy", chance);

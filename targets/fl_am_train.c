@@ -585,6 +585,29 @@ out:
 	return rc;
 }
 
+struct vpa_json *vpa_flam_fed_sizes(const struct vpa_flam_fed *f, const struct vpa_flam *t,
+				    size_t train_speakers, struct vpa_json *info)
+{
+	size_t n1 = 0;
+	for (size_t i = 0; i < t->n_models; i++)
+		n1 += t->models[i].part == VPA_FLAM_PART1;
+	struct vpa_json *sz = vpa_json_obj();
+	vpa_json_set_num(sz, "train_speakers", (double)train_speakers);
+	vpa_json_set_num(sz, "part1_speakers", (double)f->n_part1);
+	vpa_json_set_num(sz, "part2_speakers", (double)f->n_part2);
+	vpa_json_set_num(sz, "part1_models", (double)n1);
+	vpa_json_set_num(sz, "part2_models", (double)(t->n_models - n1));
+	vpa_json_set_num(sz, "indicator_utterances", (double)t->n_utt);
+	vpa_json_set_num(sz, "indicator_frames", (double)t->off[t->n_utt]);
+	vpa_json_set_num(sz, "input_dim", (double)f->in_dim);
+	vpa_json_set_num(sz, "hidden_layers", (double)f->hidden_layers);
+	vpa_json_set_num(sz, "hidden_dim", (double)f->hidden_dim);
+	vpa_json_set_num(sz, "parameters", (double)f->n_params);
+	vpa_json_set(info, "sizes", sz);
+	vpa_flam_fed_info(f, t, info);
+	return sz;
+}
+
 void vpa_flam_fed_info(const struct vpa_flam_fed *f, const struct vpa_flam *t,
 		       struct vpa_json *info)
 {

@@ -224,19 +224,7 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	size_t n_sp = c->part1_speakers + c->part2_speakers;
 	f.in_dim = D;
 	f.states = c->states;
-	f.hidden_layers = c->hidden_layers;
-	f.hidden_dim = c->hidden_dim;
-	f.global_epochs = c->global_epochs;
-	f.batch = c->batch;
-	f.adapt_epochs = c->adapt_epochs;
-	f.global_lr = c->global_lr;
-	f.adapt_lr = c->adapt_lr;
-	f.dp_clip = c->dp_clip;
-	f.dp_noise = c->dp_noise;
-	f.dp_delta = c->dp_delta;
-	f.dp_skip_noise = c->dp_skip_noise;
-	f.seed = c->seed;
-	f.threads = c->threads;
+	VPA_FLAM_FED_TRAINING(&f, c);
 	f.stream = "sim_am";
 
 	/* Train-G */
@@ -259,8 +247,6 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	/* Part-1 / Part-2 speakers, their held-out utterances, who has two models */
 	struct speaker *spk = xcalloc(n_sp ? n_sp : 1, sizeof(*spk));
 	unsigned char *two = xcalloc(n_sp ? n_sp : 1, 1);
-	f.n_part1 = c->part1_speakers;
-	f.n_part2 = c->part2_speakers;
 	f.spk_id = xcalloc(n_sp ? n_sp : 1, sizeof(char *));
 	f.heldout = xcalloc(n_sp ? n_sp : 1, sizeof(*f.heldout));
 	vpa_flam_pick_two(c->seed, "sim_am", c->part1_speakers, c->part2_speakers, c->two_models,
@@ -301,25 +287,8 @@ int vpa_flam_simulate(const struct vpa_flam_sim_cfg *c, struct vpa_flam *t,
 	}
 
 	rc = vpa_flam_federate(&f, t, err);
-	if (!rc && info) {
-		size_t n1 = 0;
-		for (size_t i = 0; i < t->n_models; i++)
-			n1 += t->models[i].part == VPA_FLAM_PART1;
-		struct vpa_json *sz = vpa_json_obj();
-		vpa_json_set_num(sz, "train_speakers", (double)c->train_speakers);
-		vpa_json_set_num(sz, "part1_speakers", (double)c->part1_speakers);
-		vpa_json_set_num(sz, "part2_speakers", (double)c->part2_speakers);
-		vpa_json_set_num(sz, "part1_models", (double)n1);
-		vpa_json_set_num(sz, "part2_models", (double)(t->n_models - n1));
-		vpa_json_set_num(sz, "indicator_utterances", (double)t->n_utt);
-		vpa_json_set_num(sz, "indicator_frames", (double)t->off[t->n_utt]);
-		vpa_json_set_num(sz, "input_dim", (double)D);
-		vpa_json_set_num(sz, "hidden_layers", (double)c->hidden_layers);
-		vpa_json_set_num(sz, "hidden_dim", (double)c->hidden_dim);
-		vpa_json_set_num(sz, "parameters", (double)f.n_params);
-		vpa_json_set(info, "sizes", sz);
-		vpa_flam_fed_info(&f, t, info);
-	}
+	if (!rc && info)
+		vpa_flam_fed_sizes(&f, t, c->train_speakers, info);
 	for (size_t s = 0; s < n_sp; s++)
 		if (spk[s].A)
 			speaker_free(&spk[s]);
