@@ -16,6 +16,22 @@
  * utterances, one epoch) and C = 512 (the VPC's width; the first 160
  * utterances, one epoch), chunks of 150 frames (every utterance has 150 or
  * more, so every chunk is full and PyTorch needs no padding), batch 32, AAM.
+ *
+ * Built a second time with mpicc into build-mpi/bench/ (`make bench`), for
+ * the MPI figures of issue 33 item 2 (bench/run.sh):
+ *   mpirun -n R bench_train mpi THREADS ARCH EPOCHS SHARDS
+ *     training throughput at R ranks x THREADS threads (ARCH tdnn|ecapa,
+ *     batch 32 in SHARDS shards); rank 0 prints "mpi R T FRAMES_PER_S
+ *     CHECKSUM" (the checksum of the trained weights must not depend on R or
+ *     T);
+ *   mpirun -n R bench_train reduce FLOATS SHARDS ITERS
+ *     the two deterministic reductions of SHARDS shard gradients of FLOATS
+ *     floats (shard i on rank i mod R), per step: "allgather" (what training
+ *     does: every shard's gradient to every rank through vpa_dist_jobs, each
+ *     rank sums them in shard order) and "gather" (MPI_Gatherv of the shard
+ *     gradients to rank 0, which sums them in shard order, then MPI_Bcast of
+ *     the sum); rank 0 prints "reduce R FLOATS SHARDS ALLGATHER_MS GATHER_MS
+ *     SAME" (SAME: both sums bit-equal).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +39,11 @@
 
 #include "audio/xvector.h"
 #include "base/base.h"
+#include "base/dist.h"
 #include "base/la.h"
+#ifdef VPA_MPI
+#include <mpi.h>
+#endif
 #include "formats/io.h"
 
 enum { DIM = 40, PHONES = 10, SPK = 60, UTTS = 8, N = SPK * UTTS };
@@ -151,8 +171,191 @@ static int torch_side(const char *dir, int threads, struct vpa_fmat *f, const ui
 	return 0;
 }
 
+/* weights' FNV-1a hash */
+static unsigned long long checksum(struct vpa_xvec *x)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (size_t i = 0; i < vpa_xvec_n_nets(x); i++) {
+		size_t np, ns;
+		const unsigned char *p = (const unsigned char *)vpa_nn_params(vpa_xvec_net(x, i), &np);
+		for (size_t k = 0; k < np * sizeof(float); k++)
+			h = (h ^ p[k]) * 1099511628211ull;
+		p = (const unsigned char *)vpa_nn_state(vpa_xvec_net(x, i), &ns);
+		for (size_t k = 0; k < ns * sizeof(float); k++)
+			h = (h ^ p[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
+static int mpi_train(int threads, const char *arch, int epochs, size_t shards)
+{
+	static struct vpa_fmat f[N];
+	static uint32_t lab[N];
+	make_corpus(f, lab);
+	struct vpa_xvec_opts o;
+	vpa_xvec_opts_init(&o);
+	o.arch = !strcmp(arch, "ecapa") ? VPA_XVEC_ECAPA : VPA_XVEC_TDNN;
+	o.epochs = epochs;
+	o.threads = threads;
+	o.shards = shards;
+	double frames = 0;
+	for (int i = 0; i < N; i++)
+		frames += (double)(f[i].rows < o.chunk ? f[i].rows : o.chunk);
+	frames *= epochs;
+	struct vpa_err err;
+	vpa_err_init(&err);
+	struct vpa_xvec x;
+	vpa_dist_barrier();
+	double w0 = vpa_now();
+	if (vpa_xvec_train(f, lab, N, SPK, &o, NULL, &x, &err)) {
+		fprintf(stderr, "bench_train: %s\n", err.msg);
+		return 1;
+	}
+	vpa_dist_barrier();
+	double t = vpa_now() - w0;
+	if (vpa_dist_rank() == 0)
+		printf("mpi %d %d %.0f %016llx\n", vpa_dist_size(), threads, frames / t, checksum(&x));
+	vpa_xvec_release(&x);
+	for (int i = 0; i < N; i++)
+		vpa_fmat_release(&f[i]);
+	return 0;
+}
+
+#ifdef VPA_MPI
+struct red {
+	size_t P;
+	float **g; /* (S) shard gradients */
+};
+
+static int red_job(void *arg, size_t i, struct vpa_err *e)
+{
+	struct red *r = arg;
+	(void)e;
+	for (size_t k = 0; k < r->P; k++)
+		r->g[i][k] = (float)((double)((i * 2654435761u + k * 40503u) % 1000) * 1e-3 - 0.5);
+	return 0;
+}
+
+static void red_pack(void *arg, size_t i, struct vpa_buf *b)
+{
+	struct red *r = arg;
+	vpa_buf_add(b, r->g[i], r->P * sizeof(float));
+}
+
+static int red_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
+{
+	struct red *r = arg;
+	if (len != r->P * sizeof(float))
+		return -1;
+	memcpy(r->g[i], p, len);
+	return 0;
+}
+
+static void sum_in_order(struct red *r, size_t S, float *out)
+{
+	memcpy(out, r->g[0], r->P * sizeof(float));
+	for (size_t s = 1; s < S; s++)
+		for (size_t k = 0; k < r->P; k++)
+			out[k] += r->g[s][k];
+}
+
+#endif
+
+static int mpi_reduce(size_t P, size_t S, int iters)
+{
+#ifdef VPA_MPI
+	int R = vpa_dist_size(), me = vpa_dist_rank();
+	struct red r = {P, xmalloc(S * sizeof(float *))};
+	for (size_t s = 0; s < S; s++)
+		r.g[s] = xcalloc(P, sizeof(float));
+	float *a = xmalloc(P * sizeof(float)), *b = xmalloc(P * sizeof(float));
+	struct vpa_err err;
+	vpa_err_init(&err);
+	double ta = 0, tb = 0;
+	int *cnt = xcalloc((size_t)R, sizeof(int)), *dsp = xcalloc((size_t)R, sizeof(int));
+	for (int it = 0; it < iters; it++) {
+		/* A: every shard to every rank, each sums in shard order */
+		vpa_dist_barrier();
+		double t0 = vpa_now();
+		if (vpa_dist_jobs(S, 1, red_job, red_pack, red_unpack, &r, NULL, NULL, &err))
+			return 1;
+		sum_in_order(&r, S, a);
+		vpa_dist_barrier();
+		ta += vpa_now() - t0;
+		/* B: the shards to rank 0, its sum to every rank */
+		vpa_dist_barrier();
+		t0 = vpa_now();
+		size_t mine = 0;
+		for (size_t s = (size_t)me; s < S; s += (size_t)R) {
+			red_job(&r, s, &err);
+			mine++;
+		}
+		float *send = xmalloc((mine ? mine : 1) * P * sizeof(float));
+		size_t k = 0;
+		for (size_t s = (size_t)me; s < S; s += (size_t)R, k++)
+			memcpy(send + k * P, r.g[s], P * sizeof(float));
+		float *all = NULL;
+		if (me == 0) {
+			int at = 0;
+			for (int q = 0; q < R; q++) {
+				size_t nq = (size_t)q < S ? (S - (size_t)q + (size_t)R - 1) / (size_t)R : 0;
+				cnt[q] = (int)(nq * P);
+				dsp[q] = at;
+				at += cnt[q];
+			}
+			all = xmalloc(S * P * sizeof(float));
+		}
+		MPI_Gatherv(send, (int)(mine * P), MPI_FLOAT, all, cnt, dsp, MPI_FLOAT, 0,
+			    MPI_COMM_WORLD);
+		if (me == 0) {
+			/* rank q's k-th block is shard q + k R */
+			for (int q = 0; q < R; q++)
+				for (size_t kk = 0; (size_t)q + kk * (size_t)R < S; kk++)
+					memcpy(r.g[(size_t)q + kk * (size_t)R], all + dsp[q] + kk * P,
+					       P * sizeof(float));
+			sum_in_order(&r, S, b);
+		}
+		MPI_Bcast(b, (int)P, MPI_FLOAT, 0, MPI_COMM_WORLD);
+		vpa_dist_barrier();
+		tb += vpa_now() - t0;
+		free(send);
+		free(all);
+	}
+	int same = !memcmp(a, b, P * sizeof(float));
+	if (me == 0)
+		printf("reduce %d %zu %zu %.2f %.2f %s\n", R, P, S, 1e3 * ta / iters, 1e3 * tb / iters,
+		       same ? "same" : "DIFFER");
+	for (size_t s = 0; s < S; s++)
+		free(r.g[s]);
+	free(r.g);
+	free(a);
+	free(b);
+	free(cnt);
+	free(dsp);
+	return !same;
+#else
+	(void)P;
+	(void)S;
+	(void)iters;
+	fprintf(stderr, "bench_train reduce: built without MPI (make bench builds build-mpi/bench/bench_train)\n");
+	return 2;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+	vpa_dist_init(&argc, &argv);
+	vpa_la_set_threads(1);
+	if (argc == 6 && !strcmp(argv[1], "mpi")) {
+		int rc = mpi_train(atoi(argv[2]), argv[3], atoi(argv[4]), (size_t)atol(argv[5]));
+		vpa_dist_finalize();
+		return rc;
+	}
+	if (argc == 5 && !strcmp(argv[1], "reduce")) {
+		int rc = mpi_reduce((size_t)atol(argv[2]), (size_t)atol(argv[3]), atoi(argv[4]));
+		vpa_dist_finalize();
+		return rc;
+	}
 	if (argc == 4 && !strcmp(argv[1], "torch")) {
 		static struct vpa_fmat tf[N];
 		static uint32_t tl[N];
