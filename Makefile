@@ -118,7 +118,8 @@ fuzz:
 	  echo "built build-fuzz/$$n"; done
 
 bench: vpaudit $(BENCH_BIN) mpi
-	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" build-mpi/bench/bench_mpi_a1
+	$(MAKE) BUILD=build-mpi CC=mpicc CFLAGS="$(CFLAGS) -DVPA_MPI" build-mpi/bench/bench_mpi_a1 \
+		build-mpi/bench/bench_train
 	@bash bench/run.sh
 
 # Layering: metrics/ includes only base/base.h; nothing but base/la.c includes cblas/lapacke.

@@ -156,6 +156,46 @@ static void reduce_shards(struct vpa_xvec *master, struct shard *sh, size_t n_sh
 	}
 }
 
+/*
+ * reduce_shards where the shards' gradients are: on rank 0 (they were
+ * gathered there: vpa_dist_jobs_to_root), whose master gradient and state
+ * then go to every rank in one broadcast; or here, with one rank.  Every
+ * rank ends with the same master, bit for bit.  b: scratch.
+ */
+static void reduce_to_all(struct vpa_xvec *master, struct shard *sh, size_t n_sh,
+			  struct vpa_buf *b)
+{
+	if (!vpa_dist_spans_ranks()) {
+		reduce_shards(master, sh, n_sh);
+		return;
+	}
+	const size_t nn = vpa_xvec_n_nets(master);
+	b->len = 0;
+	if (vpa_dist_rank() == 0) {
+		reduce_shards(master, sh, n_sh);
+		for (size_t k = 0; k < nn; k++) {
+			size_t np, ns;
+			struct vpa_nn *m = vpa_xvec_net(master, k);
+			const float *g = vpa_nn_grads(m, &np), *sv = vpa_nn_state(m, &ns);
+			vpa_pack_f32s(b, g, np);
+			vpa_pack_f32s(b, sv, ns);
+		}
+	}
+	vpa_dist_bcast(b);
+	if (vpa_dist_rank() != 0) {
+		const unsigned char *p = (const unsigned char *)b->data, *end = p + b->len;
+		for (size_t k = 0; k < nn; k++) {
+			size_t np, ns;
+			struct vpa_nn *m = vpa_xvec_net(master, k);
+			float *g = vpa_nn_grads(m, &np), *sv = vpa_nn_state(m, &ns);
+			if (vpa_unpack_f32s(&p, end, g, np) || vpa_unpack_f32s(&p, end, sv, ns))
+				VPA_BUG("the master gradient broadcast does not read back");
+		}
+		if (p != end)
+			VPA_BUG("the master gradient broadcast does not read back");
+	}
+}
+
 int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t n,
 		   size_t n_class, const struct vpa_xvec_opts *o, const struct vpa_xvec *init,
 		   struct vpa_xvec *out, struct vpa_err *err)
@@ -282,6 +322,8 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 	float *emb = xmalloc(xmul(xmul(B, E), sizeof(float)));
 	float *demb = xmalloc(xmul(xmul(B, E), sizeof(float)));
 	float *dhead = xmalloc(xmul(xmul(B, K), sizeof(float)));
+	struct vpa_buf rb; /* reduce_to_all's broadcast */
+	vpa_buf_init(&rb);
 	for (size_t b = 0; b <= B; b++)
 		hoff[b] = b;
 	const size_t steps_per_epoch = n_used / B + (n_used % B >= 2 ? 1 : 0);
@@ -348,11 +390,11 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 					break;
 			}
 			st.phase = 1;
-			rc = vpa_dist_jobs(n_sh, o->threads, step_job, step_pack, step_unpack, &st,
-					   NULL, vpa_la_run_workers, err);
+			rc = vpa_dist_jobs_to_root(n_sh, o->threads, step_job, step_pack, step_unpack,
+						   &st, NULL, vpa_la_run_workers, err);
 			if (rc)
 				break;
-			reduce_shards(&tr, sh, n_sh);
+			reduce_to_all(&tr, sh, n_sh, &rb);
 			size_t np;
 			float *p;
 			for (size_t i = 0; i < n_nets; i++) {
@@ -386,6 +428,7 @@ int vpa_xvec_train(const struct vpa_fmat *feats, const uint32_t *labels, size_t 
 	free(emb);
 	free(demb);
 	free(dhead);
+	vpa_buf_release(&rb);
 	free(idx);
 	free(W);
 	free(dW);

@@ -84,6 +84,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #ifdef VPA_MPI
@@ -386,11 +387,107 @@ static void exchange(size_t n, void (*pack)(void *, size_t, struct vpa_buf *),
 }
 #endif
 
-int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct vpa_err *e),
-		  void (*pack)(void *arg, size_t i, struct vpa_buf *b),
-		  int (*unpack)(void *arg, size_t i, const unsigned char *p, size_t len), void *arg,
-		  const char *label, void (*run)(size_t, void *(*)(void *), void *),
-		  struct vpa_err *err)
+#ifdef VPA_MPI
+/*
+ * Every rank's job outputs to rank 0 only: one MPI_Gatherv of the packed
+ * records (index, length, bytes, as exchange's).  Returns -1 without moving
+ * anything when a rank's bytes or their total do not fit an int count (the
+ * caller then exchanges), else 0.
+ */
+static int gather_root(size_t n, void (*pack)(void *, size_t, struct vpa_buf *),
+		       int (*unpack)(void *, size_t, const unsigned char *, size_t), void *arg,
+		       const char *label)
+{
+	struct vpa_buf mine, one;
+	vpa_buf_init(&mine);
+	vpa_buf_init(&one);
+	for (size_t i = (size_t)g_rank; i < n; i += (size_t)g_size) {
+		one.len = 0;
+		pack(arg, i, &one);
+		vpa_pack_u64(&mine, i);
+		vpa_pack_u64(&mine, one.len);
+		if (one.len)
+			vpa_buf_add(&mine, one.data, one.len);
+	}
+	vpa_buf_release(&one);
+	unsigned long long len = mine.len, *lens = NULL;
+	if (g_rank == 0)
+		lens = xmalloc((size_t)g_size * sizeof(*lens));
+	MPI_Gather(&len, 1, MPI_UNSIGNED_LONG_LONG, lens, 1, MPI_UNSIGNED_LONG_LONG, 0,
+		   MPI_COMM_WORLD);
+	int ok = 1;
+	int *cnt = NULL, *dsp = NULL;
+	if (g_rank == 0) {
+		unsigned long long tot = 0;
+		cnt = xmalloc((size_t)g_size * sizeof(int));
+		dsp = xmalloc((size_t)g_size * sizeof(int));
+		for (int r = 0; r < g_size; r++) {
+			ok &= lens[r] < (unsigned long long)INT_MAX;
+			cnt[r] = ok ? (int)lens[r] : 0;
+			dsp[r] = ok && tot < (unsigned long long)INT_MAX ? (int)tot : 0;
+			tot += lens[r];
+		}
+		ok &= tot < (unsigned long long)INT_MAX;
+	}
+	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	if (!ok) {
+		free(lens);
+		free(cnt);
+		free(dsp);
+		vpa_buf_release(&mine);
+		return -1;
+	}
+	g_sent += mine.len;
+	unsigned char *all = NULL;
+	if (g_rank == 0)
+		all = xmalloc((size_t)dsp[g_size - 1] + (size_t)cnt[g_size - 1] + 1);
+	MPI_Gatherv(mine.data ? mine.data : "", (int)mine.len, MPI_BYTE, all, cnt, dsp, MPI_BYTE, 0,
+		    MPI_COMM_WORLD);
+	if (g_rank == 0)
+		for (int r = 1; r < g_size; r++) {
+			const unsigned char *p = all + dsp[r], *end = p + cnt[r];
+			while (p < end) {
+				uint64_t i, l;
+				if (vpa_unpack_u64(&p, end, &i) || vpa_unpack_u64(&p, end, &l) ||
+				    (uint64_t)(end - p) < l || i >= n ||
+				    unpack(arg, (size_t)i, p, (size_t)l))
+					VPA_BUG("%s: rank %d sent a job output that does not read back",
+						label ? label : "jobs", r);
+				p += l;
+			}
+		}
+	free(all);
+	free(lens);
+	free(cnt);
+	free(dsp);
+	vpa_buf_release(&mine);
+	return 0;
+}
+#endif
+
+int vpa_dist_spans_ranks(void)
+{
+	return !g_local && g_size > 1;
+}
+
+void vpa_dist_bcast(struct vpa_buf *b)
+{
+#ifdef VPA_MPI
+	if (!g_local && g_size > 1) {
+		double tc = vpa_now();
+		bcast_buf(b, 0);
+		g_comm += vpa_now() - tc;
+	}
+#else
+	(void)b;
+#endif
+}
+
+static int dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct vpa_err *e),
+		     void (*pack)(void *arg, size_t i, struct vpa_buf *b),
+		     int (*unpack)(void *arg, size_t i, const unsigned char *p, size_t len),
+		     void *arg, const char *label, void (*run)(size_t, void *(*)(void *), void *),
+		     int to_root, struct vpa_err *err)
 {
 	/* a loop inside a job of a shared-out loop (a sweep point's loops) runs
 	 * inside its rank: the other ranks are busy with their own jobs */
@@ -446,17 +543,38 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
 		}
 		if (!pack || !unpack)
 			VPA_BUG("%s: a distributed loop without pack/unpack", label ? label : "jobs");
-		exchange(n, pack, unpack, arg, label);
+		if (!to_root || gather_root(n, pack, unpack, arg, label))
+			exchange(n, pack, unpack, arg, label);
 		g_comm += vpa_now() - tc;
 		return 0;
 	}
 #else
 	(void)pack;
 	(void)unpack;
+	(void)to_root;
 #endif
 	if (p.rc && err && !err->status)
 		*err = p.ferr;
 	return p.rc;
+}
+
+int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct vpa_err *e),
+		  void (*pack)(void *arg, size_t i, struct vpa_buf *b),
+		  int (*unpack)(void *arg, size_t i, const unsigned char *p, size_t len), void *arg,
+		  const char *label, void (*run)(size_t, void *(*)(void *), void *),
+		  struct vpa_err *err)
+{
+	return dist_jobs(n, threads, job, pack, unpack, arg, label, run, 0, err);
+}
+
+int vpa_dist_jobs_to_root(size_t n, int threads,
+			  int (*job)(void *arg, size_t i, struct vpa_err *e),
+			  void (*pack)(void *arg, size_t i, struct vpa_buf *b),
+			  int (*unpack)(void *arg, size_t i, const unsigned char *p, size_t len),
+			  void *arg, const char *label,
+			  void (*run)(size_t, void *(*)(void *), void *), struct vpa_err *err)
+{
+	return dist_jobs(n, threads, job, pack, unpack, arg, label, run, 1, err);
 }
 
 int vpa_dist_test_fault(const char *stage, struct vpa_err *err)

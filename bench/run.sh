@@ -117,7 +117,7 @@ awk -v tm="$tm" -v f="$f11" -v p="$p11" -v a="$l11" -v b="$l21" 'BEGIN {
 }'
 
 for b in "$BUILD"/bench/bench_*; do
-	case "$(basename "$b")" in bench_metrics|bench_onnx|bench_mpi_a1|bench_ctc|*.d|*.o) continue ;; esac
+	case "$(basename "$b")" in bench_metrics|bench_onnx|bench_mpi_a1|bench_ctc|bench_train|*.d|*.o) continue ;; esac
 	[ -x "$b" ] || continue
 	echo "== $(basename "$b")"
 	"$b"
@@ -192,4 +192,23 @@ echo "== legal metrics (issue 29): pi_link and pi_sing, 1,000 speakers x 1,000 e
 
 # issue 33 item 1: data-parallel extractor training, 1 against 2 threads (same bytes)
 "$BUILD/bench/bench_train" 3
+# issue 33 item 2: the gradient reduction across ranks (exchange against gather +
+# broadcast) and training on 1 rank x 2 threads against 2 ranks x 1 thread
+MPIT=build-mpi/bench/bench_train
+MPIRUN_T="mpirun --oversubscribe --allow-run-as-root --bind-to none"
+echo "== MPI: shard-gradient reduction, ms per step (16 shards; ranks > 2 oversubscribe this machine)"
+for R in 2 4 8 16; do
+	for P in 300000 6000000; do
+		OPENBLAS_NUM_THREADS=1 $MPIRUN_T -n $R "$MPIT" reduce $P 16 10 | tail -n 1 |
+			awk '{ printf "%2d ranks, %8d floats: exchange %9.2f ms, gather + bcast %8.2f ms, ratio %.2fx (%s)\n", $2, $3, $5, $6, $5 / $6, $7 }'
+	done
+done
+echo "== MPI: extractor training, 1 rank x 2 threads against 2 ranks x 1 thread"
+for a in tdnn ecapa; do
+	read -r _ _ _ f11 c11 < <(OPENBLAS_NUM_THREADS=1 "$BUILD/bench/bench_train" mpi 1 $a 1 4)
+	read -r _ _ _ f12 c12 < <(OPENBLAS_NUM_THREADS=1 "$BUILD/bench/bench_train" mpi 2 $a 1 4)
+	read -r _ _ _ f21 c21 < <(OPENBLAS_NUM_THREADS=1 $MPIRUN_T -n 2 "$MPIT" mpi 1 $a 1 4 | tail -n 1)
+	echo "$a: 1x1 $f11, 1x2 $f12, 2x1 $f21 frames/s; weights $([ "$c11" = "$c12" ] && [ "$c11" = "$c21" ] && echo identical || echo DIFFER)"
+	awk -v a="$f11" -v b="$f12" -v c="$f21" 'BEGIN { printf "ratio: 1 rank x 2 threads / 1x1 = %.2fx; 2 ranks x 1 thread / 1 rank x 2 threads = %.3f\n", b / a, c / b }'
+done
 bash bench/train_torch.sh   # issue 33 item 2: the same ECAPA-TDNN trained by PyTorch CPU
