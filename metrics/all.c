@@ -4,7 +4,8 @@
  * the laplace dummies (ZEBRA's worst case), one descending sweep (sweep EER,
  * min DCF, tied fraction), one softplus pass (Cllr) and the linkability
  * histogram by binary search on the sorted arrays.  The four are independent
- * and run side by side on opts->threads threads (same values for any count).
+ * and run side by side on opts->threads threads, Cllr's sum in its fixed parts
+ * (sv_metrics.h: same values for any count).
  */
 #include "sv_metrics.h"
 
@@ -19,19 +20,31 @@ struct all_job {
 	struct vpa_pav plain, lap;
 	struct vpa_linkability l;
 	struct sv_sweep w;
+	double cllr_tar[SV_CLLR_PARTS], cllr_non[SV_CLLR_PARTS];
 	int rc_pav, rc_link;
 	struct vpa_err err_pav, err_link;
 };
 
-/* Jobs by falling cost (the Cllr's softplus pass is the longest on 10^8 trials). */
+/* Jobs by falling cost: the sweep (its tie count passes over every trial),
+ * the non-target parts of Cllr's softplus sum (the longest work on 10^8
+ * trials, cut in SV_CLLR_PARTS), PAV, linkability, the target parts. */
+enum { J_SWEEP, J_CLLR_NON, J_PAV = J_CLLR_NON + SV_CLLR_PARTS, J_LINK, J_CLLR_TAR, J_ALL };
+
 static int all_one(void *arg, size_t i)
 {
 	struct all_job *j = arg;
+	const struct vpa_scores *s = j->s;
+	if (i >= J_CLLR_NON && i < J_CLLR_NON + SV_CLLR_PARTS) {
+		size_t k = i - J_CLLR_NON;
+		j->cllr_non[k] = sv_softplus_part(s->non, s->w_non, s->n_non, 1, k);
+		return 0;
+	}
 	switch (i) {
-	case 0:
-		j->m->cllr = vpa_cllr(j->s);
+	case J_CLLR_TAR:
+		for (size_t k = 0; k < SV_CLLR_PARTS; k++)
+			j->cllr_tar[k] = sv_softplus_part(s->tar, s->w_tar, s->n_tar, -1, k);
 		break;
-	case 1:
+	case J_PAV:
 		j->rc_pav = vpa_pav_fit(j->s, 0, &j->plain, &j->err_pav);
 		if (!j->rc_pav) {
 			j->m->eer = vpa_eer_rocch(&j->plain, &j->m->eer_threshold);
@@ -40,7 +53,7 @@ static int all_one(void *arg, size_t i)
 			sv_zebra_from(&j->plain, &j->lap, &j->m->zebra);
 		}
 		break;
-	case 2:
+	case J_SWEEP:
 		sv_sweep(j->s, j->o->p_target, j->o->c_miss, j->o->c_fa, &j->w);
 		break;
 	default:
@@ -86,7 +99,8 @@ int vpa_metrics_all(const struct vpa_scores *s, const struct vpa_metrics_opts *o
 	vpa_err_init(&j.err_pav);
 	vpa_err_init(&j.err_link);
 	memset(&j.l, 0, sizeof j.l);
-	vpa_par_jobs(4, o->threads, all_one, &j, NULL, NULL);
+	vpa_par_jobs(J_ALL, o->threads, all_one, &j, NULL, NULL);
+	m->cllr = sv_cllr_from_parts(s, j.cllr_tar, j.cllr_non);
 	/* the first failure in the serial order (PAV before linkability) is reported */
 	if (j.rc_pav || j.rc_link) {
 		rc = j.rc_pav ? j.rc_pav : j.rc_link;

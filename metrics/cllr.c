@@ -42,11 +42,31 @@ static double sum_softplus(const double *x, const double *w, size_t n, double si
 	return acc;
 }
 
+double sv_softplus_part(const double *x, const double *w, size_t n, double sign, size_t k)
+{
+	size_t lo = n * k / SV_CLLR_PARTS, hi = n * (k + 1) / SV_CLLR_PARTS;
+	return sum_softplus(x + lo, w ? w + lo : NULL, hi - lo, sign);
+}
+
+double sv_cllr_from_parts(const struct vpa_scores *s, const double *tar, const double *non)
+{
+	double st = 0, sn = 0;
+	for (size_t k = 0; k < SV_CLLR_PARTS; k++) {
+		st += tar[k];
+		sn += non[k];
+	}
+	double ct = st / sv_total(s->w_tar, s->n_tar), cn = sn / sv_total(s->w_non, s->n_non);
+	return (ct + cn) / (2 * M_LN2);
+}
+
 double vpa_cllr(const struct vpa_scores *s)
 {
 	if (sv_check(s, NULL))
 		return NAN;
-	double ct = sum_softplus(s->tar, s->w_tar, s->n_tar, -1) / sv_total(s->w_tar, s->n_tar);
-	double cn = sum_softplus(s->non, s->w_non, s->n_non, 1) / sv_total(s->w_non, s->n_non);
-	return (ct + cn) / (2 * M_LN2);
+	double t[SV_CLLR_PARTS], n[SV_CLLR_PARTS];
+	for (size_t k = 0; k < SV_CLLR_PARTS; k++) {
+		t[k] = sv_softplus_part(s->tar, s->w_tar, s->n_tar, -1, k);
+		n[k] = sv_softplus_part(s->non, s->w_non, s->n_non, 1, k);
+	}
+	return sv_cllr_from_parts(s, t, n);
 }

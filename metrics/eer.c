@@ -56,6 +56,7 @@ static size_t down_gt(const double *a, size_t hi, double v)
 struct sweep_state {
 	double W_t, W_n, a, b, norm;
 	double best_d;
+	int ties; /* count the tied trials (a pass over every run) */
 	struct sv_sweep *out;
 };
 
@@ -210,21 +211,29 @@ static void sweep_fast(const struct vpa_scores *s, struct sweep_state *S)
 			point(S, v, (double)(nt - i), (double)(nn - j));
 		} else if (j > 0 && (i == 0 || non[j - 1] > tar[i - 1])) {
 			size_t lo = i > 0 ? down_gt(non, j, tar[i - 1]) : 0;
-			tied += tied_in(non, lo, j);
+			if (S->ties)
+				tied += tied_in(non, lo, j);
 			run_points(S, non, lo, j, nn, 0, (double)(nt - i));
 			j = lo;
 		} else {
 			size_t lo = j > 0 ? down_gt(tar, i, non[j - 1]) : 0;
-			tied += tied_in(tar, lo, i);
+			if (S->ties)
+				tied += tied_in(tar, lo, i);
 			run_points(S, tar, lo, i, nt, 1, (double)(nn - j));
 			i = lo;
 		}
 	}
-	S->out->tied_fraction = (double)tied / (double)(nt + nn);
+	S->out->tied_fraction = S->ties ? (double)tied / (double)(nt + nn) : NAN;
 }
 
 void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
 	      struct sv_sweep *out)
+{
+	sv_sweep_ties(s, p_target, c_miss, c_fa, 1, out);
+}
+
+void sv_sweep_ties(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
+		   int ties, struct sv_sweep *out)
 {
 	const double *tar = s->tar, *non = s->non, *wt = s->w_tar, *wn = s->w_non;
 	size_t i = s->n_tar, j = s->n_non;
@@ -239,6 +248,7 @@ void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double
 	S.b = (1 - p_target) * c_fa;
 	S.norm = S.a < S.b ? S.a : S.b;
 	S.best_d = INFINITY;
+	S.ties = ties;
 	S.out = out;
 	out->eer = NAN;
 	out->eer_threshold = hi;

@@ -56,7 +56,7 @@ static int flipped_one(void *arg, size_t i)
 	if (i == 0)
 		j->rc = vpa_pav_fit(j->s, 0, j->p, &j->err);
 	else
-		sv_sweep(j->s, j->o->p_target, j->o->c_miss, j->o->c_fa, j->w);
+		sv_sweep_ties(j->s, j->o->p_target, j->o->c_miss, j->o->c_fa, 0, j->w);
 	return 0;
 }
 

@@ -39,6 +39,23 @@ struct sv_sweep {
 };
 void sv_sweep(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
 	      struct sv_sweep *out);
+/* The same; ties 0 skips counting the tied trials (tied_fraction NaN), the one
+ * pass over every trial of an unweighted sweep, which otherwise looks at only
+ * O(runs log n) scores: for a caller that needs the EER and min DCF only. */
+void sv_sweep_ties(const struct vpa_scores *s, double p_target, double c_miss, double c_fa,
+		   int ties, struct sv_sweep *out);
+
+/*
+ * Cllr's two sums in SV_CLLR_PARTS fixed parts per class (part k: trials
+ * [n k / P, n (k + 1) / P)), each summed in trial order and the parts added
+ * in part order: the same value computed in one thread (vpa_cllr) or with the
+ * parts side by side (vpa_metrics_all), whatever the thread count.
+ */
+#define SV_CLLR_PARTS 8
+/* sum of w_i log(1 + e^(sign x_i)) over part k of the n trials */
+double sv_softplus_part(const double *x, const double *w, size_t n, double sign, size_t k);
+/* Cllr from the parts' sums: tar[k] (sign -1), non[k] (sign +1) */
+double sv_cllr_from_parts(const struct vpa_scores *s, const double *tar, const double *non);
 
 /* Linkability on sorted arrays (binary search for the bin edges). */
 int sv_linkability_sorted(const struct vpa_scores *s, double omega, size_t n_bins,

@@ -6,6 +6,7 @@
  * a borderline score set.
  */
 #include "metrics/metrics.h"
+#include "metrics/sv_metrics.h"
 #include "tests/unit/harness.h"
 
 #include <math.h>
@@ -196,8 +197,56 @@ static void test_reps_cap(void)
 	CHECK(ci.eer_sweep_lo > 0.5);
 }
 
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The flipped sweep skips the tie count: the same EER and min DCF as the full
+ * sweep; Cllr in its fixed parts is the same value for 1, 2 and 3 threads and
+ * from vpa_cllr alone, and within rounding of the sequential sum. */
+static void test_parts_and_ties(void)
+{
+	size_t nt = 3001, nn = 20011;
+	double *t = malloc(nt * sizeof(double)), *n = malloc(nn * sizeof(double));
+	for (size_t i = 0; i < nt; i++)
+		t[i] = round(8 * (unif() * 4 - 1)) / 8; /* coarse: many ties */
+	for (size_t i = 0; i < nn; i++)
+		n[i] = round(8 * (unif() * 4 - 3)) / 8;
+	qsort(t, nt, sizeof(double), cmp_d);
+	qsort(n, nn, sizeof(double), cmp_d);
+	struct vpa_scores s = {t, nt, n, nn, NULL, NULL};
+	struct sv_sweep a, b;
+	sv_sweep(&s, 0.01, 1, 1, &a);
+	sv_sweep_ties(&s, 0.01, 1, 1, 0, &b);
+	CHECK(a.eer == b.eer && a.eer_threshold == b.eer_threshold);
+	CHECK(a.min_dcf == b.min_dcf && a.min_dcf_threshold == b.min_dcf_threshold);
+	CHECK(a.tied_fraction > 0.9 && isnan(b.tied_fraction));
+	double c = vpa_cllr(&s), seq = 0, seqt = 0;
+	for (size_t i = 0; i < nn; i++)
+		seq += (n[i] > 0 ? n[i] : 0) + log1p(exp(-fabs(n[i])));
+	for (size_t i = 0; i < nt; i++)
+		seqt += (-t[i] > 0 ? -t[i] : 0) + log1p(exp(-fabs(t[i])));
+	CHECK_NEAR(c, (seqt / (double)nt + seq / (double)nn) / (2 * M_LN2), 1e-13);
+	for (int th = 1; th <= 3; th++) {
+		struct vpa_metrics_opts o;
+		vpa_metrics_opts_init(&o);
+		o.threads = th;
+		struct vpa_metrics m;
+		struct vpa_err err;
+		vpa_err_init(&err);
+		CHECK(vpa_metrics_all(&s, &o, &m, &err) == 0);
+		CHECK(m.cllr == c);
+		CHECK(m.tied_fraction == a.tied_fraction);
+	}
+	free(t);
+	free(n);
+}
+
 int main(void)
 {
+	RUN(test_parts_and_ties);
 	RUN(test_flipped_is_negation);
 	RUN(test_reversed);
 	RUN(test_normal);
