@@ -178,12 +178,56 @@ int main(int argc, char **argv)
 	printf("%-20s %9.2f %9.2f  %-32s %12s %14s %12.2f\n", "sum of stages", sum_w + attacks_wall,
 	       sum_c, "", "", "", sum_v + va);
 	printf("whole run: %.2f s wall (%.2f min; %d records)\n", total_wall, total_wall / 60, n_rec);
-	/* training runs on one thread; the other stages share their work out */
+	/*
+	 * Wall time on P cores.  Every stage but training shares its utterances
+	 * out over threads and ranks: CPU / (P e_rest).  Training shares each
+	 * step's shards: at most `shards` workers (4 by default; the extractor's
+	 * `shards` key), CPU / (min(P, shards) e_train), plus, across nodes, each
+	 * step's gradient to rank 0 and the sum back (gather + broadcast,
+	 * base/dist.c).  e_rest and e_train are this run's parallel efficiencies
+	 * on its 2 threads (CPU s / (2 x wall s) of those stages), assumed to
+	 * hold at 16 and 128 workers: an assumption (memory bandwidth, the
+	 * serial parts and load balance can only lower them).  The network
+	 * model: 10 GB/s, 2 us per message hop, log2(ranks) hops; gradient
+	 * bytes: GRAD_BYTES (the default extractor, H = 64: its saved folder
+	 * holds 548 KB of .npy tensors; 1 MB, rounded up).  Steps: training utterances x epochs /
+	 * batch (32), two extractors.
+	 */
 	double train_h = (a[4].cpu * sc[4].vpc / sc[4].here + a[6].cpu * sc[6].vpc / sc[6].here) / 3600;
-	double all_h = sum_v + va;
-	printf("at VPC 2024 size: about %.1f CPU hours; on 2 cores about %.1f h (the extractor "
-	       "training, %.1f CPU h, runs on one thread; the rest on both)\n",
-	       all_h, train_h + (all_h - train_h) / 2, train_h);
+	double all_h = sum_v + va, rest_h = all_h - train_h;
+	double tw = a[4].wall + a[6].wall, tc = a[4].cpu + a[6].cpu;
+	double rw = 0, rc = 0;
+	for (int k = 1; k < NS; k++)
+		if (k != 4 && k != 6) {
+			rw += a[k].wall;
+			rc += a[k].cpu;
+		}
+	double e_train = tw > 0 ? tc / (2 * tw) : 1, e_rest = rw > 0 ? rc / (2 * rw) : 1;
+	if (e_train > 1)
+		e_train = 1;
+	if (e_rest > 1)
+		e_rest = 1;
+	const double GRAD_BYTES = 1e6, BW = 10e9, LAT = 2e-6;
+	double steps = 2 * VPC_TRAIN_UTT * ep_vpc / 32;
+	printf("at VPC 2024 size: about %.1f CPU hours (training %.1f, the rest %.1f); parallel "
+	       "efficiency on this run's 2 threads: training %.2f, the rest %.2f\n",
+	       all_h, train_h, rest_h, e_train, e_rest);
+	static const int cores[3] = {2, 16, 128};
+	static const char *const where[3] = {"this machine, 2 cores", "one 16-core node",
+					     "8 nodes x 16 cores (MPI)"};
+	for (int c = 0; c < 3; c++)
+		for (int sh = 4; sh <= 16; sh *= 4) {
+			if (c == 0 && sh > 4)
+				continue;
+			int w = cores[c] < sh ? cores[c] : sh;
+			double comm = c == 2 ? steps * (2 * GRAD_BYTES / BW + 2 * 7 * LAT) / 3600 : 0;
+			double t = train_h / (w * e_train) + comm, o = rest_h / (cores[c] * e_rest);
+			printf("  %-26s shards %2d: training %.2f h (%d workers%s) + the rest %.2f h = "
+			       "%.2f h\n", where[c], sh, t, w,
+			       c == 2 ? ", network included" : "", o, t + o);
+		}
+	printf("  (shards 16 needs batch >= 128, a different training; the rank and thread "
+	       "counts beyond the shards do not shorten training)\n");
 	printf("ratio: whole run wall / its audio duration = %.2f (real-time factor of the whole "
 	       "evaluation here, %.2f min of audio x 2 versions)\n",
 	       total_wall / audio_s, audio_s / 60);

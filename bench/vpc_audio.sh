@@ -7,6 +7,8 @@
 # timing) and each stage extrapolated linearly to the VoicePrivacy 2024 sizes by
 # bench_vpc_audio (scaling variables and sources in bench/bench_vpc_audio.c).
 # The baseline of the ratio: the duration of the audio evaluated (real time).
+# The last lines: wall hours on 2, 16 and 8 x 16 cores from the measured CPU
+# time and parallel efficiency (the model and its assumptions: bench_vpc_audio.c).
 set -eu
 BUILD=${BUILD:-build}
 DATA=${BENCH_DATA:-bench/data}

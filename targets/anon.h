@@ -400,12 +400,13 @@ struct vpa_anon_extractor_opts {
 	double scale;
 	long long epochs;
 	long long batch;
+	long long shards;
 	long long chunk;
 	double lr;
 	const char *semi_informed;
 	struct vpa_mark features_at, num_mel_bins_at, cmvn_at, vad_at, architecture_at,
 		hidden_at, channels_at, res2_scale_at, emb_dim_at, loss_at, margin_at,
-		scale_at, epochs_at, batch_at, chunk_at, lr_at, semi_informed_at;
+		scale_at, epochs_at, batch_at, shards_at, chunk_at, lr_at, semi_informed_at;
 	/* saved and reused extractors (issue 31.9, targets/anon_extractor_io.h) */
 	const char *from, *from_anon, *save;
 	int autosave; /* no `save`: write them to OUT/extractors (default) */

@@ -485,6 +485,7 @@ int vpa_anon_build_audio(struct vpa_run_ctx *ctx, const struct vpa_anon_audio_op
 	xo.scale = ex->scale;
 	xo.epochs = (int)ex->epochs;
 	xo.batch = (size_t)ex->batch;
+	xo.shards = (size_t)ex->shards;
 	xo.chunk = (size_t)ex->chunk;
 	xo.lr = ex->lr;
 	xo.verbose = 1;

@@ -53,6 +53,13 @@ static const struct vpa_key ext_keys[] = {
 	 VPA_AT(struct vpa_anon_extractor_opts, epochs), VPA_MARK(struct vpa_anon_extractor_opts, epochs_at)},
 	{"batch", VPA_K_INT, 0, "32", 2, 100000, 0, NULL, NULL, "64", "chunks per step",
 	 VPA_AT(struct vpa_anon_extractor_opts, batch), VPA_MARK(struct vpa_anon_extractor_opts, batch_at)},
+	{"shards", VPA_K_INT, 0, "4", 1, 4096, 0, NULL, NULL, "16",
+	 "shards each step's chunks are cut into (at least 8 chunks each: at most batch / 8 "
+	 "are used), one forward and backward each, their gradients summed in shard order: "
+	 "the threads and MPI ranks that can work on a step at once, and part of the result "
+	 "(batch norm normalises over a shard), unlike the thread and rank counts; a machine "
+	 "with 16 cores needs shards 16 and batch >= 128 to use them all",
+	 VPA_AT(struct vpa_anon_extractor_opts, shards), VPA_MARK(struct vpa_anon_extractor_opts, shards_at)},
 	{"chunk", VPA_K_INT, 0, "200", 10, 100000, 0, NULL, NULL, "300",
 	 "frames per training chunk",
 	 VPA_AT(struct vpa_anon_extractor_opts, chunk), VPA_MARK(struct vpa_anon_extractor_opts, chunk_at)},

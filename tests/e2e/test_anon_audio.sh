@@ -297,6 +297,11 @@ t_ok "ignorant from ONNX = ignorant of vpaudit embed's archives" \
 t_ok "the target's info names both extractors" \
 	grep -q "\"asv_eval\": \"$E\"" "$X" && grep -q '"asv_eval_anon": "x-vector trained in C"' "$X"
 t_ok "ASV_eval^anon trained in C: semi-informed record" test -n "$(rec la semi_informed eer)"
+# extractor.shards: part of the result (batch 16 allows 2 shards; 1 is another training)
+sed -e 's/extractor: {epochs: 3,/extractor: {shards: 1, epochs: 3,/' "$T/x.yaml" > "$T/xs.yaml"
+t_run "extractor shards: 1" 0 -- run "$T/xs.yaml" -o "$T/xso" --quiet --threads 2
+t_ok "shards: 1 trains another ASV_eval^anon (semi-informed Cllr differs from 2 shards')" \
+	test -n "$(X=$T/xso/results.json rec la semi_informed cllr)" -a "$(X=$T/xso/results.json rec la semi_informed cllr)" != "$(rec la semi_informed cllr)"
 sed -e 's/extractor: {epochs: 3,/extractor: {semi_informed: finetune, epochs: 3,/' "$T/x.yaml" > "$T/xf.yaml"
 t_run "finetune with an ONNX ASV_eval" 1 -- validate "$T/xf.yaml"
 t_ok "finetune with an ONNX ASV_eval: the line at semi_informed" \
