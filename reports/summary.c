@@ -766,6 +766,13 @@ void vpa_doc_limitations(const struct vpa_json *r, struct vpa_doc *d)
 				     "one another less, and more regularly, than people do: what an "
 				     "attacker links here shows the method, not what it would link on "
 				     "recordings.", tid ? tid : "?", speech);
+		/* fl_acoustic_models source: audio with spk_vec_dim > 0 */
+		const char *sv = vpa_json_get_str(vpa_json_get(tgs->items[i], "info"), "speaker_vector");
+		if (sv && strcmp(sv, "none"))
+			vpa_doc_item(l, "The acoustic models of %s take %s. It is a stand-in for the "
+				     "i-vectors of Tomashenko et al.'s models, not an i-vector (no "
+				     "UBM, no total-variability model): what it adds to the leak is "
+				     "not the paper's.", tid ? tid : "?", sv);
 	}
 	anti_correlated_limits(r, l);
 	const struct vpa_json *recs = vpa_json_get(r, "records"), *atts = vpa_json_get(r, "attacks");

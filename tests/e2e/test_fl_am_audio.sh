@@ -124,6 +124,19 @@ scen "$T/dpf.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}" "dp: {clip: 0.
 t_run "dp_fault: skip_noise accepted for source audio" 0 -- run "$T/dpf.yaml" -o "$T/odpf"
 t_ok "the fault is said where the claim is" jqt '.targets[0].info.local_dp.fault == "skip_noise"' "$T/odpf/results.json"
 
+# ---- the i-vector stand-in (spk_vec_dim): appended to every frame, said in the info and the report
+scen "$T/sv.yaml" "source: audio" "audio: {data: $T/d6, spk_vec_dim: 4, $SMALL}"
+sed -i 's/^report: \[json\]/report: [json, html]/' "$T/sv.yaml"
+t_run "spk_vec_dim: 4" 0 -- run "$T/sv.yaml" -o "$T/osv" --no-plots
+t_ok "input 40 fbank + 4" jqt '.targets[0].info.sizes.input_dim == 44' "$T/osv/results.json"
+t_ok "the info names the stand-in" jqt '.targets[0].info.speaker_vector | test("i-vector stand-in")' "$T/osv/results.json"
+t_ok "the report says it is not an i-vector" grep -q "It is a stand-in for the i-vectors of Tomashenko et al.&#39;s models, not an i-vector" "$T/osv/report.html"
+scen "$T/nsv.yaml" "source: audio" "audio: {data: $T/d6, $SMALL}"
+sed -i 's/^report: \[json\]/report: [json, html]/' "$T/nsv.yaml"
+t_run "no speaker vector, html report" 0 -- run "$T/nsv.yaml" -o "$T/onsv" --no-plots
+t_ok "without it, the report (written) says nothing of it" \
+	bash -c "test -s '$T/onsv/report.html' && ! grep -q 'stand-in for the i-vectors' '$T/onsv/report.html'"
+
 # ---- frame labels from a CTC model (`aligner:`): each utterance's transcript
 # force-aligned with the golden PyTorch-exported model (random weights: the
 # plumbing; the alignment itself is checked in tests/unit/test_ctc_align.c)
