@@ -77,7 +77,7 @@ int vpa_dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, struct 
  * every rank's outputs to every rank): on return rank 0 holds every job's
  * output, another rank only its own.  For a reduction rank 0 computes alone
  * and broadcasts (vpa_dist_bcast): at 2-16 ranks on one machine this moves a
- * training step's shard gradients 1.3-4x faster than the all-to-all exchange
+ * training step's shard gradients 1.3-5x faster than the all-to-all exchange
  * (bench/bench_train.c reduce).  Errors as vpa_dist_jobs (every rank).
  */
 int vpa_dist_jobs_to_root(size_t n, int threads,
