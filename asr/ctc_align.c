@@ -252,7 +252,8 @@ struct align_job {
 	const struct vpa_kaldi_text *text;
 	const char *path;    /* of text */
 	const size_t *tx;    /* (n_utt) the utterance's index in text */
-	const size_t *n;     /* (n_utt) target frames */
+	size_t *n;           /* (n_utt) target frames (set by the job with grid) */
+	const struct vpa_feat *grid; /* NULL, or the front-end whose frames are labelled */
 	uint32_t **lab;      /* (n_utt) OUT */
 };
 
@@ -263,9 +264,15 @@ static int align_job(void *arg, size_t i, struct vpa_err *err)
 	vpa_wave_init(&w);
 	char *const *words;
 	size_t nw = vpa_kaldi_text_words(j->text, j->tx[i], &words);
-	j->lab[i] = xmalloc((j->n[i] ? j->n[i] : 1) * sizeof(uint32_t));
 	struct vpa_loc where = {j->path, vpa_kaldi_text_line(j->text, j->tx[i]), 0};
 	int rc = vpa_datadir_load(j->d, i, &w, NULL, err);
+	if (!rc && j->grid)
+		j->n[i] = vpa_feat_num_frames(j->grid, w.n);
+	j->lab[i] = xmalloc((j->n[i] ? j->n[i] : 1) * sizeof(uint32_t));
+	if (!rc && j->grid && j->n[i] == 0)
+		rc = vpa_fail(err, VPA_EINPUT, NULL,
+			      "utterance '%s' is shorter than one frame: nothing to label",
+			      j->d->utt[i]);
 	if (!rc)
 		rc = vpa_ctc_align_wave(j->c, j->d->utt[i], &w, words, nw, &where, j->n[i], j->lab[i],
 					err);
@@ -276,14 +283,20 @@ static int align_job(void *arg, size_t i, struct vpa_err *err)
 static void align_pack(void *arg, size_t i, struct vpa_buf *b)
 {
 	struct align_job *j = arg;
+	vpa_pack_u64(b, j->n[i]);
 	vpa_buf_add(b, j->lab[i], j->n[i] * sizeof(uint32_t));
 }
 
 static int align_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
 {
 	struct align_job *j = arg;
-	if (len != j->n[i] * sizeof(uint32_t))
+	const unsigned char *end = p + len;
+	uint64_t n;
+	if (vpa_unpack_u64(&p, end, &n) || (j->grid ? 0 : n != j->n[i]) ||
+	    (uint64_t)(end - p) != n * sizeof(uint32_t))
 		return -1;
+	j->n[i] = (size_t)n;
+	len = (size_t)(end - p);
 	free(j->lab[i]);
 	j->lab[i] = xmalloc((j->n[i] ? j->n[i] : 1) * sizeof(uint32_t));
 	memcpy(j->lab[i], p, len);
@@ -291,7 +304,8 @@ static int align_unpack(void *arg, size_t i, const unsigned char *p, size_t len)
 }
 
 int vpa_ctc_align_dd(const struct vpa_ctc *c, int threads, const struct vpa_datadir *d,
-		     const char *text_path, const size_t *n, uint32_t ***lab, struct vpa_err *err)
+		     const char *text_path, size_t *n, const struct vpa_feat *grid, uint32_t ***lab,
+		     struct vpa_err *err)
 {
 	*lab = NULL;
 	struct vpa_kaldi_text *t = NULL;
@@ -307,7 +321,8 @@ int vpa_ctc_align_dd(const struct vpa_ctc *c, int threads, const struct vpa_data
 				      "utterance's words", d->utt[i], d->scp ? " of " : "",
 				      d->scp ? d->scp : "");
 		}
-	struct align_job j = {c, d, t, text_path, tx, n, xcalloc(nu ? nu : 1, sizeof(uint32_t *))};
+	struct align_job j = {c, d, t, text_path, tx, n, grid,
+			      xcalloc(nu ? nu : 1, sizeof(uint32_t *))};
 	if (!rc)
 		rc = vpa_dist_jobs(nu, threads > 0 ? threads : 1, align_job, align_pack, align_unpack,
 				   &j, "CTC alignment", vpa_la_run_workers, err);

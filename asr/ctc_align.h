@@ -87,13 +87,16 @@ int vpa_ctc_align_wave(const struct vpa_ctc *c, const char *id, const struct vpa
  * Every utterance of the opened data directory d (its rate set to the
  * model's, vpa_ctc_rate) aligned to its transcript in the Kaldi `text` at
  * text_path (words normalised by the model's norm): (*lab)[i] gets n[i]
- * labels (caller frees each and the array).  Shared over threads and MPI
+ * labels (caller frees each and the array).  grid NULL: n[i] given; else
+ * n[i] is set to the frame count of grid's front end on the utterance's
+ * samples (vpa_feat_num_frames: at the model's rate), for a caller that has
+ * no features of its own (`vpaudit asr --align`).  Shared over threads and MPI
  * ranks; the labels do not depend on the count.  Errors: the text file's
  * (FILE:LINE), an utterance without a transcript ("text: no transcript for
  * utterance 'u3' of wav.scp"), each utterance's (vpa_ctc_align_wave).
  */
 int vpa_ctc_align_dd(const struct vpa_ctc *c, int threads, const struct vpa_datadir *d,
-		     const char *text_path, const size_t *n, uint32_t ***lab /* OUT */,
-		     struct vpa_err *err);
+		     const char *text_path, size_t *n, const struct vpa_feat *grid,
+		     uint32_t ***lab /* OUT */, struct vpa_err *err);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "asr/ctc.h"
+#include "asr/ctc_align.h"
 #include "audio/asr.h"
 #include "cli/audio_in.h"
 #include "cli/cli.h"
@@ -67,6 +68,13 @@ static void usage(FILE *f)
 		"                         model's only input, its first output)\n"
 		"  --NAME=VALUE           features input: any option of `vpaudit features`\n"
 		"                         (default: its fbank defaults, 23 bins at 16 kHz)\n"
+		"  --align=TEXT           instead of recognising: force-align each utterance's\n"
+		"                         transcript in TEXT (a Kaldi `text`) to the model's output\n"
+		"                         (Viterbi over the CTC topology; asr/ctc_align.h) and write\n"
+		"                         one label per 10 ms frame (25 ms window, Kaldi's framing),\n"
+		"                         `UTT ID ID ...` with ID a token's index, the layout of\n"
+		"                         `ali-to-phones --per-frame` that fl_acoustic_models takes\n"
+		"                         as `ali` (a blank frame labelled with the token before it)\n"
 		"--model is PocketSphinx's and is refused with --onnx; the --onnx options are\n"
 		"refused without it.\n"
 		"\nAudio at another rate than the recogniser's (16000 Hz; with --onnx, --rate or the\n"
@@ -88,7 +96,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *eq)
  * its "output", renamed here beside -o) */
 static int ctc_valued(const char *name)
 {
-	static const char *const names[] = {"onnx", "tokens", "blank", "delimiter", "input",
+	static const char *const names[] = {"onnx", "tokens", "align", "blank", "delimiter", "input",
 					    "rate", "wave-scale", "wave-norm", "normalise",
 					    "normalize", "layout", "input-name", "output-name", NULL};
 	for (size_t i = 0; names[i]; i++)
@@ -120,9 +128,42 @@ static int write_hyps(const char *outpath, const struct vpa_datadir *d, char **h
 	return rc;
 }
 
+/* --align: frame labels as Kaldi per-frame text, written whole (nothing on error) */
+static int run_align(const struct vpa_ctc *c, const struct vpa_ctc_opts *o,
+		     const struct vpa_datadir *d, const char *text, const char *outpath,
+		     struct vpa_err *err)
+{
+	struct vpa_feat_opts fo;
+	vpa_feat_opts_init(&fo, VPA_FEAT_FBANK);
+	fo.sample_frequency = vpa_ctc_rate(c, o);
+	struct vpa_feat *grid = vpa_feat_new(&fo, err);
+	if (!grid)
+		return err->status;
+	size_t nu = d->n_utt, *n = xcalloc(nu ? nu : 1, sizeof(size_t));
+	uint32_t **lab = NULL;
+	int rc = vpa_ctc_align_dd(c, o->threads, d, text, n, grid, &lab, err);
+	if (!rc) {
+		struct vpa_buf b;
+		vpa_buf_init(&b);
+		for (size_t i = 0; i < nu; i++) {
+			vpa_buf_puts(&b, d->utt[i]);
+			for (size_t k = 0; k < n[i]; k++)
+				vpa_buf_printf(&b, " %u", lab[i][k]);
+			vpa_buf_puts(&b, "\n");
+			free(lab[i]);
+		}
+		free(lab);
+		rc = cli_write_file(outpath, b.data, b.len, err);
+		vpa_buf_release(&b);
+	}
+	free(n);
+	vpa_feat_free(grid);
+	return rc;
+}
+
 static int run_onnx(char **inputs, size_t n_in, const char *outpath, const char *model,
-		    const char *tokens, const struct ctc_arg *args, size_t n_args, int threads,
-		    int channel, const struct cli_audio_in *ai)
+		    const char *tokens, const char *align, const struct ctc_arg *args,
+		    size_t n_args, int threads, int channel, const struct cli_audio_in *ai)
 {
 	struct vpa_ctc_opts o;
 	vpa_ctc_opts_init(&o);
@@ -153,7 +194,14 @@ static int run_onnx(char **inputs, size_t n_in, const char *outpath, const char 
 	}
 	unsigned long rs0 = vpa_resample_count();
 	char **hyps = NULL;
-	int rc = vpa_ctc_transcribe_dd(c, &o, &d, &hyps, &err);
+	int rc;
+	if (align) {
+		rc = run_align(c, &o, &d, align, outpath, &err) ? cli_error(&err) : 0;
+		vpa_datadir_release(&d);
+		vpa_ctc_free(c);
+		return rc;
+	}
+	rc = vpa_ctc_transcribe_dd(c, &o, &d, &hyps, &err);
 	if (rc) {
 		rc = cli_error(&err);
 	} else {
@@ -174,7 +222,7 @@ static int run_onnx(char **inputs, size_t n_in, const char *outpath, const char 
 
 int cmd_asr(int argc, char **argv)
 {
-	const char *outpath = NULL, *model = NULL, *onnx = NULL, *tokens = NULL;
+	const char *outpath = NULL, *model = NULL, *onnx = NULL, *tokens = NULL, *align = NULL;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	int threads = ncpu > 0 ? (int)(ncpu > 256 ? 256 : ncpu) : 1, channel = -1;
 	struct cli_audio_in ai;
@@ -224,6 +272,8 @@ int cmd_asr(int argc, char **argv)
 			onnx = val;
 		} else if (!strcmp(name, "tokens")) {
 			tokens = val;
+		} else if (!strcmp(name, "align")) {
+			align = val;
 		} else if (!strcmp(name, "threads") || !strcmp(name, "channel")) {
 			int th = !strcmp(name, "threads");
 			unsigned long v;
@@ -255,12 +305,15 @@ int cmd_asr(int argc, char **argv)
 		rc = cli_usage_error("asr", "--onnx needs --tokens FILE (line k = output index k)");
 	if (!rc && !onnx && tokens)
 		rc = cli_usage_error("asr", "--tokens applies to --onnx MODEL only");
+	if (!rc && !onnx && align)
+		rc = cli_usage_error("asr", "--align needs --onnx MODEL --tokens FILE (a CTC model "
+					    "aligns; PocketSphinx does not)");
 	for (size_t k = 0; !rc && !onnx && k < n_args; k++)
 		rc = ctc_valued(args[k].name)
 			     ? cli_usage_error("asr", "'--%s' applies to --onnx MODEL only", args[k].name)
 			     : cli_usage_error("asr", "unknown option '--%s'", args[k].name);
 	if (!rc && onnx)
-		rc = run_onnx(inputs, n_in, outpath, onnx, tokens, args, n_args, threads, channel,
+		rc = run_onnx(inputs, n_in, outpath, onnx, tokens, align, args, n_args, threads, channel,
 			      &ai);
 	if (rc || onnx) {
 		for (size_t k = 0; k < n_args; k++)

@@ -55,7 +55,7 @@ static const struct command commands[] = {
 	{"classify", cmd_classify,
 	 "DATA (--onnx MODEL | --folds FILE) --labels MAP [--utt2label F] [--anon DATA2] [--json]",
 	 "an utterance classifier (emotion recognition): UAR, accuracy, recall, confusion"},
-	{"asr", cmd_asr, "DATA -o HYP.txt [--model DIR | --onnx M.onnx --tokens T] [--threads N]",
+	{"asr", cmd_asr, "DATA -o HYP.txt [--model DIR | --onnx M.onnx --tokens T [--align TEXT]] [--threads N]",
 	 "speech recognition with the embedded recogniser (CMU PocketSphinx, en-us): a Kaldi text of hypotheses"},
 	{"wer", cmd_wer, "[--normalise N] [--strict] REF HYP", "word error rate of Kaldi text files, as compute-wer and the VPC"},
 	{"version", cmd_version, "", "print the version"},

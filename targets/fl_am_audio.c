@@ -294,7 +294,7 @@ static int ctc_labels(const struct vpa_flam_audio_cfg *c, const struct vpa_ctc_o
 		vpa_datadir_set_rate(&d2, vpa_ctc_rate(ctc, co), VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
 		vpa_progress_note("aligning %zu utterances to their transcripts with %s", nu,
 				  c->ctc_model);
-		rc = vpa_ctc_align_dd(ctc, c->threads, &d2, c->text, nf, &lab, err);
+		rc = vpa_ctc_align_dd(ctc, c->threads, &d2, c->text, nf, NULL, &lab, err);
 	}
 	if (!rc) {
 		size_t tot = 0;

@@ -176,4 +176,13 @@ t_ok "the aligner named in the info" \
 t_ok "A1 and A2 records" jqt '([.records[] | select(.attack == "a1")] | length) > 0 and ([.records[] | select(.attack == "a2")] | length) > 0' "$T/oc1/results.json"
 t_run "aligned run on 2 threads" 0 -- run "$T/c6.yaml" -o "$T/oc2" --threads 2
 t_ok "the same records for 1 and 2 threads" same_json .records "$T/oc1/results.json" "$T/oc2/results.json"
+# `vpaudit asr --align`: the same labels as a file, taken back as `ali`: the same records
+t_run "asr --align writes the frame labels" 0 -- asr "$T/dal" --onnx "$CT/small_ctc.onnx" --tokens "$CT/tokens.txt" --align "$T/dal/text" -o "$T/dal/ctc_ali.txt" --threads 2
+t_ok "a line per utterance, the first '|' (token 1)" bash -c "test \$(wc -l < '$T/dal/ctc_ali.txt') = 18 && grep -q '^s1a 1 ' '$T/dal/ctc_ali.txt'"
+scen "$T/c8.yaml" "source: audio" "audio: {data: $T/dal, ali: $T/dal/ctc_ali.txt, $SMALL}"
+t_run "the written labels as ali" 0 -- run "$T/c8.yaml" -o "$T/oc8"
+t_ok "ali from asr --align = aligner: the same records" same_json .records "$T/oc1/results.json" "$T/oc8/results.json"
+t_run "asr --align without --onnx" 2 -- asr "$T/dal" --align "$T/dal/text" -o "$T/x.txt"
+t_ok "says a CTC model aligns" grep -q "\-\-align needs --onnx MODEL --tokens FILE" "$ERR"
+t_ok "nothing written" test ! -e "$T/x.txt"
 t_done
