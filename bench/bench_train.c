@@ -26,11 +26,11 @@
  *     T);
  *   mpirun -n R bench_train reduce FLOATS SHARDS ITERS
  *     the two deterministic reductions of SHARDS shard gradients of FLOATS
- *     floats (shard i on rank i mod R), per step: "allgather" (what training
- *     does: every shard's gradient to every rank through vpa_dist_jobs, each
- *     rank sums them in shard order) and "gather" (MPI_Gatherv of the shard
- *     gradients to rank 0, which sums them in shard order, then MPI_Bcast of
- *     the sum); rank 0 prints "reduce R FLOATS SHARDS ALLGATHER_MS GATHER_MS
+ *     floats (shard i on rank i mod R), per step: "allgather" (the first
+ *     design: every shard's gradient to every rank through vpa_dist_jobs,
+ *     each rank sums them in shard order) and "gather" (what training does
+ *     since: MPI_Gatherv of the shard gradients to rank 0, which sums them in
+ *     shard order, then MPI_Bcast of the sum); rank 0 prints "reduce R FLOATS SHARDS ALLGATHER_MS GATHER_MS
  *     SAME" (SAME: both sums bit-equal).
  */
 #include <stdio.h>
