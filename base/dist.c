@@ -347,70 +347,66 @@ static void bcast_buf(struct vpa_buf *b, int root)
 	}
 }
 
-static void exchange(size_t n, void (*pack)(void *, size_t, struct vpa_buf *),
-		     int (*unpack)(void *, size_t, const unsigned char *, size_t), void *arg,
-		     const char *label)
+/* This rank's job outputs packed as records (index, length, bytes) into mine. */
+static void pack_mine(size_t n, void (*pack)(void *, size_t, struct vpa_buf *), void *arg,
+		      struct vpa_buf *mine)
 {
-	struct vpa_buf mine, one;
-	vpa_buf_init(&mine);
+	struct vpa_buf one;
 	vpa_buf_init(&one);
 	for (size_t i = (size_t)g_rank; i < n; i += (size_t)g_size) {
 		one.len = 0;
 		pack(arg, i, &one);
-		vpa_pack_u64(&mine, i);
-		vpa_pack_u64(&mine, one.len);
+		vpa_pack_u64(mine, i);
+		vpa_pack_u64(mine, one.len);
 		if (one.len)
-			vpa_buf_add(&mine, one.data, one.len);
+			vpa_buf_add(mine, one.data, one.len);
 	}
-	g_sent += mine.len;
+	vpa_buf_release(&one);
+}
+
+/* Rank r's records [p, end) into their slots. */
+static void unpack_records(const unsigned char *p, const unsigned char *end, size_t n,
+			   int (*unpack)(void *, size_t, const unsigned char *, size_t), void *arg,
+			   const char *label, int r)
+{
+	while (p < end) {
+		uint64_t i, len;
+		if (vpa_unpack_u64(&p, end, &i) || vpa_unpack_u64(&p, end, &len) ||
+		    (uint64_t)(end - p) < len || i >= n || unpack(arg, (size_t)i, p, (size_t)len))
+			VPA_BUG("%s: rank %d sent a job output that does not read back",
+				label ? label : "jobs", r);
+		p += len;
+	}
+}
+
+/* Every rank's records (mine: this rank's) to every rank. */
+static void exchange(size_t n, int (*unpack)(void *, size_t, const unsigned char *, size_t),
+		     void *arg, const char *label, struct vpa_buf *mine)
+{
+	g_sent += mine->len;
 	for (int r = 0; r < g_size; r++) {
 		struct vpa_buf b;
 		vpa_buf_init(&b);
 		if (r == g_rank)
-			b = mine;
+			b = *mine;
 		bcast_buf(&b, r);
 		if (r == g_rank)
 			continue;
-		const unsigned char *p = (const unsigned char *)b.data, *end = p + b.len;
-		while (p < end) {
-			uint64_t i, len;
-			if (vpa_unpack_u64(&p, end, &i) || vpa_unpack_u64(&p, end, &len) ||
-			    (uint64_t)(end - p) < len || i >= n || unpack(arg, (size_t)i, p, (size_t)len))
-				VPA_BUG("%s: rank %d sent a job output that does not read back",
-					label ? label : "jobs", r);
-			p += len;
-		}
+		unpack_records((const unsigned char *)b.data, (const unsigned char *)b.data + b.len,
+			       n, unpack, arg, label, r);
 		vpa_buf_release(&b);
 	}
-	vpa_buf_release(&mine);
-	vpa_buf_release(&one);
 }
-#endif
 
-#ifdef VPA_MPI
 /*
- * Every rank's job outputs to rank 0 only: one MPI_Gatherv of the packed
- * records (index, length, bytes, as exchange's).  Returns -1 without moving
- * anything when a rank's bytes or their total do not fit an int count (the
- * caller then exchanges), else 0.
+ * Every rank's records (mine) to rank 0 only: one MPI_Gatherv.  Returns -1
+ * without moving anything when a rank's bytes or their total do not fit an
+ * int count (the caller then exchanges the same records), else 0.
  */
-static int gather_root(size_t n, void (*pack)(void *, size_t, struct vpa_buf *),
-		       int (*unpack)(void *, size_t, const unsigned char *, size_t), void *arg,
-		       const char *label)
+static int gather_root(size_t n, int (*unpack)(void *, size_t, const unsigned char *, size_t),
+		       void *arg, const char *label, const struct vpa_buf *mine)
 {
-	struct vpa_buf mine, one;
-	vpa_buf_init(&mine);
-	vpa_buf_init(&one);
-	for (size_t i = (size_t)g_rank; i < n; i += (size_t)g_size) {
-		one.len = 0;
-		pack(arg, i, &one);
-		vpa_pack_u64(&mine, i);
-		vpa_pack_u64(&mine, one.len);
-		if (one.len)
-			vpa_buf_add(&mine, one.data, one.len);
-	}
-	vpa_buf_release(&one);
-	unsigned long long len = mine.len, *lens = NULL;
+	unsigned long long len = mine->len, *lens = NULL;
 	if (g_rank == 0)
 		lens = xmalloc((size_t)g_size * sizeof(*lens));
 	MPI_Gather(&len, 1, MPI_UNSIGNED_LONG_LONG, lens, 1, MPI_UNSIGNED_LONG_LONG, 0,
@@ -430,38 +426,21 @@ static int gather_root(size_t n, void (*pack)(void *, size_t, struct vpa_buf *),
 		ok &= tot < (unsigned long long)INT_MAX;
 	}
 	MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-	if (!ok) {
-		free(lens);
-		free(cnt);
-		free(dsp);
-		vpa_buf_release(&mine);
-		return -1;
-	}
-	g_sent += mine.len;
 	unsigned char *all = NULL;
-	if (g_rank == 0)
-		all = xmalloc((size_t)dsp[g_size - 1] + (size_t)cnt[g_size - 1] + 1);
-	MPI_Gatherv(mine.data ? mine.data : "", (int)mine.len, MPI_BYTE, all, cnt, dsp, MPI_BYTE, 0,
-		    MPI_COMM_WORLD);
-	if (g_rank == 0)
-		for (int r = 1; r < g_size; r++) {
-			const unsigned char *p = all + dsp[r], *end = p + cnt[r];
-			while (p < end) {
-				uint64_t i, l;
-				if (vpa_unpack_u64(&p, end, &i) || vpa_unpack_u64(&p, end, &l) ||
-				    (uint64_t)(end - p) < l || i >= n ||
-				    unpack(arg, (size_t)i, p, (size_t)l))
-					VPA_BUG("%s: rank %d sent a job output that does not read back",
-						label ? label : "jobs", r);
-				p += l;
-			}
-		}
+	if (ok) {
+		g_sent += mine->len;
+		if (g_rank == 0)
+			all = xmalloc((size_t)dsp[g_size - 1] + (size_t)cnt[g_size - 1] + 1);
+		MPI_Gatherv(mine->data ? mine->data : "", (int)mine->len, MPI_BYTE, all, cnt, dsp,
+			    MPI_BYTE, 0, MPI_COMM_WORLD);
+		for (int r = 1; g_rank == 0 && r < g_size; r++)
+			unpack_records(all + dsp[r], all + dsp[r] + cnt[r], n, unpack, arg, label, r);
+	}
 	free(all);
 	free(lens);
 	free(cnt);
 	free(dsp);
-	vpa_buf_release(&mine);
-	return 0;
+	return ok ? 0 : -1;
 }
 #endif
 
@@ -543,8 +522,12 @@ static int dist_jobs(size_t n, int threads, int (*job)(void *arg, size_t i, stru
 		}
 		if (!pack || !unpack)
 			VPA_BUG("%s: a distributed loop without pack/unpack", label ? label : "jobs");
-		if (!to_root || gather_root(n, pack, unpack, arg, label))
-			exchange(n, pack, unpack, arg, label);
+		struct vpa_buf mine;
+		vpa_buf_init(&mine);
+		pack_mine(n, pack, arg, &mine);
+		if (!to_root || gather_root(n, unpack, arg, label, &mine))
+			exchange(n, unpack, arg, label, &mine);
+		vpa_buf_release(&mine);
 		g_comm += vpa_now() - tc;
 		return 0;
 	}
