@@ -14,9 +14,9 @@ static void opts_of(const struct vpa_anon_ctc_req *r, struct vpa_ctc_opts *o)
 	o->model = r->model;
 	o->tokens = r->tokens;
 	o->blank = r->blank;
-	o->delimiter = !strcmp(r->delimiter, "sentencepiece") ? "\xe2\x96\x81"
-		       : !strcmp(r->delimiter, "none")        ? ""
-							      : r->delimiter;
+	struct vpa_err e;
+	vpa_err_init(&e);
+	vpa_ctc_opts_set(o, "delimiter", r->delimiter, &e); /* its names; cannot fail */
 	o->input = r->features ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
 	o->layout = r->bft ? VPA_CTC_BFT : VPA_CTC_BTF;
 	o->wave_norm = r->wave_norm;

@@ -450,16 +450,14 @@ static void aligner_req(const struct vpa_flam_aligner_opts *g, const char *dir,
 	o->model = vpa_path_join(dir, g->model);
 	o->tokens = vpa_path_join(dir, g->tokens);
 	o->blank = (long)g->blank;
-	o->delimiter = vpa_flam_aligner_delimiter(g->delimiter);
+	struct vpa_err e;
+	vpa_err_init(&e);
+	/* names (sentencepiece, none) as `vpaudit asr --delimiter`; cannot fail */
+	vpa_ctc_opts_set(o, "delimiter", g->delimiter ? g->delimiter : "|", &e);
 	o->input = g->input && !strcmp(g->input, "features") ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
 	o->layout = g->layout && !strcmp(g->layout, "bft") ? VPA_CTC_BFT : VPA_CTC_BTF;
 	o->wave_norm = g->wave_norm;
 	o->resample = 1;
-}
-
-const char *vpa_flam_aligner_delimiter(const char *d)
-{
-	return !d ? "|" : !strcmp(d, "sentencepiece") ? "\xe2\x96\x81" : !strcmp(d, "none") ? "" : d;
 }
 
 /* aligner: the model and tokens load (a wrong file, an unsupported operator or
@@ -774,7 +772,7 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		struct vpa_rng r;
 		vpa_rng_split(&r, ctx->seed, out->id ? out->id : "fl_am");
 		c.seed = vpa_rng_u64(&r);
-		char *tmp = NULL, *dp = NULL, *ap = NULL, *cm = NULL, *ct = NULL, *tx = NULL;
+		char *tmp = NULL, *dp = NULL, *ap = NULL, *tx = NULL;
 		if (a->data) {
 			dp = vpa_path_join(ctx->dir, a->data);
 			ap = a->ali ? vpa_path_join(ctx->dir, a->ali) : vpa_path_join(dp, "ali.txt");
@@ -792,18 +790,15 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		}
 		c.data = dp;
 		c.ali = ap;
+		struct vpa_ctc_opts co;
+		vpa_ctc_opts_init(&co);
 		if (a->aligner_at.line) {
 			const struct vpa_flam_aligner_opts *g = &a->aligner;
 			free(ap);
 			c.ali = ap = NULL;
-			c.ctc_model = cm = vpa_path_join(ctx->dir, g->model);
-			c.ctc_tokens = ct = vpa_path_join(ctx->dir, g->tokens);
+			aligner_req(g, ctx->dir, &co);
+			c.ctc = &co;
 			c.text = tx = g->text ? vpa_path_join(ctx->dir, g->text) : vpa_path_join(dp, "text");
-			c.ctc_blank = (long)g->blank;
-			c.ctc_delimiter = vpa_flam_aligner_delimiter(g->delimiter);
-			c.ctc_features = !strcmp(g->input, "features");
-			c.ctc_bft = !strcmp(g->layout, "bft");
-			c.ctc_wave_norm = g->wave_norm;
 		}
 		if (!rc)
 			rc = audio_frontend(ctx->file, a, o->audio_at, &c.fo, err);
@@ -839,8 +834,8 @@ static int build(struct vpa_run_ctx *ctx, const void *opts, struct vpa_target *o
 		}
 		free(ap);
 		free(dp);
-		free(cm);
-		free(ct);
+		free((char *)co.model);
+		free((char *)co.tokens);
 		free(tx);
 	} else {
 		out->simulated = 0;

@@ -349,14 +349,13 @@ struct vpa_json *vpa_flam_fed_sizes(const struct vpa_flam_fed *f, const struct v
 
 /* ---- source: audio (targets/fl_am_audio.c) ---------------------------------------- */
 
+struct vpa_ctc_opts; /* asr/ctc.h */
+
 struct vpa_flam_audio_cfg {
 	const char *data;              /* a Kaldi data directory (wav.scp, utt2spk) */
 	const char *ali;               /* its frame alignments (Kaldi per-frame text), or NULL with */
-	/* ctc_model: frame labels by forced alignment of `text` (asr/ctc_align.h) */
-	const char *ctc_model, *ctc_tokens, *text;
-	long ctc_blank;
-	const char *ctc_delimiter;     /* a token, "" none, or U+2581 */
-	int ctc_features, ctc_bft, ctc_wave_norm;
+	const struct vpa_ctc_opts *ctc; /* a CTC model: frame labels by forced alignment of */
+	const char *text;              /* these transcripts (asr/ctc_align.h) */
 	struct vpa_feat_opts fo;       /* the front end */
 	size_t spk_vec_dim;            /* an i-vector stand-in appended to every frame (0: none) */
 	size_t train_speakers;         /* 0: every speaker not in another set */
@@ -514,10 +513,6 @@ struct vpa_flam_aligner_opts {
 	struct vpa_mark model_at, tokens_at, text_at, blank_at, delimiter_at, input_at, layout_at,
 		wave_norm_at;
 };
-
-/* An `aligner: {delimiter: D}` as the CTC options take it: "|" when NULL,
- * U+2581 for "sentencepiece", "" for "none", else D. */
-const char *vpa_flam_aligner_delimiter(const char *d);
 
 struct vpa_flam_audio_opts {
 	const char *data;

@@ -273,29 +273,24 @@ static int cmp_u32(const void *x, const void *y)
 }
 
 /*
- * Frame labels by forced alignment (asr/ctc_align.h): the data directory
- * again at the model's rate, one label per feature frame of a->m, into al
+ * Frame labels by forced alignment (asr/ctc_align.h): the data directory's
+ * audio at the model's rate, one label per feature frame of a->m, into al
  * as vpa_kaldi_read_ali would hold them (utterances in d's order).
  */
-static int ctc_labels(const struct vpa_flam_audio_cfg *c, const struct vpa_ctc_opts *co,
-		      const struct vpa_ctc *ctc, const struct vpa_datadir *d,
-		      const struct adata *a, struct vpa_kaldi_ali *al, struct vpa_err *err)
+static int ctc_labels(const struct vpa_flam_audio_cfg *c, const struct vpa_ctc *ctc,
+		      struct vpa_datadir *d, const struct adata *a, struct vpa_kaldi_ali *al,
+		      struct vpa_err *err)
 {
-	struct vpa_datadir d2;
-	vpa_datadir_init(&d2);
-	int rc = vpa_datadir_open(&d2, c->data, -1, err);
-	if (!rc && d2.n_utt != d->n_utt)
-		VPA_BUG("the data directory changed between two reads");
 	size_t nu = d->n_utt, *nf = xmalloc((nu ? nu : 1) * sizeof(size_t));
 	for (size_t i = 0; i < nu; i++)
 		nf[i] = a->m[i].rows;
 	uint32_t **lab = NULL;
-	if (!rc) {
-		vpa_datadir_set_rate(&d2, vpa_ctc_rate(ctc, co), VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
-		vpa_progress_note("aligning %zu utterances to their transcripts with %s", nu,
-				  c->ctc_model);
-		rc = vpa_ctc_align_dd(ctc, c->threads, &d2, c->text, nf, NULL, &lab, err);
-	}
+	/* the audio again, at the model's rate (the front end's put back after) */
+	vpa_datadir_set_rate(d, vpa_ctc_rate(ctc, c->ctc), VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
+	vpa_progress_note("aligning %zu utterances to their transcripts with %s", nu,
+			  c->ctc->model);
+	int rc = vpa_ctc_align_dd(ctc, c->threads, d, c->text, nf, NULL, &lab, err);
+	vpa_datadir_set_rate(d, c->fo.sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
 	if (!rc) {
 		size_t tot = 0;
 		for (size_t i = 0; i < nu; i++)
@@ -316,7 +311,6 @@ static int ctc_labels(const struct vpa_flam_audio_cfg *c, const struct vpa_ctc_o
 		free(lab);
 	}
 	free(nf);
-	vpa_datadir_release(&d2);
 	return rc;
 }
 
@@ -351,7 +345,6 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	struct vpa_flam_fed f;
 	struct vpa_feat *fe = NULL;
 	struct vpa_ctc *ctc = NULL;
-	struct vpa_ctc_opts co;
 	uint32_t *cls = NULL;
 	size_t K = 0, n_sp = c->part1_speakers + c->part2_speakers, *order = NULL;
 	unsigned char *two = NULL;
@@ -371,17 +364,8 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 		goto out;
 	}
 	vpa_datadir_set_rate(&d, c->fo.sample_frequency, VPA_ALLOW_DOWN | VPA_ALLOW_UP, 0);
-	if (c->ctc_model) { /* labels by forced alignment, after the features */
-		vpa_ctc_opts_init(&co);
-		co.model = c->ctc_model;
-		co.tokens = c->ctc_tokens;
-		co.blank = c->ctc_blank;
-		co.delimiter = c->ctc_delimiter;
-		co.input = c->ctc_features ? VPA_CTC_FEATURES : VPA_CTC_WAVEFORM;
-		co.layout = c->ctc_bft ? VPA_CTC_BFT : VPA_CTC_BTF;
-		co.wave_norm = c->ctc_wave_norm;
-		co.resample = 1;
-		if ((rc = vpa_ctc_new(&co, &ctc, err)))
+	if (c->ctc) { /* labels by forced alignment, after the features */
+		if ((rc = vpa_ctc_new(c->ctc, &ctc, err)))
 			goto out;
 	} else if ((rc = vpa_kaldi_read_ali(c->ali, &al, err))) {
 		goto out;
@@ -461,7 +445,7 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 	rc = vpa_dist_jobs(d.n_utt, c->threads, feat_job, feat_pack, feat_unpack, &fj,
 			   "features", NULL, err);
 	if (!rc && ctc) /* one label per feature frame, held in al as if read */
-		rc = ctc_labels(c, &co, ctc, &d, &a, &al, err);
+		rc = ctc_labels(c, ctc, &d, &a, &al, err);
 	if (!rc)
 		spk_vectors(c, &a);
 	/* labels: one per feature frame; ids renumbered 0..K-1 */
@@ -604,8 +588,8 @@ int vpa_flam_from_audio(const struct vpa_flam_audio_cfg *c, struct vpa_flam *t,
 		vpa_json_set_str(info, "alignments", c->ali ? c->ali : "CTC forced alignment");
 		if (ctc) {
 			struct vpa_json *al_info = vpa_json_obj();
-			vpa_json_set_str(al_info, "model", c->ctc_model);
-			vpa_json_set_str(al_info, "tokens", c->ctc_tokens);
+			vpa_json_set_str(al_info, "model", c->ctc->model);
+			vpa_json_set_str(al_info, "tokens", c->ctc->tokens);
 			vpa_json_set_str(al_info, "text", c->text);
 			vpa_json_set_str(al_info, "units", "the model's tokens (a blank frame takes the "
 				"token emitted before it)");
