@@ -182,6 +182,12 @@ t_ok "a line per utterance, the first '|' (token 1)" bash -c "test \$(wc -l < '$
 scen "$T/c8.yaml" "source: audio" "audio: {data: $T/dal, ali: $T/dal/ctc_ali.txt, $SMALL}"
 t_run "the written labels as ali" 0 -- run "$T/c8.yaml" -o "$T/oc8"
 t_ok "ali from asr --align = aligner: the same records" same_json .records "$T/oc1/results.json" "$T/oc8/results.json"
+t_run "asr --align, an utterance without a transcript" 1 -- asr "$T/dal" --onnx "$CT/small_ctc.onnx" --tokens "$CT/tokens.txt" --align "$T/dal2/text" -o "$T/xa.txt"
+t_ok "names the text file and the utterance, nothing written" \
+	bash -c "grep -q 'dal2/text: no transcript for utterance .s3b.' '$ERR' && test ! -e '$T/xa.txt'"
+t_run "asr --align, a character no token spells" 1 -- asr "$T/dal" --onnx "$CT/small_ctc.onnx" --tokens "$CT/tokens.txt" --align "$T/dal3/text" -o "$T/xb.txt"
+t_ok "FILE:LINE of the transcript, nothing written" \
+	bash -c "grep -q 'dal3/text:4: utterance .s2a.' '$ERR' && test ! -e '$T/xb.txt'"
 t_run "asr --align without --onnx" 2 -- asr "$T/dal" --align "$T/dal/text" -o "$T/x.txt"
 t_ok "says a CTC model aligns" grep -q "\-\-align needs --onnx MODEL --tokens FILE" "$ERR"
 t_ok "nothing written" test ! -e "$T/x.txt"
