@@ -29,6 +29,21 @@ static float *fb(struct fbuf *b, size_t n)
 	return b->p;
 }
 
+struct dbuf {
+	double *p;
+	size_t cap;
+};
+
+static double *db(struct dbuf *b, size_t n)
+{
+	if (n > b->cap) {
+		free(b->p);
+		b->p = xmalloc(xmul(n ? n : 1, sizeof(double)));
+		b->cap = n;
+	}
+	return b->p;
+}
+
 static size_t *seq_offsets(size_t **p, size_t *cap, size_t n_seq)
 {
 	if (n_seq + 1 > *cap) {
@@ -87,6 +102,7 @@ struct vpa_ecapa_block {
 	size_t n_seq, rows;
 	size_t *soff, soff_cap;
 	struct fbuf u[VPA_ECAPA_MAX_SCALE], Y, m, dm, out, dz, dg, dY, dy, du, dh;
+	struct dbuf acc; /* per-channel sums */
 };
 
 struct vpa_ecapa_block *vpa_ecapa_block_new(size_t C, size_t s, int d, size_t B, int smooth)
@@ -142,6 +158,7 @@ void vpa_ecapa_block_free(struct vpa_ecapa_block *k)
 	struct fbuf *bs[] = {&k->Y, &k->m, &k->dm, &k->out, &k->dz, &k->dg, &k->dY, &k->dy, &k->du, &k->dh};
 	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++)
 		fbuf_free(bs[i]);
+	free(k->acc.p);
 	free(k->soff);
 	free(k);
 }
@@ -194,12 +211,14 @@ int vpa_ecapa_block_forward(struct vpa_ecapa_block *k, const float *x, const siz
 		size_t T = off[b + 1] - off[b];
 		if (T == 0)
 			return vpa_fail(err, VPA_EINPUT, NULL, "sequence %zu of the batch is empty", b);
-		for (size_t c = 0; c < C; c++) {
-			double acc = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++)
-				acc += k->z[t * C + c];
-			m[b * C + c] = (float)(acc / (double)T);
-		}
+		double *acc = db(&k->acc, C); /* per channel, frames in order (as in the pooling) */
+		for (size_t c = 0; c < C; c++)
+			acc[c] = 0;
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < C; c++)
+				acc[c] += k->z[t * C + c];
+		for (size_t c = 0; c < C; c++)
+			m[b * C + c] = (float)(acc[c] / (double)T);
 	}
 	rc = run(k->nets[s + 1], m, seq_offsets(&k->soff, &k->soff_cap, n_seq), n_seq, mode, &k->g,
 		 err);
@@ -220,15 +239,18 @@ void vpa_ecapa_block_backward(struct vpa_ecapa_block *k, const float *dout, floa
 	const size_t C = k->C, s = k->s, w = k->w, rows = k->rows, n_seq = k->n_seq;
 	const size_t *off = k->off;
 	float *dz = fb(&k->dz, rows * C), *dg = fb(&k->dg, n_seq * C);
-	for (size_t b = 0; b < n_seq; b++)
-		for (size_t c = 0; c < C; c++) {
-			double acc = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++) {
-				acc += (double)dout[t * C + c] * k->z[t * C + c];
+	double *acc = db(&k->acc, C);
+	for (size_t b = 0; b < n_seq; b++) {
+		for (size_t c = 0; c < C; c++)
+			acc[c] = 0;
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < C; c++) {
+				acc[c] += (double)dout[t * C + c] * k->z[t * C + c];
 				dz[t * C + c] = dout[t * C + c] * k->g[b * C + c];
 			}
-			dg[b * C + c] = (float)acc;
-		}
+		for (size_t c = 0; c < C; c++)
+			dg[b * C + c] = (float)acc[c];
+	}
 	float *dm = fb(&k->dm, n_seq * C);
 	vpa_nn_backward(k->nets[s + 1], dg, dm);
 	for (size_t b = 0; b < n_seq; b++) {
@@ -267,6 +289,7 @@ struct vpa_ecapa_asp {
 	const size_t *off;
 	size_t n_seq, rows;
 	struct fbuf mean, var, ctx, alpha, out, s2, de, dctx;
+	struct dbuf acc; /* per-channel accumulators */
 };
 
 struct vpa_ecapa_asp *vpa_ecapa_asp_new(size_t D, size_t A)
@@ -289,6 +312,7 @@ void vpa_ecapa_asp_free(struct vpa_ecapa_asp *a)
 	struct fbuf *bs[] = {&a->mean, &a->var, &a->ctx, &a->alpha, &a->out, &a->s2, &a->de, &a->dctx};
 	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++)
 		fbuf_free(bs[i]);
+	free(a->acc.p);
 	free(a);
 }
 
@@ -297,6 +321,12 @@ struct vpa_nn *vpa_ecapa_asp_net(struct vpa_ecapa_asp *a)
 	return a->att;
 }
 
+/*
+ * The loops below run over frames outside and channels inside (rows are
+ * contiguous), with one double accumulator per channel: each channel's sums
+ * still add the frames in order, so the values are those of a loop per
+ * channel, and the rows are read once in order instead of a column at a time.
+ */
 int vpa_ecapa_asp_forward(struct vpa_ecapa_asp *a, const float *h, const size_t *off,
 			  size_t n_seq, enum vpa_nn_mode mode, const float **out,
 			  struct vpa_err *err)
@@ -308,28 +338,36 @@ int vpa_ecapa_asp_forward(struct vpa_ecapa_asp *a, const float *h, const size_t 
 	a->rows = rows;
 	float *mean = fb(&a->mean, n_seq * D), *var = fb(&a->var, n_seq * D);
 	float *ctx = fb(&a->ctx, rows * 3 * D);
+	double *s1 = db(&a->acc, 4 * D), *q = s1 + D, *z = q + D, *mx = z + D;
 	for (size_t b = 0; b < n_seq; b++) {
 		size_t T = off[b + 1] - off[b];
 		if (T == 0)
 			return vpa_fail(err, VPA_EINPUT, NULL, "sequence %zu of the batch is empty", b);
-		for (size_t c = 0; c < D; c++) {
-			double s1 = 0, q = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++)
-				s1 += h[t * D + c];
-			s1 /= (double)T;
-			for (size_t t = off[b]; t < off[b + 1]; t++) {
-				double e = h[t * D + c] - s1;
-				q += e * e;
+		for (size_t c = 0; c < D; c++)
+			s1[c] = q[c] = 0;
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++)
+				s1[c] += h[t * D + c];
+		for (size_t c = 0; c < D; c++)
+			s1[c] /= (double)T;
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++) {
+				double e = h[t * D + c] - s1[c];
+				q[c] += e * e;
 			}
-			mean[b * D + c] = (float)s1;
-			var[b * D + c] = (float)(q / (double)T);
+		for (size_t c = 0; c < D; c++) {
+			mean[b * D + c] = (float)s1[c];
+			var[b * D + c] = (float)(q[c] / (double)T);
 		}
 		for (size_t t = off[b]; t < off[b + 1]; t++) {
 			float *r = ctx + t * 3 * D;
 			memcpy(r, h + t * D, D * sizeof(float));
 			memcpy(r + D, mean + b * D, D * sizeof(float));
-			for (size_t c = 0; c < D; c++)
-				r[2 * D + c] = (float)sqrt(fmax(var[b * D + c], VAR_FLOOR));
+			if (t == off[b])
+				for (size_t c = 0; c < D; c++)
+					r[2 * D + c] = (float)sqrt(fmax(var[b * D + c], VAR_FLOOR));
+			else
+				memcpy(r + 2 * D, ctx + off[b] * 3 * D + 2 * D, D * sizeof(float));
 		}
 	}
 	const float *e;
@@ -338,24 +376,32 @@ int vpa_ecapa_asp_forward(struct vpa_ecapa_asp *a, const float *h, const size_t 
 		return rc;
 	float *al = fb(&a->alpha, rows * D), *o = fb(&a->out, n_seq * 2 * D);
 	float *s2 = fb(&a->s2, n_seq * D);
-	for (size_t b = 0; b < n_seq; b++)
+	double *mu = s1;
+	for (size_t b = 0; b < n_seq; b++) {
 		for (size_t c = 0; c < D; c++) {
-			double mx = -INFINITY, z = 0, mu = 0, q = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++)
-				mx = fmax(mx, e[t * D + c]);
-			for (size_t t = off[b]; t < off[b + 1]; t++)
-				z += exp(e[t * D + c] - mx);
-			for (size_t t = off[b]; t < off[b + 1]; t++) {
-				double p = exp(e[t * D + c] - mx) / z, v = h[t * D + c];
+			mx[c] = -INFINITY;
+			z[c] = mu[c] = q[c] = 0;
+		}
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++)
+				mx[c] = fmax(mx[c], e[t * D + c]);
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++)
+				z[c] += exp(e[t * D + c] - mx[c]);
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++) {
+				double p = exp(e[t * D + c] - mx[c]) / z[c], v = h[t * D + c];
 				al[t * D + c] = (float)p;
-				mu += p * v;
-				q += p * v * v;
+				mu[c] += p * v;
+				q[c] += p * v * v;
 			}
-			double v2 = q - mu * mu;
+		for (size_t c = 0; c < D; c++) {
+			double v2 = q[c] - mu[c] * mu[c];
 			s2[b * D + c] = (float)v2;
-			o[b * 2 * D + c] = (float)mu;
+			o[b * 2 * D + c] = (float)mu[c];
 			o[b * 2 * D + D + c] = (float)sqrt(fmax(v2, VAR_FLOOR));
 		}
+	}
 	*out = o;
 	return 0;
 }
@@ -366,38 +412,47 @@ void vpa_ecapa_asp_backward(struct vpa_ecapa_asp *a, const float *dout, float *d
 	const size_t *off = a->off;
 	const float *h = a->h, *al = a->alpha.p, *o = a->out.p, *s2 = a->s2.p;
 	float *de = fb(&a->de, rows * D);
-	for (size_t b = 0; b < n_seq; b++)
+	double *ds2 = db(&a->acc, 4 * D), *dmu = ds2 + D, *sa = dmu + D, *ds = sa + D;
+	for (size_t b = 0; b < n_seq; b++) {
 		for (size_t c = 0; c < D; c++) {
-			double mu = o[b * 2 * D + c], sg = o[b * 2 * D + D + c];
-			double ds2 = s2[b * D + c] > VAR_FLOOR ? dout[b * 2 * D + D + c] / (2 * sg) : 0;
-			double dmu = dout[b * 2 * D + c] - 2 * mu * ds2, sa = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++) {
-				double v = h[t * D + c], p = al[t * D + c];
-				double dal = dmu * v + ds2 * v * v;
-				de[t * D + c] = (float)dal; /* d alpha for now */
-				dh[t * D + c] = (float)(p * (dmu + 2 * ds2 * v));
-				sa += p * dal;
-			}
-			for (size_t t = off[b]; t < off[b + 1]; t++) /* softmax over t */
-				de[t * D + c] = (float)(al[t * D + c] * (de[t * D + c] - sa));
+			double m = o[b * 2 * D + c], sg = o[b * 2 * D + D + c];
+			ds2[c] = s2[b * D + c] > VAR_FLOOR ? dout[b * 2 * D + D + c] / (2 * sg) : 0;
+			dmu[c] = dout[b * 2 * D + c] - 2 * m * ds2[c];
+			sa[c] = 0;
 		}
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++) {
+				double v = h[t * D + c], p = al[t * D + c];
+				double dal = dmu[c] * v + ds2[c] * v * v;
+				de[t * D + c] = (float)dal; /* d alpha for now */
+				dh[t * D + c] = (float)(p * (dmu[c] + 2 * ds2[c] * v));
+				sa[c] += p * dal;
+			}
+		for (size_t t = off[b]; t < off[b + 1]; t++) /* softmax over t */
+			for (size_t c = 0; c < D; c++)
+				de[t * D + c] = (float)(al[t * D + c] * (de[t * D + c] - sa[c]));
+	}
 	float *dctx = fb(&a->dctx, rows * 3 * D);
 	vpa_nn_backward(a->att, de, dctx);
 	const float *mean = a->mean.p, *var = a->var.p;
+	double *dm = dmu, *kstd = sa;
 	for (size_t b = 0; b < n_seq; b++) {
 		double T = (double)(off[b + 1] - off[b]);
-		for (size_t c = 0; c < D; c++) {
-			double dm = 0, ds = 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++) {
-				dm += dctx[t * 3 * D + D + c];
-				ds += dctx[t * 3 * D + 2 * D + c];
+		for (size_t c = 0; c < D; c++)
+			dm[c] = ds[c] = 0;
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++) {
+				dm[c] += dctx[t * 3 * D + D + c];
+				ds[c] += dctx[t * 3 * D + 2 * D + c];
 			}
+		for (size_t c = 0; c < D; c++) {
 			double v = var[b * D + c], sd = sqrt(fmax(v, VAR_FLOOR));
-			double kstd = v > VAR_FLOOR ? ds / (T * sd) : 0;
-			for (size_t t = off[b]; t < off[b + 1]; t++)
-				dh[t * D + c] += (float)(dctx[t * 3 * D + c] + dm / T +
-							 kstd * (h[t * D + c] - mean[b * D + c]));
+			kstd[c] = v > VAR_FLOOR ? ds[c] / (T * sd) : 0;
 		}
+		for (size_t t = off[b]; t < off[b + 1]; t++)
+			for (size_t c = 0; c < D; c++)
+				dh[t * D + c] += (float)(dctx[t * 3 * D + c] + dm[c] / T +
+							 kstd[c] * (h[t * D + c] - mean[b * D + c]));
 	}
 }
 

@@ -15,7 +15,10 @@
  * and prints "NAME THREADS FRAMES_PER_S" for the ECAPA-TDNN at C = 64 (all 480
  * utterances, one epoch) and C = 512 (the VPC's width; the first 160
  * utterances, one epoch), chunks of 150 frames (every utterance has 150 or
- * more, so every chunk is full and PyTorch needs no padding), batch 32, AAM.
+ * more, so every chunk is full and PyTorch needs no padding), batch 32, AAM;
+ * on stderr the trained weights' checksums (the same for any thread count and
+ * any change to the layer code that keeps the arithmetic).  bench_train kernel:
+ * the name of the OpenBLAS kernel in use.
  *
  * Built a second time with mpicc into build-mpi/bench/ (`make bench`), for
  * the MPI figures of issue 33 item 2 (bench/run.sh):
@@ -120,6 +123,22 @@ static double train(const struct vpa_fmat *f, const uint32_t *lab, int arch, int
 	return vpa_now() - w0;
 }
 
+/* weights' FNV-1a hash */
+static unsigned long long checksum(struct vpa_xvec *x)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (size_t i = 0; i < vpa_xvec_n_nets(x); i++) {
+		size_t np, ns;
+		const unsigned char *p = (const unsigned char *)vpa_nn_params(vpa_xvec_net(x, i), &np);
+		for (size_t k = 0; k < np * sizeof(float); k++)
+			h = (h ^ p[k]) * 1099511628211ull;
+		p = (const unsigned char *)vpa_nn_state(vpa_xvec_net(x, i), &ns);
+		for (size_t k = 0; k < ns * sizeof(float); k++)
+			h = (h ^ p[k]) * 1099511628211ull;
+	}
+	return h;
+}
+
 static int torch_side(const char *dir, int threads, struct vpa_fmat *f, const uint32_t *lab)
 {
 	char p[1024];
@@ -166,25 +185,10 @@ static int torch_side(const char *dir, int threads, struct vpa_fmat *f, const ui
 		}
 		double t = vpa_now() - w0;
 		printf("ecapa%zu %d %.0f\n", width[k], threads, (double)n_utt[k] * 150 / t);
+		fprintf(stderr, "ecapa%zu weights %016llx\n", width[k], checksum(&x));
 		vpa_xvec_release(&x);
 	}
 	return 0;
-}
-
-/* weights' FNV-1a hash */
-static unsigned long long checksum(struct vpa_xvec *x)
-{
-	unsigned long long h = 1469598103934665603ull;
-	for (size_t i = 0; i < vpa_xvec_n_nets(x); i++) {
-		size_t np, ns;
-		const unsigned char *p = (const unsigned char *)vpa_nn_params(vpa_xvec_net(x, i), &np);
-		for (size_t k = 0; k < np * sizeof(float); k++)
-			h = (h ^ p[k]) * 1099511628211ull;
-		p = (const unsigned char *)vpa_nn_state(vpa_xvec_net(x, i), &ns);
-		for (size_t k = 0; k < ns * sizeof(float); k++)
-			h = (h ^ p[k]) * 1099511628211ull;
-	}
-	return h;
 }
 
 static int mpi_train(int threads, const char *arch, int epochs, size_t shards)
@@ -344,6 +348,10 @@ static int mpi_reduce(size_t P, size_t S, int iters)
 
 int main(int argc, char **argv)
 {
+	if (argc == 2 && !strcmp(argv[1], "kernel")) { /* for bench/train_torch.sh */
+		puts(vpa_la_blas_kernel());
+		return 0;
+	}
 	vpa_dist_init(&argc, &argv);
 	vpa_la_set_threads(1);
 	if (argc == 6 && !strcmp(argv[1], "mpi")) {

@@ -518,17 +518,20 @@ static void bn_bwd(struct vpa_nn *net, struct layer *l, size_t rows, const float
 			sd[j] += (double)d * gamma[j];
 			sdx[j] += (double)d * gamma[j] * h;
 		}
-	if (dx) {
+	if (dx && train) {
 		double R = (double)rows;
+		for (size_t j = 0; j < D; j++) /* once per channel */
+			sd[j] /= R;
 		for (size_t r = 0; r < rows; r++)
 			for (size_t j = 0; j < D; j++) {
 				double dh = (double)dy[r * D + j] * gamma[j];
-				if (train)
-					dx[r * D + j] = (float)(istd[j] *
-						(dh - sd[j] / R - xhat[r * D + j] * sdx[j] / R));
-				else
-					dx[r * D + j] = (float)(istd[j] * dh);
+				dx[r * D + j] =
+					(float)(istd[j] * (dh - sd[j] - xhat[r * D + j] * sdx[j] / R));
 			}
+	} else if (dx) {
+		for (size_t r = 0; r < rows; r++)
+			for (size_t j = 0; j < D; j++)
+				dx[r * D + j] = (float)(istd[j] * ((double)dy[r * D + j] * gamma[j]));
 	}
 	free(sd);
 }
@@ -537,20 +540,25 @@ static void statspool_bwd(struct layer *l, const float *x, const size_t *off, si
 			  const float *dy, float *dx)
 {
 	size_t D = l->in;
+	double *a = xmalloc(xmul(3 * D, sizeof(double))), *c = a + D, *mu = c + D;
 	for (size_t b = 0; b < n_seq; b++) {
 		size_t T = off[b + 1] - off[b];
 		const float *y = l->y + b * 2 * D, *d = dy + b * 2 * D;
 		const float *xb = x + off[b] * D;
 		float *o = dx + off[b] * D;
 		for (size_t j = 0; j < D; j++) {
-			double mu = y[j], sd = y[D + j];
+			double sd = y[D + j];
 			/* above the floor, d std / d x_t = (x_t - mu) / (T std) */
 			int live = (double)sd * sd > l->s.var_floor && sd > 0;
-			double a = d[j] / (double)T, c = live ? d[D + j] / ((double)T * sd) : 0.0;
-			for (size_t t = 0; t < T; t++)
-				o[t * D + j] = (float)(a + c * (xb[t * D + j] - mu));
+			mu[j] = y[j];
+			a[j] = d[j] / (double)T;
+			c[j] = live ? d[D + j] / ((double)T * sd) : 0.0;
 		}
+		for (size_t t = 0; t < T; t++) /* rows in order, each value as before */
+			for (size_t j = 0; j < D; j++)
+				o[t * D + j] = (float)(a[j] + c[j] * (xb[t * D + j] - mu[j]));
 	}
+	free(a);
 }
 
 /*
