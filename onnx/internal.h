@@ -127,6 +127,11 @@ struct ox_ctx {
 	const struct ox_node *node; /* the node being run (for messages) */
 	int64_t opset;
 	struct vpa_err *err;
+	/* Input 0's value when this node reads it for the last time and owns it
+	 * (run.c): a shape operator may take its buffer over instead of copying
+	 * it (ops_shape.c reshaped), and says so in taken. */
+	const struct vpa_onnx_tensor *give;
+	int taken;
 };
 
 /*

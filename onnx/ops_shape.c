@@ -215,10 +215,19 @@ static int run_range(struct ox_ctx *c, const struct ox_node *n, const struct vpa
 
 /* ------------------------------------------------------------ reshaping */
 
-/* Same data, new shape (a copy: values are owned per node). */
-static void reshaped(struct vpa_onnx_tensor *out, const struct vpa_onnx_tensor *x, size_t nd,
-		     const int64_t *dims)
+/* Same data, new shape: x's buffer itself when the run hands it over (this
+ * node is its last reader, run.c), else a copy (values are owned per node). */
+static void reshaped(struct ox_ctx *c, struct vpa_onnx_tensor *out,
+		     const struct vpa_onnx_tensor *x, size_t nd, const int64_t *dims)
 {
+	if (c->give == x && x->data) {
+		out->dtype = x->dtype;
+		out->ndim = nd;
+		memcpy(out->dims, dims, nd * sizeof(dims[0]));
+		out->data = x->data;
+		c->taken = 1;
+		return;
+	}
 	ox_alloc(out, x->dtype, nd, dims);
 	memcpy(out->data, x->data, vpa_onnx_numel(x) * vpa_onnx_dtype_size(x->dtype));
 }
@@ -261,7 +270,7 @@ static int run_reshape(struct ox_ctx *c, const struct ox_node *n,
 		vpa_onnx_shape_str(b, sizeof(b), nd, d);
 		return ox_fail(c, "cannot reshape %s into %s", a, b);
 	}
-	reshaped(&out[0], in[0], nd, d);
+	reshaped(c, &out[0], in[0], nd, d);
 	return 0;
 }
 
@@ -275,7 +284,7 @@ static int run_flatten(struct ox_ctx *c, const struct ox_node *n,
 	int64_t d[2] = {1, 1};
 	for (int64_t i = 0; i < r; i++)
 		d[i < ax ? 0 : 1] *= in[0]->dims[i];
-	reshaped(&out[0], in[0], 2, d);
+	reshaped(c, &out[0], in[0], 2, d);
 	return 0;
 }
 
@@ -337,7 +346,7 @@ static int run_squeeze(struct ox_ctx *c, const struct ox_node *n,
 	for (size_t i = 0; i < x->ndim; i++)
 		if (!(na ? drop[i] : x->dims[i] == 1))
 			d[nd++] = x->dims[i];
-	reshaped(&out[0], x, nd, d);
+	reshaped(c, &out[0], x, nd, d);
 	return 0;
 }
 
@@ -363,7 +372,7 @@ static int run_unsqueeze(struct ox_ctx *c, const struct ox_node *n,
 	int64_t d[VPA_ONNX_MAX_DIMS];
 	for (size_t i = 0, k = 0; i < r; i++)
 		d[i] = ins[i] ? 1 : x->dims[k++];
-	reshaped(&out[0], x, r, d);
+	reshaped(c, &out[0], x, r, d);
 	return 0;
 }
 

@@ -233,7 +233,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	unsigned char *key = NULL;
 	size_t key_len = 0;
 	int rc = 0, pool_active = 0, plan_active = 0, use_fused = m->fnodes != NULL;
-	int *last_use = xmalloc((nv + 1) * sizeof(int));
+	int *last_use = xmalloc((nv + 1) * sizeof(int)), *last_data = xmalloc((nv + 1) * sizeof(int));
 	struct ox_pool pool;
 	struct ox_plan_run plan;
 	for (size_t j = 0; j < n_out; j++)
@@ -322,8 +322,18 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 				need[producer[v]] = 1;
 		}
 	}
-	for (size_t v = 0; v < nv; v++)
+	for (size_t v = 0; v < nv; v++) {
 		last_use[v] = use_fused ? m->f_last_use[v] : m->values[v].last_use;
+		last_data[v] = -1;
+	}
+	/* the last node reading a value's data (Shape and Size read only its dims) */
+	for (size_t i = 0; i < n_nodes; i++) {
+		if (!need[i] || !strcmp(nodes[i].op_type, "Shape") || !strcmp(nodes[i].op_type, "Size"))
+			continue;
+		for (size_t j = 0; j < nodes[i].n_in; j++)
+			if (nodes[i].in[j] >= 0)
+				last_data[nodes[i].in[j]] = (int)i;
+	}
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
 	if (m->plans && !rec) { /* a recording run takes another node list: no plan */
@@ -350,8 +360,26 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 		}
 		memset(out, 0, sizeof(out));
 		c.node = n;
+		/* input 0's data read here for the last time, and owned: the node
+		 * may take its buffer (a shape operator then copies nothing); later
+		 * Shape or Size nodes still find its dims */
+		int v0 = n->n_in ? n->in[0] : -1;
+		c.give = NULL;
+		c.taken = 0;
+		if (v0 >= 0 && owned[v0] && !keep[v0] && last_data[v0] <= (int)i) {
+			c.give = &vals[v0];
+			for (size_t j = 1; j < n->n_in; j++)
+				if (n->in[j] == v0)
+					c.give = NULL;
+		}
 		double t0 = prof_on ? vpa_now() : 0;
-		if ((rc = n->op->run(&c, n, in, out))) {
+		rc = n->op->run(&c, n, in, out);
+		if (c.taken) { /* the buffer is the output's now */
+			vals[v0].data = NULL;
+			owned[v0] = 0;
+			have[v0] = last_use[v0] > (int)i;
+		}
+		if (rc) {
 			for (size_t o = 0; o < n->n_out; o++)
 				vpa_onnx_tensor_release(&out[o]);
 			goto out;
@@ -431,6 +459,7 @@ out:
 	free(by_input);
 	free(key);
 	free(last_use);
+	free(last_data);
 	free(vals);
 	free(owned);
 	free(have);

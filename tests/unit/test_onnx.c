@@ -143,6 +143,8 @@ static void test_model_tdnn_am_hidden(void) { check_model("tdnn_am"); }
 static void test_model_conformer_opset13(void) { check_model("conformer13"); }
 static void test_model_conformer_opset17(void) { check_model("conformer17"); }
 static void test_model_lstm_gru(void) { check_model("rnn"); }
+/* shape operators taking their input's buffer (onnx/run.c), gen_handover.py */
+static void test_model_handover(void) { check_model("handover"); }
 
 /*
  * The static memory plan and the load-time fusions on each model of gen.py:
@@ -246,7 +248,7 @@ static void check_plan(const char *model)
 static void test_plan_fuse(void)
 {
 	static const char *models[] = {"tdnn", "ecapa", "resnet", "tdnn_am", "conformer13",
-				       "conformer17", "rnn"};
+				       "conformer17", "rnn", "handover"};
 	for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++)
 		check_plan(models[i]);
 }
@@ -864,6 +866,7 @@ int main(void)
 	RUN(test_model_conformer_opset13);
 	RUN(test_model_conformer_opset17);
 	RUN(test_model_lstm_gru);
+	RUN(test_model_handover);
 	RUN(test_plan_fuse);
 	RUN(test_fusions);
 	RUN(test_plan_leave);
