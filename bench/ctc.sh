@@ -11,7 +11,11 @@
 # as fast as PyTorch (ratio >= 1).  Then the same for ctc_torch.py's
 # Conformer-CTC on 80-bin fbank (bench_ctc ... features).  BENCH_CTC_MODELS
 # (default wav2vec2,conformer) picks the models.  Needs python3-torch and
-# python3-torchaudio.
+# python3-torchaudio.  Both OpenBLAS kernels run, as in bench/train_torch.sh: the
+# environment's OPENBLAS_CORETYPE when it sets one (this development VM pins
+# Haswell, AVX2) and OpenBLAS's own choice for the CPU (the variable unset);
+# PyTorch gets the same setting (its MatMuls use the same OpenBLAS, its
+# convolutions oneDNN's kernels for the CPU).
 set -eu
 BUILD=${BUILD:-build}
 DATA=${BENCH_DATA:-bench/data}
@@ -30,9 +34,9 @@ bench() {
 	for T in 1 2; do
 		: > "$D/t.txt"; : > "$D/v.txt"
 		for r in $(seq "$R"); do
-			OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/t.txt"
+			OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/t.txt"
 			# vpaudit shares the utterances over T threads (OpenBLAS single-threaded inside workers)
-			OPENBLAS_NUM_THREADS=$T "$BUILD/bench/bench_ctc" "$D" "$T" 2 $feat > "$D/v.out"
+			OPENBLAS_NUM_THREADS=$T krun "$BUILD/bench/bench_ctc" "$D" "$T" 2 $feat > "$D/v.out"
 			[ "$r" = 1 ] && [ "$T" = 1 ] && head -n 1 "$D/v.out"
 			awk '/^vpaudit/ { print $3 }' "$D/v.out" >> "$D/v.txt"
 		done
@@ -42,7 +46,19 @@ bench() {
 		awk -v a="$t" -v b="$v" -v T="$T" 'BEGIN { printf "ratio (%d thread%s): PyTorch RTF / vpaudit RTF = %.2fx  (goal: >= 1: %s)\n", T, (T > 1 ? "s" : ""), a / b, (a / b >= 1 ? "met" : "NOT met") }'
 	done
 }
-case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *wav2vec2*)
-	bench "$DATA/ctc" wav2vec2 "wav2vec2-base-size CTC model (random weights)" ;; esac
-case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *conformer*)
-	bench "$DATA/ctc_conformer" conformer "torchaudio Conformer-CTC (12 x 256, random weights) on 80-bin fbank" features ;; esac
+kernels=default
+[ -n "${OPENBLAS_CORETYPE:-}" ] && kernels="$OPENBLAS_CORETYPE default"
+for k in $kernels; do
+	if [ "$k" = default ]; then
+		krun() { env -u OPENBLAS_CORETYPE "$@"; }
+		kname="OpenBLAS's choice for this CPU"
+	else
+		krun() { env OPENBLAS_CORETYPE="$k" "$@"; }
+		kname="OPENBLAS_CORETYPE=$k"
+	fi
+	echo "-- OpenBLAS kernel: $kname (bench_ctc's first line names it)"
+	case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *wav2vec2*)
+		bench "$DATA/ctc" wav2vec2 "wav2vec2-base-size CTC model (random weights)" ;; esac
+	case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *conformer*)
+		bench "$DATA/ctc_conformer" conformer "torchaudio Conformer-CTC (12 x 256, random weights) on 80-bin fbank" features ;; esac
+done

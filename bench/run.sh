@@ -173,14 +173,22 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 	echo "== onnx variable length: $nv utterances of 2-20 s, 1 and 2 threads, one round; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	/usr/bin/python3 bench/onnx_torch.py "$V" 1 20 1 --varlen > /dev/null 2> "$V/torch.err" ||
 		{ cat "$V/torch.err"; echo "onnx: the PyTorch export failed"; exit 1; }
-	for t in 1 2; do
-		OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch.txt" ||
-			{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
-		for mdl in ecapa512 resnet34; do
-			v=$("$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||
-				{ cat "$V/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
-			tu=$(awk -v m="$mdl" '$1 == m { print $3 }' "$V/torch.txt")
-			echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2); %.1f%% of the runs planned\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $9, $3 / $9, 100 * $8 }'
+	# both OpenBLAS kernels, as bench/train_torch.sh: the environment's
+	# OPENBLAS_CORETYPE if set (this VM pins Haswell) and OpenBLAS's own choice
+	kernels=default
+	[ -n "${OPENBLAS_CORETYPE:-}" ] && kernels="$OPENBLAS_CORETYPE default"
+	for k in $kernels; do
+		if [ "$k" = default ]; then krun() { env -u OPENBLAS_CORETYPE "$@"; }; else krun() { env OPENBLAS_CORETYPE="$k" "$@"; }; fi
+		echo "-- OpenBLAS kernel $(krun "$BUILD/bench/bench_train" kernel) ($([ "$k" = default ] && echo "OpenBLAS's choice for this CPU" || echo "OPENBLAS_CORETYPE=$k"))"
+		for t in 1 2; do
+			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch.txt" ||
+				{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
+			for mdl in ecapa512 resnet34; do
+				v=$(krun "$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||
+					{ cat "$V/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
+				tu=$(awk -v m="$mdl" '$1 == m { print $3 }' "$V/torch.txt")
+				echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2); %.1f%% of the runs planned\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $9, $3 / $9, 100 * $8 }'
+			done
 		done
 	done
 else

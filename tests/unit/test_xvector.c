@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "audio/xvector.h"
+#include "base/la.h"
 #include "harness.h"
 #include "metrics/metrics.h"
 
@@ -312,6 +313,11 @@ static void test_ecapa_learns(void)
 
 int main(void)
 {
+	/* as vpaudit's main: OpenBLAS on one thread; a run on one worker thread
+	 * otherwise lets OpenBLAS split its products over the cores, whose
+	 * edge kernels round some rows differently (tests/run.sh sets
+	 * OPENBLAS_NUM_THREADS=1 too, this keeps the binary right on its own) */
+	vpa_la_set_threads(1);
 	RUN(test_xvector_learns);
 	RUN(test_ecapa_learns);
 	return DONE();
