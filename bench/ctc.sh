@@ -15,7 +15,8 @@
 # environment's OPENBLAS_CORETYPE when it sets one (this development VM pins
 # Haswell, AVX2) and OpenBLAS's own choice for the CPU (the variable unset);
 # PyTorch gets the same setting (its MatMuls use the same OpenBLAS, its
-# convolutions oneDNN's kernels for the CPU).
+# convolutions oneDNN's kernels for the CPU); under a pinned kernel PyTorch also
+# runs with oneDNN capped at AVX2 (DNNL_MAX_CPU_ISA): the same instruction set.
 set -eu
 BUILD=${BUILD:-build}
 DATA=${BENCH_DATA:-bench/data}
@@ -32,9 +33,11 @@ bench() {
 	[ -f "$D/w2v_base.onnx" ] || { echo "exporting $D/w2v_base.onnx (once) ..."; $PY bench/ctc_torch.py "$D" 1 1 --arch "$arch" > /dev/null 2> "$D/torch.err"; }
 	echo "== ctc: $label, 12 s of audio in 3 utterances, $R alternating rounds (medians); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 	for T in 1 2; do
-		: > "$D/t.txt"; : > "$D/v.txt"
+		: > "$D/t.txt"; : > "$D/v.txt"; : > "$D/ta.txt"
 		for r in $(seq "$R"); do
 			OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/t.txt"
+			# under a pinned AVX2 kernel, PyTorch again with oneDNN capped at AVX2 too
+			[ "$k" = default ] || OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/ta.txt"
 			# vpaudit shares the utterances over T threads (OpenBLAS single-threaded inside workers)
 			OPENBLAS_NUM_THREADS=$T krun "$BUILD/bench/bench_ctc" "$D" "$T" 2 $feat > "$D/v.out"
 			[ "$r" = 1 ] && [ "$T" = 1 ] && head -n 1 "$D/v.out"
@@ -44,6 +47,11 @@ bench() {
 		printf '%-52s RTF %.4f\n' "PyTorch CPU, $T thread(s)" "$t"
 		printf '%-52s RTF %.4f\n' "vpaudit ONNX engine, $T thread(s)" "$v"
 		awk -v a="$t" -v b="$v" -v T="$T" 'BEGIN { printf "ratio (%d thread%s): PyTorch RTF / vpaudit RTF = %.2fx  (goal: >= 1: %s)\n", T, (T > 1 ? "s" : ""), a / b, (a / b >= 1 ? "met" : "NOT met") }'
+		if [ -s "$D/ta.txt" ]; then
+			ta=$(median < "$D/ta.txt")
+			printf '%-52s RTF %.4f\n' "PyTorch CPU, oneDNN capped at AVX2, $T thread(s)" "$ta"
+			awk -v a="$ta" -v b="$v" -v T="$T" 'BEGIN { printf "ratio (%d thread%s, AVX2 on both sides): %.2fx\n", T, (T > 1 ? "s" : ""), a / b }'
+		fi
 	done
 }
 kernels=default

@@ -183,11 +183,16 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 		for t in 1 2; do
 			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch.txt" ||
 				{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
+			# under a pinned AVX2 kernel, PyTorch again with oneDNN capped at AVX2 (the same ISA)
+			: > "$V/torch_avx2.txt"
+			[ "$k" = default ] || OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch_avx2.txt" ||
+				{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
 			for mdl in ecapa512 resnet34; do
 				v=$(krun "$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||
 					{ cat "$V/bench.err"; echo "onnx: bench_onnx failed"; exit 1; }
 				tu=$(awk -v m="$mdl" '$1 == m { print $3 }' "$V/torch.txt")
 				echo "$mdl $t $v $tu" | awk '{ printf "%-9s %d thread%s: vpaudit %.3f utt/s, PyTorch %.3f utt/s, ratio %.2fx (goal >= 1.2); %.1f%% of the runs planned\n", $1, $2, ($2 > 1 ? "s" : " "), $3, $9, $3 / $9, 100 * $8 }'
+				[ -s "$V/torch_avx2.txt" ] && awk -v m="$mdl" -v t="$t" -v v="$v" '$1 == m { split(v, a, " "); printf "%-9s %d thread%s: against PyTorch with oneDNN capped at AVX2 (%.3f utt/s): %.2fx\n", m, t, (t > 1 ? "s" : " "), $3, a[1] / $3 }' "$V/torch_avx2.txt"
 			done
 		done
 	done

@@ -12,7 +12,9 @@
 # kernels chosen from the CPU (AVX-512 where there is one).  So both settings
 # run: the environment's OPENBLAS_CORETYPE if it sets one (this development VM
 # pins Haswell, AVX2) and OpenBLAS's own choice for the CPU (the variable unset,
-# what a user gets by default); both sides of a comparison get the same.
+# what a user gets by default); both sides of a comparison get the same.  Under
+# a pinned kernel PyTorch also runs with oneDNN capped at AVX2
+# (DNNL_MAX_CPU_ISA, ONEDNN_MAX_CPU_ISA): the same instruction set on both sides.
 set -eu
 BUILD=${BUILD:-build}
 DATA=${BENCH_DATA:-bench/data}/train_torch
@@ -33,16 +35,23 @@ for k in $kernels; do
 	fi
 	name=$(run "$BUILD/bench/bench_train" kernel)
 	echo "-- OpenBLAS kernel $name ($([ "$k" = default ] && echo "OpenBLAS's choice for this CPU" || echo "OPENBLAS_CORETYPE=$k"))"
+	sides=torch
+	[ "$k" = default ] || sides="torch torch-avx2"
 	for t in $THREADS; do
-		: > "$DATA/r$t.txt"
+		for sd in $sides; do : > "$DATA/r$t.$sd.txt"; done
 		for r in $(seq "$ROUNDS"); do
 			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t run "$BUILD/bench/bench_train" torch "$DATA" $t > "$DATA/c$t.txt" 2> /dev/null
-			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t run /usr/bin/python3 bench/train_torch.py "$DATA" $t > "$DATA/py$t.txt"
-			join "$DATA/c$t.txt" "$DATA/py$t.txt" | tee -a "$DATA/r$t.txt" | awk -v r="$r" '{ printf "%-9s %d thread(s), round %d: vpaudit %8.0f frames/s, PyTorch %8.0f frames/s, ratio %.2fx\n", $1, $2, r, $3, $5, $3 / $5 }'
+			for sd in $sides; do
+				isa=ALL; [ "$sd" = torch-avx2 ] && isa=AVX2
+				OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t DNNL_MAX_CPU_ISA=$isa ONEDNN_MAX_CPU_ISA=$isa run /usr/bin/python3 bench/train_torch.py "$DATA" $t > "$DATA/py$t.txt"
+				join "$DATA/c$t.txt" "$DATA/py$t.txt" | tee -a "$DATA/r$t.$sd.txt" | awk -v r="$r" -v sd="$sd" '{ printf "%-9s %d thread(s), round %d: vpaudit %8.0f frames/s, PyTorch%s %8.0f frames/s, ratio %.2fx\n", $1, $2, r, $3, (sd == "torch" ? "" : " (oneDNN capped at AVX2)"), $5, $3 / $5 }'
+			done
 		done
-		for net in ecapa64 ecapa512; do
-			awk -v n=$net '$1 == n { print $3 / $5 }' "$DATA/r$t.txt" | sort -g |
-				awk -v n=$net -v t=$t '{ v[NR] = $1 } END { printf "%-9s %d thread(s): median ratio %.2fx of %d rounds (goal >= 1.0)\n", n, t, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR }'
+		for sd in $sides; do
+			for net in ecapa64 ecapa512; do
+				awk -v n=$net '$1 == n { print $3 / $5 }' "$DATA/r$t.$sd.txt" | sort -g |
+					awk -v n=$net -v t=$t -v sd="$sd" '{ v[NR] = $1 } END { printf "%-9s %d thread(s): median ratio %.2fx of %d rounds against PyTorch%s (goal >= 1.0)\n", n, t, (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR, (sd == "torch" ? "" : " with oneDNN capped at AVX2") }'
+			done
 		done
 	done
 done
