@@ -14,34 +14,31 @@
 
 #define VAR_FLOOR 1e-10
 
-struct fbuf {
-	float *p;
-	size_t cap;
+/* A scratch buffer kept between calls, grown when a batch needs more. */
+struct buf {
+	void *p;
+	size_t bytes;
 };
 
-static float *fb(struct fbuf *b, size_t n)
+static void *grow(struct buf *b, size_t bytes)
 {
-	if (n > b->cap) {
+	if (bytes > b->bytes) {
 		free(b->p);
-		b->p = xmalloc(xmul(n ? n : 1, sizeof(float)));
-		b->cap = n;
+		b->p = xmalloc(bytes ? bytes : 1);
+		b->bytes = bytes;
 	}
 	return b->p;
 }
 
-struct dbuf {
-	double *p;
-	size_t cap;
-};
-
-static double *db(struct dbuf *b, size_t n)
+static float *fb(struct buf *b, size_t n)
 {
-	if (n > b->cap) {
-		free(b->p);
-		b->p = xmalloc(xmul(n ? n : 1, sizeof(double)));
-		b->cap = n;
-	}
-	return b->p;
+	return grow(b, xmul(n, sizeof(float)));
+}
+
+/* per-channel double accumulators */
+static double *dacc(struct buf *b, size_t n)
+{
+	return grow(b, xmul(n, sizeof(double)));
 }
 
 static size_t *seq_offsets(size_t **p, size_t *cap, size_t n_seq)
@@ -101,8 +98,7 @@ struct vpa_ecapa_block {
 	const size_t *off;
 	size_t n_seq, rows;
 	size_t *soff, soff_cap;
-	struct fbuf u[VPA_ECAPA_MAX_SCALE], Y, m, dm, out, dz, dg, dY, dy, du, dh;
-	struct dbuf acc; /* per-channel sums */
+	struct buf u[VPA_ECAPA_MAX_SCALE], Y, m, dm, out, dz, dg, dY, dy, du, dh, acc;
 };
 
 struct vpa_ecapa_block *vpa_ecapa_block_new(size_t C, size_t s, int d, size_t B, int smooth)
@@ -140,11 +136,11 @@ struct vpa_ecapa_block *vpa_ecapa_block_new(size_t C, size_t s, int d, size_t B,
 	return k;
 }
 
-static void fbuf_free(struct fbuf *b)
+static void buf_free(struct buf *b)
 {
 	free(b->p);
 	b->p = NULL;
-	b->cap = 0;
+	b->bytes = 0;
 }
 
 void vpa_ecapa_block_free(struct vpa_ecapa_block *k)
@@ -154,11 +150,11 @@ void vpa_ecapa_block_free(struct vpa_ecapa_block *k)
 	for (size_t i = 0; i < k->n_nets; i++)
 		vpa_nn_free(k->nets[i]);
 	for (size_t i = 0; i < VPA_ECAPA_MAX_SCALE; i++)
-		fbuf_free(&k->u[i]);
-	struct fbuf *bs[] = {&k->Y, &k->m, &k->dm, &k->out, &k->dz, &k->dg, &k->dY, &k->dy, &k->du, &k->dh};
+		buf_free(&k->u[i]);
+	struct buf *bs[] = {&k->Y,  &k->m,  &k->dm, &k->out, &k->dz, &k->dg,
+			    &k->dY, &k->dy, &k->du, &k->dh,  &k->acc};
 	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++)
-		fbuf_free(bs[i]);
-	free(k->acc.p);
+		buf_free(bs[i]);
 	free(k->soff);
 	free(k);
 }
@@ -211,7 +207,7 @@ int vpa_ecapa_block_forward(struct vpa_ecapa_block *k, const float *x, const siz
 		size_t T = off[b + 1] - off[b];
 		if (T == 0)
 			return vpa_fail(err, VPA_EINPUT, NULL, "sequence %zu of the batch is empty", b);
-		double *acc = db(&k->acc, C); /* per channel, frames in order (as in the pooling) */
+		double *acc = dacc(&k->acc, C); /* per channel, frames in order (as in the pooling) */
 		for (size_t c = 0; c < C; c++)
 			acc[c] = 0;
 		for (size_t t = off[b]; t < off[b + 1]; t++)
@@ -239,7 +235,7 @@ void vpa_ecapa_block_backward(struct vpa_ecapa_block *k, const float *dout, floa
 	const size_t C = k->C, s = k->s, w = k->w, rows = k->rows, n_seq = k->n_seq;
 	const size_t *off = k->off;
 	float *dz = fb(&k->dz, rows * C), *dg = fb(&k->dg, n_seq * C);
-	double *acc = db(&k->acc, C);
+	double *acc = dacc(&k->acc, C);
 	for (size_t b = 0; b < n_seq; b++) {
 		for (size_t c = 0; c < C; c++)
 			acc[c] = 0;
@@ -288,8 +284,7 @@ struct vpa_ecapa_asp {
 	const float *h;
 	const size_t *off;
 	size_t n_seq, rows;
-	struct fbuf mean, var, ctx, alpha, out, s2, de, dctx;
-	struct dbuf acc; /* per-channel accumulators */
+	struct buf mean, var, ctx, alpha, out, s2, de, dctx, acc;
 };
 
 struct vpa_ecapa_asp *vpa_ecapa_asp_new(size_t D, size_t A)
@@ -309,10 +304,10 @@ void vpa_ecapa_asp_free(struct vpa_ecapa_asp *a)
 	if (!a)
 		return;
 	vpa_nn_free(a->att);
-	struct fbuf *bs[] = {&a->mean, &a->var, &a->ctx, &a->alpha, &a->out, &a->s2, &a->de, &a->dctx};
+	struct buf *bs[] = {&a->mean, &a->var, &a->ctx, &a->alpha, &a->out,
+			    &a->s2,   &a->de,  &a->dctx, &a->acc};
 	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++)
-		fbuf_free(bs[i]);
-	free(a->acc.p);
+		buf_free(bs[i]);
 	free(a);
 }
 
@@ -338,7 +333,7 @@ int vpa_ecapa_asp_forward(struct vpa_ecapa_asp *a, const float *h, const size_t 
 	a->rows = rows;
 	float *mean = fb(&a->mean, n_seq * D), *var = fb(&a->var, n_seq * D);
 	float *ctx = fb(&a->ctx, rows * 3 * D);
-	double *s1 = db(&a->acc, 4 * D), *q = s1 + D, *z = q + D, *mx = z + D;
+	double *s1 = dacc(&a->acc, 4 * D), *q = s1 + D, *z = q + D, *mx = z + D;
 	for (size_t b = 0; b < n_seq; b++) {
 		size_t T = off[b + 1] - off[b];
 		if (T == 0)
@@ -412,7 +407,7 @@ void vpa_ecapa_asp_backward(struct vpa_ecapa_asp *a, const float *dout, float *d
 	const size_t *off = a->off;
 	const float *h = a->h, *al = a->alpha.p, *o = a->out.p, *s2 = a->s2.p;
 	float *de = fb(&a->de, rows * D);
-	double *ds2 = db(&a->acc, 4 * D), *dmu = ds2 + D, *sa = dmu + D, *ds = sa + D;
+	double *ds2 = dacc(&a->acc, 4 * D), *dmu = ds2 + D, *sa = dmu + D, *ds = sa + D;
 	for (size_t b = 0; b < n_seq; b++) {
 		for (size_t c = 0; c < D; c++) {
 			double m = o[b * 2 * D + c], sg = o[b * 2 * D + D + c];
@@ -470,7 +465,7 @@ struct vpa_ecapa {
 	const size_t *off;
 	size_t n_seq, rows;
 	size_t *soff, soff_cap;
-	struct fbuf cat, dP, dH, dcat, db, dprev;
+	struct buf cat, dP, dH, dcat, db, dprev;
 };
 
 void vpa_ecapa_opts_init(struct vpa_ecapa_opts *o)
@@ -546,9 +541,9 @@ void vpa_ecapa_free(struct vpa_ecapa *e)
 	vpa_ecapa_asp_free(e->asp);
 	free(e->nets);
 	free(e->soff);
-	struct fbuf *bs[] = {&e->cat, &e->dP, &e->dH, &e->dcat, &e->db, &e->dprev};
+	struct buf *bs[] = {&e->cat, &e->dP, &e->dH, &e->dcat, &e->db, &e->dprev};
 	for (size_t i = 0; i < sizeof(bs) / sizeof(bs[0]); i++)
-		fbuf_free(bs[i]);
+		buf_free(bs[i]);
 	free(e);
 }
 
