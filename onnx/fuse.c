@@ -55,7 +55,7 @@ static int add_init(struct vpa_onnx_model *m, const char *node, const char *what
 	snprintf(v->name, len, "%s/%s(fused)", node, what);
 	v->kind = OX_V_INIT;
 	v->init = *t;
-	v->last_use = -1;
+	v->last_use = v->last_data = -1;
 	return (int)m->n_values++;
 }
 
@@ -351,12 +351,16 @@ void ox_fuse(struct vpa_onnx_model *m)
 	m->gone = xrealloc(gone, m->n_values + 1);
 	memset(m->gone + nv0, 0, m->n_values - nv0 + 1);
 	m->f_last_use = xmalloc((m->n_values + 1) * sizeof(int));
+	m->f_last_data = xmalloc((m->n_values + 1) * sizeof(int));
 	for (size_t v = 0; v < m->n_values; v++)
-		m->f_last_use[v] = -1;
+		m->f_last_use[v] = m->f_last_data[v] = -1;
 	for (size_t i = 0; i < k; i++)
 		for (size_t j = 0; j < f[i].n_in; j++)
-			if (f[i].in[j] >= 0)
+			if (f[i].in[j] >= 0) {
 				m->f_last_use[f[i].in[j]] = (int)i;
+				if (ox_reads_data(&f[i]))
+					m->f_last_data[f[i].in[j]] = (int)i;
+			}
 	(void)n_epi;
 }
 

@@ -80,6 +80,8 @@ struct ox_value {
 	int kind;
 	struct vpa_onnx_tensor init; /* OX_V_INIT: owned data */
 	int last_use;               /* last node index reading it (-1: none) */
+	int last_data;              /* last node reading its data, Shape and Size (dims
+				       only) aside: it may take the buffer (run.c) */
 	int is_output;              /* a graph output: never freed early */
 };
 
@@ -112,7 +114,11 @@ struct vpa_onnx_model {
 				       owned, names/attrs borrowed from nodes */
 	unsigned char *gone;        /* owned: values the fused list no longer computes */
 	int *f_last_use;            /* owned: each value's last reader in the fused list */
+	int *f_last_data;           /* owned: its last data reader there (as last_data) */
 };
+
+/* Whether node n reads its inputs' data, not only their dims (Shape, Size). */
+int ox_reads_data(const struct ox_node *n);
 
 /* Load-time fusions (fuse.c): builds m->fnodes when anything fuses. */
 void ox_fuse(struct vpa_onnx_model *m);

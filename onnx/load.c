@@ -27,7 +27,7 @@ static int add_value(struct vpa_onnx_model *m, const char *name, int kind, size_
 	memset(v, 0, sizeof(*v));
 	v->name = xstrdup(name);
 	v->kind = kind;
-	v->last_use = -1;
+	v->last_use = v->last_data = -1;
 	return (int)m->n_values++;
 }
 
@@ -410,8 +410,12 @@ static int build(struct vpa_onnx_model *m, const Onnx__ModelProto *mp, const cha
 		goto out;
 	for (size_t i = 0; i < m->n_nodes; i++)
 		for (size_t j = 0; j < m->nodes[i].n_in; j++)
-			if (m->nodes[i].in[j] >= 0)
-				m->values[m->nodes[i].in[j]].last_use = (int)i;
+			if (m->nodes[i].in[j] >= 0) {
+				struct ox_value *v = &m->values[m->nodes[i].in[j]];
+				v->last_use = (int)i;
+				if (ox_reads_data(&m->nodes[i]))
+					v->last_data = (int)i;
+			}
 	m->output_ids = xmalloc((g->n_output + 1) * sizeof(int));
 	m->output_info = xmalloc((g->n_output + 1) * sizeof(*m->output_info));
 	for (size_t i = 0; i < g->n_output; i++) {
@@ -611,6 +615,7 @@ void vpa_onnx_free(struct vpa_onnx_model *m)
 	ox_fuse_free(m->fnodes, m->n_fnodes);
 	free(m->gone);
 	free(m->f_last_use);
+	free(m->f_last_data);
 	free(m);
 }
 

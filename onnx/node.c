@@ -1,9 +1,10 @@
 /*
  * onnx/node.c - what an operator reads of its node and how it fails: the
  * attribute accessors, the messages naming the node (ox_check_fail at load
- * time, ox_fail during a run), axis normalisation and broadcasting of
- * shapes.  They lived in load.c and run.c, which made every ops_*.c call
- * back up into the loader and the runner (and fuse.c into run.c); here they
+ * time, ox_fail during a run), axis normalisation, broadcasting of shapes,
+ * and which nodes read their inputs' data, not only dims.  They lived in
+ * load.c and run.c, which made every ops_*.c call back up into the loader
+ * and the runner (and fuse.c into run.c); here they
  * sit below all of them: load.c, fuse.c and every ops_*.c call this file,
  * and it calls only tensor.c (shape strings).
  */
@@ -102,4 +103,9 @@ int ox_broadcast(struct ox_ctx *c, size_t na, const int64_t *a, size_t nb, const
 	}
 	*nout = n;
 	return 0;
+}
+
+int ox_reads_data(const struct ox_node *n)
+{
+	return strcmp(n->op_type, "Shape") && strcmp(n->op_type, "Size");
 }

@@ -324,15 +324,7 @@ int vpa_onnx_run(const struct vpa_onnx_model *m, size_t n_in, const char *const 
 	}
 	for (size_t v = 0; v < nv; v++) {
 		last_use[v] = use_fused ? m->f_last_use[v] : m->values[v].last_use;
-		last_data[v] = -1;
-	}
-	/* the last node reading a value's data (Shape and Size read only its dims) */
-	for (size_t i = 0; i < n_nodes; i++) {
-		if (!need[i] || !strcmp(nodes[i].op_type, "Shape") || !strcmp(nodes[i].op_type, "Size"))
-			continue;
-		for (size_t j = 0; j < nodes[i].n_in; j++)
-			if (nodes[i].in[j] >= 0)
-				last_data[nodes[i].in[j]] = (int)i;
+		last_data[v] = use_fused ? m->f_last_data[v] : m->values[v].last_data;
 	}
 	struct ox_ctx c = {m, NULL, m->opset, err};
 	pthread_once(&prof_once, prof_init);
