@@ -37,7 +37,7 @@ bench() {
 		for r in $(seq "$R"); do
 			OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/t.txt"
 			# under a pinned AVX2 kernel, PyTorch again with oneDNN capped at AVX2 too
-			[ "$k" = default ] || OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/ta.txt"
+			[ "$KCORE" = default ] || OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T kcap krun $PY bench/ctc_torch.py "$D" 2 "$T" --no-export --arch "$arch" 2> /dev/null | awk '{ print $3 }' >> "$D/ta.txt"
 			# vpaudit shares the utterances over T threads (OpenBLAS single-threaded inside workers)
 			OPENBLAS_NUM_THREADS=$T krun "$BUILD/bench/bench_ctc" "$D" "$T" 2 $feat > "$D/v.out"
 			[ "$r" = 1 ] && [ "$T" = 1 ] && head -n 1 "$D/v.out"
@@ -54,17 +54,10 @@ bench() {
 		fi
 	done
 }
-kernels=default
-[ -n "${OPENBLAS_CORETYPE:-}" ] && kernels="$OPENBLAS_CORETYPE default"
-for k in $kernels; do
-	if [ "$k" = default ]; then
-		krun() { env -u OPENBLAS_CORETYPE "$@"; }
-		kname="OpenBLAS's choice for this CPU"
-	else
-		krun() { env OPENBLAS_CORETYPE="$k" "$@"; }
-		kname="OPENBLAS_CORETYPE=$k"
-	fi
-	echo "-- OpenBLAS kernel: $kname (bench_ctc's first line names it)"
+. bench/kernels.sh
+for k in $KERNELS; do
+	kernel_use "$k"
+	echo "-- OpenBLAS kernel: $KNAME (bench_ctc's first line names it)"
 	case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *wav2vec2*)
 		bench "$DATA/ctc" wav2vec2 "wav2vec2-base-size CTC model (random weights)" ;; esac
 	case ${BENCH_CTC_MODELS:-wav2vec2,conformer} in *conformer*)

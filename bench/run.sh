@@ -175,17 +175,16 @@ if /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 		{ cat "$V/torch.err"; echo "onnx: the PyTorch export failed"; exit 1; }
 	# both OpenBLAS kernels, as bench/train_torch.sh: the environment's
 	# OPENBLAS_CORETYPE if set (this VM pins Haswell) and OpenBLAS's own choice
-	kernels=default
-	[ -n "${OPENBLAS_CORETYPE:-}" ] && kernels="$OPENBLAS_CORETYPE default"
-	for k in $kernels; do
-		if [ "$k" = default ]; then krun() { env -u OPENBLAS_CORETYPE "$@"; }; else krun() { env OPENBLAS_CORETYPE="$k" "$@"; }; fi
-		echo "-- OpenBLAS kernel $(krun "$BUILD/bench/bench_train" kernel) ($([ "$k" = default ] && echo "OpenBLAS's choice for this CPU" || echo "OPENBLAS_CORETYPE=$k"))"
+	. bench/kernels.sh
+	for k in $KERNELS; do
+		kernel_use "$k"
+		echo "-- OpenBLAS kernel $(krun "$BUILD/bench/bench_train" kernel) ($KNAME)"
 		for t in 1 2; do
 			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch.txt" ||
 				{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
 			# under a pinned AVX2 kernel, PyTorch again with oneDNN capped at AVX2 (the same ISA)
 			: > "$V/torch_avx2.txt"
-			[ "$k" = default ] || OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t DNNL_MAX_CPU_ISA=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch_avx2.txt" ||
+			[ "$KCORE" = default ] || OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t kcap krun /usr/bin/python3 bench/onnx_torch.py "$V" "$nv" 20 "$t" --no-export --varlen 2> "$V/torch.err" > "$V/torch_avx2.txt" ||
 				{ cat "$V/torch.err"; echo "onnx: the PyTorch baseline failed"; exit 1; }
 			for mdl in ecapa512 resnet34; do
 				v=$(krun "$BUILD/bench/bench_onnx" "$V/$mdl.onnx" "$V/x.npy" "$nv" "$t" "$V/lengths.txt" 2> "$V/bench.err") ||

@@ -25,25 +25,19 @@ echo "== extractor training against PyTorch CPU (ECAPA-TDNN, AAM, batch 32 x 150
 if ! /usr/bin/python3 -c 'import torch' 2> /dev/null; then
 	echo "skipped: python3-torch not installed"; exit 0
 fi
-kernels=default
-[ -n "${OPENBLAS_CORETYPE:-}" ] && kernels="$OPENBLAS_CORETYPE default"
-for k in $kernels; do
-	if [ "$k" = default ]; then
-		run() { env -u OPENBLAS_CORETYPE "$@"; }
-	else
-		run() { env OPENBLAS_CORETYPE="$k" "$@"; }
-	fi
-	name=$(run "$BUILD/bench/bench_train" kernel)
-	echo "-- OpenBLAS kernel $name ($([ "$k" = default ] && echo "OpenBLAS's choice for this CPU" || echo "OPENBLAS_CORETYPE=$k"))"
+. bench/kernels.sh
+for k in $KERNELS; do
+	kernel_use "$k"
+	echo "-- OpenBLAS kernel $(krun "$BUILD/bench/bench_train" kernel) ($KNAME)"
 	sides=torch
 	[ "$k" = default ] || sides="torch torch-avx2"
 	for t in $THREADS; do
 		for sd in $sides; do : > "$DATA/r$t.$sd.txt"; done
 		for r in $(seq "$ROUNDS"); do
-			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t run "$BUILD/bench/bench_train" torch "$DATA" $t > "$DATA/c$t.txt" 2> /dev/null
+			OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t krun "$BUILD/bench/bench_train" torch "$DATA" $t > "$DATA/c$t.txt" 2> /dev/null
 			for sd in $sides; do
-				isa=ALL; [ "$sd" = torch-avx2 ] && isa=AVX2
-				OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t DNNL_MAX_CPU_ISA=$isa ONEDNN_MAX_CPU_ISA=$isa run /usr/bin/python3 bench/train_torch.py "$DATA" $t > "$DATA/py$t.txt"
+				cap=; [ "$sd" = torch-avx2 ] && cap=kcap
+				OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=$t $cap krun /usr/bin/python3 bench/train_torch.py "$DATA" $t > "$DATA/py$t.txt"
 				join "$DATA/c$t.txt" "$DATA/py$t.txt" | tee -a "$DATA/r$t.$sd.txt" | awk -v r="$r" -v sd="$sd" '{ printf "%-9s %d thread(s), round %d: vpaudit %8.0f frames/s, PyTorch%s %8.0f frames/s, ratio %.2fx\n", $1, $2, r, $3, (sd == "torch" ? "" : " (oneDNN capped at AVX2)"), $5, $3 / $5 }'
 			done
 		done
